@@ -1,0 +1,13 @@
+//! The simulation engine: integer picosecond time, a deterministic event
+//! queue, seeded per-component random streams and statistics primitives.
+//!
+//! This crate knows nothing of networks; every other crate may use it.
+
+pub mod queue;
+pub mod rng;
+pub mod stats;
+pub mod time;
+
+pub use queue::EventQueue;
+pub use rng::{stream_seed, Rng, StreamKind};
+pub use time::Time;

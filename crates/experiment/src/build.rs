@@ -1,0 +1,511 @@
+//! Turns a parsed scenario into a ready-to-run network: the topology, the
+//! fabric and NIC configuration, the flows of every traffic class, and the
+//! faults. Every problem found here is reported with its key path.
+
+use crate::scenario::*;
+use engine::time::{from_secs_f64, NS, US};
+use engine::{Rng, StreamKind, Time};
+use fabric::{EcnSetting, FabricConfig, Fault, FaultAction, Flow, Network, NodeKind, Topology};
+use std::path::Path;
+use transport::Verb;
+use workload::FlowSpec;
+
+/// A built scenario: the network with its flows and faults added, and the
+/// names of the traffic classes.
+pub struct Built {
+    pub net: Network,
+    pub classes: Vec<String>,
+    pub stop: Option<Time>,
+}
+
+fn gbps(x: f64) -> u64 {
+    (x * 1e9).round() as u64
+}
+
+fn ns(x: f64) -> Time {
+    (x * NS as f64).round() as Time
+}
+
+fn us(x: f64) -> Time {
+    (x * US as f64).round() as Time
+}
+
+fn verb(v: VerbCfg) -> Verb {
+    match v {
+        VerbCfg::Write => Verb::Write,
+        VerbCfg::Read => Verb::Read,
+        VerbCfg::Send => Verb::Send,
+    }
+}
+
+/// Resolves a path written in a scenario relative to the scenario's folder.
+fn resolve(base: &Path, p: &Path) -> std::path::PathBuf {
+    if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        base.join(p)
+    }
+}
+
+pub struct Imported {
+    pub topo: Topology,
+    /// Host id of each ns-3 node id (None for switches), when imported.
+    pub ns3_hosts: Option<Vec<Option<u32>>>,
+}
+
+pub fn topology(sc: &Scenario, file: &str, base: &Path) -> Result<Imported, ScenarioError> {
+    let err = |key: &str, msg: String| ScenarioError::new(file, key, msg);
+    let positive = |key: &str, v: f64| {
+        if v > 0.0 && v.is_finite() {
+            Ok(())
+        } else {
+            Err(err(key, format!("must be a positive number, got {v}")))
+        }
+    };
+    let topo = match &sc.topology {
+        TopologyCfg::LeafSpine {
+            leaves,
+            spines,
+            hosts_per_leaf,
+            host_gbps,
+            fabric_gbps,
+            delay_ns,
+        } => {
+            for (k, v) in [
+                ("leaves", leaves),
+                ("spines", spines),
+                ("hosts_per_leaf", hosts_per_leaf),
+            ] {
+                if *v == 0 {
+                    return Err(err(&format!("topology.{k}"), "must be at least 1".into()));
+                }
+            }
+            positive("topology.host_gbps", *host_gbps)?;
+            positive("topology.fabric_gbps", *fabric_gbps)?;
+            Topology::leaf_spine(
+                *leaves,
+                *spines,
+                *hosts_per_leaf,
+                gbps(*host_gbps),
+                gbps(*fabric_gbps),
+                ns(*delay_ns),
+            )
+        }
+        TopologyCfg::FatTree {
+            k,
+            host_gbps,
+            fabric_gbps,
+            delay_ns,
+        } => {
+            if *k < 2 || k % 2 != 0 {
+                return Err(err(
+                    "topology.k",
+                    format!("must be an even number >= 2, got {k}"),
+                ));
+            }
+            positive("topology.host_gbps", *host_gbps)?;
+            positive("topology.fabric_gbps", *fabric_gbps)?;
+            Topology::fat_tree(*k, gbps(*host_gbps), gbps(*fabric_gbps), ns(*delay_ns))
+        }
+        TopologyCfg::Testbed {
+            paths,
+            hosts_per_tor,
+            host_gbps,
+            fabric_gbps,
+            delay_ns,
+        } => {
+            if *paths == 0 || *hosts_per_tor == 0 {
+                return Err(err(
+                    "topology",
+                    "paths and hosts_per_tor must be at least 1".into(),
+                ));
+            }
+            positive("topology.host_gbps", *host_gbps)?;
+            positive("topology.fabric_gbps", *fabric_gbps)?;
+            Topology::testbed(
+                *paths,
+                *hosts_per_tor,
+                gbps(*host_gbps),
+                gbps(*fabric_gbps),
+                ns(*delay_ns),
+            )
+        }
+        TopologyCfg::Edges { nodes, links } => {
+            let mut t = Topology::default();
+            for n in nodes {
+                let kind = match n.kind {
+                    NodeKindCfg::Host => NodeKind::Host,
+                    NodeKindCfg::Switch => NodeKind::Switch,
+                };
+                t.add_node(n.name.clone(), kind);
+            }
+            for (i, l) in links.iter().enumerate() {
+                let find = |end: &str, name: &str| {
+                    t.node_by_name(name).ok_or_else(|| {
+                        err(
+                            &format!("topology.links[{i}].{end}"),
+                            format!("no node named {name:?} in topology.nodes"),
+                        )
+                    })
+                };
+                let a = find("a", &l.a)?;
+                let b = find("b", &l.b)?;
+                positive(&format!("topology.links[{i}].gbps"), l.gbps)?;
+                t.add_link(a, b, gbps(l.gbps), ns(l.delay_ns));
+            }
+            t
+        }
+        TopologyCfg::Ns3 { file: f } => {
+            let path = resolve(base, f);
+            let text = std::fs::read_to_string(&path).map_err(|e| {
+                err(
+                    "topology.file",
+                    format!("cannot read {}: {e}", path.display()),
+                )
+            })?;
+            let ns3 = workload::ns3::parse_topology(&text, &path.display().to_string())
+                .map_err(|e| err("topology.file", e.to_string()))?;
+            let mut is_switch = vec![false; ns3.nodes as usize];
+            for &s in &ns3.switches {
+                is_switch[s as usize] = true;
+            }
+            let mut t = Topology::default();
+            let mut hosts = Vec::with_capacity(ns3.nodes as usize);
+            let mut next_host = 0;
+            for (id, &sw) in is_switch.iter().enumerate() {
+                if sw {
+                    t.add_node(format!("sw{id}"), NodeKind::Switch);
+                    hosts.push(None);
+                } else {
+                    t.add_node(format!("h{next_host}"), NodeKind::Host);
+                    hosts.push(Some(next_host));
+                    next_host += 1;
+                }
+            }
+            for l in &ns3.links {
+                t.add_link(l.a, l.b, l.rate_bps, l.delay);
+            }
+            t.validate()
+                .map_err(|m| err("topology.file", format!("{}: {m}", path.display())))?;
+            return Ok(Imported {
+                topo: t,
+                ns3_hosts: Some(hosts),
+            });
+        }
+    };
+    topo.validate().map_err(|m| err("topology", m))?;
+    Ok(Imported {
+        topo,
+        ns3_hosts: None,
+    })
+}
+
+pub fn fabric_config(sc: &Scenario, file: &str) -> Result<FabricConfig, ScenarioError> {
+    let s = &sc.switch;
+    let t = &sc.transport;
+    let err = |key: &str, msg: String| ScenarioError::new(file, key, msg);
+    if !(s.buffer_mb > 0.0) {
+        return Err(err(
+            "switch.buffer_mb",
+            format!("must be positive, got {}", s.buffer_mb),
+        ));
+    }
+    if !(s.pfc_alpha > 0.0) {
+        return Err(err(
+            "switch.pfc_alpha",
+            format!("must be positive, got {}", s.pfc_alpha),
+        ));
+    }
+    if t.mtu == 0 {
+        return Err(err("transport.mtu", "must be at least 1".into()));
+    }
+    if t.ack_every == 0 {
+        return Err(err("transport.ack_every", "must be at least 1".into()));
+    }
+    if t.data_priority > 7 || t.ctrl_priority > 7 {
+        return Err(err("transport", "priorities are 0..=7".into()));
+    }
+    let mut ecn = Vec::new();
+    for (i, e) in s.ecn_table.iter().enumerate() {
+        if !(e.kmin_kb <= e.kmax_kb) || !(0.0..=1.0).contains(&e.pmax) {
+            return Err(err(
+                &format!("switch.ecn_table[{i}]"),
+                "needs kmin_kb <= kmax_kb and 0 <= pmax <= 1".into(),
+            ));
+        }
+        ecn.push(EcnSetting {
+            rate_bps: gbps(e.gbps),
+            kmin: (e.kmin_kb * 1000.0) as u64,
+            kmax: (e.kmax_kb * 1000.0) as u64,
+            pmax: e.pmax,
+        });
+    }
+    ecn.sort_by_key(|e| e.rate_bps);
+    let mut cfg = FabricConfig {
+        seed: sc.seed,
+        headroom: s.headroom_bytes,
+        ecn_enabled: s.ecn && !ecn.is_empty(),
+        ecn,
+        reroute_on_failure: s.reroute_on_failure,
+        ..FabricConfig::default()
+    };
+    cfg.mmu.buffer = (s.buffer_mb * 1024.0 * 1024.0) as u64;
+    cfg.mmu.pfc = s.pfc;
+    cfg.mmu.alpha = s.pfc_alpha;
+    cfg.mmu.reserve = s.reserve_bytes;
+    cfg.mmu.resume_offset = s.resume_offset_bytes;
+    cfg.mmu.egress_alpha = s.egress_alpha;
+    cfg.nic.mtu = t.mtu;
+    cfg.nic.header_bytes = t.header_bytes;
+    cfg.nic.ctrl_bytes = t.ack_bytes;
+    cfg.nic.ack_every = t.ack_every;
+    cfg.nic.rto = us(t.rto_us);
+    cfg.nic.data_priority = t.data_priority;
+    cfg.nic.ctrl_priority = t.ctrl_priority;
+    Ok(cfg)
+}
+
+/// Builds the whole scenario. `path` is the scenario file (for messages and
+/// for resolving relative paths); `seed` overrides the file's seed.
+pub fn build(sc: &Scenario, path: &Path, seed: Option<u64>) -> Result<Built, ScenarioError> {
+    let file = path.display().to_string();
+    let base = path.parent().unwrap_or(Path::new("."));
+    let mut sc = sc.clone();
+    if let Some(s) = seed {
+        sc.seed = s;
+    }
+    let err = |key: &str, msg: String| ScenarioError::new(&file, key, msg);
+    let imported = topology(&sc, &file, base)?;
+    let cfg = fabric_config(&sc, &file)?;
+    let mut net = Network::new(imported.topo, cfg).map_err(|m| err("topology", m))?;
+    let hosts: Vec<u32> = (0..net.host_count()).collect();
+
+    let mut classes = Vec::new();
+    let mut flows: Vec<(FlowSpec, Verb)> = Vec::new();
+    for (i, tr) in sc.traffic.iter().enumerate() {
+        let key = format!("traffic[{i}]");
+        let class = i as u16;
+        let mut rng = Rng::new(sc.seed, StreamKind::Workload, i as u64);
+        let wl = |r: Result<Vec<FlowSpec>, workload::WorkloadError>| {
+            r.map_err(|e| err(&key, e.to_string()))
+        };
+        let (name, specs, v) = match tr {
+            TrafficCfg::Permutation {
+                bytes,
+                start_us,
+                verb: v,
+            } => (
+                "permutation",
+                wl(workload::permutation_flows(
+                    &hosts,
+                    *bytes,
+                    us(*start_us),
+                    &mut rng,
+                ))?,
+                *v,
+            ),
+            TrafficCfg::Incast {
+                receiver,
+                senders,
+                fan_in,
+                bytes,
+                start_us,
+                verb: v,
+            } => {
+                if *receiver >= net.host_count() {
+                    return Err(err(
+                        &format!("{key}.receiver"),
+                        format!(
+                            "host {receiver} does not exist (there are {} hosts)",
+                            net.host_count()
+                        ),
+                    ));
+                }
+                let mut from: Vec<u32> = match senders {
+                    Some(s) => s.clone(),
+                    None => hosts.iter().copied().filter(|h| h != receiver).collect(),
+                };
+                if let Some(n) = fan_in {
+                    if *n as usize > from.len() || *n == 0 {
+                        return Err(err(
+                            &format!("{key}.fan_in"),
+                            format!(
+                                "must be between 1 and {} (the candidate senders)",
+                                from.len()
+                            ),
+                        ));
+                    }
+                    from.truncate(*n as usize);
+                }
+                if let Some(bad) = from.iter().find(|&&h| h >= net.host_count()) {
+                    return Err(err(
+                        &format!("{key}.senders"),
+                        format!("host {bad} does not exist"),
+                    ));
+                }
+                (
+                    "incast",
+                    wl(workload::incast_flows(
+                        &from,
+                        *receiver,
+                        *bytes,
+                        us(*start_us),
+                    ))?,
+                    *v,
+                )
+            }
+            TrafficCfg::AllToAll {
+                bytes,
+                start_us,
+                verb: v,
+            } => (
+                "all_to_all",
+                wl(workload::all_to_all_flows(&hosts, *bytes, us(*start_us)))?,
+                *v,
+            ),
+            TrafficCfg::LongLived {
+                pairs,
+                bytes,
+                start_us,
+                verb: v,
+            } => {
+                let specs = pairs
+                    .iter()
+                    .enumerate()
+                    .map(|(j, &[src, dst])| FlowSpec {
+                        id: j as u32,
+                        src,
+                        dst,
+                        bytes: *bytes,
+                        start: us(*start_us),
+                        class,
+                    })
+                    .collect();
+                ("long_lived", specs, *v)
+            }
+            TrafficCfg::Ns3 { file: f, verb: v } => {
+                let p = resolve(base, f);
+                let text = std::fs::read_to_string(&p).map_err(|e| {
+                    err(
+                        &format!("{key}.file"),
+                        format!("cannot read {}: {e}", p.display()),
+                    )
+                })?;
+                let mut specs = workload::ns3::parse_flows(&text, &p.display().to_string())
+                    .map_err(|e| err(&format!("{key}.file"), e.to_string()))?;
+                if let Some(map) = &imported.ns3_hosts {
+                    for (j, s) in specs.iter_mut().enumerate() {
+                        let host = |n: u32| map.get(n as usize).copied().flatten();
+                        match (host(s.src), host(s.dst)) {
+                            (Some(a), Some(b)) => {
+                                s.src = a;
+                                s.dst = b;
+                            }
+                            _ => {
+                                return Err(err(
+                                    &format!("{key}.file"),
+                                    format!(
+                                        "{}: flow {j} ({} -> {}) does not join two hosts",
+                                        p.display(),
+                                        s.src,
+                                        s.dst
+                                    ),
+                                ))
+                            }
+                        }
+                    }
+                }
+                ("ns3", specs, *v)
+            }
+        };
+        classes.push(format!("{key}:{name}"));
+        flows.extend(
+            specs
+                .into_iter()
+                .map(|f| (FlowSpec { class, ..f }, verb(v))),
+        );
+    }
+    if !sc.flows.is_empty() {
+        let class = classes.len() as u16;
+        classes.push("flows".into());
+        for f in &sc.flows {
+            flows.push((
+                FlowSpec {
+                    id: 0,
+                    src: f.src,
+                    dst: f.dst,
+                    bytes: f.bytes,
+                    start: us(f.start_us),
+                    class,
+                },
+                verb(f.verb),
+            ));
+        }
+    }
+    // One global order: by start time, ties by class then generation order.
+    flows.sort_by_key(|(f, _)| (f.start, f.class, f.id));
+    for (i, (f, v)) in flows.iter().enumerate() {
+        let key = if (f.class as usize) < sc.traffic.len() {
+            format!("traffic[{}]", f.class)
+        } else {
+            "flows".to_string()
+        };
+        if f.bytes == 0 {
+            return Err(err(&key, format!("flow {i} has 0 bytes")));
+        }
+        net.add_flow(Flow {
+            src: f.src,
+            dst: f.dst,
+            bytes: f.bytes,
+            start: f.start,
+            verb: *v,
+            class: f.class,
+        })
+        .map_err(|m| err(&key, m))?;
+    }
+    for (i, fc) in sc.faults.iter().enumerate() {
+        let key = format!("faults[{i}]");
+        let (link, forward) = net.find_link(&fc.link[0], &fc.link[1]).ok_or_else(|| {
+            err(
+                &format!("{key}.link"),
+                format!("no link joins {:?} and {:?}", fc.link[0], fc.link[1]),
+            )
+        })?;
+        let action = match fc.action {
+            FaultActionCfg::Down => FaultAction::Down,
+            FaultActionCfg::Up => FaultAction::Up,
+            FaultActionCfg::Loss => match fc.loss {
+                Some(l) if (0.0..=1.0).contains(&l) => FaultAction::Loss(l),
+                _ => {
+                    return Err(err(
+                        &format!("{key}.loss"),
+                        "action \"loss\" needs loss = 0..1".into(),
+                    ))
+                }
+            },
+            FaultActionCfg::Rate => match fc.gbps {
+                Some(g) if g > 0.0 => FaultAction::Rate(gbps(g)),
+                _ => {
+                    return Err(err(
+                        &format!("{key}.gbps"),
+                        "action \"rate\" needs gbps > 0".into(),
+                    ))
+                }
+            },
+        };
+        let a_to_b = match fc.direction {
+            DirectionCfg::Both => None,
+            DirectionCfg::Forward => Some(forward),
+            DirectionCfg::Backward => Some(!forward),
+        };
+        net.add_fault(Fault {
+            at: us(fc.at_us),
+            link,
+            a_to_b,
+            action,
+        })
+        .map_err(|m| err(&key, m))?;
+    }
+    let stop = sc.stop_ms.map(|ms| from_secs_f64(ms / 1000.0));
+    Ok(Built { net, classes, stop })
+}

@@ -1,0 +1,15 @@
+//! Experiments: a scenario file becomes a built fabric, a run, metrics and
+//! outputs. The CLI is a thin layer over this crate.
+
+pub mod build;
+pub mod report;
+pub mod run;
+pub mod scenario;
+
+pub use build::{build, Built};
+pub use run::{run, Outcome, Progress};
+pub use scenario::{Scenario, ScenarioError};
+
+/// The built-in example: a small leaf-spine with a 16-to-1 incast beside a
+/// permutation, under PFC. `rdmalab run` with no file runs it.
+pub const EXAMPLE: &str = include_str!("../../../scenarios/example.toml");

@@ -1,0 +1,420 @@
+//! The scenario file: a TOML description of topology, switches, transport,
+//! traffic and faults, parsed strictly (unknown keys are errors) with
+//! errors that name the file, the key path and what was expected.
+
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// A name for reports; defaults to the file stem.
+    pub name: Option<String>,
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// Hard stop in simulated milliseconds; without it the run ends when
+    /// every flow has finished.
+    pub stop_ms: Option<f64>,
+    pub topology: TopologyCfg,
+    #[serde(default)]
+    pub switch: SwitchCfg,
+    #[serde(default)]
+    pub transport: TransportCfg,
+    #[serde(default)]
+    pub flows: Vec<FlowCfg>,
+    #[serde(default)]
+    pub traffic: Vec<TrafficCfg>,
+    #[serde(default)]
+    pub faults: Vec<FaultCfg>,
+}
+
+fn default_seed() -> u64 {
+    1
+}
+fn default_delay_ns() -> f64 {
+    1000.0
+}
+fn default_gbps() -> f64 {
+    100.0
+}
+
+#[derive(Debug, Deserialize, Clone)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum TopologyCfg {
+    LeafSpine {
+        leaves: u32,
+        spines: u32,
+        hosts_per_leaf: u32,
+        #[serde(default = "default_gbps")]
+        host_gbps: f64,
+        #[serde(default = "default_gbps")]
+        fabric_gbps: f64,
+        #[serde(default = "default_delay_ns")]
+        delay_ns: f64,
+    },
+    FatTree {
+        k: u32,
+        #[serde(default = "default_gbps")]
+        host_gbps: f64,
+        #[serde(default = "default_gbps")]
+        fabric_gbps: f64,
+        #[serde(default = "default_delay_ns")]
+        delay_ns: f64,
+    },
+    Testbed {
+        paths: u32,
+        hosts_per_tor: u32,
+        #[serde(default = "default_gbps")]
+        host_gbps: f64,
+        #[serde(default = "default_gbps")]
+        fabric_gbps: f64,
+        #[serde(default = "default_delay_ns")]
+        delay_ns: f64,
+    },
+    Edges {
+        nodes: Vec<NodeCfg>,
+        links: Vec<LinkCfg>,
+    },
+    /// An HPCC ns-3 topology file (path relative to the scenario file).
+    Ns3 { file: PathBuf },
+}
+
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct NodeCfg {
+    pub name: String,
+    pub kind: NodeKindCfg,
+}
+
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum NodeKindCfg {
+    Host,
+    Switch,
+}
+
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct LinkCfg {
+    pub a: String,
+    pub b: String,
+    #[serde(default = "default_gbps")]
+    pub gbps: f64,
+    #[serde(default = "default_delay_ns")]
+    pub delay_ns: f64,
+}
+
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields, default)]
+pub struct SwitchCfg {
+    pub buffer_mb: f64,
+    pub pfc: bool,
+    pub pfc_alpha: f64,
+    pub reserve_bytes: u64,
+    pub resume_offset_bytes: u64,
+    /// PFC headroom per port; omitted: 2 x link BDP + 3 frames.
+    pub headroom_bytes: Option<u64>,
+    pub egress_alpha: f64,
+    pub ecn: bool,
+    pub ecn_table: Vec<EcnCfg>,
+    pub reroute_on_failure: bool,
+}
+
+impl Default for SwitchCfg {
+    fn default() -> Self {
+        SwitchCfg {
+            buffer_mb: 9.0,
+            pfc: true,
+            pfc_alpha: 0.125,
+            reserve_bytes: 4096,
+            resume_offset_bytes: 3072,
+            headroom_bytes: None,
+            egress_alpha: 1.0,
+            ecn: true,
+            ecn_table: vec![EcnCfg {
+                gbps: 0.0,
+                kmin_kb: 100.0,
+                kmax_kb: 400.0,
+                pmax: 0.2,
+            }],
+            reroute_on_failure: true,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct EcnCfg {
+    /// Ports of this rate or faster use this row (until the next row).
+    pub gbps: f64,
+    pub kmin_kb: f64,
+    pub kmax_kb: f64,
+    pub pmax: f64,
+}
+
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields, default)]
+pub struct TransportCfg {
+    pub mtu: u32,
+    pub header_bytes: u32,
+    pub ack_bytes: u32,
+    pub ack_every: u32,
+    pub rto_us: f64,
+    pub data_priority: u8,
+    pub ctrl_priority: u8,
+}
+
+impl Default for TransportCfg {
+    fn default() -> Self {
+        TransportCfg {
+            mtu: 1000,
+            header_bytes: 48,
+            ack_bytes: 60,
+            ack_every: 1,
+            rto_us: 4000.0,
+            data_priority: 3,
+            ctrl_priority: 0,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum VerbCfg {
+    #[default]
+    Write,
+    Read,
+    Send,
+}
+
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct FlowCfg {
+    pub src: u32,
+    pub dst: u32,
+    pub bytes: u64,
+    #[serde(default)]
+    pub start_us: f64,
+    #[serde(default)]
+    pub verb: VerbCfg,
+}
+
+#[derive(Debug, Deserialize, Clone)]
+#[serde(tag = "pattern", rename_all = "snake_case", deny_unknown_fields)]
+pub enum TrafficCfg {
+    /// Every host sends `bytes` to a partner of a random derangement.
+    Permutation {
+        bytes: u64,
+        #[serde(default)]
+        start_us: f64,
+        #[serde(default)]
+        verb: VerbCfg,
+    },
+    /// Hosts `senders` (default: every host but the receiver) each send
+    /// `bytes` to `receiver` at once.
+    Incast {
+        receiver: u32,
+        senders: Option<Vec<u32>>,
+        fan_in: Option<u32>,
+        bytes: u64,
+        #[serde(default)]
+        start_us: f64,
+        #[serde(default)]
+        verb: VerbCfg,
+    },
+    /// Every host sends `bytes` to every other host.
+    AllToAll {
+        bytes: u64,
+        #[serde(default)]
+        start_us: f64,
+        #[serde(default)]
+        verb: VerbCfg,
+    },
+    /// Flows from the listed (src, dst) pairs, large enough to stay alive
+    /// for the whole run.
+    LongLived {
+        pairs: Vec<[u32; 2]>,
+        #[serde(default = "default_long_bytes")]
+        bytes: u64,
+        #[serde(default)]
+        start_us: f64,
+        #[serde(default)]
+        verb: VerbCfg,
+    },
+    /// An HPCC ns-3 flow file (path relative to the scenario file).
+    Ns3 {
+        file: PathBuf,
+        #[serde(default)]
+        verb: VerbCfg,
+    },
+}
+
+fn default_long_bytes() -> u64 {
+    1 << 40
+}
+
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct FaultCfg {
+    /// The two node names the link joins, e.g. ["spine0", "tor1"].
+    pub link: [String; 2],
+    #[serde(default)]
+    pub at_us: f64,
+    pub action: FaultActionCfg,
+    /// "both" (default), or "forward" (from link[0] to link[1]) or "backward".
+    #[serde(default)]
+    pub direction: DirectionCfg,
+    /// For action = "loss": the drop probability.
+    pub loss: Option<f64>,
+    /// For action = "rate": the new rate.
+    pub gbps: Option<f64>,
+}
+
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum FaultActionCfg {
+    Down,
+    Up,
+    Loss,
+    Rate,
+}
+
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum DirectionCfg {
+    #[default]
+    Both,
+    Forward,
+    Backward,
+}
+
+/// A scenario problem, with where it was found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScenarioError {
+    pub file: String,
+    /// The key path, e.g. `topology.leaves` or `faults[2].link`.
+    pub key: String,
+    pub message: String,
+}
+
+impl std::fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.key.is_empty() || self.key == "." {
+            write!(f, "{}: {}", self.file, self.message)
+        } else {
+            write!(f, "{}: {}: {}", self.file, self.key, self.message)
+        }
+    }
+}
+
+impl std::error::Error for ScenarioError {}
+
+impl ScenarioError {
+    pub fn new(file: &str, key: impl Into<String>, message: impl Into<String>) -> Self {
+        ScenarioError {
+            file: file.to_string(),
+            key: key.into(),
+            message: message.into(),
+        }
+    }
+}
+
+/// Line number (1-based) of a byte offset.
+fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())]
+        .bytes()
+        .filter(|&b| b == b'\n')
+        .count()
+        + 1
+}
+
+impl Scenario {
+    pub fn parse(text: &str, file: &str) -> Result<Scenario, ScenarioError> {
+        let de = toml::Deserializer::parse(text).map_err(|e| {
+            let at = e
+                .span()
+                .map(|s| format!(" (line {})", line_of(text, s.start)));
+            ScenarioError::new(
+                file,
+                "",
+                format!("{}{}", e.message().trim(), at.unwrap_or_default()),
+            )
+        })?;
+        serde_path_to_error::deserialize(de).map_err(|e| {
+            let inner = e.inner();
+            let at = inner
+                .span()
+                .map(|s| format!(" (line {})", line_of(text, s.start)));
+            ScenarioError::new(
+                file,
+                e.path().to_string(),
+                format!("{}{}", inner.message().trim(), at.unwrap_or_default()),
+            )
+        })
+    }
+
+    pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
+        let file = path.display().to_string();
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| ScenarioError::new(&file, "", format!("cannot read: {e}")))?;
+        let mut sc = Scenario::parse(&text, &file)?;
+        if sc.name.is_none() {
+            sc.name = path.file_stem().map(|s| s.to_string_lossy().into_owned());
+        }
+        Ok(sc)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const OK: &str = r#"
+seed = 3
+[topology]
+kind = "leaf_spine"
+leaves = 2
+spines = 2
+hosts_per_leaf = 2
+[[flows]]
+src = 0
+dst = 3
+bytes = 1000
+"#;
+
+    #[test]
+    fn parses_with_defaults() {
+        let s = Scenario::parse(OK, "ok.toml").unwrap();
+        assert_eq!(s.seed, 3);
+        assert!(s.switch.pfc);
+        assert_eq!(s.transport.mtu, 1000);
+        assert_eq!(s.flows[0].verb, VerbCfg::Write);
+    }
+
+    #[test]
+    fn unknown_key_is_named() {
+        let text = OK.replace("spines = 2", "spines = 2\nspinez = 4");
+        let e = Scenario::parse(&text, "bad.toml").unwrap_err();
+        let msg = e.to_string();
+        assert!(msg.starts_with("bad.toml: "), "{msg}");
+        assert!(msg.contains("spinez"), "{msg}");
+    }
+
+    #[test]
+    fn wrong_type_names_key_and_expectation() {
+        let text = OK.replace("bytes = 1000", "bytes = \"lots\"");
+        let e = Scenario::parse(&text, "bad.toml").unwrap_err();
+        assert_eq!(e.key, "flows[0].bytes");
+        assert!(
+            e.message.contains("u64") || e.message.contains("integer"),
+            "{e}"
+        );
+        assert!(e.message.contains("line 11"), "{e}");
+    }
+
+    #[test]
+    fn syntax_error_has_a_line() {
+        let e = Scenario::parse("seed = \n[topology", "x.toml").unwrap_err();
+        assert!(e.to_string().contains("line"), "{e}");
+    }
+}

@@ -1,0 +1,77 @@
+//! Fabric configuration: switch buffer and PFC, ECN marking per link speed,
+//! the NIC template every host starts from, and failure handling.
+
+use crate::mmu::MmuConfig;
+use transport::NicConfig;
+
+/// RED-style ECN marking at egress: no mark below `kmin` bytes queued,
+/// always above `kmax`, linearly rising probability up to `pmax` between.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct EcnSetting {
+    /// Applies to ports of this rate and faster (up to the next entry).
+    pub rate_bps: u64,
+    pub kmin: u64,
+    pub kmax: u64,
+    pub pmax: f64,
+}
+
+#[derive(Clone, Debug)]
+pub struct FabricConfig {
+    pub seed: u64,
+    pub mmu: MmuConfig,
+    /// PFC headroom per switch port; None sizes it from the port's link
+    /// (see `mmu::headroom_for`).
+    pub headroom: Option<u64>,
+    pub ecn_enabled: bool,
+    /// Sorted by rate; a port uses the entry with the largest rate not above
+    /// its own (or the first entry).
+    pub ecn: Vec<EcnSetting>,
+    pub nic: NicConfig,
+    pub pfc_frame_bytes: u32,
+    /// Recompute shortest paths when a link fails or returns (a routing
+    /// protocol that converges at once). Without it, packets hashed onto a
+    /// dead link are dropped.
+    pub reroute_on_failure: bool,
+}
+
+impl Default for FabricConfig {
+    fn default() -> Self {
+        FabricConfig {
+            seed: 1,
+            mmu: MmuConfig {
+                buffer: 9 * 1024 * 1024,
+                pfc: true,
+                alpha: 1.0 / 8.0,
+                reserve: 4096,
+                resume_offset: 3072,
+                egress_alpha: 1.0,
+            },
+            headroom: None,
+            ecn_enabled: true,
+            ecn: vec![EcnSetting {
+                rate_bps: 0,
+                kmin: 100_000,
+                kmax: 400_000,
+                pmax: 0.2,
+            }],
+            nic: NicConfig::default(),
+            pfc_frame_bytes: 64,
+            reroute_on_failure: true,
+        }
+    }
+}
+
+impl FabricConfig {
+    pub fn ecn_for(&self, rate_bps: u64) -> Option<EcnSetting> {
+        if !self.ecn_enabled {
+            return None;
+        }
+        let mut best = self.ecn.first().copied()?;
+        for e in &self.ecn {
+            if e.rate_bps <= rate_bps {
+                best = *e;
+            }
+        }
+        Some(best)
+    }
+}

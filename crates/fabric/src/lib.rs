@@ -1,0 +1,22 @@
+//! The simulated RDMA fabric: topologies, links with faults, switches with
+//! a shared buffer, PFC and ECN, ECMP routing, and hosts that wrap the
+//! sans-IO transport NIC.
+//!
+//! This crate drives `transport` through its public API only and never
+//! reads a NIC's private state; experiments drive this crate.
+
+mod arena;
+pub mod config;
+pub mod counters;
+pub mod flows;
+pub mod mmu;
+mod network;
+pub mod port;
+pub mod routing;
+pub mod topology;
+
+pub use config::{EcnSetting, FabricConfig};
+pub use counters::{Counters, DropReason};
+pub use flows::{Flow, FlowResult};
+pub use network::{Fault, FaultAction, Network, RunState};
+pub use topology::{LinkSpec, NodeKind, NodeSpec, Topology};

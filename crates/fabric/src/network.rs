@@ -1,0 +1,755 @@
+//! The simulated network and its event loop: hosts (each wrapping a
+//! transport `Nic`), switches (routing table, shared-buffer MMU, ECMP),
+//! ports and links, flows and faults.
+//!
+//! Hot path shape (DESIGN.md): integer time, components in `Vec`s indexed
+//! by `u32`, packets in an arena, one pending event per link (the head of
+//! its wire FIFO) and one per busy port, no allocation per packet.
+
+use crate::arena::Arena;
+use crate::config::{EcnSetting, FabricConfig};
+use crate::counters::{Counters, DropReason};
+use crate::flows::{Flow, FlowResult};
+use crate::mmu::{headroom_for, Mmu, Refusal};
+use crate::port::{Frame, Port};
+use crate::routing::{Adjacency, Routes};
+use crate::topology::{NodeKind, Topology};
+use engine::rng::stream_seed;
+use engine::time::serialization;
+use engine::{EventQueue, Rng, StreamKind, Time};
+use std::collections::VecDeque;
+use transport::{CompletionSide, Event, Nic, NicConfig, QpConfig, Transmit, WorkRequest};
+
+#[derive(Clone, Copy, Debug)]
+enum Ev {
+    /// The port finished serialising its current frame.
+    TxDone(u32),
+    /// The head of the port's wire FIFO reaches the partner.
+    Arrive(u32),
+    /// A host's NIC asked to be polled again (rate limiter).
+    NicWake(u32),
+    Timer(u32, u32),
+    FlowStart(u32),
+    Fault(u32),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum FaultAction {
+    Down,
+    Up,
+    /// Run the link at this rate from now on (both directions).
+    Rate(u64),
+    /// Random loss probability of the chosen direction(s).
+    Loss(f64),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Fault {
+    pub at: Time,
+    /// Index of the link in the topology.
+    pub link: u32,
+    /// None: both directions; Some(true): a -> b; Some(false): b -> a.
+    pub a_to_b: Option<bool>,
+    pub action: FaultAction,
+}
+
+struct Host {
+    node: u32,
+    port: u32,
+    nic: Nic,
+    /// Pending NicWake time (u64::MAX when none).
+    wake_at: Time,
+    qp_count: u32,
+}
+
+struct Switch {
+    node: u32,
+    /// Global ids of this switch's ports, by local index.
+    ports: Vec<u32>,
+    mmu: Mmu,
+    ecmp_seed: u64,
+}
+
+enum NodeRole {
+    Host(u32),
+    Switch(u32),
+}
+
+/// Why `run_until` returned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RunState {
+    /// Every flow finished.
+    Done,
+    /// Simulated time reached the limit.
+    TimeLimit,
+    /// The event budget of this call ran out; call again.
+    Budget,
+    /// No events are left but flows are unfinished (e.g. no route).
+    Stuck,
+}
+
+pub struct Network {
+    cfg: FabricConfig,
+    topo: Topology,
+    q: EventQueue<Ev>,
+    ports: Vec<Port>,
+    roles: Vec<NodeRole>,
+    hosts: Vec<Host>,
+    switches: Vec<Switch>,
+    routes: Routes,
+    ecn: Vec<Option<EcnSetting>>,
+    arena: Arena,
+    flows: Vec<FlowResult>,
+    flows_done: usize,
+    faults: Vec<Fault>,
+    pub counters: Counters,
+}
+
+impl Network {
+    pub fn new(topo: Topology, cfg: FabricConfig) -> Result<Network, String> {
+        topo.validate()?;
+        let mut roles = Vec::with_capacity(topo.nodes.len());
+        let (mut nh, mut ns) = (0u32, 0u32);
+        for n in &topo.nodes {
+            match n.kind {
+                NodeKind::Host => {
+                    roles.push(NodeRole::Host(nh));
+                    nh += 1;
+                }
+                NodeKind::Switch => {
+                    roles.push(NodeRole::Switch(ns));
+                    ns += 1;
+                }
+            }
+        }
+        let mut node_ports: Vec<Vec<u32>> = vec![Vec::new(); topo.nodes.len()];
+        let mut ports = Vec::with_capacity(topo.links.len() * 2);
+        for (i, l) in topo.links.iter().enumerate() {
+            for (end, node) in [(0u32, l.a), (1, l.b)] {
+                let id = 2 * i as u32 + end;
+                let local = node_ports[node as usize].len() as u16;
+                node_ports[node as usize].push(id);
+                ports.push(Port {
+                    node,
+                    local,
+                    rate_bps: l.rate_bps,
+                    delay: l.delay,
+                    up: true,
+                    loss: 0.0,
+                    loss_rng: Rng::new(cfg.seed, StreamKind::LinkLoss, id as u64),
+                    busy: false,
+                    queues: Default::default(),
+                    backlogged: 0,
+                    pfc_out: VecDeque::new(),
+                    paused: 0,
+                    paused_since: 0,
+                    wire: VecDeque::new(),
+                    ecn_rng: Rng::new(cfg.seed, StreamKind::Ecn, id as u64),
+                    stats: Default::default(),
+                });
+            }
+        }
+        let max_frame = (cfg.nic.mtu + cfg.nic.header_bytes) as u64;
+        let mut hosts = Vec::new();
+        let mut switches = Vec::new();
+        for (node, role) in roles.iter().enumerate() {
+            match role {
+                NodeRole::Host(h) => {
+                    let nic = Nic::new(NicConfig {
+                        host: *h,
+                        line_rate_bps: ports[node_ports[node][0] as usize].rate_bps,
+                        ..cfg.nic.clone()
+                    });
+                    hosts.push(Host {
+                        node: node as u32,
+                        port: node_ports[node][0],
+                        nic,
+                        wake_at: Time::MAX,
+                        qp_count: 0,
+                    });
+                }
+                NodeRole::Switch(s) => {
+                    let headroom = node_ports[node]
+                        .iter()
+                        .map(|&p| {
+                            let p = &ports[p as usize];
+                            cfg.headroom
+                                .unwrap_or_else(|| headroom_for(p.rate_bps, p.delay, max_frame))
+                        })
+                        .collect();
+                    switches.push(Switch {
+                        node: node as u32,
+                        ports: node_ports[node].clone(),
+                        mmu: Mmu::new(cfg.mmu.clone(), headroom),
+                        ecmp_seed: stream_seed(cfg.seed, StreamKind::Ecmp, *s as u64),
+                    });
+                }
+            }
+        }
+        let ecn = ports.iter().map(|p| cfg.ecn_for(p.rate_bps)).collect();
+        let mut net = Network {
+            cfg,
+            topo,
+            q: EventQueue::new(),
+            ports,
+            roles,
+            hosts,
+            switches,
+            routes: Routes::default(),
+            ecn,
+            arena: Arena::default(),
+            flows: Vec::new(),
+            flows_done: 0,
+            faults: Vec::new(),
+            counters: Counters::default(),
+        };
+        net.rebuild_routes();
+        Ok(net)
+    }
+
+    fn rebuild_routes(&mut self) {
+        let mut adj: Vec<Vec<(u32, u32, bool)>> = vec![Vec::new(); self.roles.len()];
+        for (id, p) in self.ports.iter().enumerate() {
+            let peer = self.ports[id ^ 1].node;
+            adj[p.node as usize].push((id as u32, peer, p.up));
+        }
+        let switch_index: Vec<Option<u32>> = self
+            .roles
+            .iter()
+            .map(|r| match r {
+                NodeRole::Switch(s) => Some(*s),
+                NodeRole::Host(_) => None,
+            })
+            .collect();
+        let host_nodes: Vec<u32> = self.hosts.iter().map(|h| h.node).collect();
+        self.routes = Routes::build(&Adjacency {
+            ports: &adj,
+            switch_index: &switch_index,
+            host_nodes: &host_nodes,
+        });
+    }
+
+    pub fn topology(&self) -> &Topology {
+        &self.topo
+    }
+
+    pub fn host_count(&self) -> u32 {
+        self.hosts.len() as u32
+    }
+
+    pub fn now(&self) -> Time {
+        self.q.now()
+    }
+
+    /// Adds a flow; it starts at `flow.start`. Returns its id.
+    pub fn add_flow(&mut self, flow: Flow) -> Result<u32, String> {
+        let h = self.hosts.len() as u32;
+        if flow.src >= h || flow.dst >= h {
+            return Err(format!(
+                "flow from host {} to host {}: there are only {h} hosts",
+                flow.src, flow.dst
+            ));
+        }
+        if flow.src == flow.dst {
+            return Err(format!("flow from host {} to itself", flow.src));
+        }
+        let id = self.flows.len() as u32;
+        self.flows.push(FlowResult {
+            flow,
+            finish: None,
+            ideal: self.ideal_fct(flow.src, flow.dst, flow.bytes),
+            requester_qp: u32::MAX,
+            responder_qp: u32::MAX,
+        });
+        self.q
+            .schedule(flow.start.max(self.q.now()), Ev::FlowStart(id));
+        Ok(id)
+    }
+
+    pub fn add_fault(&mut self, fault: Fault) -> Result<(), String> {
+        if fault.link as usize >= self.topo.links.len() {
+            return Err(format!(
+                "fault on link {}: there are only {} links",
+                fault.link,
+                self.topo.links.len()
+            ));
+        }
+        self.faults.push(fault);
+        self.q.schedule(
+            fault.at.max(self.q.now()),
+            Ev::Fault(self.faults.len() as u32 - 1),
+        );
+        Ok(())
+    }
+
+    /// The link index joining two named nodes.
+    pub fn find_link(&self, a: &str, b: &str) -> Option<(u32, bool)> {
+        let na = self.topo.node_by_name(a)?;
+        let nb = self.topo.node_by_name(b)?;
+        self.topo.links.iter().enumerate().find_map(|(i, l)| {
+            if l.a == na && l.b == nb {
+                Some((i as u32, true))
+            } else if l.a == nb && l.b == na {
+                Some((i as u32, false))
+            } else {
+                None
+            }
+        })
+    }
+
+    pub fn flows(&self) -> &[FlowResult] {
+        &self.flows
+    }
+
+    pub fn flows_done(&self) -> usize {
+        self.flows_done
+    }
+
+    pub fn ports(&self) -> &[Port] {
+        &self.ports
+    }
+
+    /// True if the port belongs to a switch (false: a host NIC port).
+    pub fn is_switch_port(&self, port: u32) -> bool {
+        matches!(
+            self.roles[self.ports[port as usize].node as usize],
+            NodeRole::Switch(_)
+        )
+    }
+
+    pub fn nic(&self, host: u32) -> &Nic {
+        &self.hosts[host as usize].nic
+    }
+
+    pub fn routes(&self) -> &Routes {
+        &self.routes
+    }
+
+    /// Peak number of packets alive at once.
+    pub fn peak_packets(&self) -> usize {
+        self.arena.capacity()
+    }
+
+    /// The ideal FCT of `bytes` from `src` to `dst` (see `FlowResult::ideal`).
+    pub fn ideal_fct(&self, src: u32, dst: u32, bytes: u64) -> Time {
+        let nic = &self.cfg.nic;
+        let mut delay = 0;
+        let mut per_hop = 0;
+        let mut bottleneck = u64::MAX;
+        let mut port = self.hosts[src as usize].port;
+        for _ in 0..self.roles.len() {
+            let p = &self.ports[port as usize];
+            delay += p.delay;
+            per_hop += serialization(nic.mtu as u64, p.rate_bps);
+            bottleneck = bottleneck.min(p.rate_bps);
+            let next = self.ports[port as usize ^ 1].node;
+            match self.roles[next as usize] {
+                NodeRole::Host(_) => break,
+                NodeRole::Switch(s) => match self.routes.next_hops(s, dst).first() {
+                    Some(&p) => port = p,
+                    None => break,
+                },
+            }
+        }
+        let packets = bytes.div_ceil(nic.mtu as u64).max(1);
+        let wire = bytes + packets * nic.header_bytes as u64;
+        2 * delay + per_hop + serialization(wire, bottleneck)
+    }
+
+    /// Runs until every flow is done, simulated time passes `until`, or
+    /// `budget` events have been processed.
+    pub fn run_until(&mut self, until: Time, budget: u64) -> RunState {
+        let mut n = 0;
+        loop {
+            if self.flows_done == self.flows.len() && !self.flows.is_empty() {
+                return RunState::Done;
+            }
+            if n >= budget {
+                return RunState::Budget;
+            }
+            match self.q.peek_time() {
+                None => {
+                    return if self.flows_done == self.flows.len() {
+                        RunState::Done
+                    } else {
+                        RunState::Stuck
+                    }
+                }
+                Some(t) if t > until => return RunState::TimeLimit,
+                Some(_) => {}
+            }
+            let (now, ev) = self.q.pop().expect("peeked");
+            n += 1;
+            self.counters.events += 1;
+            match ev {
+                Ev::TxDone(p) => {
+                    self.ports[p as usize].busy = false;
+                    self.kick(now, p);
+                }
+                Ev::Arrive(p) => self.arrive(now, p),
+                Ev::NicWake(h) => {
+                    let host = &mut self.hosts[h as usize];
+                    if host.wake_at == now {
+                        host.wake_at = Time::MAX;
+                        let port = host.port;
+                        self.kick(now, port);
+                    }
+                }
+                Ev::Timer(h, qp) => {
+                    self.hosts[h as usize].nic.on_timer(now, qp);
+                    self.after_nic_input(now, h);
+                }
+                Ev::FlowStart(f) => self.start_flow(now, f),
+                Ev::Fault(i) => self.apply_fault(now, i),
+            }
+        }
+    }
+
+    fn start_flow(&mut self, now: Time, id: u32) {
+        let r = self.flows[id as usize];
+        let (req, resp) = (r.requester(), r.responder());
+        let sport =
+            49152 + (stream_seed(self.cfg.seed, StreamKind::Host, id as u64) % 16384) as u16;
+        let resp_qp = self.hosts[resp as usize].qp_count;
+        let req_qp = self.hosts[req as usize].nic.create_qp(QpConfig {
+            peer_host: resp,
+            peer_qp: resp_qp,
+            sport,
+        });
+        self.hosts[req as usize].qp_count += 1;
+        let got = self.hosts[resp as usize].nic.create_qp(QpConfig {
+            peer_host: req,
+            peer_qp: req_qp,
+            sport,
+        });
+        debug_assert_eq!(got, resp_qp);
+        self.hosts[resp as usize].qp_count += 1;
+        if r.flow.verb == transport::Verb::Send {
+            self.hosts[resp as usize]
+                .nic
+                .post_recv(resp_qp, id as u64, r.flow.bytes);
+        }
+        self.flows[id as usize].requester_qp = req_qp;
+        self.flows[id as usize].responder_qp = resp_qp;
+        self.hosts[req as usize].nic.post_send(
+            now,
+            req_qp,
+            WorkRequest {
+                wr_id: id as u64,
+                verb: r.flow.verb,
+                len: r.flow.bytes,
+            },
+        );
+        self.after_nic_input(now, req);
+    }
+
+    /// Drains what the NIC asked for (timers, completions) and lets it send.
+    fn after_nic_input(&mut self, now: Time, h: u32) {
+        while let Some(ev) = self.hosts[h as usize].nic.poll_event() {
+            match ev {
+                Event::ArmTimer { qp, at } => self.q.schedule(at.max(now), Ev::Timer(h, qp)),
+                Event::Completion(c) => {
+                    if c.side == CompletionSide::Requester {
+                        let f = &mut self.flows[c.wr_id as usize];
+                        if f.finish.is_none() {
+                            f.finish = Some(now);
+                            self.flows_done += 1;
+                        }
+                    }
+                }
+            }
+        }
+        let port = self.hosts[h as usize].port;
+        self.kick(now, port);
+    }
+
+    /// Starts the next transmission on an idle port, if there is one.
+    fn kick(&mut self, now: Time, p: u32) {
+        let port = &mut self.ports[p as usize];
+        if port.busy {
+            return;
+        }
+        if let Some((class, pause)) = port.pfc_out.pop_front() {
+            let bytes = self.cfg.pfc_frame_bytes;
+            self.transmit(now, p, Frame::Pfc { class, pause }, bytes);
+            return;
+        }
+        match self.roles[port.node as usize] {
+            NodeRole::Switch(s) => {
+                let Some((idx, class)) = port.pop_eligible() else {
+                    return;
+                };
+                let local_out = port.local as usize;
+                let slot = self.arena.get_mut(idx);
+                let wire = slot.pkt.wire;
+                let in_local = slot.in_port as usize;
+                let sw = &mut self.switches[s as usize];
+                if sw.mmu.release(in_local, local_out, class, wire as u64) {
+                    let in_port = sw.ports[in_local];
+                    self.send_pfc(now, in_port, class as u8, false);
+                }
+                if let Some(e) = self.ecn[p as usize] {
+                    let slot = self.arena.get_mut(idx);
+                    if slot.pkt.is_data() && class != 0 && !slot.pkt.ce {
+                        let qlen = self.switches[s as usize].mmu.egress_bytes(local_out, class);
+                        let port = &mut self.ports[p as usize];
+                        let mark = if qlen > e.kmax {
+                            true
+                        } else if qlen > e.kmin {
+                            let prob = e.pmax * (qlen - e.kmin) as f64 / (e.kmax - e.kmin) as f64;
+                            port.ecn_rng.bernoulli(prob)
+                        } else {
+                            false
+                        };
+                        if mark {
+                            slot.pkt.ce = true;
+                            port.stats.ecn_marked += 1;
+                            self.counters.ecn_marked += 1;
+                        }
+                    }
+                }
+                self.transmit(now, p, Frame::Packet(idx), wire);
+            }
+            NodeRole::Host(h) => {
+                let paused = port.paused;
+                let host = &mut self.hosts[h as usize];
+                match host.nic.poll_transmit(now, paused) {
+                    Transmit::Packet(pkt) => {
+                        let wire = pkt.wire;
+                        let idx = self.arena.alloc(pkt);
+                        self.counters.injected_packets += 1;
+                        self.counters.injected_bytes += wire as u64;
+                        self.transmit(now, p, Frame::Packet(idx), wire);
+                    }
+                    Transmit::At(t) => {
+                        if t < host.wake_at {
+                            host.wake_at = t;
+                            self.q.schedule(t.max(now), Ev::NicWake(h));
+                        }
+                    }
+                    Transmit::Idle => {}
+                }
+            }
+        }
+    }
+
+    /// Serialises a frame on port `p` and puts it on the wire (or loses it).
+    fn transmit(&mut self, now: Time, p: u32, frame: Frame, bytes: u32) {
+        let port = &mut self.ports[p as usize];
+        let done = now + serialization(bytes as u64, port.rate_bps);
+        port.busy = true;
+        self.q.schedule(done, Ev::TxDone(p));
+        if let Frame::Packet(idx) = frame {
+            self.counters.packet_hops += 1;
+            port.stats.tx_packets += 1;
+            port.stats.tx_bytes += bytes as u64;
+            let lost = if !port.up {
+                Some(DropReason::LinkDown)
+            } else if port.loss > 0.0 && port.loss_rng.bernoulli(port.loss) {
+                Some(DropReason::LinkLoss)
+            } else {
+                None
+            };
+            if let Some(reason) = lost {
+                self.counters.drop(reason, bytes);
+                self.arena.free(idx);
+                return;
+            }
+        }
+        let arrival = done + port.delay;
+        port.wire.push_back((arrival, frame));
+        if port.wire.len() == 1 {
+            self.q.schedule(arrival, Ev::Arrive(p));
+        }
+    }
+
+    fn send_pfc(&mut self, now: Time, p: u32, class: u8, pause: bool) {
+        let port = &mut self.ports[p as usize];
+        port.pfc_out.push_back((class, pause));
+        if pause {
+            port.stats.pause_sent += 1;
+            self.counters.pause_frames += 1;
+        } else {
+            port.stats.resume_sent += 1;
+            self.counters.resume_frames += 1;
+        }
+        self.kick(now, p);
+    }
+
+    fn arrive(&mut self, now: Time, p: u32) {
+        let port = &mut self.ports[p as usize];
+        let (_, frame) = port.wire.pop_front().expect("arrival without a frame");
+        if let Some(&(t, _)) = port.wire.front() {
+            self.q.schedule(t, Ev::Arrive(p));
+        }
+        let up = port.up;
+        let rx = p ^ 1;
+        match frame {
+            Frame::Pfc { class, pause } => {
+                if self.ports[rx as usize].apply_pfc(now, class, pause) {
+                    self.kick(now, rx);
+                }
+            }
+            Frame::Packet(idx) => {
+                if !up {
+                    let wire = self.arena.get(idx).pkt.wire;
+                    self.counters.drop(DropReason::LinkDown, wire);
+                    self.arena.free(idx);
+                    return;
+                }
+                let node = self.ports[rx as usize].node;
+                match self.roles[node as usize] {
+                    NodeRole::Host(h) => {
+                        let pkt = self.arena.get(idx).pkt;
+                        self.arena.free(idx);
+                        self.counters.delivered_packets += 1;
+                        self.counters.delivered_bytes += pkt.wire as u64;
+                        self.hosts[h as usize].nic.on_packet(now, &pkt);
+                        self.after_nic_input(now, h);
+                    }
+                    NodeRole::Switch(s) => self.forward(now, s, rx, idx),
+                }
+            }
+        }
+    }
+
+    /// A packet entered switch `s` on port `in_port`: route, admit, queue.
+    fn forward(&mut self, now: Time, s: u32, in_port: u32, idx: u32) {
+        let in_local = self.ports[in_port as usize].local;
+        let slot = self.arena.get_mut(idx);
+        slot.in_port = in_local;
+        let pkt = slot.pkt;
+        let sw = &mut self.switches[s as usize];
+        let hops = self.routes.next_hops(s, pkt.dst);
+        let out = match hops.len() {
+            0 => {
+                self.counters.drop(DropReason::NoRoute, pkt.wire);
+                self.arena.free(idx);
+                return;
+            }
+            1 => hops[0],
+            n => {
+                let key = ((pkt.src as u64) << 32 | pkt.dst as u64)
+                    ^ ((pkt.sport as u64) << 48 | 4791 << 16 | 17);
+                hops[(mix64(key ^ sw.ecmp_seed) % n as u64) as usize]
+            }
+        };
+        let out_local = self.ports[out as usize].local as usize;
+        let class = pkt.priority as usize & 7;
+        match sw
+            .mmu
+            .admit(in_local as usize, out_local, class, pkt.wire as u64)
+        {
+            Err(r) => {
+                let reason = match r {
+                    Refusal::HeadroomOverflow => DropReason::HeadroomOverflow,
+                    Refusal::BufferFull => DropReason::BufferFull,
+                    Refusal::EgressThreshold => DropReason::EgressThreshold,
+                };
+                self.counters.drop(reason, pkt.wire);
+                self.arena.free(idx);
+            }
+            Ok(a) => {
+                if a.send_pause {
+                    self.send_pfc(now, in_port, class as u8, true);
+                }
+                self.ports[out as usize].push(class, idx);
+                self.kick(now, out);
+            }
+        }
+    }
+
+    fn apply_fault(&mut self, now: Time, i: u32) {
+        let f = self.faults[i as usize];
+        let dirs: &[u32] = match f.a_to_b {
+            None => &[0, 1],
+            Some(true) => &[0],
+            Some(false) => &[1],
+        };
+        let mut reroute = false;
+        for &d in dirs {
+            let p = (2 * f.link + d) as usize;
+            match f.action {
+                FaultAction::Down | FaultAction::Up => {
+                    let up = f.action == FaultAction::Up;
+                    reroute |= self.ports[p].up != up;
+                    self.ports[p].up = up;
+                }
+                FaultAction::Rate(bps) => self.ports[p].rate_bps = bps,
+                FaultAction::Loss(l) => self.ports[p].loss = l,
+            }
+        }
+        if reroute && self.cfg.reroute_on_failure {
+            self.rebuild_routes();
+        }
+        if matches!(f.action, FaultAction::Up) {
+            for &d in dirs {
+                self.kick(now, 2 * f.link + d);
+            }
+        }
+    }
+
+    /// Packets held in queues and on wires (for conservation checks).
+    pub fn in_flight(&self) -> (u64, u64) {
+        let mut packets = 0;
+        let mut bytes = 0;
+        for port in &self.ports {
+            for q in &port.queues {
+                for &i in q {
+                    packets += 1;
+                    bytes += self.arena.get(i).pkt.wire as u64;
+                }
+            }
+            for &(_, f) in &port.wire {
+                if let Frame::Packet(i) = f {
+                    packets += 1;
+                    bytes += self.arena.get(i).pkt.wire as u64;
+                }
+            }
+        }
+        (packets, bytes)
+    }
+
+    /// Checks that every packet injected was delivered, dropped with a
+    /// counted reason, or is still in the network.
+    pub fn check_conservation(&self) -> Result<(), String> {
+        let c = &self.counters;
+        let (fp, fb) = self.in_flight();
+        let accounted_p = c.delivered_packets + c.total_dropped_packets() + fp;
+        let accounted_b = c.delivered_bytes + c.total_dropped_bytes() + fb;
+        if accounted_p != c.injected_packets || accounted_b != c.injected_bytes {
+            return Err(format!(
+                "conservation violated: injected {} packets / {} B, delivered {} / {}, dropped {} / {}, in flight {} / {}",
+                c.injected_packets, c.injected_bytes, c.delivered_packets, c.delivered_bytes,
+                c.total_dropped_packets(), c.total_dropped_bytes(), fp, fb
+            ));
+        }
+        if fp as usize != self.arena.live() {
+            return Err(format!(
+                "arena holds {} packets but {} are in queues or on wires",
+                self.arena.live(),
+                fp
+            ));
+        }
+        Ok(())
+    }
+
+    pub fn switch_buffer_used(&self) -> impl Iterator<Item = u64> + '_ {
+        self.switches.iter().map(|s| s.mmu.used())
+    }
+
+    pub fn switch_node(&self, s: u32) -> u32 {
+        self.switches[s as usize].node
+    }
+
+    pub fn pending_events(&self) -> usize {
+        self.q.len()
+    }
+}
+
+#[inline]
+fn mix64(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}

@@ -1,0 +1,114 @@
+//! One direction of a link as seen from its sending port: the egress queues
+//! (eight classes, strict priority), the PFC state imposed by the link
+//! partner, and the packets on the wire toward the partner.
+//!
+//! Link `i` owns ports `2i` (at its `a` end) and `2i + 1` (at `b`), so a
+//! port's partner is `port ^ 1`.
+
+use crate::mmu::CLASSES;
+use engine::{Rng, Time};
+use std::collections::VecDeque;
+
+/// What crosses a link: a packet in the arena, or a PFC frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Frame {
+    Packet(u32),
+    /// PAUSE (true) or RESUME (false) of one class.
+    Pfc {
+        class: u8,
+        pause: bool,
+    },
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PortStats {
+    pub tx_packets: u64,
+    pub tx_bytes: u64,
+    pub pause_sent: u64,
+    pub resume_sent: u64,
+    pub pause_received: u64,
+    /// Time during which the partner held at least one class paused.
+    pub paused_time: Time,
+    pub ecn_marked: u64,
+}
+
+pub struct Port {
+    pub node: u32,
+    /// Index of this port among its node's ports.
+    pub local: u16,
+    pub rate_bps: u64,
+    pub delay: Time,
+    pub up: bool,
+    pub loss: f64,
+    pub loss_rng: Rng,
+    pub busy: bool,
+    pub queues: [VecDeque<u32>; CLASSES],
+    /// Bit c set: queue c is not empty.
+    pub backlogged: u8,
+    /// PFC frames waiting to be sent on this port.
+    pub pfc_out: VecDeque<(u8, bool)>,
+    /// Classes the link partner has paused.
+    pub paused: u8,
+    pub paused_since: Time,
+    /// Frames on the wire toward the partner, with their arrival times.
+    pub wire: VecDeque<(Time, Frame)>,
+    pub ecn_rng: Rng,
+    pub stats: PortStats,
+}
+
+impl Port {
+    /// The next queued packet this port may send: strict priority over the
+    /// classes the partner has not paused.
+    #[inline]
+    pub fn pop_eligible(&mut self) -> Option<(u32, usize)> {
+        let ready = self.backlogged & !self.paused;
+        if ready == 0 {
+            return None;
+        }
+        let class = ready.trailing_zeros() as usize;
+        let q = &mut self.queues[class];
+        let pkt = q.pop_front()?;
+        if q.is_empty() {
+            self.backlogged &= !(1 << class);
+        }
+        Some((pkt, class))
+    }
+
+    #[inline]
+    pub fn push(&mut self, class: usize, pkt: u32) {
+        self.queues[class].push_back(pkt);
+        self.backlogged |= 1 << class;
+    }
+
+    /// Applies a PFC frame from the partner; returns true if this port may
+    /// have become able to send.
+    pub fn apply_pfc(&mut self, now: Time, class: u8, pause: bool) -> bool {
+        let before = self.paused;
+        if pause {
+            self.paused |= 1 << class;
+            self.stats.pause_received += 1;
+        } else {
+            self.paused &= !(1 << class);
+        }
+        if before == 0 && self.paused != 0 {
+            self.paused_since = now;
+        } else if before != 0 && self.paused == 0 {
+            self.stats.paused_time += now - self.paused_since;
+        }
+        !pause
+    }
+
+    /// Paused time including a pause still in force at `now`.
+    pub fn paused_time_at(&self, now: Time) -> Time {
+        self.stats.paused_time
+            + if self.paused != 0 {
+                now - self.paused_since
+            } else {
+                0
+            }
+    }
+
+    pub fn queued_packets(&self) -> usize {
+        self.queues.iter().map(VecDeque::len).sum()
+    }
+}

@@ -1,0 +1,70 @@
+//! The packet as the transport emits and consumes it: a small plain struct of
+//! header fields, no bytes. The simulator carries it as is; `wire` encodes it.
+
+use engine::Time;
+
+/// The RDMA operation a work request performs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Verb {
+    Write,
+    Read,
+    Send,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PacketKind {
+    /// Requester to responder: WRITE or SEND payload, or a READ request
+    /// (no payload; `msg_len` is the number of bytes asked for).
+    Request,
+    /// Responder to requester: READ response payload.
+    ReadResponse,
+    /// Cumulative acknowledgement: everything below `psn` has arrived.
+    Ack,
+    /// Sequence error: `psn` is the next PSN the receiver expects.
+    Nack,
+    /// Congestion notification packet (DCQCN notification point to reaction point).
+    Cnp,
+}
+
+/// One packet. Addresses are host ids; QPs are the NIC-local QP numbers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Packet {
+    pub src: u32,
+    pub dst: u32,
+    pub src_qp: u32,
+    pub dst_qp: u32,
+    /// UDP source port: the ECMP entropy (and MP-RDMA's virtual path).
+    pub sport: u16,
+    pub kind: PacketKind,
+    pub verb: Verb,
+    /// Data: this packet's PSN. Ack/Nack: see [`PacketKind`].
+    pub psn: u32,
+    /// Payload bytes.
+    pub payload: u32,
+    /// Bytes on the wire (payload plus headers); what links serialise and
+    /// buffers account.
+    pub wire: u32,
+    /// Traffic class 0..8; 0 is the highest.
+    pub priority: u8,
+    /// Set by a switch: congestion experienced.
+    pub ce: bool,
+    /// On Ack/Nack: the acknowledged data packet carried CE, i.e. the
+    /// notification point asks the reaction point to slow down (the
+    /// HPCC/ConWeave way of delivering DCQCN's CNP).
+    pub ecn_echo: bool,
+    /// First/last packet of its message.
+    pub first: bool,
+    pub last: bool,
+    /// Length of the whole message (RETH length on WRITE/READ requests).
+    pub msg_len: u64,
+    /// When the sender put the packet on the wire; echoed on Ack/Nack.
+    pub sent_at: Time,
+}
+
+impl Packet {
+    /// True for packets that carry data (as opposed to control).
+    #[inline]
+    pub fn is_data(&self) -> bool {
+        matches!(self.kind, PacketKind::Request | PacketKind::ReadResponse)
+    }
+}
