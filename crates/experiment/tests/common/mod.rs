@@ -1,0 +1,25 @@
+//! Helpers shared by the experiment integration tests: build and run a
+//! scenario given as TOML text, and check conservation on every run.
+
+use experiment::{report, run, Outcome, Scenario};
+use std::path::Path;
+
+#[allow(dead_code)]
+pub fn run_toml(text: &str) -> Outcome {
+    run_toml_seed(text, None)
+}
+
+pub fn run_toml_seed(text: &str, seed: Option<u64>) -> Outcome {
+    let sc = Scenario::parse(text, "test.toml").expect("scenario parses");
+    let built = experiment::build(&sc, Path::new("test.toml"), seed).expect("scenario builds");
+    let o = run(built, |_| {});
+    o.net
+        .check_conservation()
+        .expect("every injected packet is delivered, dropped or in flight");
+    o
+}
+
+#[allow(dead_code)]
+pub fn summary(o: &Outcome) -> report::SummaryJson {
+    report::summary(o, "test", 0)
+}
