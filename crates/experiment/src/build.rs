@@ -417,6 +417,10 @@ pub fn build(sc: &Scenario, path: &Path, seed: Option<u64>) -> Result<Built, Sce
                 }
                 ("ns3", specs, *v)
             }
+            TrafficCfg::Poisson(pc) => {
+                let specs = poisson(pc, &key, &file, base, &hosts, &net, sc.seed, class)?;
+                ("poisson", specs, pc.verb)
+            }
         };
         classes.push(format!("{key}:{name}"));
         flows.extend(
@@ -506,6 +510,110 @@ pub fn build(sc: &Scenario, path: &Path, seed: Option<u64>) -> Result<Built, Sce
         })
         .map_err(|m| err(&key, m))?;
     }
+    if let Some(interval) = sc.output.sample_us {
+        if !(interval > 0.0) {
+            return Err(err(
+                "output.sample_us",
+                format!("must be positive, got {interval}"),
+            ));
+        }
+        let mut ports = Vec::new();
+        for (i, [a, b]) in sc.output.ports.iter().enumerate() {
+            let (link, forward) = net.find_link(a, b).ok_or_else(|| {
+                err(
+                    &format!("output.ports[{i}]"),
+                    format!("no link joins {a:?} and {b:?}"),
+                )
+            })?;
+            ports.push(2 * link + if forward { 0 } else { 1 });
+        }
+        net.set_sampling(fabric::SampleSpec {
+            interval: us(interval),
+            ports,
+            flows: sc.output.flows.clone(),
+        })
+        .map_err(|m| err("output", m))?;
+    } else if !sc.output.ports.is_empty() || !sc.output.flows.is_empty() {
+        return Err(err(
+            "output.sample_us",
+            "needed to sample ports or flows".into(),
+        ));
+    }
     let stop = sc.stop_ms.map(|ms| from_secs_f64(ms / 1000.0));
     Ok(Built { net, classes, stop })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn poisson(
+    pc: &PoissonCfg,
+    key: &str,
+    file: &str,
+    base: &Path,
+    all_hosts: &[u32],
+    net: &Network,
+    seed: u64,
+    class: u16,
+) -> Result<Vec<FlowSpec>, ScenarioError> {
+    let err = |k: &str, msg: String| ScenarioError::new(file, format!("{key}{k}"), msg);
+    let cdf = match workload::Cdf::builtin(&pc.cdf) {
+        Ok(c) => c,
+        Err(_) => {
+            let p = resolve(base, Path::new(&pc.cdf));
+            if !p.exists() {
+                return Err(err(
+                    ".cdf",
+                    format!(
+                        "{:?} is neither a built-in distribution ({}) nor a file",
+                        pc.cdf,
+                        workload::Cdf::builtin_names().join(", ")
+                    ),
+                ));
+            }
+            workload::Cdf::load(&p).map_err(|e| err(".cdf", e.to_string()))?
+        }
+    };
+    fn need<T>(v: Option<T>, e: impl FnOnce() -> ScenarioError) -> Result<T, ScenarioError> {
+        v.ok_or_else(e)
+    }
+    let missing = |k: &str| err(k, format!("needed by destinations = {:?}", pc.destinations));
+    let pattern = match pc.destinations {
+        DestinationsCfg::AllToAll => workload::Pattern::AllToAll,
+        DestinationsCfg::Permutation => workload::Pattern::Permutation,
+        DestinationsCfg::Group => workload::Pattern::Group {
+            size: need(pc.group_size, || missing(".group_size"))?,
+        },
+        DestinationsCfg::HotSpot => workload::Pattern::HotSpot {
+            hot: need(pc.hot.clone(), || missing(".hot"))?,
+            fraction: need(pc.hot_fraction, || missing(".hot_fraction"))?,
+        },
+        DestinationsCfg::Incast => workload::Pattern::Incast {
+            fan_in: need(pc.fan_in, || missing(".fan_in"))?,
+            bytes: need(pc.incast_bytes, || missing(".incast_bytes"))?,
+        },
+    };
+    let hosts = pc.hosts.clone().unwrap_or_else(|| all_hosts.to_vec());
+    if let Some(bad) = hosts.iter().find(|&&h| h >= net.host_count()) {
+        return Err(err(".hosts", format!("host {bad} does not exist")));
+    }
+    let stop = match (pc.duration_us, pc.flow_count) {
+        (Some(d), None) if d > 0.0 => workload::Stop::Duration(us(d)),
+        (None, Some(n)) if n > 0 => workload::Stop::Count(n),
+        _ => {
+            return Err(err(
+                "",
+                "give exactly one of duration_us (> 0) or flow_count (> 0)".into(),
+            ))
+        }
+    };
+    let cfg = workload::PoissonConfig {
+        host_bps: net.host_rate_bps(hosts[0]),
+        hosts,
+        load: pc.load,
+        cdf,
+        pattern,
+        start: us(pc.start_us),
+        stop,
+        class,
+    };
+    workload::poisson_flows(&cfg, seed).map_err(|e| err("", e.to_string()))
 }

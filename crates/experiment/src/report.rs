@@ -40,7 +40,7 @@ pub struct Stat {
 
 impl From<Summary> for Stat {
     fn from(s: Summary) -> Stat {
-        let r = |x: f64| (x * 1e4).round() / 1e4;
+        let r = round4;
         Stat {
             count: s.count,
             mean: r(s.mean),
@@ -84,6 +84,75 @@ pub struct SummaryJson {
     pub retransmitted_packets: u64,
     pub timeouts: u64,
     pub peak_packets_in_arena: usize,
+    /// One bandwidth-delay product (host rate x the largest base RTT among
+    /// the flows): the small/large flow boundary.
+    pub bdp_bytes: u64,
+    pub slowdown_small: Stat,
+    pub slowdown_large: Stat,
+    pub slowdown_by_size: Vec<SizeBucket>,
+    pub pfc_pause: PauseSplit,
+}
+
+/// Slowdown of the finished flows whose size is in [lo, hi).
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct SizeBucket {
+    pub lo_bytes: u64,
+    pub hi_bytes: Option<u64>,
+    pub slowdown: Stat,
+}
+
+/// Fraction of the run each port spent paused by PFC, split as eunomia.txt
+/// reports it: switch ports and host (NIC) ports.
+#[derive(Serialize, Debug, Clone, PartialEq, Default)]
+pub struct PauseSplit {
+    pub switch_ports_paused: usize,
+    pub switch_paused_fraction_mean: f64,
+    pub switch_paused_fraction_max: f64,
+    pub host_ports_paused: usize,
+    pub host_paused_fraction_mean: f64,
+    pub host_paused_fraction_max: f64,
+}
+
+/// Flow-size bucket bounds of the slowdown table.
+pub const SIZE_BUCKETS: [u64; 6] = [0, 10_000, 100_000, 1_000_000, 10_000_000, u64::MAX];
+
+fn round4(x: f64) -> f64 {
+    (x * 1e4).round() / 1e4
+}
+
+fn pause_split(o: &Outcome) -> PauseSplit {
+    let net = &o.net;
+    let end = o.end_time.max(1) as f64;
+    let mut sw = Vec::new();
+    let mut host = Vec::new();
+    for (i, p) in net.ports().iter().enumerate() {
+        let frac = p.paused_time_at(o.end_time) as f64 / end;
+        if net.is_switch_port(i as u32) {
+            sw.push(frac);
+        } else {
+            host.push(frac);
+        }
+    }
+    let stats = |v: &[f64]| {
+        let n = v.iter().filter(|&&f| f > 0.0).count();
+        let mean = if v.is_empty() {
+            0.0
+        } else {
+            v.iter().sum::<f64>() / v.len() as f64
+        };
+        let max = v.iter().copied().fold(0.0, f64::max);
+        (n, round4(mean * 100.0) / 100.0, round4(max * 100.0) / 100.0)
+    };
+    let (sn, smean, smax) = stats(&sw);
+    let (hn, hmean, hmax) = stats(&host);
+    PauseSplit {
+        switch_ports_paused: sn,
+        switch_paused_fraction_mean: smean,
+        switch_paused_fraction_max: smax,
+        host_ports_paused: hn,
+        host_paused_fraction_mean: hmean,
+        host_paused_fraction_max: hmax,
+    }
 }
 
 fn verb_name(v: Verb) -> &'static str {
@@ -141,6 +210,32 @@ pub fn summary(o: &Outcome, scenario: &str, seed: u64) -> SummaryJson {
         timeouts += net.nic(h).stats().timeouts;
     }
     let (in_flight, _) = net.in_flight();
+    let bdp_bytes = o
+        .flows()
+        .iter()
+        .map(|f| {
+            let rtt = net.base_rtt(f.flow.src, f.flow.dst) as u128;
+            (net.host_rate_bps(f.flow.src) as u128 * rtt / engine::time::SEC as u128 / 8) as u64
+        })
+        .max()
+        .unwrap_or(0);
+    let slow_where = |keep: &dyn Fn(u64) -> bool| -> Stat {
+        let v: Vec<f64> = done
+            .iter()
+            .filter(|f| keep(f.flow.bytes))
+            .filter_map(|f| f.slowdown())
+            .map(|s| s.max(1.0))
+            .collect();
+        Summary::of(&v).into()
+    };
+    let slowdown_by_size = SIZE_BUCKETS
+        .windows(2)
+        .map(|w| SizeBucket {
+            lo_bytes: w[0],
+            hi_bytes: (w[1] != u64::MAX).then_some(w[1]),
+            slowdown: slow_where(&|b| b >= w[0] && b < w[1]),
+        })
+        .collect();
     SummaryJson {
         scenario: scenario.to_string(),
         seed,
@@ -172,6 +267,11 @@ pub fn summary(o: &Outcome, scenario: &str, seed: u64) -> SummaryJson {
         retransmitted_packets: retx,
         timeouts,
         peak_packets_in_arena: net.peak_packets(),
+        bdp_bytes,
+        slowdown_small: slow_where(&|b| b < bdp_bytes),
+        slowdown_large: slow_where(&|b| b >= bdp_bytes),
+        slowdown_by_size,
+        pfc_pause: pause_split(o),
     }
 }
 
@@ -190,7 +290,44 @@ pub fn write_outputs(o: &Outcome, s: &SummaryJson, dir: &Path) -> std::io::Resul
     write_atomic(&dir.join("flows.csv"), &csv)?;
     let mut json = serde_json::to_vec_pretty(s).map_err(std::io::Error::other)?;
     json.push(b'\n');
-    write_atomic(&dir.join("summary.json"), &json)
+    write_atomic(&dir.join("summary.json"), &json)?;
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(["lo_bytes", "hi_bytes", "count", "mean", "p50", "p95", "p99"])
+        .map_err(std::io::Error::other)?;
+    for b in &s.slowdown_by_size {
+        let st = &b.slowdown;
+        w.write_record([
+            b.lo_bytes.to_string(),
+            b.hi_bytes.map(|h| h.to_string()).unwrap_or_default(),
+            st.count.to_string(),
+            st.mean.to_string(),
+            st.p50.to_string(),
+            st.p95.to_string(),
+            st.p99.to_string(),
+        ])
+        .map_err(std::io::Error::other)?;
+    }
+    let table = w
+        .into_inner()
+        .map_err(|e| std::io::Error::other(e.to_string()))?;
+    write_atomic(&dir.join("slowdown_by_size.csv"), &table)?;
+    let series = o.net.series();
+    if !series.is_empty() {
+        let mut w = csv::Writer::from_writer(Vec::new());
+        w.write_record(["time_ns", "series", "value"])
+            .map_err(std::io::Error::other)?;
+        for ts in series {
+            for &(t, v) in &ts.points {
+                w.write_record([(t / NS).to_string(), ts.name.clone(), format!("{v:.6}")])
+                    .map_err(std::io::Error::other)?;
+            }
+        }
+        let bytes = w
+            .into_inner()
+            .map_err(|e| std::io::Error::other(e.to_string()))?;
+        write_atomic(&dir.join("series.csv"), &bytes)?;
+    }
+    Ok(())
 }
 
 fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
@@ -206,9 +343,16 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 /// The readable summary printed on stdout.
 pub fn render(s: &SummaryJson) -> String {
     let mut out = String::new();
-    let mut line = |k: &str, v: String| out.push_str(&format!("  {k:<22} {v}\n"));
-    line("scenario", format!("{} (seed {})", s.scenario, s.seed));
+    fn line(out: &mut String, k: &str, v: String) {
+        out.push_str(&format!("  {k:<22} {v}\n"));
+    }
     line(
+        &mut out,
+        "scenario",
+        format!("{} (seed {})", s.scenario, s.seed),
+    );
+    line(
+        &mut out,
         "fabric",
         format!(
             "{} hosts, {} switches, {} links",
@@ -216,14 +360,17 @@ pub fn render(s: &SummaryJson) -> String {
         ),
     );
     line(
+        &mut out,
         "simulated time",
         format!("{:.3} ms ({})", s.sim_time_ns as f64 / 1e6, s.end_state),
     );
     line(
+        &mut out,
         "flows finished",
         format!("{} / {}", s.flows_finished, s.flows),
     );
     line(
+        &mut out,
         "FCT (us)",
         format!(
             "mean {:.2}  p50 {:.2}  p99 {:.2}  max {:.2}",
@@ -234,13 +381,40 @@ pub fn render(s: &SummaryJson) -> String {
         ),
     );
     line(
+        &mut out,
         "slowdown",
         format!(
             "mean {:.3}  p50 {:.3}  p95 {:.3}  p99 {:.3}",
             s.slowdown.mean, s.slowdown.p50, s.slowdown.p95, s.slowdown.p99
         ),
     );
-    line("total goodput", format!("{:.2} Gb/s", s.total_goodput_gbps));
+    line(
+        &mut out,
+        "total goodput",
+        format!("{:.2} Gb/s", s.total_goodput_gbps),
+    );
+    if s.flows_finished > 1 {
+        out.push_str(&format!(
+            "  slowdown by flow size  {:>10} {:>7} {:>8} {:>8} {:>8} {:>8}\n",
+            "size", "flows", "mean", "p50", "p95", "p99"
+        ));
+        for b in s.slowdown_by_size.iter().filter(|b| b.slowdown.count > 0) {
+            let st = &b.slowdown;
+            out.push_str(&format!(
+                "  {:<22} {:>10} {:>7} {:>8.3} {:>8.3} {:>8.3} {:>8.3}\n",
+                "",
+                format!(
+                    "<{}",
+                    b.hi_bytes.map(human_bytes).unwrap_or_else(|| "inf".into())
+                ),
+                st.count,
+                st.mean,
+                st.p50,
+                st.p95,
+                st.p99
+            ));
+        }
+    }
     let drops: Vec<String> = s
         .drops
         .iter()
@@ -248,6 +422,7 @@ pub fn render(s: &SummaryJson) -> String {
         .map(|(k, n)| format!("{k} {n}"))
         .collect();
     line(
+        &mut out,
         "drops",
         if drops.is_empty() {
             "none".into()
@@ -256,22 +431,25 @@ pub fn render(s: &SummaryJson) -> String {
         },
     );
     line(
+        &mut out,
         "PFC",
         format!(
             "{} pause, {} resume frames",
             s.pause_frames, s.resume_frames
         ),
     );
-    line("ECN marked", s.ecn_marked.to_string());
+    line(&mut out, "ECN marked", s.ecn_marked.to_string());
     line(
+        &mut out,
         "retransmissions",
         format!(
             "{} packets, {} timeouts",
             s.retransmitted_packets, s.timeouts
         ),
     );
-    line("packet-hops", s.packet_hops.to_string());
+    line(&mut out, "packet-hops", s.packet_hops.to_string());
     line(
+        &mut out,
         "conservation",
         if s.conservation_ok {
             "ok".into()
@@ -280,4 +458,12 @@ pub fn render(s: &SummaryJson) -> String {
         },
     );
     out
+}
+
+fn human_bytes(b: u64) -> String {
+    match b {
+        b if b >= 1_000_000 && b % 1_000_000 == 0 => format!("{}MB", b / 1_000_000),
+        b if b >= 1_000 && b % 1_000 == 0 => format!("{}KB", b / 1_000),
+        b => format!("{b}B"),
+    }
 }

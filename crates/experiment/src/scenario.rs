@@ -26,6 +26,23 @@ pub struct Scenario {
     pub traffic: Vec<TrafficCfg>,
     #[serde(default)]
     pub faults: Vec<FaultCfg>,
+    #[serde(default)]
+    pub output: OutputCfg,
+}
+
+/// Time series to record (written to `series.csv` with `--out`).
+#[derive(Debug, Deserialize, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct OutputCfg {
+    /// Sampling interval in microseconds; no series without it.
+    pub sample_us: Option<f64>,
+    /// Egress ports to sample, each as [node, peer]: queue bytes and
+    /// utilisation of the link direction node -> peer.
+    #[serde(default)]
+    pub ports: Vec<[String; 2]>,
+    /// Flow ids (rows of flows.csv) whose throughput and sending rate to sample.
+    #[serde(default)]
+    pub flows: Vec<u32>,
 }
 
 fn default_seed() -> u64 {
@@ -247,6 +264,49 @@ pub enum TrafficCfg {
         #[serde(default)]
         verb: VerbCfg,
     },
+    /// Open-loop Poisson arrivals at a target load with sizes from a CDF.
+    Poisson(Box<PoissonCfg>),
+}
+
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct PoissonCfg {
+    /// A built-in distribution name (e.g. "websearch", "fbhdp") or a path
+    /// to a CDF file in the same format (relative to the scenario file).
+    pub cdf: String,
+    /// Offered load per host, as a fraction of the host link rate.
+    pub load: f64,
+    #[serde(default)]
+    pub destinations: DestinationsCfg,
+    /// For destinations = "group": hosts per group.
+    pub group_size: Option<u32>,
+    /// For destinations = "hot_spot": the hot hosts and the fraction of
+    /// each host's traffic sent to them.
+    pub hot: Option<Vec<u32>>,
+    pub hot_fraction: Option<f64>,
+    /// For destinations = "incast": senders per incast event and bytes each.
+    pub fan_in: Option<u32>,
+    pub incast_bytes: Option<u64>,
+    /// The hosts taking part (default: all).
+    pub hosts: Option<Vec<u32>>,
+    #[serde(default)]
+    pub start_us: f64,
+    /// How long flows keep arriving; or give `flow_count` instead.
+    pub duration_us: Option<f64>,
+    pub flow_count: Option<u64>,
+    #[serde(default)]
+    pub verb: VerbCfg,
+}
+
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum DestinationsCfg {
+    #[default]
+    AllToAll,
+    Group,
+    Permutation,
+    HotSpot,
+    Incast,
 }
 
 fn default_long_bytes() -> u64 {

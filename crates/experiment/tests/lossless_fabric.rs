@@ -32,7 +32,12 @@ fn one_long_flow_reaches_line_rate_and_ideal_fct() {
         "goodput {goodput:.3e} below 97% of {net_line_rate:.3e}"
     );
     let err = (fct as f64 - f.ideal as f64).abs() / f.ideal as f64;
-    assert!(err < 0.01, "fct {} ns vs ideal {} ns", fct / NS, f.ideal / NS);
+    assert!(
+        err < 0.01,
+        "fct {} ns vs ideal {} ns",
+        fct / NS,
+        f.ideal / NS
+    );
     assert_eq!(o.counters().total_dropped_packets(), 0);
     assert_eq!(o.counters().pause_frames, 0);
 }
@@ -58,7 +63,10 @@ receiver = 0
 senders = [{senders}]
 bytes = 500_000
 "#,
-        senders = (1..=32).map(|i| (i + 8).to_string()).collect::<Vec<_>>().join(",")
+        senders = (1..=32)
+            .map(|i| (i + 8).to_string())
+            .collect::<Vec<_>>()
+            .join(",")
     )
 }
 
@@ -87,7 +95,10 @@ fn incast_without_pfc_drops_and_go_back_n_recovers() {
     let buffer_drops = c.dropped(DropReason::BufferFull) + c.dropped(DropReason::EgressThreshold);
     assert!(buffer_drops > 0, "a 0.5 MB buffer under 32-to-1 must drop");
     assert_eq!(c.pause_frames, 0);
-    assert!(o.flows().iter().all(|f| f.finish.is_some()), "every flow completes");
+    assert!(
+        o.flows().iter().all(|f| f.finish.is_some()),
+        "every flow completes"
+    );
     let s = summary(&o);
     assert!(s.retransmitted_packets > 0);
 }
@@ -120,14 +131,20 @@ loss = {loss}
 fn go_back_n_under_one_percent_loss_completes_far_slower() {
     let clean = run_toml(&lossy(0.0));
     let lossy = run_toml(&lossy(0.01));
-    let g = |o: &experiment::Outcome| experiment::Outcome::goodput_bps(&o.flows()[0]).expect("finishes");
+    let g = |o: &experiment::Outcome| {
+        experiment::Outcome::goodput_bps(&o.flows()[0]).expect("finishes")
+    };
     let (g0, g1) = (g(&clean), g(&lossy));
     assert!(lossy.counters().dropped(DropReason::LinkLoss) > 0);
     assert!(
         g1 < 0.7 * g0,
         "go-back-N at 1% loss should be far below lossless: {g1:.3e} vs {g0:.3e}"
     );
-    eprintln!("go-back-N goodput: lossless {:.2} Gb/s, 1% loss {:.2} Gb/s", g0 / 1e9, g1 / 1e9);
+    eprintln!(
+        "go-back-N goodput: lossless {:.2} Gb/s, 1% loss {:.2} Gb/s",
+        g0 / 1e9,
+        g1 / 1e9
+    );
 }
 
 #[test]

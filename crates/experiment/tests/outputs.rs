@@ -34,7 +34,10 @@ fn same_seed_same_bytes_other_seed_other_bytes() {
     let b = outputs(None, &tmp.join("b"));
     let c = outputs(Some(6), &tmp.join("c"));
     assert_eq!(a, b);
-    assert_ne!(a.0, c.0, "a permutation under another seed pairs other hosts");
+    assert_ne!(
+        a.0, c.0,
+        "a permutation under another seed pairs other hosts"
+    );
     let header = String::from_utf8(a.0.clone()).unwrap();
     assert!(header.starts_with(
         "flow_id,src,dst,size_bytes,start_ns,fct_ns,ideal_fct_ns,slowdown,verb,class\n"
@@ -62,7 +65,10 @@ fn bad_scenarios_get_clear_errors() {
 
     let wrong_type = RANDOM.replace("leaves = 2", "leaves = \"two\"");
     let e = build_err(&wrong_type);
-    assert!(e.contains("topology.leaves") || e.contains("topology"), "{e}");
+    assert!(
+        e.contains("topology.leaves") || e.contains("topology"),
+        "{e}"
+    );
     assert!(e.contains("line 5"), "{e}");
 
     let missing_node = r#"
@@ -72,17 +78,22 @@ nodes = [{ name = "a", kind = "host" }, { name = "s", kind = "switch" }]
 links = [{ a = "a", b = "s" }, { a = "s", b = "ghost" }]
 "#;
     let e = build_err(missing_node);
-    assert!(e.contains("topology.links[1].b") && e.contains("ghost"), "{e}");
+    assert!(
+        e.contains("topology.links[1].b") && e.contains("ghost"),
+        "{e}"
+    );
 
     let bad_host = format!("{RANDOM}[[flows]]\nsrc = 0\ndst = 99\nbytes = 10\n");
     let e = build_err(&bad_host);
     assert!(e.contains("flows") && e.contains("99"), "{e}");
 
-    let bad_fault = format!("{RANDOM}[[faults]]\nlink = [\"leaf0\", \"leaf1\"]\naction = \"down\"\n");
+    let bad_fault =
+        format!("{RANDOM}[[faults]]\nlink = [\"leaf0\", \"leaf1\"]\naction = \"down\"\n");
     let e = build_err(&bad_fault);
     assert!(e.contains("faults[0].link"), "{e}");
 
-    let no_loss = format!("{RANDOM}[[faults]]\nlink = [\"leaf0\", \"spine1\"]\naction = \"loss\"\n");
+    let no_loss =
+        format!("{RANDOM}[[faults]]\nlink = [\"leaf0\", \"spine1\"]\naction = \"loss\"\n");
     let e = build_err(&no_loss);
     assert!(e.contains("faults[0].loss"), "{e}");
 }

@@ -15,6 +15,7 @@ use crate::port::{Frame, Port};
 use crate::routing::{Adjacency, Routes};
 use crate::topology::{NodeKind, Topology};
 use engine::rng::stream_seed;
+use engine::stats::TimeSeries;
 use engine::time::serialization;
 use engine::{EventQueue, Rng, StreamKind, Time};
 use std::collections::VecDeque;
@@ -31,6 +32,7 @@ enum Ev {
     Timer(u32, u32),
     FlowStart(u32),
     Fault(u32),
+    Sample,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -59,7 +61,8 @@ struct Host {
     nic: Nic,
     /// Pending NicWake time (u64::MAX when none).
     wake_at: Time,
-    qp_count: u32,
+    /// Flow id of each QP, by QP number.
+    qp_flow: Vec<u32>,
 }
 
 struct Switch {
@@ -102,7 +105,28 @@ pub struct Network {
     flows: Vec<FlowResult>,
     flows_done: usize,
     faults: Vec<Fault>,
+    /// Payload bytes of each flow that reached the data's destination
+    /// (duplicates included).
+    flow_rx_bytes: Vec<u64>,
+    sampling: Option<Sampling>,
     pub counters: Counters,
+}
+
+/// What to sample, and how often.
+#[derive(Clone, Debug, Default)]
+pub struct SampleSpec {
+    pub interval: Time,
+    /// Egress ports whose queue length and utilisation to record.
+    pub ports: Vec<u32>,
+    /// Flows whose throughput and sending rate to record.
+    pub flows: Vec<u32>,
+}
+
+struct Sampling {
+    spec: SampleSpec,
+    last_tx: Vec<u64>,
+    last_rx: Vec<u64>,
+    series: Vec<TimeSeries>,
 }
 
 impl Network {
@@ -139,6 +163,7 @@ impl Network {
                     loss_rng: Rng::new(cfg.seed, StreamKind::LinkLoss, id as u64),
                     busy: false,
                     queues: Default::default(),
+                    queued_bytes: 0,
                     backlogged: 0,
                     pfc_out: VecDeque::new(),
                     paused: 0,
@@ -165,7 +190,7 @@ impl Network {
                         port: node_ports[node][0],
                         nic,
                         wake_at: Time::MAX,
-                        qp_count: 0,
+                        qp_flow: Vec::new(),
                     });
                 }
                 NodeRole::Switch(s) => {
@@ -201,6 +226,8 @@ impl Network {
             flows: Vec::new(),
             flows_done: 0,
             faults: Vec::new(),
+            flow_rx_bytes: Vec::new(),
+            sampling: None,
             counters: Counters::default(),
         };
         net.rebuild_routes();
@@ -237,6 +264,11 @@ impl Network {
         self.hosts.len() as u32
     }
 
+    /// Rate of the host's link.
+    pub fn host_rate_bps(&self, host: u32) -> u64 {
+        self.ports[self.hosts[host as usize].port as usize].rate_bps
+    }
+
     pub fn now(&self) -> Time {
         self.q.now()
     }
@@ -254,6 +286,7 @@ impl Network {
             return Err(format!("flow from host {} to itself", flow.src));
         }
         let id = self.flows.len() as u32;
+        self.flow_rx_bytes.push(0);
         self.flows.push(FlowResult {
             flow,
             finish: None,
@@ -330,17 +363,17 @@ impl Network {
         self.arena.capacity()
     }
 
-    /// The ideal FCT of `bytes` from `src` to `dst` (see `FlowResult::ideal`).
-    pub fn ideal_fct(&self, src: u32, dst: u32, bytes: u64) -> Time {
-        let nic = &self.cfg.nic;
-        let mut delay = 0;
-        let mut per_hop = 0;
-        let mut bottleneck = u64::MAX;
+    /// The path properties of `src` -> `dst` along the first equal-cost
+    /// path: (one-way propagation delay, one MTU serialised at every hop,
+    /// bottleneck rate).
+    fn path(&self, src: u32, dst: u32) -> (Time, Time, u64) {
+        let mtu = self.cfg.nic.mtu as u64;
+        let (mut delay, mut per_hop, mut bottleneck) = (0, 0, u64::MAX);
         let mut port = self.hosts[src as usize].port;
         for _ in 0..self.roles.len() {
             let p = &self.ports[port as usize];
             delay += p.delay;
-            per_hop += serialization(nic.mtu as u64, p.rate_bps);
+            per_hop += serialization(mtu, p.rate_bps);
             bottleneck = bottleneck.min(p.rate_bps);
             let next = self.ports[port as usize ^ 1].node;
             match self.roles[next as usize] {
@@ -351,6 +384,20 @@ impl Network {
                 },
             }
         }
+        (delay, per_hop, bottleneck)
+    }
+
+    /// Base RTT between two hosts as HPCC ns-3 defines it: twice the path
+    /// delay plus one MTU serialised per hop.
+    pub fn base_rtt(&self, src: u32, dst: u32) -> Time {
+        let (delay, per_hop, _) = self.path(src, dst);
+        2 * delay + per_hop
+    }
+
+    /// The ideal FCT of `bytes` from `src` to `dst` (see `FlowResult::ideal`).
+    pub fn ideal_fct(&self, src: u32, dst: u32, bytes: u64) -> Time {
+        let nic = &self.cfg.nic;
+        let (delay, per_hop, bottleneck) = self.path(src, dst);
         let packets = bytes.div_ceil(nic.mtu as u64).max(1);
         let wire = bytes + packets * nic.header_bytes as u64;
         2 * delay + per_hop + serialization(wire, bottleneck)
@@ -401,8 +448,92 @@ impl Network {
                 }
                 Ev::FlowStart(f) => self.start_flow(now, f),
                 Ev::Fault(i) => self.apply_fault(now, i),
+                Ev::Sample => self.sample(now),
             }
         }
+    }
+
+    /// Records time series from now on (see [`SampleSpec`]); series names
+    /// are `queue_bytes:<port>`, `util:<port>`, `throughput_gbps:flow<i>`
+    /// and `rate_gbps:flow<i>`, ports named `<node>-><peer>`.
+    pub fn set_sampling(&mut self, spec: SampleSpec) -> Result<(), String> {
+        if spec.interval == 0 {
+            return Err("the sampling interval must be positive".into());
+        }
+        if let Some(p) = spec.ports.iter().find(|&&p| p as usize >= self.ports.len()) {
+            return Err(format!("no port {p}"));
+        }
+        if let Some(f) = spec.flows.iter().find(|&&f| f as usize >= self.flows.len()) {
+            return Err(format!("no flow {f} (there are {})", self.flows.len()));
+        }
+        let mut series = Vec::new();
+        for &p in &spec.ports {
+            let name = self.port_name(p);
+            series.push(TimeSeries::new(format!("queue_bytes:{name}")));
+            series.push(TimeSeries::new(format!("util:{name}")));
+        }
+        for &f in &spec.flows {
+            series.push(TimeSeries::new(format!("throughput_gbps:flow{f}")));
+            series.push(TimeSeries::new(format!("rate_gbps:flow{f}")));
+        }
+        self.sampling = Some(Sampling {
+            last_tx: vec![0; spec.ports.len()],
+            last_rx: vec![0; spec.flows.len()],
+            series,
+            spec,
+        });
+        let now = self.q.now();
+        self.q.schedule(now, Ev::Sample);
+        Ok(())
+    }
+
+    /// `<node>-><peer>` for a port.
+    pub fn port_name(&self, p: u32) -> String {
+        let node = self.ports[p as usize].node as usize;
+        let peer = self.ports[p as usize ^ 1].node as usize;
+        format!(
+            "{}->{}",
+            self.topo.nodes[node].name, self.topo.nodes[peer].name
+        )
+    }
+
+    pub fn series(&self) -> &[TimeSeries] {
+        self.sampling.as_ref().map_or(&[], |s| &s.series)
+    }
+
+    fn sample(&mut self, now: Time) {
+        let Some(s) = self.sampling.as_mut() else {
+            return;
+        };
+        let secs = s.spec.interval as f64 / engine::time::SEC as f64;
+        let mut k = 0;
+        for (i, &p) in s.spec.ports.iter().enumerate() {
+            let port = &self.ports[p as usize];
+            let tx = port.stats.tx_bytes;
+            let util = (tx - s.last_tx[i]) as f64 * 8.0 / secs / port.rate_bps as f64;
+            s.last_tx[i] = tx;
+            s.series[k].push(now, port.queued_bytes as f64);
+            s.series[k + 1].push(now, util);
+            k += 2;
+        }
+        for (i, &f) in s.spec.flows.iter().enumerate() {
+            let rx = self.flow_rx_bytes[f as usize];
+            let thr = (rx - s.last_rx[i]) as f64 * 8.0 / secs / 1e9;
+            s.last_rx[i] = rx;
+            let r = &self.flows[f as usize];
+            let rate = if r.requester_qp == u32::MAX || r.finish.is_some() {
+                0.0
+            } else {
+                let h = &self.hosts[r.requester() as usize];
+                let _ = (h, r.requester_qp);
+                0.0 // PENDING: h.nic.qp_rate_bps(r.requester_qp) as f64 / 1e9
+            };
+            s.series[k].push(now, thr);
+            s.series[k + 1].push(now, rate);
+            k += 2;
+        }
+        let next = now + s.spec.interval;
+        self.q.schedule(next, Ev::Sample);
     }
 
     fn start_flow(&mut self, now: Time, id: u32) {
@@ -410,20 +541,20 @@ impl Network {
         let (req, resp) = (r.requester(), r.responder());
         let sport =
             49152 + (stream_seed(self.cfg.seed, StreamKind::Host, id as u64) % 16384) as u16;
-        let resp_qp = self.hosts[resp as usize].qp_count;
+        let resp_qp = self.hosts[resp as usize].qp_flow.len() as u32;
         let req_qp = self.hosts[req as usize].nic.create_qp(QpConfig {
             peer_host: resp,
             peer_qp: resp_qp,
             sport,
         });
-        self.hosts[req as usize].qp_count += 1;
+        self.hosts[req as usize].qp_flow.push(id);
         let got = self.hosts[resp as usize].nic.create_qp(QpConfig {
             peer_host: req,
             peer_qp: req_qp,
             sport,
         });
         debug_assert_eq!(got, resp_qp);
-        self.hosts[resp as usize].qp_count += 1;
+        self.hosts[resp as usize].qp_flow.push(id);
         if r.flow.verb == transport::Verb::Send {
             self.hosts[resp as usize]
                 .nic
@@ -482,6 +613,7 @@ impl Network {
                 let local_out = port.local as usize;
                 let slot = self.arena.get_mut(idx);
                 let wire = slot.pkt.wire;
+                port.queued_bytes -= wire as u64;
                 let in_local = slot.in_port as usize;
                 let sw = &mut self.switches[s as usize];
                 if sw.mmu.release(in_local, local_out, class, wire as u64) {
@@ -604,6 +736,13 @@ impl Network {
                         self.arena.free(idx);
                         self.counters.delivered_packets += 1;
                         self.counters.delivered_bytes += pkt.wire as u64;
+                        if pkt.is_data() {
+                            if let Some(&f) =
+                                self.hosts[h as usize].qp_flow.get(pkt.dst_qp as usize)
+                            {
+                                self.flow_rx_bytes[f as usize] += pkt.payload as u64;
+                            }
+                        }
                         self.hosts[h as usize].nic.on_packet(now, &pkt);
                         self.after_nic_input(now, h);
                     }
@@ -653,7 +792,7 @@ impl Network {
                 if a.send_pause {
                     self.send_pfc(now, in_port, class as u8, true);
                 }
-                self.ports[out as usize].push(class, idx);
+                self.ports[out as usize].push(class, idx, pkt.wire);
                 self.kick(now, out);
             }
         }

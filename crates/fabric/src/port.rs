@@ -43,6 +43,8 @@ pub struct Port {
     pub loss_rng: Rng,
     pub busy: bool,
     pub queues: [VecDeque<u32>; CLASSES],
+    /// Wire bytes waiting in the queues.
+    pub queued_bytes: u64,
     /// Bit c set: queue c is not empty.
     pub backlogged: u8,
     /// PFC frames waiting to be sent on this port.
@@ -75,8 +77,9 @@ impl Port {
     }
 
     #[inline]
-    pub fn push(&mut self, class: usize, pkt: u32) {
+    pub fn push(&mut self, class: usize, pkt: u32, wire: u32) {
         self.queues[class].push_back(pkt);
+        self.queued_bytes += wire as u64;
         self.backlogged |= 1 << class;
     }
 

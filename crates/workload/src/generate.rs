@@ -359,8 +359,8 @@ mod tests {
 
     #[test]
     fn incast_offers_the_target_share_of_total_capacity() {
-        // 7 x 1 MB per event, 2% of 8 x 100 Gb/s: 4.375 ms between events,
-        // so 200 s gives about 45,700 events (relative sd 0.5%).
+        // 7 x 1 MB per event, 2% of 8 x 100 Gb/s: 3.5 ms between events,
+        // so 200 s gives about 57,100 events (relative sd 0.42%).
         let mut c = cfg(
             Pattern::Incast {
                 fan_in: 7,
@@ -370,9 +370,10 @@ mod tests {
         );
         c.load = 0.02;
         let flows = poisson_flows(&c, 5).unwrap();
+        assert!((391_000..409_000).contains(&flows.len()), "{}", flows.len());
         let bits: f64 = flows.iter().map(|f| f.bytes as f64 * 8.0).sum();
         let offered = bits / (200.0 * 8.0 * 100e9);
-        assert!((offered / 0.02 - 1.0).abs() < 0.025, "{offered}");
+        assert!((offered / 0.02 - 1.0).abs() < 0.02, "{offered}");
     }
 
     #[test]

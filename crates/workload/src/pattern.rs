@@ -57,7 +57,7 @@ impl Chooser {
                         "Group size must be at least 2, got {size}"
                     )));
                 }
-                if n % size != 0 {
+                if !n.is_multiple_of(size) {
                     return Err(WorkloadError::config(format!(
                         "{n} hosts cannot be split into groups of {size}"
                     )));

@@ -33,7 +33,9 @@ fn ws128_flows() {
     let largest = f.iter().map(|x| x.bytes).max().unwrap();
     assert!((29_000_000..30_000_000).contains(&largest), "{largest}");
     // Poisson over 5 ms from t = 2 s.
-    assert!(f.iter().all(|x| x.start >= 2 * SEC && x.start < 2 * SEC + 5_000 * US));
+    assert!(f
+        .iter()
+        .all(|x| x.start >= 2 * SEC && x.start < 2 * SEC + 5_000 * US));
     assert!(f.iter().enumerate().all(|(i, x)| x.id == i as u32));
 }
 
@@ -50,7 +52,10 @@ fn fat_tree_topologies() {
         let hosts = t.hosts();
         assert_eq!(hosts, (0..nodes - switches as u32).collect::<Vec<_>>());
         for l in &t.links {
-            assert_eq!((l.rate_bps, l.delay, l.error_rate), (100_000_000_000, US, 0.0));
+            assert_eq!(
+                (l.rate_bps, l.delay, l.error_rate),
+                (100_000_000_000, US, 0.0)
+            );
         }
         // Every host has exactly one link.
         for h in hosts {

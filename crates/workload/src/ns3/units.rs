@@ -114,6 +114,8 @@ mod tests {
         assert!(parse_time("1000").unwrap_err().contains("no time unit"));
         assert!(parse_time("1min").is_err());
         assert!(parse_time("ns").is_err());
-        assert!(parse_time("100000000000s").unwrap_err().contains("out of range"));
+        assert!(parse_time("100000000000s")
+            .unwrap_err()
+            .contains("out of range"));
     }
 }

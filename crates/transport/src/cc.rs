@@ -1,0 +1,106 @@
+//! Congestion control selection: the configuration enum [`CcConfig`] and the
+//! per-QP runtime state [`Cc`], an enum with static dispatch (no trait
+//! objects on the hot path). New algorithms (e.g. MP-RDMA's window) become
+//! new variants here.
+
+use crate::dcqcn::{Dcqcn, DcqcnParams, Notification};
+use engine::Time;
+
+/// Which congestion control a QP runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub enum CcConfig {
+    /// No congestion control: every QP sends at line rate.
+    #[default]
+    None,
+    /// DCQCN rate control (HPCC/ConWeave "mlx" model).
+    Dcqcn(DcqcnParams),
+}
+
+impl CcConfig {
+    /// How this NIC's QPs, as notification points, report CE marks.
+    pub fn notification(&self) -> Notification {
+        match self {
+            CcConfig::None => Notification::AckEcho,
+            CcConfig::Dcqcn(p) => p.notification,
+        }
+    }
+
+    pub fn validate(&self) -> Result<(), String> {
+        match self {
+            CcConfig::None => Ok(()),
+            CcConfig::Dcqcn(p) => p.validate(),
+        }
+    }
+}
+
+/// The congestion-control state of one QP.
+#[derive(Clone, Debug)]
+pub enum Cc {
+    None { line_rate_bps: u64 },
+    Dcqcn(Dcqcn),
+}
+
+impl Cc {
+    pub fn new(cfg: &CcConfig, line_rate_bps: u64) -> Cc {
+        match cfg {
+            CcConfig::None => Cc::None { line_rate_bps },
+            CcConfig::Dcqcn(p) => Cc::Dcqcn(Dcqcn::new(*p, line_rate_bps)),
+        }
+    }
+
+    /// Brings the state up to `now` and returns the sending rate.
+    /// `decreases` counts rate decreases applied while catching up.
+    #[inline]
+    pub fn rate(&mut self, now: Time, decreases: &mut u64) -> u64 {
+        match self {
+            Cc::None { line_rate_bps } => *line_rate_bps,
+            Cc::Dcqcn(d) => {
+                *decreases += d.advance(now);
+                d.rate()
+            }
+        }
+    }
+
+    /// The rate at `now`, without changing the state.
+    pub fn rate_at(&self, now: Time) -> u64 {
+        match self {
+            Cc::None { line_rate_bps } => *line_rate_bps,
+            Cc::Dcqcn(d) => d.rate_at(now),
+        }
+    }
+
+    /// After `rate(now)`: the next time the rate may change on its own.
+    #[inline]
+    pub fn next_change(&self) -> Option<Time> {
+        match self {
+            Cc::None { .. } => None,
+            Cc::Dcqcn(d) => d.next_change(),
+        }
+    }
+
+    /// A congestion notification (CNP or ECN echo) arrived.
+    #[inline]
+    pub fn on_congestion(&mut self, now: Time, decreases: &mut u64) {
+        match self {
+            Cc::None { .. } => {}
+            Cc::Dcqcn(d) => *decreases += d.on_cnp(now),
+        }
+    }
+
+    /// A data packet of `wire` bytes left at `now`.
+    #[inline]
+    pub fn on_sent(&mut self, now: Time, wire: u64, decreases: &mut u64) {
+        match self {
+            Cc::None { .. } => {}
+            Cc::Dcqcn(d) => *decreases += d.on_sent(now, wire),
+        }
+    }
+
+    /// The DCQCN state, if this QP runs DCQCN.
+    pub fn as_dcqcn(&self) -> Option<&Dcqcn> {
+        match self {
+            Cc::Dcqcn(d) => Some(d),
+            _ => None,
+        }
+    }
+}
