@@ -34,6 +34,25 @@ enum Cmd {
         #[arg(long, short)]
         quiet: bool,
     },
+    /// Run the shared benchmark scenarios (bench/README.md) and print one
+    /// parseable line per run. Without --scenario/--mode, every scenario in
+    /// every mode, each in its own process so peak memory is per run.
+    Bench {
+        /// p128, ws128, a2a128 or p1024.
+        #[arg(long)]
+        scenario: Option<String>,
+        /// line-rate or dcqcn.
+        #[arg(long)]
+        mode: Option<String>,
+        /// Keep only the first N flows (a tiny input for CI).
+        #[arg(long)]
+        flows: Option<usize>,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Write flows.csv and summary.json of the run into this directory.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -45,6 +64,19 @@ fn main() -> ExitCode {
             out,
             quiet,
         } => run(scenario.as_deref(), seed, out.as_deref(), quiet),
+        Cmd::Bench {
+            scenario,
+            mode,
+            flows,
+            seed,
+            out,
+        } => bench(
+            scenario.as_deref(),
+            mode.as_deref(),
+            flows,
+            seed,
+            out.as_deref(),
+        ),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -126,6 +158,107 @@ fn run(
     }
     if !s.conservation_ok {
         return Err(outcome.net.check_conservation().unwrap_err());
+    }
+    Ok(())
+}
+
+fn bench(
+    scenario: Option<&str>,
+    mode: Option<&str>,
+    flows: Option<usize>,
+    seed: u64,
+    out: Option<&Path>,
+) -> Result<(), String> {
+    use experiment::bench::{self, Mode};
+    let modes: Vec<Mode> = match mode {
+        Some(m) => vec![Mode::parse(m)?],
+        None => Mode::ALL.to_vec(),
+    };
+    let specs: Vec<&bench::BenchSpec> = match scenario {
+        Some(s) => vec![bench::find(s)?],
+        None => bench::SCENARIOS.iter().collect(),
+    };
+    if specs.len() == 1 && modes.len() == 1 {
+        return bench_one(specs[0], modes[0], flows, seed, out);
+    }
+    if out.is_some() {
+        return Err("--out needs one --scenario and one --mode".into());
+    }
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find this program: {e}"))?;
+    for spec in &specs {
+        for m in &modes {
+            let mut cmd = std::process::Command::new(&exe);
+            cmd.args([
+                "bench",
+                "--scenario",
+                spec.name,
+                "--mode",
+                m.name(),
+                "--seed",
+            ])
+            .arg(seed.to_string());
+            if let Some(n) = flows {
+                cmd.arg("--flows").arg(n.to_string());
+            }
+            let status = cmd
+                .status()
+                .map_err(|e| format!("cannot start {}: {e}", exe.display()))?;
+            if !status.success() {
+                return Err(format!(
+                    "bench {} {} failed ({status})",
+                    spec.name,
+                    m.name()
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn bench_one(
+    spec: &experiment::bench::BenchSpec,
+    mode: experiment::bench::Mode,
+    flows: Option<usize>,
+    seed: u64,
+    out: Option<&Path>,
+) -> Result<(), String> {
+    let t0 = std::time::Instant::now();
+    let built = experiment::bench::build(spec, mode, seed, flows)?;
+    let setup_s = t0.elapsed().as_secs_f64();
+    let outcome = experiment::run(built, |_| {});
+    let wall_s = t0.elapsed().as_secs_f64();
+    let s = report::summary(
+        &outcome,
+        &format!("bench-{}-{}", spec.name, mode.name()),
+        seed,
+    );
+    println!(
+        "bench {} {} packet_hops={} events={} loop_s={:.3} wall_s={:.3} hops_per_s={:.0} peak_rss_mb={:.1} setup_s={:.3} flows_done={}/{}",
+        spec.name,
+        mode.name(),
+        s.packet_hops,
+        s.events,
+        outcome.loop_wall_s,
+        wall_s,
+        s.packet_hops as f64 / outcome.loop_wall_s.max(1e-9),
+        experiment::bench::peak_rss_mb(),
+        setup_s,
+        s.flows_finished,
+        s.flows,
+    );
+    if let Some(dir) = out {
+        report::write_outputs(&outcome, &s, dir)
+            .map_err(|e| format!("writing {}: {e}", dir.display()))?;
+    }
+    if s.flows_finished != s.flows || !s.conservation_ok {
+        return Err(format!(
+            "bench {} {}: {} of {} flows finished, conservation {}",
+            spec.name,
+            mode.name(),
+            s.flows_finished,
+            s.flows,
+            if s.conservation_ok { "ok" } else { "violated" }
+        ));
     }
     Ok(())
 }

@@ -47,11 +47,7 @@ fn resolve(base: &Path, p: &Path) -> std::path::PathBuf {
     }
 }
 
-pub struct Imported {
-    pub topo: Topology,
-    /// Host id of each ns-3 node id (None for switches), when imported.
-    pub ns3_hosts: Option<Vec<Option<u32>>>,
-}
+pub use crate::ns3::Imported;
 
 pub fn topology(sc: &Scenario, file: &str, base: &Path) -> Result<Imported, ScenarioError> {
     let err = |key: &str, msg: String| ScenarioError::new(file, key, msg);
@@ -163,34 +159,8 @@ pub fn topology(sc: &Scenario, file: &str, base: &Path) -> Result<Imported, Scen
                     format!("cannot read {}: {e}", path.display()),
                 )
             })?;
-            let ns3 = workload::ns3::parse_topology(&text, &path.display().to_string())
-                .map_err(|e| err("topology.file", e.to_string()))?;
-            let mut is_switch = vec![false; ns3.nodes as usize];
-            for &s in &ns3.switches {
-                is_switch[s as usize] = true;
-            }
-            let mut t = Topology::default();
-            let mut hosts = Vec::with_capacity(ns3.nodes as usize);
-            let mut next_host = 0;
-            for (id, &sw) in is_switch.iter().enumerate() {
-                if sw {
-                    t.add_node(format!("sw{id}"), NodeKind::Switch);
-                    hosts.push(None);
-                } else {
-                    t.add_node(format!("h{next_host}"), NodeKind::Host);
-                    hosts.push(Some(next_host));
-                    next_host += 1;
-                }
-            }
-            for l in &ns3.links {
-                t.add_link(l.a, l.b, l.rate_bps, l.delay);
-            }
-            t.validate()
-                .map_err(|m| err("topology.file", format!("{}: {m}", path.display())))?;
-            return Ok(Imported {
-                topo: t,
-                ns3_hosts: Some(hosts),
-            });
+            return crate::ns3::import_topology(&text, &path.display().to_string())
+                .map_err(|m| err("topology.file", m));
         }
     };
     topo.validate().map_err(|m| err("topology", m))?;
@@ -394,26 +364,8 @@ pub fn build(sc: &Scenario, path: &Path, seed: Option<u64>) -> Result<Built, Sce
                 let mut specs = workload::ns3::parse_flows(&text, &p.display().to_string())
                     .map_err(|e| err(&format!("{key}.file"), e.to_string()))?;
                 if let Some(map) = &imported.ns3_hosts {
-                    for (j, s) in specs.iter_mut().enumerate() {
-                        let host = |n: u32| map.get(n as usize).copied().flatten();
-                        match (host(s.src), host(s.dst)) {
-                            (Some(a), Some(b)) => {
-                                s.src = a;
-                                s.dst = b;
-                            }
-                            _ => {
-                                return Err(err(
-                                    &format!("{key}.file"),
-                                    format!(
-                                        "{}: flow {j} ({} -> {}) does not join two hosts",
-                                        p.display(),
-                                        s.src,
-                                        s.dst
-                                    ),
-                                ))
-                            }
-                        }
-                    }
+                    crate::ns3::map_hosts(&mut specs, map, &p.display().to_string())
+                        .map_err(|m| err(&format!("{key}.file"), m))?;
                 }
                 ("ns3", specs, *v)
             }

@@ -1,7 +1,9 @@
 //! Experiments: a scenario file becomes a built fabric, a run, metrics and
 //! outputs. The CLI is a thin layer over this crate.
 
+pub mod bench;
 pub mod build;
+pub mod ns3;
 pub mod report;
 pub mod run;
 pub mod scenario;

@@ -1,0 +1,487 @@
+//! The requester half of an RC queue pair: the send queue of posted work
+//! requests, PSN assignment and segmentation, cumulative ACK / NACK
+//! processing with go-back-N, READ responses (received strictly in order;
+//! a gap drops the rest and re-issues the READ from the first missing PSN),
+//! the retransmission timeout and in-order requester completions.
+//!
+//! PSN state (all PSNs are 32-bit and never wrap; IB's 24-bit wrap-around is
+//! not modelled, which limits a QP to 2^32 packets):
+//! - `snd_una`: everything below is done (WRITE/SEND acknowledged, READ
+//!   response data received);
+//! - `snd_nxt`: the next PSN to (re)transmit;
+//! - `snd_max`: one past the highest PSN ever sent (retransmission accounting);
+//! - `acked`: the responder's highest reported ePSN. It can run ahead of
+//!   `snd_una` past a READ whose responses are still on their way (ACKs
+//!   of later WRITEs overtake READ responses queued at the responder), so
+//!   the READ itself only completes on its data.
+//!
+//! A READ of n response packets takes n PSNs; its request is one packet
+//! carrying the first PSN and the byte count still wanted. A READ response
+//! implicitly acknowledges every request before its READ (the responder
+//! only answers a READ once it reached it in order). A lost tail response,
+//! or responses lost while an ACK for a later PSN arrived, are recovered by
+//! the retransmission timeout (no "implied NAK").
+
+use std::collections::VecDeque;
+
+use crate::nic::{Completion, CompletionSide, Event, NicConfig, NicStats, QpId, WorkRequest};
+use crate::packet::{Packet, PacketKind, Verb};
+use engine::Time;
+
+/// Number of packets of a message of `len` bytes (a 0-byte message is one packet).
+#[inline]
+pub(crate) fn npkts(len: u64, mtu: u32) -> u32 {
+    let n = len.div_ceil(mtu as u64).max(1);
+    u32::try_from(n).expect("message too long: more than 2^32 packets")
+}
+
+/// Payload of the packet with index `idx` of a message of `len` bytes.
+#[inline]
+pub(crate) fn payload_of(len: u64, mtu: u32, idx: u32) -> u32 {
+    let off = idx as u64 * mtu as u64;
+    len.saturating_sub(off).min(mtu as u64) as u32
+}
+
+#[derive(Clone, Copy, Debug)]
+struct SendWqe {
+    wr_id: u64,
+    verb: Verb,
+    len: u64,
+    first_psn: u32,
+    npkts: u32,
+}
+
+impl SendWqe {
+    #[inline]
+    fn end(&self) -> u32 {
+        self.first_psn + self.npkts
+    }
+}
+
+/// What processing an input changed, for the caller's bookkeeping.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Outcome {
+    /// `snd_una` advanced (restart the retransmission timer).
+    pub progressed: bool,
+    /// The packet was not valid for this QP.
+    pub malformed: bool,
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct Requester {
+    wqes: VecDeque<SendWqe>,
+    /// Index in `wqes` of the WQE containing `snd_nxt` (== len if none).
+    cursor: usize,
+    next_psn: u32,
+    snd_una: u32,
+    snd_nxt: u32,
+    snd_max: u32,
+    acked: u32,
+    /// A READ-response gap at this `snd_una` already triggered a re-issue
+    /// (one re-issue per gap episode, like the responder's NAK state).
+    read_rewound_at: Option<u32>,
+    /// Retransmission deadline; Some iff data is outstanding.
+    pub rto_deadline: Option<Time>,
+}
+
+impl Requester {
+    pub fn post(&mut self, wr: WorkRequest, mtu: u32) {
+        let n = npkts(wr.len, mtu);
+        self.wqes.push_back(SendWqe {
+            wr_id: wr.wr_id,
+            verb: wr.verb,
+            len: wr.len,
+            first_psn: self.next_psn,
+            npkts: n,
+        });
+        self.next_psn = self.next_psn.checked_add(n).expect("PSN space of the QP exhausted");
+    }
+
+    /// Something is waiting to be (re)transmitted.
+    #[inline]
+    pub fn has_data(&self) -> bool {
+        self.snd_nxt < self.next_psn
+    }
+
+    /// Sent but not done.
+    #[inline]
+    pub fn outstanding(&self) -> bool {
+        self.snd_una < self.snd_nxt
+    }
+
+    /// Posted work requests not yet completed.
+    pub fn pending_wrs(&self) -> usize {
+        self.wqes.len()
+    }
+
+    pub fn snd_una(&self) -> u32 {
+        self.snd_una
+    }
+    pub fn snd_nxt(&self) -> u32 {
+        self.snd_nxt
+    }
+
+    /// Builds the next packet from `snd_nxt` and advances it. The caller
+    /// fills the addresses and `sent_at`; `has_data()` must be true.
+    pub fn next_packet(&mut self, now: Time, cfg: &NicConfig, stats: &mut NicStats) -> Packet {
+        let w = self.wqes[self.cursor];
+        let psn = self.snd_nxt;
+        let idx = psn - w.first_psn;
+        let mtu = cfg.mtu;
+        let (payload, wire, msg_len, first, last, next) = match w.verb {
+            Verb::Read => {
+                // Re-issued READs ask only for the remainder.
+                let asked = w.len - (idx as u64 * mtu as u64).min(w.len);
+                (0, cfg.header_bytes, asked, idx == 0, true, w.end())
+            }
+            Verb::Write | Verb::Send => {
+                let pl = payload_of(w.len, mtu, idx);
+                (pl, pl + cfg.header_bytes, w.len, idx == 0, idx + 1 == w.npkts, psn + 1)
+            }
+        };
+        if psn < self.snd_max {
+            stats.retransmitted_packets += 1;
+        }
+        self.snd_nxt = next;
+        if next == w.end() {
+            self.cursor += 1;
+        }
+        self.snd_max = self.snd_max.max(next);
+        if self.rto_deadline.is_none() {
+            self.rto_deadline = Some(now + cfg.rto);
+        }
+        Packet {
+            src: 0,
+            dst: 0,
+            src_qp: 0,
+            dst_qp: 0,
+            sport: 0,
+            kind: PacketKind::Request,
+            verb: w.verb,
+            psn,
+            payload,
+            wire,
+            priority: cfg.data_priority,
+            ce: false,
+            ecn_echo: false,
+            first,
+            last,
+            msg_len,
+            sent_at: now,
+        }
+    }
+
+    /// Cumulative ACK: the responder expects `psn` next.
+    pub fn on_ack(&mut self, now: Time, qp: QpId, psn: u32, cfg: &NicConfig, events: &mut VecDeque<Event>) -> Outcome {
+        if psn > self.snd_max {
+            return Outcome {
+                malformed: true,
+                ..Outcome::default()
+            };
+        }
+        let old = self.snd_una;
+        self.acked = self.acked.max(psn);
+        self.advance(now, qp, events);
+        self.finish(now, old, cfg)
+    }
+
+    /// Sequence error: the responder expects `psn`; go back to it.
+    pub fn on_nack(&mut self, now: Time, qp: QpId, psn: u32, cfg: &NicConfig, events: &mut VecDeque<Event>) -> Outcome {
+        if psn > self.snd_max {
+            return Outcome {
+                malformed: true,
+                ..Outcome::default()
+            };
+        }
+        let old = self.snd_una;
+        self.acked = self.acked.max(psn);
+        self.advance(now, qp, events);
+        // A NACK below snd_una is stale (that gap was repaired already).
+        if psn >= self.snd_una && psn < self.snd_nxt {
+            self.go_back(psn);
+        }
+        self.finish(now, old, cfg)
+    }
+
+    /// A READ response arrived.
+    pub fn on_read_response(
+        &mut self,
+        now: Time,
+        qp: QpId,
+        pkt: &Packet,
+        cfg: &NicConfig,
+        stats: &mut NicStats,
+        events: &mut VecDeque<Event>,
+    ) -> Outcome {
+        let p = pkt.psn;
+        let bad = Outcome {
+            malformed: true,
+            ..Outcome::default()
+        };
+        if p >= self.snd_max {
+            return bad;
+        }
+        if p < self.snd_una {
+            stats.duplicates_received += 1;
+            return Outcome::default();
+        }
+        let i = self.wqes.partition_point(|w| w.end() <= p);
+        let Some(&w) = self.wqes.get(i) else { return bad };
+        if w.verb != Verb::Read || pkt.payload != payload_of(w.len, cfg.mtu, p - w.first_psn) {
+            return bad;
+        }
+        let old = self.snd_una;
+        // Every request before this READ reached the responder.
+        self.acked = self.acked.max(w.first_psn);
+        self.advance(now, qp, events);
+        if p == self.snd_una {
+            self.snd_una = p + 1;
+            self.advance(now, qp, events);
+        } else {
+            stats.out_of_order_dropped += 1;
+            let una = self.snd_una;
+            if self.read_rewound_at != Some(una) && self.snd_nxt > una {
+                self.read_rewound_at = Some(una);
+                stats.read_reissues += 1;
+                self.go_back(una);
+            }
+        }
+        self.finish(now, old, cfg)
+    }
+
+    /// The retransmission timer fired at `now`. True if it expired (go back
+    /// to `snd_una`).
+    pub fn on_timer(&mut self, now: Time) -> bool {
+        match self.rto_deadline {
+            Some(d) if d <= now => {
+                self.rto_deadline = None;
+                if self.outstanding() {
+                    self.read_rewound_at = None;
+                    let una = self.snd_una;
+                    self.go_back(una);
+                    true
+                } else {
+                    false
+                }
+            }
+            _ => false,
+        }
+    }
+
+    /// Completes finished WQEs from the front, in post order, and moves
+    /// `snd_una` over acknowledged WRITE/SEND PSNs.
+    fn advance(&mut self, now: Time, qp: QpId, events: &mut VecDeque<Event>) {
+        while let Some(&w) = self.wqes.front() {
+            let done = match w.verb {
+                Verb::Read => self.snd_una >= w.end(),
+                Verb::Write | Verb::Send => {
+                    if self.acked > self.snd_una {
+                        self.snd_una = self.acked.min(w.end());
+                    }
+                    self.snd_una >= w.end()
+                }
+            };
+            if !done {
+                break;
+            }
+            self.wqes.pop_front();
+            self.cursor = self.cursor.saturating_sub(1);
+            events.push_back(Event::Completion(Completion {
+                qp,
+                wr_id: w.wr_id,
+                verb: w.verb,
+                len: w.len,
+                side: CompletionSide::Requester,
+                at: now,
+            }));
+        }
+        if self.snd_nxt < self.snd_una {
+            self.snd_nxt = self.snd_una;
+            self.recompute_cursor();
+        }
+    }
+
+    fn go_back(&mut self, psn: u32) {
+        self.snd_nxt = psn.max(self.snd_una);
+        self.recompute_cursor();
+    }
+
+    fn recompute_cursor(&mut self) {
+        let nxt = self.snd_nxt;
+        self.cursor = self.wqes.partition_point(|w| w.end() <= nxt);
+    }
+
+    /// Timer bookkeeping after an input: restart on progress, clear when
+    /// nothing is outstanding.
+    fn finish(&mut self, now: Time, old_una: u32, cfg: &NicConfig) -> Outcome {
+        let progressed = self.snd_una > old_una;
+        if progressed {
+            self.read_rewound_at = None;
+        }
+        if !self.outstanding() {
+            self.rto_deadline = None;
+        } else if progressed || self.rto_deadline.is_none() {
+            self.rto_deadline = Some(now + cfg.rto);
+        }
+        Outcome {
+            progressed,
+            malformed: false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg() -> NicConfig {
+        NicConfig::default()
+    }
+
+    fn wr(id: u64, verb: Verb, len: u64) -> WorkRequest {
+        WorkRequest { wr_id: id, verb, len }
+    }
+
+    fn completions(ev: &mut VecDeque<Event>) -> Vec<u64> {
+        ev.drain(..)
+            .filter_map(|e| match e {
+                Event::Completion(c) => Some(c.wr_id),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn segmentation() {
+        assert_eq!(npkts(0, 1000), 1);
+        assert_eq!(npkts(1000, 1000), 1);
+        assert_eq!(npkts(1001, 1000), 2);
+        assert_eq!(payload_of(2500, 1000, 2), 500);
+        assert_eq!(payload_of(0, 1000, 0), 0);
+        let c = cfg();
+        let mut st = NicStats::default();
+        let mut r = Requester::default();
+        r.post(wr(1, Verb::Write, 2500), c.mtu);
+        r.post(wr(2, Verb::Send, 0), c.mtu);
+        let pk: Vec<Packet> = (0..4).map(|_| r.next_packet(0, &c, &mut st)).collect();
+        assert!(!r.has_data());
+        let f = |p: &Packet| (p.psn, p.payload, p.wire, p.first, p.last, p.msg_len);
+        assert_eq!(f(&pk[0]), (0, 1000, 1048, true, false, 2500));
+        assert_eq!(f(&pk[1]), (1, 1000, 1048, false, false, 2500));
+        assert_eq!(f(&pk[2]), (2, 500, 548, false, true, 2500));
+        assert_eq!(f(&pk[3]), (3, 0, 48, true, true, 0));
+        assert_eq!(pk[3].verb, Verb::Send);
+    }
+
+    #[test]
+    fn read_request_consumes_psns_and_reissues_remainder() {
+        let c = cfg();
+        let mut st = NicStats::default();
+        let mut ev = VecDeque::new();
+        let mut r = Requester::default();
+        r.post(wr(1, Verb::Read, 3500), c.mtu);
+        r.post(wr(2, Verb::Write, 10), c.mtu);
+        let req = r.next_packet(0, &c, &mut st);
+        assert_eq!((req.psn, req.payload, req.wire, req.msg_len), (0, 0, 48, 3500));
+        let w = r.next_packet(0, &c, &mut st);
+        assert_eq!(w.psn, 4, "READ of 4 response packets took PSNs 0..4");
+        // Response 0 arrives, then 2 (1 lost): gap -> re-issue from 1.
+        let resp = |psn: u32, payload: u32| Packet {
+            kind: PacketKind::ReadResponse,
+            psn,
+            payload,
+            ..req
+        };
+        assert!(r.on_read_response(1, 0, &resp(0, 1000), &c, &mut st, &mut ev).progressed);
+        let o = r.on_read_response(2, 0, &resp(2, 1000), &c, &mut st, &mut ev);
+        assert!(!o.progressed && !o.malformed);
+        assert_eq!(st.out_of_order_dropped, 1);
+        assert_eq!(r.snd_nxt(), 1);
+        // A second out-of-order response does not rewind again.
+        r.next_packet(3, &c, &mut st);
+        assert_eq!(r.snd_nxt(), 4);
+        r.on_read_response(3, 0, &resp(3, 500), &c, &mut st, &mut ev);
+        assert_eq!(r.snd_nxt(), 4);
+        assert_eq!(st.read_reissues, 1);
+        // The WRITE's ACK overtakes the READ responses: no completion yet.
+        r.on_ack(4, 0, 5, &c, &mut ev);
+        assert!(completions(&mut ev).is_empty());
+        for (p, pl) in [(1, 1000), (2, 1000), (3, 500)] {
+            r.on_read_response(5, 0, &resp(p, pl), &c, &mut st, &mut ev);
+        }
+        assert_eq!(completions(&mut ev), vec![1, 2], "READ then WRITE, in order");
+        assert!(r.rto_deadline.is_none());
+    }
+
+    #[test]
+    fn reissued_read_asks_for_remainder() {
+        let c = cfg();
+        let mut st = NicStats::default();
+        let mut ev = VecDeque::new();
+        let mut r = Requester::default();
+        r.post(wr(1, Verb::Read, 3500), c.mtu);
+        let req = r.next_packet(0, &c, &mut st);
+        let resp = Packet {
+            kind: PacketKind::ReadResponse,
+            psn: 0,
+            payload: 1000,
+            ..req
+        };
+        r.on_read_response(1, 0, &resp, &c, &mut st, &mut ev);
+        assert!(r.on_timer(1 + c.rto));
+        let again = r.next_packet(2 + c.rto, &c, &mut st);
+        assert_eq!((again.psn, again.msg_len, again.first), (1, 2500, false));
+        assert_eq!(st.retransmitted_packets, 1);
+    }
+
+    #[test]
+    fn nack_goes_back_and_stale_nack_is_ignored() {
+        let c = cfg();
+        let mut st = NicStats::default();
+        let mut ev = VecDeque::new();
+        let mut r = Requester::default();
+        r.post(wr(1, Verb::Write, 10_000), c.mtu);
+        for _ in 0..8 {
+            r.next_packet(0, &c, &mut st);
+        }
+        r.on_nack(1, 0, 3, &c, &mut ev);
+        assert_eq!((r.snd_una(), r.snd_nxt()), (3, 3));
+        for _ in 0..2 {
+            r.next_packet(2, &c, &mut st);
+        }
+        assert_eq!(st.retransmitted_packets, 2);
+        r.on_ack(3, 0, 4, &c, &mut ev);
+        // A late duplicate NACK(3) is below snd_una: ignored.
+        r.on_nack(4, 0, 3, &c, &mut ev);
+        assert_eq!(r.snd_nxt(), 5);
+        // A NACK beyond anything sent is malformed.
+        assert!(r.on_nack(4, 0, 100, &c, &mut ev).malformed);
+    }
+
+    #[test]
+    fn rto_restarts_on_progress_and_clears_when_idle() {
+        let c = cfg();
+        let mut st = NicStats::default();
+        let mut ev = VecDeque::new();
+        let mut r = Requester::default();
+        r.post(wr(1, Verb::Write, 3000), c.mtu);
+        for _ in 0..3 {
+            r.next_packet(10, &c, &mut st);
+        }
+        assert_eq!(r.rto_deadline, Some(10 + c.rto));
+        r.on_ack(20, 0, 1, &c, &mut ev);
+        assert_eq!(r.rto_deadline, Some(20 + c.rto));
+        // A duplicate ACK is not progress.
+        r.on_ack(30, 0, 1, &c, &mut ev);
+        assert_eq!(r.rto_deadline, Some(20 + c.rto));
+        assert!(!r.on_timer(20 + c.rto - 1));
+        assert!(r.on_timer(20 + c.rto));
+        assert_eq!(r.snd_nxt(), 1);
+        assert_eq!(r.rto_deadline, None);
+        r.next_packet(40, &c, &mut st);
+        r.next_packet(40, &c, &mut st);
+        r.on_ack(50, 0, 3, &c, &mut ev);
+        assert_eq!(r.rto_deadline, None);
+        assert_eq!(completions(&mut ev), vec![1]);
+    }
+}
