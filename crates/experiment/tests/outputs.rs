@@ -105,3 +105,19 @@ fn builtin_example_parses_and_builds() {
     assert_eq!(b.net.host_count(), 32);
     assert_eq!(b.net.flows().len(), 32 + 16);
 }
+
+#[test]
+fn every_shipped_scenario_parses_and_builds() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
+    let mut n = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "toml") {
+            let sc = Scenario::load(&path).unwrap_or_else(|e| panic!("{e}"));
+            let b = experiment::build(&sc, &path, None).unwrap_or_else(|e| panic!("{e}"));
+            assert!(!b.net.flows().is_empty(), "{} has no flows", path.display());
+            n += 1;
+        }
+    }
+    assert!(n >= 5);
+}

@@ -1,0 +1,401 @@
+//! The responder half of an RC queue pair: the expected PSN (ePSN), in-order
+//! acceptance of WRITE/SEND packets, ACK generation (every `ack_every`-th
+//! packet and always a message's last), one NACK per gap episode,
+//! re-ACK of duplicates, the receive queue consumed by SENDs, responder
+//! completions, and the queue of READ responses to send.
+//!
+//! Conventions (documented choices):
+//! - A WRITE produces a responder completion with `wr_id = 0` when its last
+//!   packet arrives (the simulator uses it as the receiver-side finish time).
+//! - A SEND consumes the oldest posted receive WQE at its first packet and
+//!   completes it (`len` = bytes received) at its last packet.
+//! - RNR: if no receive WQE is posted when the first packet of a SEND
+//!   arrives, the packet is dropped silently (counted in `rnr_drops`) and
+//!   the responder enters the "NAK sent" state, so the rest of the message
+//!   is dropped without NACKs. The requester recovers by its retransmission
+//!   timeout, which plays the role of the RNR retry timer (no RNR NAK).
+//! - A duplicate READ request (PSN below ePSN) is re-executed, as in IB:
+//!   queued responses from that PSN on are replaced by the new ones.
+//! - With ACK coalescing (`ack_every > 1`), the ECN echo of an ACK is the OR
+//!   of the CE bits of the packets it acknowledges.
+
+use std::collections::VecDeque;
+
+use crate::nic::{Completion, CompletionSide, Event, NicConfig, NicStats, QpId};
+use crate::packet::{Packet, PacketKind, Verb};
+use crate::requester::{npkts, payload_of};
+use engine::Time;
+
+#[derive(Clone, Copy, Debug)]
+struct RecvWqe {
+    wr_id: u64,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct ReadJob {
+    /// First PSN of the request this job answers.
+    first_psn: u32,
+    next_psn: u32,
+    end_psn: u32,
+    /// Bytes asked by the request (starting at `first_psn`).
+    msg_len: u64,
+}
+
+/// What the responder wants sent back for one request packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Reply {
+    None,
+    /// ACK/NACK with this PSN; the bool is the ECN echo (CE of the acked
+    /// packets, to be used only in ACK-echo notification mode).
+    Ack(u32, bool),
+    Nack(u32, bool),
+}
+
+/// Result of one request packet.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RxOutcome {
+    pub reply: Reply,
+    /// READ responses were queued (wake the QP's scheduler slot).
+    pub read_queued: bool,
+    pub malformed: bool,
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct Responder {
+    epsn: u32,
+    nak_sent: bool,
+    unacked: u32,
+    ce_pending: bool,
+    recv: VecDeque<RecvWqe>,
+    /// SEND in progress: (recv wr_id, bytes so far).
+    cur_send: Option<(u64, u64)>,
+    /// WRITE in progress: bytes so far.
+    cur_write: Option<u64>,
+    reads: VecDeque<ReadJob>,
+    /// One past the highest READ response PSN ever sent.
+    read_max: u32,
+}
+
+impl Responder {
+    pub fn post_recv(&mut self, wr_id: u64) {
+        self.recv.push_back(RecvWqe { wr_id });
+    }
+
+    pub fn epsn(&self) -> u32 {
+        self.epsn
+    }
+
+    #[inline]
+    pub fn has_data(&self) -> bool {
+        !self.reads.is_empty()
+    }
+
+    /// Processes a Request packet (WRITE/SEND data or READ request).
+    pub fn on_request(
+        &mut self,
+        now: Time,
+        qp: QpId,
+        pkt: &Packet,
+        cfg: &NicConfig,
+        stats: &mut NicStats,
+        events: &mut VecDeque<Event>,
+    ) -> RxOutcome {
+        let mut out = RxOutcome {
+            reply: Reply::None,
+            read_queued: false,
+            malformed: false,
+        };
+        let psn = pkt.psn;
+        if psn > self.epsn {
+            stats.out_of_order_dropped += 1;
+            if !self.nak_sent {
+                self.nak_sent = true;
+                out.reply = Reply::Nack(self.epsn, pkt.ce);
+            }
+            return out;
+        }
+        if psn < self.epsn {
+            stats.duplicates_received += 1;
+            if pkt.verb == Verb::Read {
+                let n = npkts(pkt.msg_len, cfg.mtu);
+                if psn.checked_add(n).is_none_or(|e| e > self.epsn) {
+                    out.malformed = true;
+                    return out;
+                }
+                self.requeue_read(psn, n, pkt.msg_len);
+                out.read_queued = true;
+            } else {
+                let ce = self.ce_pending || pkt.ce;
+                self.unacked = 0;
+                self.ce_pending = false;
+                out.reply = Reply::Ack(self.epsn, ce);
+            }
+            return out;
+        }
+        // In order.
+        match pkt.verb {
+            Verb::Read => {
+                if self.cur_send.is_some() || self.cur_write.is_some() {
+                    out.malformed = true;
+                    return out;
+                }
+                let n = npkts(pkt.msg_len, cfg.mtu);
+                let Some(end) = psn.checked_add(n) else {
+                    out.malformed = true;
+                    return out;
+                };
+                self.nak_sent = false;
+                self.epsn = end;
+                self.reads.push_back(ReadJob {
+                    first_psn: psn,
+                    next_psn: psn,
+                    end_psn: end,
+                    msg_len: pkt.msg_len,
+                });
+                out.read_queued = true;
+            }
+            Verb::Write | Verb::Send => {
+                let in_msg = self.cur_send.is_some() || self.cur_write.is_some();
+                if pkt.first == in_msg || pkt.payload > cfg.mtu {
+                    out.malformed = true;
+                    return out;
+                }
+                if pkt.verb == Verb::Send && pkt.first {
+                    let Some(w) = self.recv.pop_front() else {
+                        // RNR: drop silently, suppress NACKs for the rest of
+                        // the message; the requester's RTO retries.
+                        stats.rnr_drops += 1;
+                        self.nak_sent = true;
+                        return out;
+                    };
+                    self.cur_send = Some((w.wr_id, 0));
+                } else if pkt.verb == Verb::Write && pkt.first {
+                    self.cur_write = Some(0);
+                }
+                let bytes = match pkt.verb {
+                    Verb::Send => self.cur_send.as_mut().map(|(_, b)| b),
+                    _ => self.cur_write.as_mut(),
+                };
+                let Some(bytes) = bytes else {
+                    out.malformed = true;
+                    return out;
+                };
+                *bytes += pkt.payload as u64;
+                let total = *bytes;
+                self.nak_sent = false;
+                self.epsn += 1;
+                if pkt.last {
+                    let wr_id = match pkt.verb {
+                        Verb::Send => self.cur_send.take().map_or(0, |(id, _)| id),
+                        _ => {
+                            self.cur_write = None;
+                            0
+                        }
+                    };
+                    events.push_back(Event::Completion(Completion {
+                        qp,
+                        wr_id,
+                        verb: pkt.verb,
+                        len: total,
+                        side: CompletionSide::Responder,
+                        at: now,
+                    }));
+                }
+                self.unacked += 1;
+                self.ce_pending |= pkt.ce;
+                if self.unacked >= cfg.ack_every.max(1) || pkt.last {
+                    out.reply = Reply::Ack(self.epsn, self.ce_pending);
+                    self.unacked = 0;
+                    self.ce_pending = false;
+                }
+            }
+        }
+        out
+    }
+
+    fn requeue_read(&mut self, psn: u32, n: u32, msg_len: u64) {
+        // Drop queued responses from `psn` on: the re-issued request covers
+        // them (or, for later READs, go-back-N will request them again).
+        while let Some(back) = self.reads.back_mut() {
+            if back.end_psn <= psn {
+                break;
+            }
+            if back.next_psn < psn {
+                back.end_psn = psn;
+                break;
+            }
+            self.reads.pop_back();
+        }
+        self.reads.push_back(ReadJob {
+            first_psn: psn,
+            next_psn: psn,
+            end_psn: psn + n,
+            msg_len,
+        });
+    }
+
+    /// Builds the next READ response packet (addresses filled by the caller).
+    pub fn next_packet(&mut self, now: Time, cfg: &NicConfig, stats: &mut NicStats) -> Packet {
+        let job = self.reads.front_mut().expect("next_packet without READ responses");
+        let psn = job.next_psn;
+        let payload = payload_of(job.msg_len, cfg.mtu, psn - job.first_psn);
+        let pkt = Packet {
+            src: 0,
+            dst: 0,
+            src_qp: 0,
+            dst_qp: 0,
+            sport: 0,
+            kind: PacketKind::ReadResponse,
+            verb: Verb::Read,
+            psn,
+            payload,
+            wire: payload + cfg.header_bytes,
+            priority: cfg.data_priority,
+            ce: false,
+            ecn_echo: false,
+            first: psn == job.first_psn,
+            last: psn + 1 == job.end_psn,
+            msg_len: job.msg_len,
+            sent_at: now,
+        };
+        job.next_psn += 1;
+        if job.next_psn == job.end_psn {
+            self.reads.pop_front();
+        }
+        if psn < self.read_max {
+            stats.retransmitted_packets += 1;
+        }
+        self.read_max = self.read_max.max(psn + 1);
+        pkt
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn data(psn: u32, verb: Verb, first: bool, last: bool, payload: u32) -> Packet {
+        Packet {
+            src: 1,
+            dst: 0,
+            src_qp: 0,
+            dst_qp: 0,
+            sport: 7,
+            kind: PacketKind::Request,
+            verb,
+            psn,
+            payload,
+            wire: payload + 48,
+            priority: 3,
+            ce: false,
+            ecn_echo: false,
+            first,
+            last,
+            msg_len: 0,
+            sent_at: 5,
+        }
+    }
+
+    struct H {
+        r: Responder,
+        c: NicConfig,
+        st: NicStats,
+        ev: VecDeque<Event>,
+    }
+    impl H {
+        fn new(ack_every: u32) -> H {
+            H {
+                r: Responder::default(),
+                c: NicConfig {
+                    ack_every,
+                    ..NicConfig::default()
+                },
+                st: NicStats::default(),
+                ev: VecDeque::new(),
+            }
+        }
+        fn rx(&mut self, p: Packet) -> Reply {
+            self.r.on_request(0, 0, &p, &self.c, &mut self.st, &mut self.ev).reply
+        }
+    }
+
+    #[test]
+    fn acks_every_nth_and_last_and_ors_ce() {
+        let mut h = H::new(3);
+        let mut reps = vec![];
+        for i in 0..5 {
+            let mut p = data(i, Verb::Write, i == 0, i == 4, 1000);
+            p.ce = i == 3;
+            reps.push(h.rx(p));
+        }
+        assert_eq!(reps, vec![Reply::None, Reply::None, Reply::Ack(3, false), Reply::None, Reply::Ack(5, true)]);
+        let c: Vec<_> = h.ev.drain(..).collect();
+        assert_eq!(c.len(), 1);
+        let Event::Completion(c) = c[0] else { panic!() };
+        assert_eq!((c.wr_id, c.len, c.side, c.verb), (0, 5000, CompletionSide::Responder, Verb::Write));
+    }
+
+    #[test]
+    fn one_nack_per_gap_and_reack_duplicates() {
+        let mut h = H::new(1);
+        assert_eq!(h.rx(data(0, Verb::Write, true, false, 1000)), Reply::Ack(1, false));
+        // 1 lost: 2, 3, 4 out of order -> a single NACK(1).
+        let r: Vec<_> = (2..5).map(|i| h.rx(data(i, Verb::Write, false, false, 1000))).collect();
+        assert_eq!(r, vec![Reply::Nack(1, false), Reply::None, Reply::None]);
+        assert_eq!(h.st.out_of_order_dropped, 3);
+        // The gap is filled; a new gap NACKs again.
+        assert_eq!(h.rx(data(1, Verb::Write, false, false, 1000)), Reply::Ack(2, false));
+        assert_eq!(h.rx(data(3, Verb::Write, false, false, 1000)), Reply::Nack(2, false));
+        // Duplicate: re-ACK ePSN.
+        assert_eq!(h.rx(data(0, Verb::Write, true, false, 1000)), Reply::Ack(2, false));
+        assert_eq!(h.st.duplicates_received, 1);
+    }
+
+    #[test]
+    fn send_consumes_recv_wqes_in_order_and_rnr_drops() {
+        let mut h = H::new(1);
+        // No receive posted: RNR drop, silent; the next packets do not NACK.
+        assert_eq!(h.rx(data(0, Verb::Send, true, false, 1000)), Reply::None);
+        assert_eq!(h.rx(data(1, Verb::Send, false, true, 10)), Reply::None);
+        assert_eq!(h.st.rnr_drops, 1);
+        h.r.post_recv(11);
+        h.r.post_recv(12);
+        assert_eq!(h.rx(data(0, Verb::Send, true, false, 1000)), Reply::Ack(1, false));
+        assert_eq!(h.rx(data(1, Verb::Send, false, true, 10)), Reply::Ack(2, false));
+        assert_eq!(h.rx(data(2, Verb::Send, true, true, 0)), Reply::Ack(3, false));
+        let got: Vec<_> = h
+            .ev
+            .drain(..)
+            .map(|e| match e {
+                Event::Completion(c) => (c.wr_id, c.len),
+                _ => panic!(),
+            })
+            .collect();
+        assert_eq!(got, vec![(11, 1010), (12, 0)]);
+    }
+
+    #[test]
+    fn read_request_queues_responses_and_duplicate_reexecutes() {
+        let mut h = H::new(1);
+        let mut rq = data(0, Verb::Read, true, true, 0);
+        rq.msg_len = 2500;
+        let o = h.r.on_request(0, 0, &rq, &h.c, &mut h.st, &mut h.ev);
+        assert!(o.read_queued && o.reply == Reply::None);
+        assert_eq!(h.r.epsn(), 3);
+        let p0 = h.r.next_packet(1, &h.c, &mut h.st);
+        assert_eq!((p0.psn, p0.payload, p0.first, p0.last), (0, 1000, true, false));
+        // Re-issue for the remainder from PSN 1 (1500 bytes): replaces the queue.
+        let mut rq2 = data(1, Verb::Read, false, true, 0);
+        rq2.msg_len = 1500;
+        h.r.on_request(2, 0, &rq2, &h.c, &mut h.st, &mut h.ev);
+        let rest: Vec<_> = std::iter::from_fn(|| h.r.has_data().then(|| h.r.next_packet(3, &h.c, &mut h.st)))
+            .map(|p| (p.psn, p.payload, p.last))
+            .collect();
+        assert_eq!(rest, vec![(1, 1000, false), (2, 500, true)]);
+        assert_eq!(h.st.retransmitted_packets, 0);
+        // A bogus duplicate READ reaching past ePSN is malformed.
+        let mut rq3 = data(2, Verb::Read, false, true, 0);
+        rq3.msg_len = 5000;
+        assert!(h.r.on_request(4, 0, &rq3, &h.c, &mut h.st, &mut h.ev).malformed);
+    }
+}
