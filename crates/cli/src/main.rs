@@ -34,6 +34,26 @@ enum Cmd {
         #[arg(long, short)]
         quiet: bool,
     },
+    /// Run a scenario over several seeds and parameter values, one
+    /// simulation per core; each run's outputs equal a sequential run's.
+    Sweep {
+        scenario: PathBuf,
+        /// Seeds, e.g. 1,2,3 or 1..8 (inclusive).
+        #[arg(long, default_value = "1")]
+        seeds: String,
+        /// Override a key for every run, e.g. --set switch.pfc=false.
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+        /// Sweep a key over values, e.g. --vary traffic.0.load=0.3,0.5.
+        #[arg(long, value_name = "KEY=V1,V2,..")]
+        vary: Vec<String>,
+        /// Parallel runs (default: the number of cores).
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// Write each run's outputs into DIR/<label>/ and a sweep.csv.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// Run the shared benchmark scenarios (bench/README.md) and print one
     /// parseable line per run. Without --scenario/--mode, every scenario in
     /// every mode, each in its own process so peak memory is per run.
@@ -64,6 +84,14 @@ fn main() -> ExitCode {
             out,
             quiet,
         } => run(scenario.as_deref(), seed, out.as_deref(), quiet),
+        Cmd::Sweep {
+            scenario,
+            seeds,
+            set,
+            vary,
+            jobs,
+            out,
+        } => sweep(&scenario, &seeds, &set, &vary, jobs, out.as_deref()),
         Cmd::Bench {
             scenario,
             mode,
@@ -259,6 +287,88 @@ fn bench_one(
             s.flows,
             if s.conservation_ok { "ok" } else { "violated" }
         ));
+    }
+    Ok(())
+}
+
+fn parse_seeds(s: &str) -> Result<Vec<u64>, String> {
+    let bad = || format!("--seeds {s:?}: expected a list like 1,2,3 or a range like 1..8");
+    if let Some((a, b)) = s.split_once("..") {
+        let a: u64 = a.trim().parse().map_err(|_| bad())?;
+        let b: u64 = b.trim().parse().map_err(|_| bad())?;
+        if a > b {
+            return Err(bad());
+        }
+        return Ok((a..=b).collect());
+    }
+    s.split(',')
+        .map(|x| x.trim().parse().map_err(|_| bad()))
+        .collect()
+}
+
+fn sweep(
+    path: &Path,
+    seeds: &str,
+    set: &[String],
+    vary: &[String],
+    jobs: Option<usize>,
+    out: Option<&Path>,
+) -> Result<(), String> {
+    use experiment::sweep;
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+    let seeds = parse_seeds(seeds)?;
+    let fixed = set
+        .iter()
+        .map(|a| sweep::parse_assignment(a))
+        .collect::<Result<Vec<_>, _>>()?;
+    let varied = vary
+        .iter()
+        .map(|a| {
+            sweep::parse_assignment(a)
+                .map(|(k, v)| (k, v.split(',').map(|x| x.trim().to_string()).collect()))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let points = sweep::points(&seeds, &fixed, &varied);
+    let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let t0 = std::time::Instant::now();
+    let results = sweep::run(&text, path, &points, jobs, out)?;
+    let wall = t0.elapsed().as_secs_f64();
+    println!(
+        "{:<40} {:>9} {:>9} {:>9} {:>10} {:>8} {:>8}",
+        "run", "finished", "sd_mean", "sd_p99", "goodput", "drops", "pauses"
+    );
+    let mut csv = String::from("label,seed,flows,flows_finished,slowdown_mean,slowdown_p99,fct_mean_ns,total_goodput_gbps,dropped_packets,pause_frames\n");
+    for (p, s) in points.iter().zip(&results) {
+        println!(
+            "{:<40} {:>4}/{:<4} {:>9.3} {:>9.3} {:>10.2} {:>8} {:>8}",
+            p.label(),
+            s.flows_finished,
+            s.flows,
+            s.slowdown.mean,
+            s.slowdown.p99,
+            s.total_goodput_gbps,
+            s.dropped_packets,
+            s.pause_frames
+        );
+        csv.push_str(&format!(
+            "{},{},{},{},{},{},{},{},{},{}\n",
+            p.label(),
+            p.seed,
+            s.flows,
+            s.flows_finished,
+            s.slowdown.mean,
+            s.slowdown.p99,
+            s.fct_ns.mean,
+            s.total_goodput_gbps,
+            s.dropped_packets,
+            s.pause_frames
+        ));
+    }
+    println!("{} runs on {jobs} threads in {wall:.2} s", points.len());
+    if let Some(dir) = out {
+        std::fs::write(dir.join("sweep.csv"), csv)
+            .map_err(|e| format!("writing {}: {e}", dir.display()))?;
     }
     Ok(())
 }

@@ -7,6 +7,7 @@ pub mod ns3;
 pub mod report;
 pub mod run;
 pub mod scenario;
+pub mod sweep;
 
 pub use build::{build, Built};
 pub use run::{run, Outcome, Progress};

@@ -1,9 +1,20 @@
-//! The NIC: owns the queue pairs of one host and schedules their packets.
+//! The NIC: the public API (configuration, work requests, events, stats),
+//! the QP table (a `Vec` indexed by `QpId`), packet dispatch to the
+//! requester/responder halves, the control-packet FIFO and the data
+//! scheduler (control first; then round-robin over QPs that have data and
+//! whose rate limiter allows them to send).
 //!
-//! API CONTRACT (implementation pending): the simulator host is written
-//! against exactly these signatures.
+//! API CONTRACT: the simulator host is written against these signatures;
+//! items may be added, not renamed or removed.
 
-use crate::packet::{Packet, Verb};
+use std::collections::VecDeque;
+
+use crate::cc::{Cc, CcConfig};
+use crate::dcqcn::Notification;
+use crate::packet::{Packet, PacketKind, Verb};
+use crate::qp::Qp;
+use crate::responder::Reply;
+use crate::sched::{SchedState, Scheduler};
 use engine::Time;
 
 /// NIC-local queue pair number.
@@ -29,6 +40,11 @@ pub struct NicConfig {
     /// Traffic class of data packets and of control packets.
     pub data_priority: u8,
     pub ctrl_priority: u8,
+    /// Congestion control of every QP (unless overridden per QP with
+    /// [`Nic::create_qp_with_cc`]); also selects how this NIC, as a
+    /// notification point, reports CE marks (see
+    /// [`crate::dcqcn::Notification`]; `None` echoes on ACKs).
+    pub cc: CcConfig,
 }
 
 impl Default for NicConfig {
@@ -43,7 +59,36 @@ impl Default for NicConfig {
             rto: 4 * engine::time::MS,
             data_priority: 3,
             ctrl_priority: 0,
+            cc: CcConfig::None,
         }
+    }
+}
+
+impl NicConfig {
+    /// Checks the configuration; [`Nic::new`] panics on an invalid one.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.line_rate_bps == 0 {
+            return Err("line_rate_bps must be positive".into());
+        }
+        if self.mtu == 0 {
+            return Err("mtu must be positive".into());
+        }
+        if self.ctrl_bytes == 0 {
+            return Err("ctrl_bytes must be positive".into());
+        }
+        if self.header_bytes == 0 {
+            return Err("header_bytes must be positive (a 0-byte message is a packet)".into());
+        }
+        if self.ack_every == 0 {
+            return Err("ack_every must be at least 1".into());
+        }
+        if self.rto == 0 {
+            return Err("rto must be positive".into());
+        }
+        if self.data_priority > 7 || self.ctrl_priority > 7 {
+            return Err("priorities must be in 0..8".into());
+        }
+        self.cc.validate()
     }
 }
 
@@ -102,50 +147,47 @@ pub enum Event {
     Completion(Completion),
 }
 
+/// Counters of one NIC (all QPs).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct NicStats {
+    /// Data packets sent (WRITE/SEND data, READ requests, READ responses),
+    /// retransmissions included.
     pub data_packets_sent: u64,
+    /// Payload bytes of those packets.
     pub data_bytes_sent: u64,
+    /// Data packets sent with a PSN sent before (go-back-N, timeouts,
+    /// re-issued READ requests, re-executed READ responses).
     pub retransmitted_packets: u64,
+    /// ACK, NACK and CNP packets sent.
     pub ctrl_packets_sent: u64,
     pub acks_received: u64,
     pub nacks_received: u64,
+    /// Retransmission timer expiries (each goes back to `snd_una`).
     pub timeouts: u64,
+    /// Data packets dropped for arriving out of order (requests at the
+    /// responder, READ responses at the requester).
     pub out_of_order_dropped: u64,
+    /// Wire bytes (payload + headers) of the data packets sent.
+    pub data_wire_bytes_sent: u64,
+    /// Data packets below the expected PSN (requests re-ACKed or READs
+    /// re-executed; stale READ responses ignored).
+    pub duplicates_received: u64,
+    /// First packets of a SEND dropped because no receive WQE was posted.
+    pub rnr_drops: u64,
+    /// Packets dropped as invalid for this NIC / QP (wrong address or QP,
+    /// PSN never sent, inconsistent message framing).
+    pub malformed_dropped: u64,
+    /// READ re-issued because of a gap in its responses.
+    pub read_reissues: u64,
+    /// Congestion notifications sent: CNP packets plus ACK/NACKs carrying
+    /// `ecn_echo`.
+    pub cnps_sent: u64,
+    /// Congestion notifications received (CNP packets plus ACK/NACKs with
+    /// `ecn_echo`).
+    pub cnps_received: u64,
+    /// DCQCN rate decreases. Counted when the lazily evaluated timer is
+    /// next brought up to date (at the QP's next send, notification or rate
+    /// query), so it may lag by one decrease interval.
+    pub rate_decreases: u64,
 }
 
-pub struct Nic {}
-
-impl Nic {
-    pub fn new(_cfg: NicConfig) -> Nic {
-        todo!()
-    }
-    pub fn config(&self) -> &NicConfig {
-        todo!()
-    }
-    pub fn create_qp(&mut self, _cfg: QpConfig) -> QpId {
-        todo!()
-    }
-    pub fn post_send(&mut self, _now: Time, _qp: QpId, _wr: WorkRequest) {
-        todo!()
-    }
-    pub fn post_recv(&mut self, _qp: QpId, _wr_id: u64, _len: u64) {
-        todo!()
-    }
-    pub fn on_packet(&mut self, _now: Time, _pkt: &Packet) {
-        todo!()
-    }
-    pub fn on_timer(&mut self, _now: Time, _qp: QpId) {
-        todo!()
-    }
-    /// `paused` is a bitmask of traffic classes the link partner has paused (PFC).
-    pub fn poll_transmit(&mut self, _now: Time, _paused: u8) -> Transmit {
-        todo!()
-    }
-    pub fn poll_event(&mut self) -> Option<Event> {
-        todo!()
-    }
-    pub fn stats(&self) -> &NicStats {
-        todo!()
-    }
-}

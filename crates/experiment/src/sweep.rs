@@ -1,0 +1,175 @@
+//! Parameter sweeps: one scenario, a list of seeds and of key overrides,
+//! every combination run as its own single-threaded simulation, in parallel
+//! across cores (rayon). Results come back in input order, and each run's
+//! outputs are exactly what a sequential `rdmalab run` of the same
+//! combination writes.
+
+use crate::report::{self, SummaryJson};
+use crate::{Scenario, ScenarioError};
+use rayon::prelude::*;
+use std::path::Path;
+
+/// One point of a sweep: a seed and the overrides applied to the file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Point {
+    pub seed: u64,
+    pub overrides: Vec<(String, String)>,
+}
+
+impl Point {
+    /// A name usable as a folder: `seed3` or `seed3_switch.pfc=false`.
+    pub fn label(&self) -> String {
+        let mut l = format!("seed{}", self.seed);
+        for (k, v) in &self.overrides {
+            l.push('_');
+            l.push_str(&format!("{k}={v}").replace(['/', ' ', '"'], "-"));
+        }
+        l
+    }
+}
+
+/// Parses `key=value` (the value in TOML syntax; bare words become strings).
+pub fn parse_assignment(s: &str) -> Result<(String, String), String> {
+    let (k, v) = s
+        .split_once('=')
+        .ok_or_else(|| format!("{s:?}: expected key=value"))?;
+    if k.trim().is_empty() {
+        return Err(format!("{s:?}: empty key"));
+    }
+    Ok((k.trim().to_string(), v.trim().to_string()))
+}
+
+fn toml_value(v: &str) -> toml::Value {
+    // A value that is valid TOML keeps its type (numbers, booleans, arrays);
+    // anything else is taken as a string.
+    format!("x = {v}")
+        .parse::<toml::Table>()
+        .ok()
+        .and_then(|mut t| t.remove("x"))
+        .unwrap_or_else(|| toml::Value::String(v.to_string()))
+}
+
+/// Sets a dotted key (`switch.buffer_mb`, `traffic.0.load`) in a TOML table.
+fn set_key(table: &mut toml::Table, key: &str, value: toml::Value) -> Result<(), String> {
+    let parts: Vec<&str> = key.split('.').collect();
+    let mut cur = table;
+    for (i, p) in parts.iter().enumerate() {
+        let last = i + 1 == parts.len();
+        if last {
+            cur.insert(p.to_string(), value);
+            return Ok(());
+        }
+        let next = cur
+            .entry(p.to_string())
+            .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        cur = match next {
+            toml::Value::Table(t) => t,
+            toml::Value::Array(a) => {
+                let idx: usize = parts[i + 1]
+                    .parse()
+                    .map_err(|_| format!("{key}: {p} is a list; give an index, e.g. {p}.0"))?;
+                let len = a.len();
+                let item = a
+                    .get_mut(idx)
+                    .ok_or_else(|| format!("{key}: {p} has {len} entries, no index {idx}"))?;
+                match item {
+                    toml::Value::Table(t) if i + 2 < parts.len() => {
+                        return set_key(t, &parts[i + 2..].join("."), value)
+                    }
+                    _ => return Err(format!("{key}: cannot set inside {p}.{idx}")),
+                }
+            }
+            _ => return Err(format!("{key}: {p} is not a table")),
+        };
+    }
+    Ok(())
+}
+
+/// The scenario of one sweep point.
+pub fn scenario_for(text: &str, file: &str, point: &Point) -> Result<Scenario, ScenarioError> {
+    let mut table: toml::Table = text
+        .parse()
+        .map_err(|e: toml::de::Error| ScenarioError::new(file, "", e.message().to_string()))?;
+    for (k, v) in &point.overrides {
+        set_key(&mut table, k, toml_value(v))
+            .map_err(|m| ScenarioError::new(file, k.clone(), m))?;
+    }
+    let edited =
+        toml::to_string(&table).map_err(|e| ScenarioError::new(file, "", e.to_string()))?;
+    let origin = if point.overrides.is_empty() {
+        file.to_string()
+    } else {
+        format!("{file} (with {})", point.label())
+    };
+    Scenario::parse(&edited, &origin)
+}
+
+/// Expands seeds x (one choice per varied key) into points, in order.
+pub fn points(
+    seeds: &[u64],
+    fixed: &[(String, String)],
+    vary: &[(String, Vec<String>)],
+) -> Vec<Point> {
+    let mut combos: Vec<Vec<(String, String)>> = vec![fixed.to_vec()];
+    for (k, values) in vary {
+        combos = combos
+            .into_iter()
+            .flat_map(|c| {
+                values.iter().map(move |v| {
+                    let mut c = c.clone();
+                    c.push((k.clone(), v.clone()));
+                    c
+                })
+            })
+            .collect();
+    }
+    let mut out = Vec::new();
+    for overrides in combos {
+        for &seed in seeds {
+            out.push(Point {
+                seed,
+                overrides: overrides.clone(),
+            });
+        }
+    }
+    out
+}
+
+/// Runs every point (in parallel with `jobs` threads), writing each run's
+/// outputs under `out/<label>/` when `out` is given; returns the summaries
+/// in point order.
+pub fn run(
+    text: &str,
+    path: &Path,
+    points: &[Point],
+    jobs: usize,
+    out: Option<&Path>,
+) -> Result<Vec<SummaryJson>, String> {
+    let file = path.display().to_string();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs.max(1))
+        .build()
+        .map_err(|e| e.to_string())?;
+    let results: Vec<Result<SummaryJson, String>> = pool.install(|| {
+        points
+            .par_iter()
+            .map(|p| {
+                let sc = scenario_for(text, &file, p).map_err(|e| e.to_string())?;
+                let built = crate::build(&sc, path, Some(p.seed)).map_err(|e| e.to_string())?;
+                let o = crate::run(built, |_| {});
+                let name = sc.name.clone().unwrap_or_else(|| {
+                    path.file_stem()
+                        .map_or("scenario".into(), |s| s.to_string_lossy().into_owned())
+                });
+                let s = report::summary(&o, &name, p.seed);
+                if let Some(dir) = out {
+                    let d = dir.join(p.label());
+                    report::write_outputs(&o, &s, &d)
+                        .map_err(|e| format!("writing {}: {e}", d.display()))?;
+                }
+                Ok(s)
+            })
+            .collect()
+    });
+    results.into_iter().collect()
+}
