@@ -1,14 +1,36 @@
-//! The event queue: a monotone radix heap keyed by (time, insertion sequence).
+//! The event queue: a binary min-heap keyed by (time, insertion sequence).
 //!
 //! Ties at the same picosecond are served in insertion order, so a scenario
 //! and a seed fully determine the order of events on any machine.
 
 use crate::time::Time;
-use radix_heap::RadixHeapMap;
-use std::cmp::Reverse;
+use std::cmp::{Ordering, Reverse};
+use std::collections::BinaryHeap;
+
+struct Entry<E> {
+    key: (Time, u64),
+    event: E,
+}
+
+impl<E> PartialEq for Entry<E> {
+    fn eq(&self, other: &Self) -> bool {
+        self.key == other.key
+    }
+}
+impl<E> Eq for Entry<E> {}
+impl<E> PartialOrd for Entry<E> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl<E> Ord for Entry<E> {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.key.cmp(&other.key)
+    }
+}
 
 pub struct EventQueue<E> {
-    heap: RadixHeapMap<Reverse<(Time, u64)>, E>,
+    heap: BinaryHeap<Reverse<Entry<E>>>,
     seq: u64,
     now: Time,
 }
@@ -22,7 +44,7 @@ impl<E> Default for EventQueue<E> {
 impl<E> EventQueue<E> {
     pub fn new() -> Self {
         EventQueue {
-            heap: RadixHeapMap::new(),
+            heap: BinaryHeap::new(),
             seq: 0,
             now: 0,
         }
@@ -34,27 +56,30 @@ impl<E> EventQueue<E> {
         self.now
     }
 
-    /// Schedules `event` at `at`. Scheduling in the past is a logic error:
-    /// the radix heap is monotone, so it is clamped to now in release builds.
+    /// Schedules `event` at `at`. Scheduling in the past is a logic error,
+    /// clamped to now in release builds.
     #[inline]
     pub fn schedule(&mut self, at: Time, event: E) {
         debug_assert!(at >= self.now, "event scheduled in the past");
         let at = at.max(self.now);
-        self.heap.push(Reverse((at, self.seq)), event);
+        self.heap.push(Reverse(Entry {
+            key: (at, self.seq),
+            event,
+        }));
         self.seq += 1;
     }
 
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, E)> {
-        let (Reverse((t, _)), e) = self.heap.pop()?;
-        self.now = t;
-        Some((t, e))
+        let Reverse(e) = self.heap.pop()?;
+        self.now = e.key.0;
+        Some((e.key.0, e.event))
     }
 
     /// The time of the next pending event, if any.
     #[inline]
     pub fn peek_time(&self) -> Option<Time> {
-        self.heap.top().map(|Reverse((t, _))| t)
+        self.heap.peek().map(|Reverse(e)| e.key.0)
     }
 
     pub fn len(&self) -> usize {

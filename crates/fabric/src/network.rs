@@ -576,6 +576,12 @@ impl Network {
 
     /// Drains what the NIC asked for (timers, completions) and lets it send.
     fn after_nic_input(&mut self, now: Time, h: u32) {
+        self.drain_nic_events(now, h);
+        let port = self.hosts[h as usize].port;
+        self.kick(now, port);
+    }
+
+    fn drain_nic_events(&mut self, now: Time, h: u32) {
         while let Some(ev) = self.hosts[h as usize].nic.poll_event() {
             match ev {
                 Event::ArmTimer { qp, at } => self.q.schedule(at.max(now), Ev::Timer(h, qp)),
@@ -590,8 +596,6 @@ impl Network {
                 }
             }
         }
-        let port = self.hosts[h as usize].port;
-        self.kick(now, port);
     }
 
     /// Starts the next transmission on an idle port, if there is one.
@@ -652,6 +656,8 @@ impl Network {
                         self.counters.injected_packets += 1;
                         self.counters.injected_bytes += wire as u64;
                         self.transmit(now, p, Frame::Packet(idx), wire);
+                        // Sending may arm the retransmission timer.
+                        self.drain_nic_events(now, h);
                     }
                     Transmit::At(t) => {
                         if t < host.wake_at {

@@ -69,12 +69,13 @@ impl Cc {
         }
     }
 
-    /// After `rate(now)`: the next time the rate may change on its own.
+    /// After `rate(now)`: the next time the rate may increase on its own
+    /// (see [`Dcqcn::next_increase`]).
     #[inline]
-    pub fn next_change(&self) -> Option<Time> {
+    pub fn next_increase(&self) -> Option<Time> {
         match self {
             Cc::None { .. } => None,
-            Cc::Dcqcn(d) => d.next_change(),
+            Cc::Dcqcn(d) => d.next_increase(),
         }
     }
 

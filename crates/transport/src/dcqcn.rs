@@ -160,17 +160,24 @@ impl DcqcnParams {
 
     /// Checks the parameters make sense.
     pub fn validate(&self) -> Result<(), String> {
-        if self.alpha_resume_interval == 0 || self.rate_decrease_interval == 0 || self.rp_timer == 0 {
+        if self.alpha_resume_interval == 0 || self.rate_decrease_interval == 0 || self.rp_timer == 0
+        {
             return Err("DCQCN timer periods must be positive".into());
         }
         if !(0.0..=1.0).contains(&self.g) {
             return Err(format!("DCQCN g must be in [0, 1], got {}", self.g));
         }
         if !(0.0..=1.0).contains(&self.initial_alpha) {
-            return Err(format!("DCQCN initial_alpha must be in [0, 1], got {}", self.initial_alpha));
+            return Err(format!(
+                "DCQCN initial_alpha must be in [0, 1], got {}",
+                self.initial_alpha
+            ));
         }
         if !(self.rate_on_first_cnp > 0.0 && self.rate_on_first_cnp <= 1.0) {
-            return Err(format!("DCQCN rate_on_first_cnp must be in (0, 1], got {}", self.rate_on_first_cnp));
+            return Err(format!(
+                "DCQCN rate_on_first_cnp must be in (0, 1], got {}",
+                self.rate_on_first_cnp
+            ));
         }
         if self.min_rate_bps == 0 {
             return Err("DCQCN min_rate_bps must be positive".into());
@@ -269,10 +276,26 @@ impl Dcqcn {
         c.rate
     }
 
-    /// After `advance(now)`: the earliest future time at which the rate may
-    /// change without an input (a decrease check with a CNP pending, or the
-    /// rate-increase timer). The scheduler uses it to re-evaluate a
-    /// rate-limited QP exactly when its rate changes.
+    /// Alpha at `now` without changing the state.
+    pub fn alpha_at(&self, now: Time) -> f64 {
+        let mut c = self.clone();
+        c.advance(now);
+        c.alpha
+    }
+
+    /// After `advance(now)`: the next time the rate may *increase* without
+    /// an input (the rate-increase timer; byte-counter increases happen on
+    /// sends). The scheduler re-evaluates a rate-limited QP then, so that a
+    /// rate increase shortens its wait exactly as in HPCC's `ChangeRate`.
+    /// Decreases need no such visit: they only make the QP wait longer,
+    /// which the scheduler sees when the old wait ends and re-evaluates the
+    /// limiter with the rate in force at that moment.
+    pub fn next_increase(&self) -> Option<Time> {
+        self.rp_next
+    }
+
+    /// After `advance(now)`: the next pending timer event of any kind (a
+    /// decrease check with a CNP pending, or the rate-increase timer).
     pub fn next_change(&self) -> Option<Time> {
         let dec = self.dec_cnp.then_some(self.dec_next);
         match (dec, self.rp_next) {
@@ -290,7 +313,11 @@ impl Dcqcn {
         let before = self.decreases;
         let period = self.p.rp_timer;
         loop {
-            let t_dec = if self.dec_cnp { self.dec_next } else { Time::MAX };
+            let t_dec = if self.dec_cnp {
+                self.dec_next
+            } else {
+                Time::MAX
+            };
             let t_rp = self.rp_next.unwrap_or(Time::MAX);
             let t = t_dec.min(t_rp);
             if t > now {
@@ -302,7 +329,9 @@ impl Dcqcn {
                     // min(now, t_dec) (ties go to the timer) in one step.
                     let limit = now.min(t_dec);
                     let n = (limit - t_rp) / period + 1;
-                    self.rp_stage = self.rp_stage.saturating_add(u32::try_from(n).unwrap_or(u32::MAX));
+                    self.rp_stage = self
+                        .rp_stage
+                        .saturating_add(u32::try_from(n).unwrap_or(u32::MAX));
                     self.rp_next = Some(t_rp + n * period);
                 } else {
                     let ph = self.phase();
@@ -387,15 +416,20 @@ impl Dcqcn {
     fn increase(&mut self, ph: Phase) {
         match ph {
             Phase::FastRecovery => {}
-            Phase::Additive => self.target = self.target.saturating_add(self.p.rai_bps).min(self.line),
-            Phase::Hyper => self.target = self.target.saturating_add(self.p.rhai_bps).min(self.line),
+            Phase::Additive => {
+                self.target = self.target.saturating_add(self.p.rai_bps).min(self.line)
+            }
+            Phase::Hyper => {
+                self.target = self.target.saturating_add(self.p.rhai_bps).min(self.line)
+            }
         }
         let r = (self.rate as u128 + self.target as u128).div_ceil(2) as u64;
         self.rate = r.min(self.line);
     }
 
     fn decrease(&mut self, at: Time) {
-        let clamp = self.p.clamp_target_rate || (self.p.clamp_target_rate_after_time_inc && self.rp_stage != 0);
+        let clamp = self.p.clamp_target_rate
+            || (self.p.clamp_target_rate_after_time_inc && self.rp_stage != 0);
         if clamp {
             self.target = self.rate;
         }
@@ -473,6 +507,7 @@ mod tests {
         assert_eq!(d.rate(), LINE);
         // The check sits 1 ns after the 4th alpha boundary.
         assert_eq!(d.next_change(), Some(t0 + 4 * US + NS));
+        assert_eq!(d.next_increase(), None);
         assert_eq!(d.advance(t0 + 4 * US), 0);
         assert_eq!(d.rate(), LINE);
         assert_eq!(d.advance(t0 + 4 * US + NS), 1);
@@ -482,6 +517,7 @@ mod tests {
         assert_eq!(d.rate(), (LINE as f64 * (1.0 - a / 2.0)) as u64);
         assert_eq!(d.target(), LINE, "no clamp at stage 0 (HPCC mlx)");
         assert_eq!(d.next_change(), Some(t0 + 4 * US + NS + p.rp_timer));
+        assert_eq!(d.next_increase(), Some(t0 + 4 * US + NS + p.rp_timer));
     }
 
     #[test]
@@ -569,7 +605,10 @@ mod tests {
         // halves its remaining gap every period.
         let hai = (LINE - tg - p.rai_bps).div_ceil(p.rhai_bps);
         let target_full = 1 + 1 + hai;
-        assert!(n >= target_full && n <= target_full + 40, "n={n} target_full={target_full}");
+        assert!(
+            n >= target_full && n <= target_full + 40,
+            "n={n} target_full={target_full}"
+        );
         // Step through every period, checking each one.
         for (k, want) in expect.iter().enumerate() {
             let t = t_dec + (k as u64 + 1) * p.rp_timer;
@@ -619,7 +658,8 @@ mod tests {
                     return;
                 }
                 if self.next_alpha == t {
-                    self.alpha = (1.0 - self.p.g) * self.alpha + if self.alpha_cnp { self.p.g } else { 0.0 };
+                    self.alpha =
+                        (1.0 - self.p.g) * self.alpha + if self.alpha_cnp { self.p.g } else { 0.0 };
                     self.alpha_cnp = false;
                     self.next_alpha += self.p.alpha_resume_interval;
                 } else if rp == t {
@@ -638,7 +678,8 @@ mod tests {
                         if self.p.clamp_target_rate || self.stage != 0 {
                             self.target = self.rate;
                         }
-                        self.rate = ((self.rate as f64 * (1.0 - self.alpha / 2.0)) as u64).max(self.p.min_rate_bps);
+                        self.rate = ((self.rate as f64 * (1.0 - self.alpha / 2.0)) as u64)
+                            .max(self.p.min_rate_bps);
                         self.stage = 0;
                         self.dec_cnp = false;
                         self.next_rp = Some(t + self.p.rp_timer);
@@ -703,9 +744,19 @@ mod tests {
                 if r.started {
                     checks += 1;
                     let rel = (lazy.alpha() - r.alpha).abs() / r.alpha.max(1e-300);
-                    assert!(rel < 1e-9, "seed {seed} t {t}: alpha {} vs {}", lazy.alpha(), r.alpha);
+                    assert!(
+                        rel < 1e-9,
+                        "seed {seed} t {t}: alpha {} vs {}",
+                        lazy.alpha(),
+                        r.alpha
+                    );
                     let dr = lazy.rate().abs_diff(r.rate);
-                    assert!(dr <= 16, "seed {seed} t {t}: rate {} vs {}", lazy.rate(), r.rate);
+                    assert!(
+                        dr <= 16,
+                        "seed {seed} t {t}: rate {} vs {}",
+                        lazy.rate(),
+                        r.rate
+                    );
                     assert!(lazy.target().abs_diff(r.target) <= 16);
                     assert_eq!(lazy.rp_stage(), r.stage, "seed {seed} t {t}");
                 }

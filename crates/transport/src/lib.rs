@@ -9,9 +9,23 @@
 //! completions (the shape of quinn-proto). The simulator's hosts and the
 //! real UDP datapath both drive this same code.
 
-mod nic;
-pub mod packet;
+//!
+//! Modules: [`nic`] (public API, QP table, dispatch, scheduler loop),
+//! `qp` (one queue pair), `requester` and `responder` (the two halves of
+//! RC), `sched` (ready ring and rate-limiter heap), [`cc`] (congestion
+//! control selection) and [`dcqcn`] (DCQCN reaction point, presets).
 
+pub mod cc;
+pub mod dcqcn;
+pub mod nic;
+pub mod packet;
+mod qp;
+mod requester;
+mod responder;
+mod sched;
+
+pub use cc::{Cc, CcConfig};
+pub use dcqcn::{Dcqcn, DcqcnParams, Notification};
 pub use nic::{
     Completion, CompletionSide, Event, Nic, NicConfig, NicStats, QpConfig, QpId, Transmit,
     WorkRequest,

@@ -185,9 +185,590 @@ pub struct NicStats {
     /// Congestion notifications received (CNP packets plus ACK/NACKs with
     /// `ecn_echo`).
     pub cnps_received: u64,
-    /// DCQCN rate decreases. Counted when the lazily evaluated timer is
-    /// next brought up to date (at the QP's next send, notification or rate
-    /// query), so it may lag by one decrease interval.
+    /// DCQCN rate decreases. Counted when the lazily evaluated timers are
+    /// next brought up to date (when the QP next wants to send or receives
+    /// a notification), so the count may lag behind the rate itself.
     pub rate_decreases: u64,
 }
 
+/// One host's RNIC: its queue pairs, their packets, timers and completions.
+pub struct Nic {
+    cfg: NicConfig,
+    qps: Vec<Qp>,
+    ctrl: VecDeque<Packet>,
+    events: VecDeque<Event>,
+    sched: Scheduler,
+    stats: NicStats,
+    /// The latest time passed in by any call.
+    now: Time,
+}
+
+impl Nic {
+    /// Panics if the configuration is invalid (see [`NicConfig::validate`]).
+    pub fn new(cfg: NicConfig) -> Nic {
+        if let Err(e) = cfg.validate() {
+            panic!("invalid NicConfig: {e}");
+        }
+        Nic {
+            cfg,
+            qps: Vec::new(),
+            ctrl: VecDeque::new(),
+            events: VecDeque::new(),
+            sched: Scheduler::default(),
+            stats: NicStats::default(),
+            now: 0,
+        }
+    }
+
+    pub fn config(&self) -> &NicConfig {
+        &self.cfg
+    }
+
+    /// Creates a QP running the NIC's congestion control. QP numbers are
+    /// 0, 1, 2, ... in creation order.
+    pub fn create_qp(&mut self, cfg: QpConfig) -> QpId {
+        let cc = self.cfg.cc;
+        self.create_qp_with_cc(cfg, cc)
+    }
+
+    /// Creates a QP with its own congestion control (overriding
+    /// `NicConfig::cc`, also for its notification-point behaviour).
+    /// Panics if `cc` is invalid.
+    pub fn create_qp_with_cc(&mut self, cfg: QpConfig, cc: CcConfig) -> QpId {
+        if let Err(e) = cc.validate() {
+            panic!("invalid CcConfig: {e}");
+        }
+        let id = QpId::try_from(self.qps.len()).expect("too many QPs");
+        let state = Cc::new(&cc, self.cfg.line_rate_bps);
+        self.qps.push(Qp::new(id, cfg, state, cc.notification()));
+        id
+    }
+
+    /// Posts a WRITE, READ or SEND on `qp`'s send queue. Panics if `qp` does
+    /// not exist.
+    pub fn post_send(&mut self, now: Time, qp: QpId, wr: WorkRequest) {
+        self.now = self.now.max(now);
+        let mtu = self.cfg.mtu;
+        self.qp_mut(qp).req.post(wr, mtu);
+        self.wake(qp as usize, now);
+    }
+
+    /// Posts a receive WQE for SENDs arriving on `qp`. `len` is the buffer
+    /// size; it is not enforced (the completion reports the bytes received).
+    pub fn post_recv(&mut self, qp: QpId, wr_id: u64, _len: u64) {
+        self.qp_mut(qp).resp.post_recv(wr_id);
+    }
+
+    pub fn on_packet(&mut self, now: Time, pkt: &Packet) {
+        self.now = self.now.max(now);
+        let qi = pkt.dst_qp as usize;
+        let valid = pkt.dst == self.cfg.host
+            && self
+                .qps
+                .get(qi)
+                .is_some_and(|q| q.cfg.peer_host == pkt.src && q.cfg.peer_qp == pkt.src_qp);
+        if !valid {
+            self.stats.malformed_dropped += 1;
+            return;
+        }
+        let cfg = &self.cfg;
+        let stats = &mut self.stats;
+        let events = &mut self.events;
+        let ctrl = &mut self.ctrl;
+        let qp = &mut self.qps[qi];
+        let id = qp.id;
+        let mut wake = false;
+        match pkt.kind {
+            PacketKind::Request => {
+                let o = qp.resp.on_request(now, id, pkt, cfg, stats, events);
+                if o.malformed {
+                    stats.malformed_dropped += 1;
+                }
+                let echo_mode = qp.notification == Notification::AckEcho;
+                let reply = match o.reply {
+                    Reply::None => None,
+                    Reply::Ack(psn, ce) => Some((PacketKind::Ack, psn, echo_mode && ce)),
+                    Reply::Nack(psn, ce) => Some((PacketKind::Nack, psn, echo_mode && ce)),
+                };
+                if let Some((kind, psn, echo)) = reply {
+                    stats.cnps_sent += echo as u64;
+                    ctrl.push_back(qp.ctrl_packet(kind, psn, pkt.verb, echo, pkt.sent_at, cfg));
+                }
+                if pkt.ce {
+                    match qp.notification {
+                        Notification::Cnp { cnp_interval } => {
+                            qp.maybe_cnp(now, cnp_interval, pkt, cfg, ctrl, stats)
+                        }
+                        // READ requests get no ACK to carry the echo.
+                        Notification::AckEcho if pkt.verb == Verb::Read => {
+                            qp.maybe_cnp(now, 0, pkt, cfg, ctrl, stats)
+                        }
+                        Notification::AckEcho => {}
+                    }
+                }
+                wake = o.read_queued;
+            }
+            PacketKind::ReadResponse => {
+                let o = qp.req.on_read_response(now, id, pkt, cfg, stats, events);
+                if o.malformed {
+                    stats.malformed_dropped += 1;
+                } else {
+                    if pkt.ce {
+                        let interval = match qp.notification {
+                            Notification::Cnp { cnp_interval } => cnp_interval,
+                            Notification::AckEcho => 0,
+                        };
+                        qp.maybe_cnp(now, interval, pkt, cfg, ctrl, stats);
+                    }
+                    wake = true;
+                }
+            }
+            PacketKind::Ack | PacketKind::Nack => {
+                let is_ack = pkt.kind == PacketKind::Ack;
+                let o = if is_ack {
+                    qp.req.on_ack(now, id, pkt.psn, cfg, events)
+                } else {
+                    qp.req.on_nack(now, id, pkt.psn, cfg, events)
+                };
+                if o.malformed {
+                    stats.malformed_dropped += 1;
+                } else {
+                    if is_ack {
+                        stats.acks_received += 1;
+                    } else {
+                        stats.nacks_received += 1;
+                    }
+                    if pkt.ecn_echo {
+                        stats.cnps_received += 1;
+                        qp.cc.on_congestion(now, &mut stats.rate_decreases);
+                    }
+                    wake = true;
+                }
+            }
+            PacketKind::Cnp => {
+                stats.cnps_received += 1;
+                qp.cc.on_congestion(now, &mut stats.rate_decreases);
+            }
+        }
+        qp.sync_timer(events);
+        if wake {
+            self.wake(qi, now);
+        }
+    }
+
+    /// A timer armed with `Event::ArmTimer { qp, at }` fired. Stale or early
+    /// calls are harmless.
+    pub fn on_timer(&mut self, now: Time, qp: QpId) {
+        self.now = self.now.max(now);
+        let qi = qp as usize;
+        let Some(q) = self.qps.get_mut(qi) else {
+            return;
+        };
+        if q.armed.is_some_and(|a| a <= now) {
+            q.armed = None;
+        }
+        if q.req.on_timer(now) {
+            self.stats.timeouts += 1;
+        }
+        q.sync_timer(&mut self.events);
+        self.wake(qi, now);
+    }
+
+    /// `paused` is a bitmask of traffic classes the link partner has paused (PFC).
+    ///
+    /// Control packets (ACK/NACK/CNP, FIFO) go first unless their class is
+    /// paused; then data, round-robin over the QPs whose rate limiter allows
+    /// them to send. `At(t)`: every QP with data is rate-limited until `t`
+    /// at the earliest; `Idle`: nothing can go until new input (a post, a
+    /// packet, a timer, or a PFC resume).
+    ///
+    /// Sending the first packet of a flight arms the retransmission timer:
+    /// this call may queue an [`Event::ArmTimer`] (never a completion), so
+    /// drain [`Nic::poll_event`] after it too.
+    pub fn poll_transmit(&mut self, now: Time, paused: u8) -> Transmit {
+        self.now = self.now.max(now);
+        if !self.ctrl.is_empty() && paused & (1u8 << self.cfg.ctrl_priority) == 0 {
+            let p = self.ctrl.pop_front().expect("non-empty");
+            self.stats.ctrl_packets_sent += 1;
+            return Transmit::Packet(p);
+        }
+        if paused & (1u8 << self.cfg.data_priority) != 0 {
+            return Transmit::Idle;
+        }
+        while let Some((t, qi)) = self.sched.pop_due(now) {
+            let q = &mut self.qps[qi as usize];
+            if q.sched == SchedState::Waiting(t) {
+                q.sched = SchedState::Idle;
+                self.sched.push_ready(qi, &mut q.sched);
+            }
+        }
+        while let Some(qi) = self.sched.pop_ready() {
+            let q = &mut self.qps[qi as usize];
+            q.sched = SchedState::Idle;
+            if !q.has_data() {
+                continue;
+            }
+            let e = q.eligible_at(now, &mut self.stats.rate_decreases);
+            if e > now {
+                self.sched.push_waiting(qi, e, &mut q.sched);
+                continue;
+            }
+            let pkt = q.next_packet(now, &self.cfg, &mut self.stats);
+            self.stats.data_packets_sent += 1;
+            self.stats.data_bytes_sent += pkt.payload as u64;
+            self.stats.data_wire_bytes_sent += pkt.wire as u64;
+            q.sync_timer(&mut self.events);
+            if q.has_data() {
+                let e = q.eligible_at(now, &mut self.stats.rate_decreases);
+                if e <= now {
+                    self.sched.push_ready(qi, &mut q.sched);
+                } else {
+                    self.sched.push_waiting(qi, e, &mut q.sched);
+                }
+            }
+            return Transmit::Packet(pkt);
+        }
+        let qps = &self.qps;
+        match self
+            .sched
+            .earliest(|t, q| qps[q as usize].sched != SchedState::Waiting(t))
+        {
+            Some(t) => Transmit::At(t),
+            None => Transmit::Idle,
+        }
+    }
+
+    pub fn poll_event(&mut self) -> Option<Event> {
+        self.events.pop_front()
+    }
+
+    pub fn stats(&self) -> &NicStats {
+        &self.stats
+    }
+
+    /// Number of QPs created.
+    pub fn num_qps(&self) -> usize {
+        self.qps.len()
+    }
+
+    pub fn qp_config(&self, qp: QpId) -> &QpConfig {
+        &self.qp(qp).cfg
+    }
+
+    /// The QP's sending rate at the latest time this NIC has been told about
+    /// (any call's `now`). Congestion-control timers are evaluated lazily;
+    /// use [`Nic::qp_rate_bps_at`] to sample at a precise time.
+    pub fn qp_rate_bps(&self, qp: QpId) -> u64 {
+        self.qp_rate_bps_at(qp, self.now)
+    }
+
+    /// The QP's sending rate at `now` (not before the latest time seen).
+    pub fn qp_rate_bps_at(&self, qp: QpId, now: Time) -> u64 {
+        self.qp(qp).cc.rate_at(now)
+    }
+
+    /// The QP's congestion-control state (e.g. DCQCN's alpha), as of its
+    /// last update.
+    pub fn qp_cc(&self, qp: QpId) -> &Cc {
+        &self.qp(qp).cc
+    }
+
+    /// Work requests posted on `qp` and not yet completed.
+    pub fn qp_pending_wrs(&self, qp: QpId) -> usize {
+        self.qp(qp).req.pending_wrs()
+    }
+
+    /// True if no QP has anything to send or outstanding and no control
+    /// packet or event is queued.
+    pub fn is_quiescent(&self) -> bool {
+        self.ctrl.is_empty()
+            && self.events.is_empty()
+            && self
+                .qps
+                .iter()
+                .all(|q| !q.has_data() && !q.req.outstanding())
+    }
+
+    fn qp(&self, qp: QpId) -> &Qp {
+        self.qps
+            .get(qp as usize)
+            .unwrap_or_else(|| panic!("no QP {qp}"))
+    }
+
+    fn qp_mut(&mut self, qp: QpId) -> &mut Qp {
+        self.qps
+            .get_mut(qp as usize)
+            .unwrap_or_else(|| panic!("no QP {qp}"))
+    }
+
+    /// Puts an idle QP that has something to send into the scheduler.
+    fn wake(&mut self, qi: usize, now: Time) {
+        let q = &mut self.qps[qi];
+        if q.sched != SchedState::Idle || !q.has_data() {
+            return;
+        }
+        let e = q.eligible_at(now, &mut self.stats.rate_decreases);
+        if e <= now {
+            self.sched.push_ready(q.id, &mut q.sched);
+        } else {
+            self.sched.push_waiting(q.id, e, &mut q.sched);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use engine::time::{serialization, US};
+
+    fn nic_with_qps(n: u32) -> Nic {
+        let mut nic = Nic::new(NicConfig::default());
+        for i in 0..n {
+            let q = nic.create_qp(QpConfig {
+                peer_host: 1,
+                peer_qp: i,
+                sport: i as u16,
+            });
+            assert_eq!(q, i, "QP numbers are 0, 1, 2, ...");
+        }
+        nic
+    }
+
+    fn write(nic: &mut Nic, now: Time, qp: QpId, len: u64) {
+        nic.post_send(
+            now,
+            qp,
+            WorkRequest {
+                wr_id: 1,
+                verb: Verb::Write,
+                len,
+            },
+        );
+    }
+
+    /// A data packet from the peer (host 1) to QP `qp`.
+    fn incoming(qp: QpId, psn: u32, first: bool, last: bool) -> Packet {
+        Packet {
+            src: 1,
+            dst: 0,
+            src_qp: qp,
+            dst_qp: qp,
+            sport: 9,
+            kind: PacketKind::Request,
+            verb: Verb::Write,
+            psn,
+            payload: 1000,
+            wire: 1048,
+            priority: 3,
+            ce: false,
+            ecn_echo: false,
+            first,
+            last,
+            msg_len: 1000 * (psn as u64 + 1),
+            sent_at: 0,
+        }
+    }
+
+    fn unwrap_pkt(t: Transmit) -> Packet {
+        match t {
+            Transmit::Packet(p) => p,
+            other => panic!("expected a packet, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn idle_then_packets_then_rate_limited() {
+        let mut nic = nic_with_qps(1);
+        assert_eq!(nic.poll_transmit(0, 0), Transmit::Idle);
+        write(&mut nic, 0, 0, 2500);
+        let p = unwrap_pkt(nic.poll_transmit(0, 0));
+        assert_eq!(
+            (p.src, p.dst, p.src_qp, p.dst_qp, p.sport, p.priority),
+            (0, 1, 0, 0, 0, 3)
+        );
+        let ser = serialization(1048, 100_000_000_000);
+        assert_eq!(nic.poll_transmit(0, 0), Transmit::At(ser));
+        assert_eq!(nic.poll_transmit(ser - 1, 0), Transmit::At(ser));
+        assert_eq!(unwrap_pkt(nic.poll_transmit(ser, 0)).psn, 1);
+        assert_eq!(unwrap_pkt(nic.poll_transmit(2 * ser, 0)).payload, 500);
+        assert_eq!(nic.poll_transmit(3 * ser, 0), Transmit::Idle);
+    }
+
+    #[test]
+    fn pfc_mask_holds_the_paused_class_only() {
+        let mut nic = nic_with_qps(1);
+        write(&mut nic, 0, 0, 5000);
+        nic.on_packet(0, &incoming(0, 0, true, true));
+        let data_paused = 1u8 << 3;
+        let ctrl_paused = 1u8 << 0;
+        // Control first, even though data is queued; then nothing while the
+        // data class is paused.
+        let ack = unwrap_pkt(nic.poll_transmit(0, data_paused));
+        assert_eq!(
+            (ack.kind, ack.psn, ack.wire, ack.priority),
+            (PacketKind::Ack, 1, 60, 0)
+        );
+        assert_eq!(nic.poll_transmit(0, data_paused), Transmit::Idle);
+        // Control paused: data goes, the ACK waits.
+        nic.on_packet(0, &incoming(0, 1, true, true));
+        assert_eq!(
+            unwrap_pkt(nic.poll_transmit(0, ctrl_paused)).kind,
+            PacketKind::Request
+        );
+        assert_eq!(unwrap_pkt(nic.poll_transmit(0, 0)).kind, PacketKind::Ack);
+        assert_eq!(nic.stats().ctrl_packets_sent, 2);
+        assert_eq!(
+            nic.poll_transmit(0, data_paused | ctrl_paused),
+            Transmit::Idle
+        );
+    }
+
+    #[test]
+    fn ack_echoes_sent_at_and_ce() {
+        let mut nic = nic_with_qps(1);
+        let mut p = incoming(0, 0, true, true);
+        p.ce = true;
+        p.sent_at = 1234;
+        nic.on_packet(5 * US, &p);
+        let ack = unwrap_pkt(nic.poll_transmit(5 * US, 0));
+        assert!(ack.ecn_echo);
+        assert_eq!(ack.sent_at, 1234);
+        assert_eq!(nic.stats().cnps_sent, 1);
+    }
+
+    #[test]
+    fn invalid_packets_are_counted_and_dropped() {
+        let mut nic = nic_with_qps(1);
+        let mut p = incoming(0, 0, true, true);
+        p.dst_qp = 5;
+        nic.on_packet(0, &p);
+        let mut p = incoming(0, 0, true, true);
+        p.src = 7;
+        nic.on_packet(0, &p);
+        let mut ack = incoming(0, 0, false, false);
+        ack.kind = PacketKind::Ack;
+        ack.psn = 1000; // never sent
+        nic.on_packet(0, &ack);
+        assert_eq!(nic.stats().malformed_dropped, 3);
+        assert_eq!(nic.poll_transmit(0, 0), Transmit::Idle);
+        assert!(nic.poll_event().is_none());
+    }
+
+    /// One ArmTimer for many ACKs; a timer that fires before the deadline
+    /// re-arms once for the new deadline; none when nothing is outstanding.
+    #[test]
+    fn timers_are_not_flooded() {
+        let mut nic = nic_with_qps(1);
+        let rto = nic.config().rto;
+        write(&mut nic, 0, 0, 100_000);
+        let mut t = 0;
+        let mut ack = incoming(0, 0, false, false);
+        ack.kind = PacketKind::Ack;
+        for i in 0..50 {
+            let p = unwrap_pkt(nic.poll_transmit(t, 0));
+            t += serialization(p.wire as u64, 100_000_000_000);
+            // Acknowledge all but the packet just sent.
+            ack.psn = i;
+            nic.on_packet(t, &ack);
+        }
+        let arms: Vec<Event> = std::iter::from_fn(|| nic.poll_event()).collect();
+        assert_eq!(arms, vec![Event::ArmTimer { qp: 0, at: rto }]);
+        // Fires early (progress moved the deadline): exactly one re-arm.
+        nic.on_timer(rto, 0);
+        let arms: Vec<Event> = std::iter::from_fn(|| nic.poll_event()).collect();
+        assert_eq!(arms, vec![Event::ArmTimer { qp: 0, at: t + rto }]);
+        assert_eq!(nic.stats().timeouts, 0);
+        // A stale duplicate call does nothing.
+        nic.on_timer(rto, 0);
+        assert!(nic.poll_event().is_none());
+        // Expiry: go back to snd_una = 49.
+        nic.on_timer(t + rto, 0);
+        assert_eq!(nic.stats().timeouts, 1);
+        assert!(
+            nic.poll_event().is_none(),
+            "nothing outstanding until resent"
+        );
+        let p = unwrap_pkt(nic.poll_transmit(t + rto, 0));
+        assert_eq!(p.psn, 49);
+        assert_eq!(nic.stats().retransmitted_packets, 1);
+        let arms: Vec<Event> = std::iter::from_fn(|| nic.poll_event()).collect();
+        assert_eq!(
+            arms,
+            vec![Event::ArmTimer {
+                qp: 0,
+                at: 2 * rto + t
+            }]
+        );
+    }
+
+    /// Only the QPs with data are visited, in round-robin order, however
+    /// many QPs exist.
+    #[test]
+    fn ten_thousand_qps_round_robin_over_active_ones() {
+        let mut nic = nic_with_qps(10_000);
+        for qp in [9_999, 17, 4_242] {
+            write(&mut nic, 0, qp, 3000);
+        }
+        let ser = serialization(1048, 100_000_000_000);
+        let mut order = vec![];
+        let mut t = 0;
+        loop {
+            match nic.poll_transmit(t, 0) {
+                Transmit::Packet(p) => {
+                    order.push(p.src_qp);
+                    t += ser;
+                }
+                Transmit::At(a) => t = a,
+                Transmit::Idle => break,
+            }
+        }
+        assert_eq!(
+            order,
+            vec![9_999, 17, 4_242, 9_999, 17, 4_242, 9_999, 17, 4_242]
+        );
+    }
+
+    #[test]
+    fn read_responses_share_the_qp_with_requests() {
+        let mut nic = nic_with_qps(1);
+        write(&mut nic, 0, 0, 3000);
+        let mut rq = incoming(0, 0, true, true);
+        rq.verb = Verb::Read;
+        rq.payload = 0;
+        rq.msg_len = 3000;
+        nic.on_packet(0, &rq);
+        let mut kinds = vec![];
+        let mut t = 0;
+        loop {
+            match nic.poll_transmit(t, 0) {
+                Transmit::Packet(p) => {
+                    kinds.push(p.kind);
+                    t += serialization(p.wire as u64, 100_000_000_000);
+                }
+                Transmit::At(a) => t = a,
+                Transmit::Idle => break,
+            }
+        }
+        use PacketKind::*;
+        assert_eq!(
+            kinds,
+            vec![
+                Request,
+                ReadResponse,
+                Request,
+                ReadResponse,
+                Request,
+                ReadResponse
+            ]
+        );
+    }
+
+    #[test]
+    #[should_panic(expected = "invalid NicConfig")]
+    fn invalid_config_panics_with_a_message() {
+        Nic::new(NicConfig {
+            mtu: 0,
+            ..NicConfig::default()
+        });
+    }
+}

@@ -56,18 +56,24 @@ impl Qp {
         self.req.has_data() || self.resp.has_data()
     }
 
-    /// The earliest time this QP may send, or, if its rate may change before
-    /// that, the time of that change (when it must be looked at again).
-    /// Returns `now` if it may send now.
+    /// The earliest time this QP may send at its current rate or, if its
+    /// rate may increase before that, the time of that increase (when it
+    /// must be looked at again). Returns `now` if it may send now.
+    ///
+    /// The limiter is "last send + serialisation of the last packet at the
+    /// rate in force now", which is what HPCC's `ChangeRate` maintains by
+    /// shifting `m_nextAvail` on every rate change.
     #[inline]
     pub fn eligible_at(&mut self, now: Time, decreases: &mut u64) -> Time {
-        let Some((t, wire)) = self.last_tx else { return now };
+        let Some((t, wire)) = self.last_tx else {
+            return now;
+        };
         let rate = self.cc.rate(now, decreases);
         let free = t + serialization(wire as u64, rate);
         if free <= now {
             now
         } else {
-            self.cc.next_change().map_or(free, |c| c.min(free))
+            self.cc.next_increase().map_or(free, |c| c.min(free))
         }
     }
 
@@ -89,12 +95,21 @@ impl Qp {
         pkt.dst_qp = self.cfg.peer_qp;
         pkt.sport = self.cfg.sport;
         self.last_tx = Some((now, pkt.wire));
-        self.cc.on_sent(now, pkt.wire as u64, &mut stats.rate_decreases);
+        self.cc
+            .on_sent(now, pkt.wire as u64, &mut stats.rate_decreases);
         pkt
     }
 
     /// A control packet (ACK, NACK, CNP) to the peer QP.
-    pub fn ctrl_packet(&self, kind: PacketKind, psn: u32, verb: Verb, ecn_echo: bool, sent_at: Time, cfg: &NicConfig) -> Packet {
+    pub fn ctrl_packet(
+        &self,
+        kind: PacketKind,
+        psn: u32,
+        verb: Verb,
+        ecn_echo: bool,
+        sent_at: Time,
+        cfg: &NicConfig,
+    ) -> Packet {
         Packet {
             src: cfg.host,
             dst: self.cfg.peer_host,
@@ -118,8 +133,19 @@ impl Qp {
 
     /// Sends a CNP for the marked packet `pkt` unless one went out less than
     /// `interval` ago.
-    pub fn maybe_cnp(&mut self, now: Time, interval: Time, pkt: &Packet, cfg: &NicConfig, ctrl: &mut VecDeque<Packet>, stats: &mut NicStats) {
-        if self.last_cnp.is_some_and(|t| now < t.saturating_add(interval)) {
+    pub fn maybe_cnp(
+        &mut self,
+        now: Time,
+        interval: Time,
+        pkt: &Packet,
+        cfg: &NicConfig,
+        ctrl: &mut VecDeque<Packet>,
+        stats: &mut NicStats,
+    ) {
+        if self
+            .last_cnp
+            .is_some_and(|t| now < t.saturating_add(interval))
+        {
             return;
         }
         self.last_cnp = Some(now);

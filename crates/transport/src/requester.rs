@@ -28,11 +28,11 @@ use crate::nic::{Completion, CompletionSide, Event, NicConfig, NicStats, QpId, W
 use crate::packet::{Packet, PacketKind, Verb};
 use engine::Time;
 
-/// Number of packets of a message of `len` bytes (a 0-byte message is one packet).
+/// Number of packets of a message of `len` bytes (a 0-byte message is one
+/// packet); None if it does not fit the 32-bit PSN space.
 #[inline]
-pub(crate) fn npkts(len: u64, mtu: u32) -> u32 {
-    let n = len.div_ceil(mtu as u64).max(1);
-    u32::try_from(n).expect("message too long: more than 2^32 packets")
+pub(crate) fn npkts(len: u64, mtu: u32) -> Option<u32> {
+    u32::try_from(len.div_ceil(mtu as u64).max(1)).ok()
 }
 
 /// Payload of the packet with index `idx` of a message of `len` bytes.
@@ -61,8 +61,6 @@ impl SendWqe {
 /// What processing an input changed, for the caller's bookkeeping.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Outcome {
-    /// `snd_una` advanced (restart the retransmission timer).
-    pub progressed: bool,
     /// The packet was not valid for this QP.
     pub malformed: bool,
 }
@@ -86,7 +84,7 @@ pub(crate) struct Requester {
 
 impl Requester {
     pub fn post(&mut self, wr: WorkRequest, mtu: u32) {
-        let n = npkts(wr.len, mtu);
+        let n = npkts(wr.len, mtu).expect("message too long: more than 2^32 packets");
         self.wqes.push_back(SendWqe {
             wr_id: wr.wr_id,
             verb: wr.verb,
@@ -94,7 +92,10 @@ impl Requester {
             first_psn: self.next_psn,
             npkts: n,
         });
-        self.next_psn = self.next_psn.checked_add(n).expect("PSN space of the QP exhausted");
+        self.next_psn = self
+            .next_psn
+            .checked_add(n)
+            .expect("PSN space of the QP exhausted");
     }
 
     /// Something is waiting to be (re)transmitted.
@@ -114,9 +115,11 @@ impl Requester {
         self.wqes.len()
     }
 
+    #[cfg(test)]
     pub fn snd_una(&self) -> u32 {
         self.snd_una
     }
+    #[cfg(test)]
     pub fn snd_nxt(&self) -> u32 {
         self.snd_nxt
     }
@@ -136,7 +139,14 @@ impl Requester {
             }
             Verb::Write | Verb::Send => {
                 let pl = payload_of(w.len, mtu, idx);
-                (pl, pl + cfg.header_bytes, w.len, idx == 0, idx + 1 == w.npkts, psn + 1)
+                (
+                    pl,
+                    pl + cfg.header_bytes,
+                    w.len,
+                    idx == 0,
+                    idx + 1 == w.npkts,
+                    psn + 1,
+                )
             }
         };
         if psn < self.snd_max {
@@ -172,12 +182,16 @@ impl Requester {
     }
 
     /// Cumulative ACK: the responder expects `psn` next.
-    pub fn on_ack(&mut self, now: Time, qp: QpId, psn: u32, cfg: &NicConfig, events: &mut VecDeque<Event>) -> Outcome {
+    pub fn on_ack(
+        &mut self,
+        now: Time,
+        qp: QpId,
+        psn: u32,
+        cfg: &NicConfig,
+        events: &mut VecDeque<Event>,
+    ) -> Outcome {
         if psn > self.snd_max {
-            return Outcome {
-                malformed: true,
-                ..Outcome::default()
-            };
+            return Outcome { malformed: true };
         }
         let old = self.snd_una;
         self.acked = self.acked.max(psn);
@@ -186,12 +200,16 @@ impl Requester {
     }
 
     /// Sequence error: the responder expects `psn`; go back to it.
-    pub fn on_nack(&mut self, now: Time, qp: QpId, psn: u32, cfg: &NicConfig, events: &mut VecDeque<Event>) -> Outcome {
+    pub fn on_nack(
+        &mut self,
+        now: Time,
+        qp: QpId,
+        psn: u32,
+        cfg: &NicConfig,
+        events: &mut VecDeque<Event>,
+    ) -> Outcome {
         if psn > self.snd_max {
-            return Outcome {
-                malformed: true,
-                ..Outcome::default()
-            };
+            return Outcome { malformed: true };
         }
         let old = self.snd_una;
         self.acked = self.acked.max(psn);
@@ -214,10 +232,7 @@ impl Requester {
         events: &mut VecDeque<Event>,
     ) -> Outcome {
         let p = pkt.psn;
-        let bad = Outcome {
-            malformed: true,
-            ..Outcome::default()
-        };
+        let bad = Outcome { malformed: true };
         if p >= self.snd_max {
             return bad;
         }
@@ -226,7 +241,9 @@ impl Requester {
             return Outcome::default();
         }
         let i = self.wqes.partition_point(|w| w.end() <= p);
-        let Some(&w) = self.wqes.get(i) else { return bad };
+        let Some(&w) = self.wqes.get(i) else {
+            return bad;
+        };
         if w.verb != Verb::Read || pkt.payload != payload_of(w.len, cfg.mtu, p - w.first_psn) {
             return bad;
         }
@@ -323,10 +340,7 @@ impl Requester {
         } else if progressed || self.rto_deadline.is_none() {
             self.rto_deadline = Some(now + cfg.rto);
         }
-        Outcome {
-            progressed,
-            malformed: false,
-        }
+        Outcome { malformed: false }
     }
 }
 
@@ -339,7 +353,11 @@ mod tests {
     }
 
     fn wr(id: u64, verb: Verb, len: u64) -> WorkRequest {
-        WorkRequest { wr_id: id, verb, len }
+        WorkRequest {
+            wr_id: id,
+            verb,
+            len,
+        }
     }
 
     fn completions(ev: &mut VecDeque<Event>) -> Vec<u64> {
@@ -353,9 +371,10 @@ mod tests {
 
     #[test]
     fn segmentation() {
-        assert_eq!(npkts(0, 1000), 1);
-        assert_eq!(npkts(1000, 1000), 1);
-        assert_eq!(npkts(1001, 1000), 2);
+        assert_eq!(npkts(0, 1000), Some(1));
+        assert_eq!(npkts(1000, 1000), Some(1));
+        assert_eq!(npkts(1001, 1000), Some(2));
+        assert_eq!(npkts(u64::MAX, 1000), None);
         assert_eq!(payload_of(2500, 1000, 2), 500);
         assert_eq!(payload_of(0, 1000, 0), 0);
         let c = cfg();
@@ -382,7 +401,10 @@ mod tests {
         r.post(wr(1, Verb::Read, 3500), c.mtu);
         r.post(wr(2, Verb::Write, 10), c.mtu);
         let req = r.next_packet(0, &c, &mut st);
-        assert_eq!((req.psn, req.payload, req.wire, req.msg_len), (0, 0, 48, 3500));
+        assert_eq!(
+            (req.psn, req.payload, req.wire, req.msg_len),
+            (0, 0, 48, 3500)
+        );
         let w = r.next_packet(0, &c, &mut st);
         assert_eq!(w.psn, 4, "READ of 4 response packets took PSNs 0..4");
         // Response 0 arrives, then 2 (1 lost): gap -> re-issue from 1.
@@ -392,9 +414,14 @@ mod tests {
             payload,
             ..req
         };
-        assert!(r.on_read_response(1, 0, &resp(0, 1000), &c, &mut st, &mut ev).progressed);
+        assert!(
+            !r.on_read_response(1, 0, &resp(0, 1000), &c, &mut st, &mut ev)
+                .malformed
+        );
+        assert_eq!(r.snd_una(), 1);
         let o = r.on_read_response(2, 0, &resp(2, 1000), &c, &mut st, &mut ev);
-        assert!(!o.progressed && !o.malformed);
+        assert!(!o.malformed);
+        assert_eq!(r.snd_una(), 1);
         assert_eq!(st.out_of_order_dropped, 1);
         assert_eq!(r.snd_nxt(), 1);
         // A second out-of-order response does not rewind again.
@@ -409,7 +436,11 @@ mod tests {
         for (p, pl) in [(1, 1000), (2, 1000), (3, 500)] {
             r.on_read_response(5, 0, &resp(p, pl), &c, &mut st, &mut ev);
         }
-        assert_eq!(completions(&mut ev), vec![1, 2], "READ then WRITE, in order");
+        assert_eq!(
+            completions(&mut ev),
+            vec![1, 2],
+            "READ then WRITE, in order"
+        );
         assert!(r.rto_deadline.is_none());
     }
 

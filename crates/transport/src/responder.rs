@@ -81,6 +81,7 @@ impl Responder {
         self.recv.push_back(RecvWqe { wr_id });
     }
 
+    #[cfg(test)]
     pub fn epsn(&self) -> u32 {
         self.epsn
     }
@@ -117,7 +118,7 @@ impl Responder {
         if psn < self.epsn {
             stats.duplicates_received += 1;
             if pkt.verb == Verb::Read {
-                let n = npkts(pkt.msg_len, cfg.mtu);
+                let n = npkts(pkt.msg_len, cfg.mtu).unwrap_or(u32::MAX);
                 if psn.checked_add(n).is_none_or(|e| e > self.epsn) {
                     out.malformed = true;
                     return out;
@@ -139,8 +140,7 @@ impl Responder {
                     out.malformed = true;
                     return out;
                 }
-                let n = npkts(pkt.msg_len, cfg.mtu);
-                let Some(end) = psn.checked_add(n) else {
+                let Some(end) = npkts(pkt.msg_len, cfg.mtu).and_then(|n| psn.checked_add(n)) else {
                     out.malformed = true;
                     return out;
                 };
@@ -236,7 +236,10 @@ impl Responder {
 
     /// Builds the next READ response packet (addresses filled by the caller).
     pub fn next_packet(&mut self, now: Time, cfg: &NicConfig, stats: &mut NicStats) -> Packet {
-        let job = self.reads.front_mut().expect("next_packet without READ responses");
+        let job = self
+            .reads
+            .front_mut()
+            .expect("next_packet without READ responses");
         let psn = job.next_psn;
         let payload = payload_of(job.msg_len, cfg.mtu, psn - job.first_psn);
         let pkt = Packet {
@@ -315,7 +318,9 @@ mod tests {
             }
         }
         fn rx(&mut self, p: Packet) -> Reply {
-            self.r.on_request(0, 0, &p, &self.c, &mut self.st, &mut self.ev).reply
+            self.r
+                .on_request(0, 0, &p, &self.c, &mut self.st, &mut self.ev)
+                .reply
         }
     }
 
@@ -328,26 +333,52 @@ mod tests {
             p.ce = i == 3;
             reps.push(h.rx(p));
         }
-        assert_eq!(reps, vec![Reply::None, Reply::None, Reply::Ack(3, false), Reply::None, Reply::Ack(5, true)]);
+        assert_eq!(
+            reps,
+            vec![
+                Reply::None,
+                Reply::None,
+                Reply::Ack(3, false),
+                Reply::None,
+                Reply::Ack(5, true)
+            ]
+        );
         let c: Vec<_> = h.ev.drain(..).collect();
         assert_eq!(c.len(), 1);
         let Event::Completion(c) = c[0] else { panic!() };
-        assert_eq!((c.wr_id, c.len, c.side, c.verb), (0, 5000, CompletionSide::Responder, Verb::Write));
+        assert_eq!(
+            (c.wr_id, c.len, c.side, c.verb),
+            (0, 5000, CompletionSide::Responder, Verb::Write)
+        );
     }
 
     #[test]
     fn one_nack_per_gap_and_reack_duplicates() {
         let mut h = H::new(1);
-        assert_eq!(h.rx(data(0, Verb::Write, true, false, 1000)), Reply::Ack(1, false));
+        assert_eq!(
+            h.rx(data(0, Verb::Write, true, false, 1000)),
+            Reply::Ack(1, false)
+        );
         // 1 lost: 2, 3, 4 out of order -> a single NACK(1).
-        let r: Vec<_> = (2..5).map(|i| h.rx(data(i, Verb::Write, false, false, 1000))).collect();
+        let r: Vec<_> = (2..5)
+            .map(|i| h.rx(data(i, Verb::Write, false, false, 1000)))
+            .collect();
         assert_eq!(r, vec![Reply::Nack(1, false), Reply::None, Reply::None]);
         assert_eq!(h.st.out_of_order_dropped, 3);
         // The gap is filled; a new gap NACKs again.
-        assert_eq!(h.rx(data(1, Verb::Write, false, false, 1000)), Reply::Ack(2, false));
-        assert_eq!(h.rx(data(3, Verb::Write, false, false, 1000)), Reply::Nack(2, false));
+        assert_eq!(
+            h.rx(data(1, Verb::Write, false, false, 1000)),
+            Reply::Ack(2, false)
+        );
+        assert_eq!(
+            h.rx(data(3, Verb::Write, false, false, 1000)),
+            Reply::Nack(2, false)
+        );
         // Duplicate: re-ACK ePSN.
-        assert_eq!(h.rx(data(0, Verb::Write, true, false, 1000)), Reply::Ack(2, false));
+        assert_eq!(
+            h.rx(data(0, Verb::Write, true, false, 1000)),
+            Reply::Ack(2, false)
+        );
         assert_eq!(h.st.duplicates_received, 1);
     }
 
@@ -360,17 +391,25 @@ mod tests {
         assert_eq!(h.st.rnr_drops, 1);
         h.r.post_recv(11);
         h.r.post_recv(12);
-        assert_eq!(h.rx(data(0, Verb::Send, true, false, 1000)), Reply::Ack(1, false));
-        assert_eq!(h.rx(data(1, Verb::Send, false, true, 10)), Reply::Ack(2, false));
-        assert_eq!(h.rx(data(2, Verb::Send, true, true, 0)), Reply::Ack(3, false));
-        let got: Vec<_> = h
-            .ev
-            .drain(..)
-            .map(|e| match e {
-                Event::Completion(c) => (c.wr_id, c.len),
-                _ => panic!(),
-            })
-            .collect();
+        assert_eq!(
+            h.rx(data(0, Verb::Send, true, false, 1000)),
+            Reply::Ack(1, false)
+        );
+        assert_eq!(
+            h.rx(data(1, Verb::Send, false, true, 10)),
+            Reply::Ack(2, false)
+        );
+        assert_eq!(
+            h.rx(data(2, Verb::Send, true, true, 0)),
+            Reply::Ack(3, false)
+        );
+        let got: Vec<_> =
+            h.ev.drain(..)
+                .map(|e| match e {
+                    Event::Completion(c) => (c.wr_id, c.len),
+                    _ => panic!(),
+                })
+                .collect();
         assert_eq!(got, vec![(11, 1010), (12, 0)]);
     }
 
@@ -383,19 +422,34 @@ mod tests {
         assert!(o.read_queued && o.reply == Reply::None);
         assert_eq!(h.r.epsn(), 3);
         let p0 = h.r.next_packet(1, &h.c, &mut h.st);
-        assert_eq!((p0.psn, p0.payload, p0.first, p0.last), (0, 1000, true, false));
+        assert_eq!(
+            (p0.psn, p0.payload, p0.first, p0.last),
+            (0, 1000, true, false)
+        );
         // Re-issue for the remainder from PSN 1 (1500 bytes): replaces the queue.
         let mut rq2 = data(1, Verb::Read, false, true, 0);
         rq2.msg_len = 1500;
         h.r.on_request(2, 0, &rq2, &h.c, &mut h.st, &mut h.ev);
-        let rest: Vec<_> = std::iter::from_fn(|| h.r.has_data().then(|| h.r.next_packet(3, &h.c, &mut h.st)))
-            .map(|p| (p.psn, p.payload, p.last))
-            .collect();
+        let rest: Vec<_> =
+            std::iter::from_fn(|| h.r.has_data().then(|| h.r.next_packet(3, &h.c, &mut h.st)))
+                .map(|p| (p.psn, p.payload, p.last))
+                .collect();
         assert_eq!(rest, vec![(1, 1000, false), (2, 500, true)]);
         assert_eq!(h.st.retransmitted_packets, 0);
-        // A bogus duplicate READ reaching past ePSN is malformed.
+        // A bogus duplicate READ reaching past ePSN is malformed, and so is
+        // a READ longer than the PSN space.
         let mut rq3 = data(2, Verb::Read, false, true, 0);
         rq3.msg_len = 5000;
-        assert!(h.r.on_request(4, 0, &rq3, &h.c, &mut h.st, &mut h.ev).malformed);
+        assert!(
+            h.r.on_request(4, 0, &rq3, &h.c, &mut h.st, &mut h.ev)
+                .malformed
+        );
+        let mut rq4 = data(3, Verb::Read, true, true, 0);
+        rq4.msg_len = u64::MAX;
+        assert!(
+            h.r.on_request(5, 0, &rq4, &h.c, &mut h.st, &mut h.ev)
+                .malformed
+        );
+        assert_eq!(h.r.epsn(), 3);
     }
 }

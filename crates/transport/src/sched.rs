@@ -73,12 +73,4 @@ impl Scheduler {
         }
         None
     }
-
-    pub fn ready_len(&self) -> usize {
-        self.ready.len()
-    }
-
-    pub fn waiting_len(&self) -> usize {
-        self.waiting.len()
-    }
 }

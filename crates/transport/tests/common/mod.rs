@@ -1,0 +1,267 @@
+//! A two-NIC test bench: each NIC's port serialises at its line rate onto a
+//! point-to-point channel with a propagation delay, optional per-packet
+//! rules (drop, extra delay = reordering) and an optional bottleneck queue
+//! on the A->B direction (FIFO at a lower rate, deterministic ECN marking
+//! above a threshold). Driven by `engine::EventQueue`.
+
+#![allow(dead_code)]
+
+use engine::time::serialization;
+use engine::{EventQueue, Time};
+use transport::{
+    Completion, CompletionSide, Event, Nic, NicConfig, Packet, QpConfig, QpId, Transmit,
+    WorkRequest,
+};
+
+pub const A: usize = 0;
+pub const B: usize = 1;
+
+pub enum Action {
+    Deliver,
+    Drop,
+    /// Deliver this much later than normal (reorders it).
+    Delay(Time),
+}
+
+/// `rule(now, from, pkt)` decides the fate of each packet put on the wire.
+pub type Rule = Box<dyn FnMut(Time, usize, &Packet) -> Action>;
+
+#[derive(Debug)]
+enum Ev {
+    PortFree(usize),
+    Wake(usize),
+    Arrive(usize, Packet),
+    Timer(usize, QpId),
+    Stop,
+}
+
+pub struct Bottleneck {
+    pub rate_bps: u64,
+    /// Mark CE when the backlog found on arrival exceeds this.
+    pub mark_bytes: u64,
+    busy_until: Time,
+    pub max_backlog: u64,
+}
+
+impl Bottleneck {
+    pub fn new(rate_bps: u64, mark_bytes: u64) -> Self {
+        Bottleneck {
+            rate_bps,
+            mark_bytes,
+            busy_until: 0,
+            max_backlog: 0,
+        }
+    }
+}
+
+pub struct World {
+    pub nics: Vec<Nic>,
+    q: EventQueue<Ev>,
+    busy: [bool; 2],
+    wake_at: [Option<Time>; 2],
+    pub delay: Time,
+    pub rule: Rule,
+    pub paused: [u8; 2],
+    /// (NIC, completion) in the order they were reported.
+    pub completions: Vec<(usize, Completion)>,
+    /// Every packet put on the wire: (time, from, packet).
+    pub sent: Vec<(Time, usize, Packet)>,
+    /// Every packet delivered: (time, to, packet).
+    pub delivered: Vec<(Time, usize, Packet)>,
+    /// ArmTimer events seen per NIC.
+    pub arm_timers: [u64; 2],
+    pub bottleneck: Option<Bottleneck>,
+}
+
+impl World {
+    pub fn new(a: NicConfig, b: NicConfig, delay: Time) -> World {
+        let a = NicConfig { host: 0, ..a };
+        let b = NicConfig { host: 1, ..b };
+        World {
+            nics: vec![Nic::new(a), Nic::new(b)],
+            q: EventQueue::new(),
+            busy: [false; 2],
+            wake_at: [None; 2],
+            delay,
+            rule: Box::new(|_, _, _| Action::Deliver),
+            paused: [0; 2],
+            completions: vec![],
+            sent: vec![],
+            delivered: vec![],
+            arm_timers: [0; 2],
+            bottleneck: None,
+        }
+    }
+
+    pub fn with_config(cfg: NicConfig, delay: Time) -> World {
+        World::new(cfg.clone(), cfg, delay)
+    }
+
+    pub fn now(&self) -> Time {
+        self.q.now()
+    }
+
+    /// Creates `n` QP pairs: A's QP i talks to B's QP i.
+    pub fn connect(&mut self, n: u32) {
+        for i in 0..n {
+            let qa = self.nics[A].create_qp(QpConfig {
+                peer_host: 1,
+                peer_qp: i,
+                sport: 1000 + i as u16,
+            });
+            let qb = self.nics[B].create_qp(QpConfig {
+                peer_host: 0,
+                peer_qp: i,
+                sport: 2000 + i as u16,
+            });
+            assert_eq!((qa, qb), (i, i));
+        }
+    }
+
+    pub fn post_send(&mut self, nic: usize, qp: QpId, wr: WorkRequest) {
+        let now = self.now();
+        self.nics[nic].post_send(now, qp, wr);
+        self.after_input(nic);
+    }
+
+    pub fn post_recv(&mut self, nic: usize, qp: QpId, wr_id: u64, len: u64) {
+        self.nics[nic].post_recv(qp, wr_id, len);
+    }
+
+    /// Re-polls a NIC (e.g. after changing `paused`).
+    pub fn kick(&mut self, nic: usize) {
+        self.poll(nic);
+    }
+
+    /// Runs until no event is left or simulated time reaches `until`.
+    /// (A sentinel event, not `EventQueue::peek_time`, which does not
+    /// return the next event's time in the engine version this was written
+    /// against.)
+    pub fn run_until(&mut self, until: Time) {
+        if until != Time::MAX {
+            self.q.schedule(until, Ev::Stop);
+        }
+        while let Some((now, ev)) = self.q.pop() {
+            match ev {
+                Ev::Stop => break,
+                Ev::PortFree(i) => {
+                    self.busy[i] = false;
+                    self.poll(i);
+                }
+                Ev::Wake(i) => {
+                    if self.wake_at[i] == Some(now) {
+                        self.wake_at[i] = None;
+                    }
+                    self.poll(i);
+                }
+                Ev::Arrive(i, p) => {
+                    self.delivered.push((now, i, p));
+                    self.nics[i].on_packet(now, &p);
+                    self.after_input(i);
+                }
+                Ev::Timer(i, qp) => {
+                    self.nics[i].on_timer(now, qp);
+                    self.after_input(i);
+                }
+            }
+        }
+    }
+
+    pub fn run(&mut self) {
+        self.run_until(Time::MAX);
+    }
+
+    fn drain(&mut self, i: usize) {
+        while let Some(e) = self.nics[i].poll_event() {
+            match e {
+                Event::ArmTimer { qp, at } => {
+                    self.arm_timers[i] += 1;
+                    self.q.schedule(at.max(self.q.now()), Ev::Timer(i, qp));
+                }
+                Event::Completion(c) => self.completions.push((i, c)),
+            }
+        }
+    }
+
+    fn after_input(&mut self, i: usize) {
+        self.drain(i);
+        self.poll(i);
+    }
+
+    fn poll(&mut self, i: usize) {
+        if self.busy[i] {
+            return;
+        }
+        let now = self.now();
+        let tx = self.nics[i].poll_transmit(now, self.paused[i]);
+        self.drain(i);
+        match tx {
+            Transmit::Packet(p) => {
+                let rate = self.nics[i].config().line_rate_bps;
+                let done = now + serialization(p.wire as u64, rate);
+                self.busy[i] = true;
+                self.q.schedule(done, Ev::PortFree(i));
+                self.sent.push((now, i, p));
+                let extra = match (self.rule)(now, i, &p) {
+                    Action::Deliver => 0,
+                    Action::Drop => return,
+                    Action::Delay(d) => d,
+                };
+                let mut p = p;
+                let mut at = done + self.delay + extra;
+                if i == A {
+                    if let Some(b) = self.bottleneck.as_mut() {
+                        let backlog = if b.busy_until > done {
+                            ((b.busy_until - done) as u128 * b.rate_bps as u128
+                                / 8
+                                / engine::time::SEC as u128) as u64
+                        } else {
+                            0
+                        };
+                        b.max_backlog = b.max_backlog.max(backlog);
+                        if backlog > b.mark_bytes {
+                            p.ce = true;
+                        }
+                        let dep = b.busy_until.max(done) + serialization(p.wire as u64, b.rate_bps);
+                        b.busy_until = dep;
+                        at = dep + self.delay + extra;
+                    }
+                }
+                self.q.schedule(at, Ev::Arrive(1 - i, p));
+            }
+            Transmit::At(t) => {
+                assert!(t > now, "At({t}) not in the future (now {now})");
+                if self.wake_at[i].is_none_or(|w| t < w) {
+                    self.wake_at[i] = Some(t);
+                    self.q.schedule(t, Ev::Wake(i));
+                }
+            }
+            Transmit::Idle => {}
+        }
+    }
+
+    /// Requester completions of `nic` on `qp`: (wr_id, len) in order.
+    pub fn req_done(&self, nic: usize, qp: QpId) -> Vec<(u64, u64)> {
+        self.completions
+            .iter()
+            .filter(|(n, c)| *n == nic && c.qp == qp && c.side == CompletionSide::Requester)
+            .map(|(_, c)| (c.wr_id, c.len))
+            .collect()
+    }
+
+    /// Responder completions of `nic` on `qp`: (wr_id, verb, len) in order.
+    pub fn resp_done(&self, nic: usize, qp: QpId) -> Vec<(u64, transport::Verb, u64)> {
+        self.completions
+            .iter()
+            .filter(|(n, c)| *n == nic && c.qp == qp && c.side == CompletionSide::Responder)
+            .map(|(_, c)| (c.wr_id, c.verb, c.len))
+            .collect()
+    }
+
+    /// Data packets sent by `nic`, in order.
+    pub fn data_sent(&self, nic: usize) -> impl Iterator<Item = &(Time, usize, Packet)> {
+        self.sent
+            .iter()
+            .filter(move |(_, n, p)| *n == nic && p.is_data())
+    }
+}
