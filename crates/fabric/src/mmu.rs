@@ -244,8 +244,9 @@ mod tests {
                 }
             }
         }
-        // reserve + shared up to the threshold + the full headroom.
-        assert_eq!(admitted, 1_000 + 22_000 + 10_000);
+        // reserve + shared while s + 1000 <= (64k - s) / 2 (s <= 20.67k:
+        // 21 packets) + the full headroom.
+        assert_eq!(admitted, 1_000 + 21_000 + 10_000);
     }
 
     #[test]
