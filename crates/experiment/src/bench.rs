@@ -110,6 +110,21 @@ pub fn fabric_config(mode: Mode) -> Result<FabricConfig, String> {
         })
         .collect();
     cfg.ecn_enabled = mode == Mode::Dcqcn;
+    if mode == Mode::Dcqcn {
+        let us = |k: &str| -> Result<u64, String> { Ok((e(c.get_f64(k))? * 1e6).round() as u64) };
+        let mut p = transport::DcqcnParams::hpcc(100_000_000_000);
+        p.alpha_resume_interval = us("ALPHA_RESUME_INTERVAL")?;
+        p.rate_decrease_interval = us("RATE_DECREASE_INTERVAL")?;
+        p.rp_timer = us("RP_TIMER")?;
+        p.g = e(c.get_f64("EWMA_GAIN"))?;
+        p.fast_recovery_times = e(c.get_u64("FAST_RECOVERY_TIMES"))? as u32;
+        p.rai_bps = e(c.get_rate("RATE_AI"))?;
+        p.rhai_bps = e(c.get_rate("RATE_HAI"))?;
+        p.min_rate_bps = e(c.get_rate("MIN_RATE"))?;
+        p.clamp_target_rate = e(c.get_u64("CLAMP_TARGET_RATE"))? != 0;
+        p.validate()?;
+        cfg.nic.cc = transport::CcConfig::Dcqcn(p);
+    }
     Ok(cfg)
 }
 

@@ -7,7 +7,7 @@ use engine::time::{from_secs_f64, NS, US};
 use engine::{Rng, StreamKind, Time};
 use fabric::{EcnSetting, FabricConfig, Fault, FaultAction, Flow, Network, NodeKind, Topology};
 use std::path::Path;
-use transport::Verb;
+use transport::{CcConfig, DcqcnParams, Notification, Verb};
 use workload::FlowSpec;
 
 /// A built scenario: the network with its flows and faults added, and the
@@ -232,7 +232,66 @@ pub fn fabric_config(sc: &Scenario, file: &str) -> Result<FabricConfig, Scenario
     cfg.nic.rto = us(t.rto_us);
     cfg.nic.data_priority = t.data_priority;
     cfg.nic.ctrl_priority = t.ctrl_priority;
+    if t.cc == CcKind::Dcqcn {
+        let line = sc_host_bps(sc);
+        let mut p = match t.dcqcn_preset {
+            DcqcnPreset::Conweave => DcqcnParams::conweave_at(line),
+            DcqcnPreset::Hpcc => DcqcnParams::hpcc(line),
+            DcqcnPreset::Mellanox => DcqcnParams::mellanox(),
+        };
+        let o = &t.dcqcn;
+        let mbps = |x: f64| (x * 1e6).round() as u64;
+        if let Some(v) = o.alpha_resume_interval_us {
+            p.alpha_resume_interval = us(v);
+        }
+        if let Some(v) = o.rate_decrease_interval_us {
+            p.rate_decrease_interval = us(v);
+        }
+        if let Some(v) = o.rp_timer_us {
+            p.rp_timer = us(v);
+        }
+        if let Some(v) = o.fast_recovery_times {
+            p.fast_recovery_times = v;
+        }
+        if let Some(v) = o.g {
+            p.g = v;
+        }
+        if let Some(v) = o.rai_mbps {
+            p.rai_bps = mbps(v);
+        }
+        if let Some(v) = o.rhai_mbps {
+            p.rhai_bps = mbps(v);
+        }
+        if let Some(v) = o.min_rate_mbps {
+            p.min_rate_bps = mbps(v);
+        }
+        if let Some(v) = o.rate_on_first_cnp {
+            p.rate_on_first_cnp = v;
+        }
+        if let Some(v) = o.clamp_target_rate {
+            p.clamp_target_rate = v;
+        }
+        if let Some(v) = o.byte_counter {
+            p.byte_counter = v;
+        }
+        if let Some(v) = o.cnp_interval_us {
+            p.notification = Notification::Cnp { cnp_interval: us(v) };
+        }
+        p.validate().map_err(|m| err("transport.dcqcn", m))?;
+        cfg.nic.cc = CcConfig::Dcqcn(p);
+    }
     Ok(cfg)
+}
+
+/// The host link rate the topology section gives (ns-3 imports: 100G).
+fn sc_host_bps(sc: &Scenario) -> u64 {
+    match &sc.topology {
+        TopologyCfg::LeafSpine { host_gbps, .. }
+        | TopologyCfg::FatTree { host_gbps, .. }
+        | TopologyCfg::Testbed { host_gbps, .. } => gbps(*host_gbps),
+        TopologyCfg::Edges { links, .. } => links.first().map_or(100_000_000_000, |l| gbps(l.gbps)),
+        TopologyCfg::Ns3 { .. } => 100_000_000_000,
+    }
 }
 
 /// Builds the whole scenario. `path` is the scenario file (for messages and

@@ -179,6 +179,49 @@ pub struct TransportCfg {
     pub rto_us: f64,
     pub data_priority: u8,
     pub ctrl_priority: u8,
+    /// Congestion control of every QP: "none" (line rate) or "dcqcn".
+    pub cc: CcKind,
+    /// DCQCN parameter preset (data/params/dcqcn.toml): "conweave",
+    /// "hpcc" or "mellanox"; `dcqcn` overrides single values.
+    pub dcqcn_preset: DcqcnPreset,
+    pub dcqcn: DcqcnOverrides,
+}
+
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum CcKind {
+    #[default]
+    None,
+    Dcqcn,
+}
+
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum DcqcnPreset {
+    #[default]
+    Conweave,
+    Hpcc,
+    Mellanox,
+}
+
+/// Single DCQCN values that replace the preset's.
+#[derive(Debug, Deserialize, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct DcqcnOverrides {
+    pub alpha_resume_interval_us: Option<f64>,
+    pub rate_decrease_interval_us: Option<f64>,
+    pub rp_timer_us: Option<f64>,
+    pub fast_recovery_times: Option<u32>,
+    pub g: Option<f64>,
+    pub rai_mbps: Option<f64>,
+    pub rhai_mbps: Option<f64>,
+    pub min_rate_mbps: Option<f64>,
+    pub rate_on_first_cnp: Option<f64>,
+    pub clamp_target_rate: Option<bool>,
+    pub byte_counter: Option<u64>,
+    /// Send CNP packets no more often than this per QP (0: every marked
+    /// packet); omitted: the preset's way (ConWeave/HPCC: a flag on the ACK).
+    pub cnp_interval_us: Option<f64>,
 }
 
 impl Default for TransportCfg {
@@ -191,6 +234,9 @@ impl Default for TransportCfg {
             rto_us: 4000.0,
             data_priority: 3,
             ctrl_priority: 0,
+            cc: CcKind::None,
+            dcqcn_preset: DcqcnPreset::Conweave,
+            dcqcn: DcqcnOverrides::default(),
         }
     }
 }
