@@ -1,0 +1,84 @@
+//! DCQCN on the fabric (issue: DCQCN and metrics): long flows through one
+//! bottleneck share it fully and fairly; a late joiner converges to half.
+
+mod common;
+use common::*;
+use engine::stats::jain_index;
+
+fn many_to_one(n: usize, stop_ms: f64, late: Option<(usize, f64)>) -> String {
+    let pairs: Vec<String> = (1..=n).map(|i| format!("[{i}, 0]")).collect();
+    let mut s = format!(
+        r#"
+stop_ms = {stop_ms}
+[topology]
+kind = "leaf_spine"
+leaves = 1
+spines = 1
+hosts_per_leaf = {hosts}
+[transport]
+cc = "dcqcn"
+dcqcn_preset = "conweave"
+[[traffic]]
+pattern = "long_lived"
+pairs = [{pairs}]
+[output]
+sample_us = 100
+flows = [{flows}]
+"#,
+        hosts = n + 2,
+        pairs = pairs.join(", "),
+        flows = (0..n).map(|i| i.to_string()).collect::<Vec<_>>().join(", ")
+    );
+    if let Some((src, at_us)) = late {
+        s = s.replace("[output]", &format!("[[traffic]]\npattern = \"long_lived\"\npairs = [[{src}, 0]]\nstart_us = {at_us}\n[output]"));
+        s = s.replace(
+            &format!("flows = [{}]", (0..n).map(|i| i.to_string()).collect::<Vec<_>>().join(", ")),
+            &format!("flows = [{}]", (0..=n).map(|i| i.to_string()).collect::<Vec<_>>().join(", ")),
+        );
+    }
+    s
+}
+
+/// Mean throughput (Gb/s) of each flow's series over [from_ns, to_ns).
+fn mean_throughput(o: &experiment::Outcome, flows: usize, from_ns: u64, to_ns: u64) -> Vec<f64> {
+    (0..flows)
+        .map(|f| {
+            let name = format!("throughput_gbps:flow{f}");
+            let ts = o.net.series().iter().find(|s| s.name == name).expect("series");
+            let v: Vec<f64> = ts
+                .points
+                .iter()
+                .filter(|(t, _)| *t / 1000 >= from_ns && *t / 1000 < to_ns)
+                .map(|&(_, v)| v)
+                .collect();
+            v.iter().sum::<f64>() / v.len() as f64
+        })
+        .collect()
+}
+
+#[test]
+fn eight_flows_share_one_bottleneck_fully_and_fairly() {
+    let o = run_toml(&many_to_one(8, 20.0, None));
+    let thr = mean_throughput(&o, 8, 10_000_000, 20_000_000);
+    let total: f64 = thr.iter().sum();
+    let payload_line = 100.0 * 1000.0 / 1048.0;
+    let util = total / payload_line;
+    let jain = jain_index(&thr);
+    eprintln!("8 flows: per-flow {thr:.2?} Gb/s, utilisation {util:.4}, Jain {jain:.4}");
+    assert!(util >= 0.90, "utilisation {util}");
+    assert!(jain >= 0.99, "Jain {jain}");
+    assert!(o.counters().ecn_marked > 0);
+}
+
+#[test]
+fn late_joiner_converges_to_half() {
+    let o = run_toml(&many_to_one(1, 30.0, Some((2, 10_000.0))));
+    let before = mean_throughput(&o, 1, 5_000_000, 10_000_000);
+    let after = mean_throughput(&o, 2, 20_000_000, 30_000_000);
+    eprintln!("alone {before:.2?} Gb/s; after the join {after:.2?} Gb/s");
+    assert!(before[0] > 85.0, "alone: {before:?}");
+    let half = 100.0 * 1000.0 / 1048.0 / 2.0;
+    for t in &after {
+        assert!((t - half).abs() / half < 0.15, "after join: {after:?}");
+    }
+}
