@@ -18,6 +18,11 @@ pub struct Built {
     pub stop: Option<Time>,
 }
 
+/// Positive and finite (NaN is not).
+fn is_positive(x: f64) -> bool {
+    x > 0.0 && x.is_finite()
+}
+
 fn gbps(x: f64) -> u64 {
     (x * 1e9).round() as u64
 }
@@ -174,13 +179,13 @@ pub fn fabric_config(sc: &Scenario, file: &str) -> Result<FabricConfig, Scenario
     let s = &sc.switch;
     let t = &sc.transport;
     let err = |key: &str, msg: String| ScenarioError::new(file, key, msg);
-    if !(s.buffer_mb > 0.0) {
+    if !is_positive(s.buffer_mb) {
         return Err(err(
             "switch.buffer_mb",
             format!("must be positive, got {}", s.buffer_mb),
         ));
     }
-    if !(s.pfc_alpha > 0.0) {
+    if !is_positive(s.pfc_alpha) {
         return Err(err(
             "switch.pfc_alpha",
             format!("must be positive, got {}", s.pfc_alpha),
@@ -197,7 +202,11 @@ pub fn fabric_config(sc: &Scenario, file: &str) -> Result<FabricConfig, Scenario
     }
     let mut ecn = Vec::new();
     for (i, e) in s.ecn_table.iter().enumerate() {
-        if !(e.kmin_kb <= e.kmax_kb) || !(0.0..=1.0).contains(&e.pmax) {
+        let valid = e.kmin_kb.is_finite()
+            && e.kmax_kb.is_finite()
+            && e.kmin_kb <= e.kmax_kb
+            && (0.0..=1.0).contains(&e.pmax);
+        if !valid {
             return Err(err(
                 &format!("switch.ecn_table[{i}]"),
                 "needs kmin_kb <= kmax_kb and 0 <= pmax <= 1".into(),
@@ -275,7 +284,9 @@ pub fn fabric_config(sc: &Scenario, file: &str) -> Result<FabricConfig, Scenario
             p.byte_counter = v;
         }
         if let Some(v) = o.cnp_interval_us {
-            p.notification = Notification::Cnp { cnp_interval: us(v) };
+            p.notification = Notification::Cnp {
+                cnp_interval: us(v),
+            };
         }
         p.validate().map_err(|m| err("transport.dcqcn", m))?;
         cfg.nic.cc = CcConfig::Dcqcn(p);
@@ -522,7 +533,7 @@ pub fn build(sc: &Scenario, path: &Path, seed: Option<u64>) -> Result<Built, Sce
         .map_err(|m| err(&key, m))?;
     }
     if let Some(interval) = sc.output.sample_us {
-        if !(interval > 0.0) {
+        if !is_positive(interval) {
             return Err(err(
                 "output.sample_us",
                 format!("must be positive, got {interval}"),
