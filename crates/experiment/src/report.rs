@@ -434,8 +434,13 @@ pub fn render(s: &SummaryJson) -> String {
         &mut out,
         "PFC",
         format!(
-            "{} pause, {} resume frames",
-            s.pause_frames, s.resume_frames
+            "{} pause, {} resume frames; paused time: switch ports mean {:.4}% max {:.4}%, host ports mean {:.4}% max {:.4}%",
+            s.pause_frames,
+            s.resume_frames,
+            s.pfc_pause.switch_paused_fraction_mean * 100.0,
+            s.pfc_pause.switch_paused_fraction_max * 100.0,
+            s.pfc_pause.host_paused_fraction_mean * 100.0,
+            s.pfc_pause.host_paused_fraction_max * 100.0
         ),
     );
     line(&mut out, "ECN marked", s.ecn_marked.to_string());
