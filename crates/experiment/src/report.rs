@@ -23,6 +23,8 @@ pub struct FlowRow {
     pub fct_ns: Option<u64>,
     pub ideal_fct_ns: u64,
     pub slowdown: Option<String>,
+    /// Payload over FCT, Gb/s.
+    pub goodput_gbps: Option<String>,
     pub verb: &'static str,
     pub class: String,
 }
@@ -83,6 +85,10 @@ pub struct SummaryJson {
     pub events: u64,
     pub retransmitted_packets: u64,
     pub timeouts: u64,
+    /// Congestion notifications (CNP packets and ECN-echo ACKs) sent by
+    /// receivers and received by senders.
+    pub cnps_sent: u64,
+    pub cnps_received: u64,
     pub peak_packets_in_arena: usize,
     /// One bandwidth-delay product (host rate x the largest base RTT among
     /// the flows): the small/large flow boundary.
@@ -176,6 +182,7 @@ pub fn flow_rows(o: &Outcome) -> Vec<FlowRow> {
             fct_ns: f.fct().map(|t| t / NS),
             ideal_fct_ns: f.ideal / NS,
             slowdown: f.slowdown().map(|s| format!("{s:.4}")),
+            goodput_gbps: Outcome::goodput_bps(f).map(|g| format!("{:.4}", g / 1e9)),
             verb: verb_name(f.flow.verb),
             class: o
                 .classes
@@ -204,10 +211,13 @@ pub fn summary(o: &Outcome, scenario: &str, seed: u64) -> SummaryJson {
         let bytes: u64 = done.iter().map(|f| f.flow.bytes).sum();
         bytes as f64 * 8.0 / to_ns_f64(last.saturating_sub(first).max(1))
     };
-    let (mut retx, mut timeouts) = (0, 0);
+    let (mut retx, mut timeouts, mut cnps_sent, mut cnps_received) = (0, 0, 0, 0);
     for h in 0..net.host_count() {
-        retx += net.nic(h).stats().retransmitted_packets;
-        timeouts += net.nic(h).stats().timeouts;
+        let st = net.nic(h).stats();
+        retx += st.retransmitted_packets;
+        timeouts += st.timeouts;
+        cnps_sent += st.cnps_sent;
+        cnps_received += st.cnps_received;
     }
     let (in_flight, _) = net.in_flight();
     let bdp_bytes = o
@@ -266,6 +276,8 @@ pub fn summary(o: &Outcome, scenario: &str, seed: u64) -> SummaryJson {
         events: c.events,
         retransmitted_packets: retx,
         timeouts,
+        cnps_sent,
+        cnps_received,
         peak_packets_in_arena: net.peak_packets(),
         bdp_bytes,
         slowdown_small: slow_where(&|b| b < bdp_bytes),
@@ -443,7 +455,14 @@ pub fn render(s: &SummaryJson) -> String {
             s.pfc_pause.host_paused_fraction_max * 100.0
         ),
     );
-    line(&mut out, "ECN marked", s.ecn_marked.to_string());
+    line(
+        &mut out,
+        "ECN",
+        format!(
+            "{} marked, {} notifications (CNP/echo) sent",
+            s.ecn_marked, s.cnps_sent
+        ),
+    );
     line(
         &mut out,
         "retransmissions",
