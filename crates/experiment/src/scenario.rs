@@ -55,37 +55,145 @@ fn default_gbps() -> f64 {
     100.0
 }
 
+/// The `[topology]` section as written: one flat table, so that a wrong
+/// type or unknown key is reported with its exact key and line; which keys
+/// each `kind` needs is checked when it becomes a [`TopologyCfg`].
 #[derive(Debug, Deserialize, Clone)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+#[serde(deny_unknown_fields)]
+struct TopologyRaw {
+    kind: TopologyKind,
+    leaves: Option<u32>,
+    spines: Option<u32>,
+    hosts_per_leaf: Option<u32>,
+    k: Option<u32>,
+    paths: Option<u32>,
+    hosts_per_tor: Option<u32>,
+    host_gbps: Option<f64>,
+    fabric_gbps: Option<f64>,
+    delay_ns: Option<f64>,
+    nodes: Option<Vec<NodeCfg>>,
+    links: Option<Vec<LinkCfg>>,
+    file: Option<PathBuf>,
+}
+
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+enum TopologyKind {
+    LeafSpine,
+    FatTree,
+    Testbed,
+    Edges,
+    Ns3,
+}
+
+impl TopologyKind {
+    fn name(self) -> &'static str {
+        match self {
+            TopologyKind::LeafSpine => "leaf_spine",
+            TopologyKind::FatTree => "fat_tree",
+            TopologyKind::Testbed => "testbed",
+            TopologyKind::Edges => "edges",
+            TopologyKind::Ns3 => "ns3",
+        }
+    }
+}
+
+impl TryFrom<TopologyRaw> for TopologyCfg {
+    type Error = String;
+
+    fn try_from(r: TopologyRaw) -> Result<Self, String> {
+        let kind = r.kind.name();
+        let need = |name: &str, v: Option<u32>| {
+            v.ok_or_else(|| format!("kind = \"{kind}\" needs `{name}`"))
+        };
+        let present: Vec<(&str, bool)> = vec![
+            ("leaves", r.leaves.is_some()),
+            ("spines", r.spines.is_some()),
+            ("hosts_per_leaf", r.hosts_per_leaf.is_some()),
+            ("k", r.k.is_some()),
+            ("paths", r.paths.is_some()),
+            ("hosts_per_tor", r.hosts_per_tor.is_some()),
+            ("host_gbps", r.host_gbps.is_some()),
+            ("fabric_gbps", r.fabric_gbps.is_some()),
+            ("delay_ns", r.delay_ns.is_some()),
+            ("nodes", r.nodes.is_some()),
+            ("links", r.links.is_some()),
+            ("file", r.file.is_some()),
+        ];
+        let rates = ["host_gbps", "fabric_gbps", "delay_ns"];
+        let allowed: Vec<&str> = match r.kind {
+            TopologyKind::LeafSpine => {
+                [&["leaves", "spines", "hosts_per_leaf"][..], &rates].concat()
+            }
+            TopologyKind::FatTree => [&["k"][..], &rates].concat(),
+            TopologyKind::Testbed => [&["paths", "hosts_per_tor"][..], &rates].concat(),
+            TopologyKind::Edges => vec!["nodes", "links"],
+            TopologyKind::Ns3 => vec!["file"],
+        };
+        if let Some((name, _)) = present.iter().find(|(n, p)| *p && !allowed.contains(n)) {
+            return Err(format!(
+                "`{name}` does not apply to kind = \"{kind}\" (its keys: {})",
+                allowed.join(", ")
+            ));
+        }
+        let host_gbps = r.host_gbps.unwrap_or_else(default_gbps);
+        let fabric_gbps = r.fabric_gbps.unwrap_or_else(default_gbps);
+        let delay_ns = r.delay_ns.unwrap_or_else(default_delay_ns);
+        Ok(match r.kind {
+            TopologyKind::LeafSpine => TopologyCfg::LeafSpine {
+                leaves: need("leaves", r.leaves)?,
+                spines: need("spines", r.spines)?,
+                hosts_per_leaf: need("hosts_per_leaf", r.hosts_per_leaf)?,
+                host_gbps,
+                fabric_gbps,
+                delay_ns,
+            },
+            TopologyKind::FatTree => TopologyCfg::FatTree {
+                k: need("k", r.k)?,
+                host_gbps,
+                fabric_gbps,
+                delay_ns,
+            },
+            TopologyKind::Testbed => TopologyCfg::Testbed {
+                paths: need("paths", r.paths)?,
+                hosts_per_tor: need("hosts_per_tor", r.hosts_per_tor)?,
+                host_gbps,
+                fabric_gbps,
+                delay_ns,
+            },
+            TopologyKind::Edges => TopologyCfg::Edges {
+                nodes: r.nodes.ok_or("kind = \"edges\" needs `nodes`")?,
+                links: r.links.ok_or("kind = \"edges\" needs `links`")?,
+            },
+            TopologyKind::Ns3 => TopologyCfg::Ns3 {
+                file: r.file.ok_or("kind = \"ns3\" needs `file`")?,
+            },
+        })
+    }
+}
+
+#[derive(Debug, Deserialize, Clone)]
+#[serde(try_from = "TopologyRaw")]
 pub enum TopologyCfg {
     LeafSpine {
         leaves: u32,
         spines: u32,
         hosts_per_leaf: u32,
-        #[serde(default = "default_gbps")]
         host_gbps: f64,
-        #[serde(default = "default_gbps")]
         fabric_gbps: f64,
-        #[serde(default = "default_delay_ns")]
         delay_ns: f64,
     },
     FatTree {
         k: u32,
-        #[serde(default = "default_gbps")]
         host_gbps: f64,
-        #[serde(default = "default_gbps")]
         fabric_gbps: f64,
-        #[serde(default = "default_delay_ns")]
         delay_ns: f64,
     },
     Testbed {
         paths: u32,
         hosts_per_tor: u32,
-        #[serde(default = "default_gbps")]
         host_gbps: f64,
-        #[serde(default = "default_gbps")]
         fabric_gbps: f64,
-        #[serde(default = "default_delay_ns")]
         delay_ns: f64,
     },
     Edges {
@@ -516,6 +624,21 @@ bytes = 1000
             "{e}"
         );
         assert!(e.message.contains("line 11"), "{e}");
+    }
+
+    #[test]
+    fn topology_keys_are_checked_per_kind() {
+        let extra = OK.replace("spines = 2", "spines = 2\nk = 4");
+        let e = Scenario::parse(&extra, "t.toml").unwrap_err();
+        assert_eq!(e.key, "topology");
+        assert!(
+            e.message
+                .contains("`k` does not apply to kind = \"leaf_spine\""),
+            "{e}"
+        );
+        let missing = OK.replace("spines = 2\n", "");
+        let e = Scenario::parse(&missing, "t.toml").unwrap_err();
+        assert!(e.message.contains("needs `spines`"), "{e}");
     }
 
     #[test]

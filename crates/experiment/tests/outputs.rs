@@ -65,10 +65,8 @@ fn bad_scenarios_get_clear_errors() {
 
     let wrong_type = RANDOM.replace("leaves = 2", "leaves = \"two\"");
     let e = build_err(&wrong_type);
-    // Tagged sections (topology, traffic) are buffered by serde: the error
-    // names the section, the expected type and the section's line.
-    assert!(e.contains("bad.toml: topology: invalid type"), "{e}");
-    assert!(e.contains("expected u32") && e.contains("line 3"), "{e}");
+    assert!(e.contains("bad.toml: topology.leaves: invalid type"), "{e}");
+    assert!(e.contains("expected u32") && e.contains("line 5"), "{e}");
 
     let missing_node = r#"
 [topology]
