@@ -89,11 +89,6 @@ impl<E> EventQueue<E> {
     pub fn is_empty(&self) -> bool {
         self.heap.is_empty()
     }
-
-    /// Events scheduled since the queue was created.
-    pub fn scheduled(&self) -> u64 {
-        self.seq
-    }
 }
 
 #[cfg(test)]

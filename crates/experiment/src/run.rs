@@ -2,7 +2,7 @@
 //! collecting the results every output is made from.
 
 use crate::build::Built;
-use engine::time::{to_ns_f64, SEC};
+use engine::time::SEC;
 use engine::Time;
 use fabric::{Counters, FlowResult, Network, RunState};
 use std::time::Instant;
@@ -76,9 +76,5 @@ impl Outcome {
     pub fn goodput_bps(f: &FlowResult) -> Option<f64> {
         f.fct()
             .map(|t| f.flow.bytes as f64 * 8.0 * SEC as f64 / t.max(1) as f64)
-    }
-
-    pub fn end_ns(&self) -> f64 {
-        to_ns_f64(self.end_time)
     }
 }

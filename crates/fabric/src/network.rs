@@ -66,7 +66,6 @@ struct Host {
 }
 
 struct Switch {
-    node: u32,
     /// Global ids of this switch's ports, by local index.
     ports: Vec<u32>,
     mmu: Mmu,
@@ -203,7 +202,6 @@ impl Network {
                         })
                         .collect();
                     switches.push(Switch {
-                        node: node as u32,
                         ports: node_ports[node].clone(),
                         mmu: Mmu::new(cfg.mmu.clone(), headroom),
                         ecmp_seed: stream_seed(cfg.seed, StreamKind::Ecmp, *s as u64),
@@ -352,10 +350,6 @@ impl Network {
 
     pub fn nic(&self, host: u32) -> &Nic {
         &self.hosts[host as usize].nic
-    }
-
-    pub fn routes(&self) -> &Routes {
-        &self.routes
     }
 
     /// Peak number of packets alive at once.
@@ -877,18 +871,6 @@ impl Network {
             ));
         }
         Ok(())
-    }
-
-    pub fn switch_buffer_used(&self) -> impl Iterator<Item = u64> + '_ {
-        self.switches.iter().map(|s| s.mmu.used())
-    }
-
-    pub fn switch_node(&self, s: u32) -> u32 {
-        self.switches[s as usize].node
-    }
-
-    pub fn pending_events(&self) -> usize {
-        self.q.len()
     }
 }
 

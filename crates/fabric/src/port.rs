@@ -110,8 +110,4 @@ impl Port {
                 0
             }
     }
-
-    pub fn queued_packets(&self) -> usize {
-        self.queues.iter().map(VecDeque::len).sum()
-    }
 }

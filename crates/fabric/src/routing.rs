@@ -111,9 +111,4 @@ impl Routes {
         let (start, len) = self.groups[g as usize];
         &self.members[start as usize..(start + len) as usize]
     }
-
-    /// Bytes held by the tables (for the memory report).
-    pub fn heap_bytes(&self) -> usize {
-        self.group_of.len() * 4 + self.groups.len() * 8 + self.members.len() * 4
-    }
 }

@@ -190,13 +190,7 @@ impl Requester {
         cfg: &NicConfig,
         events: &mut VecDeque<Event>,
     ) -> Outcome {
-        if psn > self.snd_max {
-            return Outcome { malformed: true };
-        }
-        let old = self.snd_una;
-        self.acked = self.acked.max(psn);
-        self.advance(now, qp, events);
-        self.finish(now, old, cfg)
+        self.on_cumulative(now, qp, psn, false, cfg, events)
     }
 
     /// Sequence error: the responder expects `psn`; go back to it.
@@ -208,6 +202,20 @@ impl Requester {
         cfg: &NicConfig,
         events: &mut VecDeque<Event>,
     ) -> Outcome {
+        self.on_cumulative(now, qp, psn, true, cfg, events)
+    }
+
+    /// ACK and NACK both acknowledge everything below `psn`; a NACK also
+    /// sends from `psn` again.
+    fn on_cumulative(
+        &mut self,
+        now: Time,
+        qp: QpId,
+        psn: u32,
+        nack: bool,
+        cfg: &NicConfig,
+        events: &mut VecDeque<Event>,
+    ) -> Outcome {
         if psn > self.snd_max {
             return Outcome { malformed: true };
         }
@@ -215,7 +223,7 @@ impl Requester {
         self.acked = self.acked.max(psn);
         self.advance(now, qp, events);
         // A NACK below snd_una is stale (that gap was repaired already).
-        if psn >= self.snd_una && psn < self.snd_nxt {
+        if nack && psn >= self.snd_una && psn < self.snd_nxt {
             self.go_back(psn);
         }
         self.finish(now, old, cfg)
