@@ -13,21 +13,27 @@
 //! Modules: [`nic`] (public API, QP table, dispatch, scheduler loop),
 //! `qp` (one queue pair), `requester` and `responder` (the two halves of
 //! RC), `sched` (ready ring and rate-limiter heap), [`cc`] (congestion
-//! control selection) and [`dcqcn`] (DCQCN reaction point, presets).
+//! control selection), [`dcqcn`] (DCQCN reaction point, presets),
+//! [`reliability`] (per-QP choice of go-back-N or [`mprdma`]) and
+//! [`mprdma`] (MP-RDMA's multipath sender and bitmap receiver).
 
 pub mod cc;
 pub mod dcqcn;
+pub mod mprdma;
 pub mod nic;
 pub mod packet;
 mod qp;
+pub mod reliability;
 mod requester;
 mod responder;
 mod sched;
 
 pub use cc::{Cc, CcConfig};
 pub use dcqcn::{Dcqcn, DcqcnParams, Notification};
+pub use mprdma::{MpRdmaConfig, SyncMode};
 pub use nic::{
-    Completion, CompletionSide, Event, Nic, NicConfig, NicStats, QpConfig, QpId, Transmit,
-    WorkRequest,
+    Completion, CompletionSide, Event, Nic, NicConfig, NicStats, Placement, QpConfig, QpId,
+    SendOptions, Transmit, WorkRequest,
 };
-pub use packet::{Packet, PacketKind, Verb};
+pub use packet::{MpHeader, Packet, PacketKind, Verb};
+pub use reliability::Reliability;

@@ -11,8 +11,10 @@ use std::collections::VecDeque;
 
 use crate::cc::{Cc, CcConfig};
 use crate::dcqcn::Notification;
+use crate::mprdma::MpQp;
 use crate::packet::{Packet, PacketKind, Verb};
 use crate::qp::Qp;
+use crate::reliability::Reliability;
 use crate::responder::Reply;
 use crate::sched::{SchedState, Scheduler};
 use engine::Time;
@@ -45,6 +47,9 @@ pub struct NicConfig {
     /// notification point, reports CE marks (see
     /// [`crate::dcqcn::Notification`]; `None` echoes on ACKs).
     pub cc: CcConfig,
+    /// Reliability engine of every QP (unless overridden per QP with
+    /// [`Nic::create_qp_with`]).
+    pub reliability: Reliability,
 }
 
 impl Default for NicConfig {
@@ -60,6 +65,7 @@ impl Default for NicConfig {
             data_priority: 3,
             ctrl_priority: 0,
             cc: CcConfig::None,
+            reliability: Reliability::GoBackN,
         }
     }
 }
@@ -88,7 +94,8 @@ impl NicConfig {
         if self.data_priority > 7 || self.ctrl_priority > 7 {
             return Err("priorities must be in 0..8".into());
         }
-        self.cc.validate()
+        self.cc.validate()?;
+        self.reliability.validate()
     }
 }
 
@@ -105,6 +112,33 @@ pub struct WorkRequest {
     pub wr_id: u64,
     pub verb: Verb,
     pub len: u64,
+}
+
+/// Per-operation flags of [`Nic::post_send_with`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SendOptions {
+    /// MP-RDMA's synchronise flag: the operation updates remote memory only
+    /// after every operation posted before it has completed. (Go-back-N
+    /// QPs deliver in order anyway and ignore it.)
+    pub sync: bool,
+}
+
+/// Bytes an MP-RDMA responder placed into memory (recorded only after
+/// [`Nic::enable_placement_log`]; used by tests to check memory contents).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Placement {
+    pub qp: QpId,
+    pub verb: Verb,
+    /// Per-verb message sequence number: SEND: which receive WQE (the n-th
+    /// SEND of the QP); WRITE: which WRITE (the n-th), standing for the
+    /// remote address the requester chose.
+    pub msn: u32,
+    /// Byte offset within the message.
+    pub offset: u64,
+    pub len: u32,
+    pub psn: u32,
+    pub sync: bool,
+    pub at: Time,
 }
 
 /// What the NIC wants to put on the wire next.
@@ -189,6 +223,23 @@ pub struct NicStats {
     /// next brought up to date (when the QP next wants to send or receives
     /// a notification), so the count may lag behind the rate itself.
     pub rate_decreases: u64,
+    /// MP-RDMA: packets retransmitted early (no new data to send).
+    pub mp_early_retransmits: u64,
+    /// MP-RDMA: ACKs from a path more than Delta behind (cwnd - 1, no clock).
+    pub mp_ooo_prunes: u64,
+    /// MP-RDMA: "use it or lose it" window reductions.
+    pub mp_window_reductions: u64,
+    /// MP-RDMA: sends moved to a new random VP by path probing.
+    pub mp_probes: u64,
+    /// MP-RDMA: NACK-triggered recovery episodes.
+    pub mp_recoveries: u64,
+    /// MP-RDMA: data packets dropped beyond `rcv_nxt + L`.
+    pub mp_bitmap_drops: u64,
+    /// MP-RDMA: synchronise packets dropped for arriving before earlier
+    /// messages completed.
+    pub mp_sync_drops: u64,
+    /// MP-RDMA: the largest out-of-order degree (PSN - rcv_nxt) accepted.
+    pub mp_max_ooo_degree: u64,
 }
 
 /// One host's RNIC: its queue pairs, their packets, timers and completions.
@@ -201,6 +252,8 @@ pub struct Nic {
     stats: NicStats,
     /// The latest time passed in by any call.
     now: Time,
+    /// MP-RDMA placements, when logging is enabled.
+    placements: Option<VecDeque<Placement>>,
 }
 
 impl Nic {
@@ -217,6 +270,7 @@ impl Nic {
             sched: Scheduler::default(),
             stats: NicStats::default(),
             now: 0,
+            placements: None,
         }
     }
 
@@ -235,28 +289,74 @@ impl Nic {
     /// `NicConfig::cc`, also for its notification-point behaviour).
     /// Panics if `cc` is invalid.
     pub fn create_qp_with_cc(&mut self, cfg: QpConfig, cc: CcConfig) -> QpId {
+        let rel = self.cfg.reliability;
+        self.create_qp_with(cfg, cc, rel)
+    }
+
+    /// Creates a QP with its own congestion control and reliability engine.
+    /// Panics if either is invalid.
+    pub fn create_qp_with(&mut self, cfg: QpConfig, cc: CcConfig, rel: Reliability) -> QpId {
         if let Err(e) = cc.validate() {
             panic!("invalid CcConfig: {e}");
         }
+        if let Err(e) = rel.validate() {
+            panic!("invalid Reliability: {e}");
+        }
         let id = QpId::try_from(self.qps.len()).expect("too many QPs");
         let state = Cc::new(&cc, self.cfg.line_rate_bps);
-        self.qps.push(Qp::new(id, cfg, state, cc.notification()));
+        let mut qp = Qp::new(id, cfg, state, cc.notification());
+        if let Reliability::MpRdma(m) = rel {
+            let seed = (self.cfg.host as u64) << 32 | id as u64;
+            qp.mp = Some(Box::new(MpQp::new(m, cfg.sport, seed)));
+        }
+        self.qps.push(qp);
         id
     }
 
     /// Posts a WRITE, READ or SEND on `qp`'s send queue. Panics if `qp` does
-    /// not exist.
+    /// not exist, or on a READ on an MP-RDMA QP (WRITE and SEND only).
     pub fn post_send(&mut self, now: Time, qp: QpId, wr: WorkRequest) {
+        self.post_send_with(now, qp, wr, SendOptions::default());
+    }
+
+    /// [`Nic::post_send`] with per-operation flags (MP-RDMA's synchronise).
+    pub fn post_send_with(&mut self, now: Time, qp: QpId, wr: WorkRequest, opts: SendOptions) {
         self.now = self.now.max(now);
         let mtu = self.cfg.mtu;
-        self.qp_mut(qp).req.post(wr, mtu);
+        let events = &mut self.events;
+        let q = self
+            .qps
+            .get_mut(qp as usize)
+            .unwrap_or_else(|| panic!("no QP {qp}"));
+        match q.mp.as_mut() {
+            Some(m) => {
+                m.snd.post(now, wr, opts.sync, mtu);
+                // A synchronise gate may need a timer.
+                q.sync_timer(events);
+            }
+            None => q.req.post(wr, mtu),
+        }
         self.wake(qp as usize, now);
     }
 
     /// Posts a receive WQE for SENDs arriving on `qp`. `len` is the buffer
     /// size; it is not enforced (the completion reports the bytes received).
     pub fn post_recv(&mut self, qp: QpId, wr_id: u64, _len: u64) {
-        self.qp_mut(qp).resp.post_recv(wr_id);
+        let q = self.qp_mut(qp);
+        match q.mp.as_mut() {
+            Some(m) => m.rcv.post_recv(wr_id),
+            None => q.resp.post_recv(wr_id),
+        }
+    }
+
+    /// Starts recording MP-RDMA placements (see [`Nic::poll_placement`]).
+    pub fn enable_placement_log(&mut self) {
+        self.placements.get_or_insert_with(VecDeque::new);
+    }
+
+    /// The oldest recorded placement not yet taken.
+    pub fn poll_placement(&mut self) -> Option<Placement> {
+        self.placements.as_mut()?.pop_front()
     }
 
     pub fn on_packet(&mut self, now: Time, pkt: &Packet) {
@@ -277,6 +377,15 @@ impl Nic {
         let ctrl = &mut self.ctrl;
         let qp = &mut self.qps[qi];
         let id = qp.id;
+        if qp.mp.is_some() {
+            let wake =
+                Self::on_packet_mp(now, qp, pkt, cfg, stats, events, ctrl, &mut self.placements);
+            qp.sync_timer(events);
+            if wake {
+                self.wake(qi, now);
+            }
+            return;
+        }
         let mut wake = false;
         match pkt.kind {
             PacketKind::Request => {
@@ -356,6 +465,60 @@ impl Nic {
         }
     }
 
+    /// An input for an MP-RDMA QP. Returns true if the QP may have
+    /// something new to send.
+    #[allow(clippy::too_many_arguments)]
+    fn on_packet_mp(
+        now: Time,
+        qp: &mut Qp,
+        pkt: &Packet,
+        cfg: &NicConfig,
+        stats: &mut NicStats,
+        events: &mut VecDeque<Event>,
+        ctrl: &mut VecDeque<Packet>,
+        placements: &mut Option<VecDeque<Placement>>,
+    ) -> bool {
+        let id = qp.id;
+        let m = qp.mp.as_mut().expect("MP-RDMA QP");
+        match pkt.kind {
+            PacketKind::Request => {
+                let reply = m
+                    .rcv
+                    .on_data(now, id, pkt, cfg, stats, events, placements.as_mut());
+                if let Some(r) = reply {
+                    stats.cnps_sent += r.ecn as u64;
+                    let mut a = qp.ctrl_packet(r.kind, r.aack, pkt.verb, r.ecn, pkt.sent_at, cfg);
+                    // The ACK travels on the data packet's VP too, so a
+                    // failed path silences its own VP's clock both ways.
+                    a.sport = pkt.sport;
+                    a.mp = r.mp;
+                    ctrl.push_back(a);
+                }
+                false
+            }
+            PacketKind::Ack | PacketKind::Nack => {
+                let ok = if pkt.kind == PacketKind::Ack {
+                    stats.acks_received += 1;
+                    m.snd.on_ack(now, id, pkt, cfg, stats, events)
+                } else {
+                    stats.nacks_received += 1;
+                    m.snd.on_nack(now, id, pkt, cfg, stats, events)
+                };
+                if !ok {
+                    stats.malformed_dropped += 1;
+                }
+                stats.cnps_received += (ok && pkt.ecn_echo) as u64;
+                ok
+            }
+            // MP-RDMA carries no READ responses and reacts to ECN echoes
+            // per ACK, not to CNPs.
+            PacketKind::ReadResponse | PacketKind::Cnp => {
+                stats.malformed_dropped += 1;
+                false
+            }
+        }
+    }
+
     /// A timer armed with `Event::ArmTimer { qp, at }` fired. Stale or early
     /// calls are harmless.
     pub fn on_timer(&mut self, now: Time, qp: QpId) {
@@ -367,7 +530,11 @@ impl Nic {
         if q.armed.is_some_and(|a| a <= now) {
             q.armed = None;
         }
-        if q.req.on_timer(now) {
+        let expired = match q.mp.as_mut() {
+            Some(m) => m.snd.on_timer(now),
+            None => q.req.on_timer(now),
+        };
+        if expired {
             self.stats.timeouts += 1;
         }
         q.sync_timer(&mut self.events);
@@ -475,7 +642,18 @@ impl Nic {
 
     /// Work requests posted on `qp` and not yet completed.
     pub fn qp_pending_wrs(&self, qp: QpId) -> usize {
-        self.qp(qp).req.pending_wrs()
+        let q = self.qp(qp);
+        match &q.mp {
+            Some(m) => m.snd.pending_wrs(),
+            None => q.req.pending_wrs(),
+        }
+    }
+
+    /// MP-RDMA sender state of `qp` (None on other QPs): (cwnd in packets,
+    /// available window, smoothed RTT).
+    pub fn qp_mprdma_window(&self, qp: QpId) -> Option<(f64, i64, Time)> {
+        let m = self.qp(qp).mp.as_ref()?;
+        Some((m.snd.cwnd, m.snd.awnd(), m.snd.srtt))
     }
 
     /// True if no QP has anything to send or outstanding and no control
@@ -483,10 +661,7 @@ impl Nic {
     pub fn is_quiescent(&self) -> bool {
         self.ctrl.is_empty()
             && self.events.is_empty()
-            && self
-                .qps
-                .iter()
-                .all(|q| !q.has_data() && !q.req.outstanding())
+            && self.qps.iter().all(|q| !q.has_data() && !q.outstanding())
     }
 
     fn qp(&self, qp: QpId) -> &Qp {
@@ -566,6 +741,7 @@ mod tests {
             last,
             msg_len: 1000 * (psn as u64 + 1),
             sent_at: 0,
+            mp: Default::default(),
         }
     }
 

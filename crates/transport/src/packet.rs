@@ -59,6 +59,33 @@ pub struct Packet {
     pub msg_len: u64,
     /// When the sender put the packet on the wire; echoed on Ack/Nack.
     pub sent_at: Time,
+    /// MP-RDMA's extra header fields (all zero for other transports).
+    pub mp: MpHeader,
+}
+
+/// The MP-RDMA header extension (paper Fig. 3), 16 bytes in the struct: on
+/// data packets the message sequence number and intra-message PSN; on
+/// ACK/NACK the echoed virtual path and the selective-ack PSN. `psn` keeps
+/// its meaning (data: the packet's PSN; Ack/Nack: the cumulative AACK).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MpHeader {
+    /// Data: per-verb message sequence number (SEND: which receive WQE;
+    /// WRITE: stands for the RETH address MP-RDMA puts in every packet).
+    pub msn: u32,
+    /// Data: index of this packet within its message (iPSN).
+    pub ipsn: u32,
+    /// Ack: the PSN of the data packet this ACK answers (SACK). Nack: the
+    /// PSN the sender should retransmit from.
+    pub sack: u32,
+    /// Ack/Nack: the virtual path (UDP source port) of that data packet.
+    pub vp: u16,
+    /// Data: a retransmission; echoed on its ACK.
+    pub retx: bool,
+    /// Data: the message carries the synchronise flag. Nack: the drop was a
+    /// synchronise message that arrived before earlier messages completed.
+    pub sync: bool,
+    /// Ack: the data packet had already been received (no new SACK).
+    pub dup: bool,
 }
 
 impl Packet {

@@ -6,6 +6,7 @@ use std::collections::VecDeque;
 
 use crate::cc::Cc;
 use crate::dcqcn::Notification;
+use crate::mprdma::MpQp;
 use crate::nic::{Event, NicConfig, NicStats, QpConfig, QpId};
 use crate::packet::{Packet, PacketKind, Verb};
 use crate::requester::Requester;
@@ -32,6 +33,9 @@ pub(crate) struct Qp {
     /// The earliest `ArmTimer` handed out and not yet fired.
     pub armed: Option<Time>,
     pub sched: SchedState,
+    /// The MP-RDMA engine, replacing `req`/`resp` on MP-RDMA QPs (boxed:
+    /// go-back-N QPs, the common case at scale, stay small).
+    pub mp: Option<Box<MpQp>>,
 }
 
 impl Qp {
@@ -48,12 +52,25 @@ impl Qp {
             resp_turn: false,
             armed: None,
             sched: SchedState::Idle,
+            mp: None,
         }
     }
 
     #[inline]
     pub fn has_data(&self) -> bool {
-        self.req.has_data() || self.resp.has_data()
+        match &self.mp {
+            Some(m) => m.snd.has_data(),
+            None => self.req.has_data() || self.resp.has_data(),
+        }
+    }
+
+    /// Sent and not yet acknowledged.
+    #[inline]
+    pub fn outstanding(&self) -> bool {
+        match &self.mp {
+            Some(m) => m.snd.outstanding(),
+            None => self.req.outstanding(),
+        }
     }
 
     /// The earliest time this QP may send at its current rate or, if its
@@ -81,6 +98,18 @@ impl Qp {
     /// alternating when both wait) and updates the rate limiter and the
     /// congestion control.
     pub fn next_packet(&mut self, now: Time, cfg: &NicConfig, stats: &mut NicStats) -> Packet {
+        if let Some(m) = self.mp.as_mut() {
+            // The sender chose the VP (source port).
+            let mut pkt = m.snd.next_packet(now, cfg, stats);
+            pkt.src = cfg.host;
+            pkt.dst = self.cfg.peer_host;
+            pkt.src_qp = self.id;
+            pkt.dst_qp = self.cfg.peer_qp;
+            self.last_tx = Some((now, pkt.wire));
+            self.cc
+                .on_sent(now, pkt.wire as u64, &mut stats.rate_decreases);
+            return pkt;
+        }
         let use_resp = self.resp.has_data() && (self.resp_turn || !self.req.has_data());
         let mut pkt = if use_resp {
             self.resp_turn = false;
@@ -128,6 +157,7 @@ impl Qp {
             last: false,
             msg_len: 0,
             sent_at,
+            mp: Default::default(),
         }
     }
 
@@ -159,7 +189,11 @@ impl Qp {
     /// instead of one per ACK.
     #[inline]
     pub fn sync_timer(&mut self, events: &mut VecDeque<Event>) {
-        if let Some(d) = self.req.rto_deadline {
+        let deadline = match &self.mp {
+            Some(m) => m.snd.deadline(),
+            None => self.req.rto_deadline,
+        };
+        if let Some(d) = deadline {
             if self.armed.is_none_or(|a| d < a) {
                 self.armed = Some(d);
                 events.push_back(Event::ArmTimer { qp: self.id, at: d });

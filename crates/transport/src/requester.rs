@@ -178,6 +178,7 @@ impl Requester {
             last,
             msg_len,
             sent_at: now,
+            mp: Default::default(),
         }
     }
 

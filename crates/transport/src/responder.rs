@@ -260,6 +260,7 @@ impl Responder {
             last: psn + 1 == job.end_psn,
             msg_len: job.msg_len,
             sent_at: now,
+            mp: Default::default(),
         };
         job.next_psn += 1;
         if job.next_psn == job.end_psn {
@@ -296,6 +297,7 @@ mod tests {
             last,
             msg_len: 0,
             sent_at: 5,
+            mp: Default::default(),
         }
     }
 

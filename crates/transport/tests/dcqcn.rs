@@ -46,6 +46,7 @@ fn ack(psn: u32, ecn_echo: bool) -> Packet {
         last: false,
         msg_len: 0,
         sent_at: 0,
+        mp: Default::default(),
     }
 }
 
@@ -214,6 +215,7 @@ fn notification_point(notification: Notification) -> (usize, usize, usize) {
             last: i == 99,
             msg_len: 100_000,
             sent_at: t,
+            mp: Default::default(),
         };
         nic.on_packet(t, &pkt);
         while let Transmit::Packet(c) = nic.poll_transmit(t, 0) {

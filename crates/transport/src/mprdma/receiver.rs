@@ -1,0 +1,349 @@
+//! The MP-RDMA receiver (paper §3.1, §3.3.1, §3.4): places every packet on
+//! arrival (out of order), tracks it in the 2-bit bitmap, moves `rcv_nxt`
+//! over contiguous received slots and completes messages in order as their
+//! tail slots pass, and answers every data packet with an ACK echoing its
+//! VP, PSN (SACK), ECN mark and ReTx bit, with the cumulative ACK.
+//!
+//! Drops, each answered by at most one NACK per step of progress (a NACK
+//! per dropped packet would restart the sender's recovery in a loop):
+//! - a packet at or beyond `rcv_nxt + L` (bitmap overflow): NACK asking
+//!   from `rcv_nxt`;
+//! - a packet of a synchronise message whose earlier messages are not all
+//!   received (its first PSN is beyond `rcv_nxt`): NACK asking from that
+//!   first PSN, so memory is only ever updated in order around it.
+//!
+//! `rcv_nxt` moves per packet rather than per message so that messages
+//! longer than L packets can be received; a slot's Tail state passing the
+//! head is the message's completion, exactly as the paper's HoL scan.
+
+use std::collections::VecDeque;
+
+use super::bitmap::{Bitmap, Slot};
+use super::MpRdmaConfig;
+use crate::nic::{Completion, CompletionSide, Event, NicConfig, NicStats, Placement, QpId};
+use crate::packet::{MpHeader, Packet, PacketKind, Verb};
+
+#[derive(Clone, Copy, Debug)]
+struct RecvWqe {
+    wr_id: u64,
+    /// Bytes of the SEND it receives, known once its tail arrived.
+    len: u64,
+}
+
+/// The reply to one data packet: its kind, the cumulative ACK and the
+/// extension header.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Reply {
+    pub kind: PacketKind,
+    pub aack: u32,
+    pub ecn: bool,
+    pub mp: MpHeader,
+}
+
+#[derive(Debug)]
+pub(crate) struct Receiver {
+    bitmap: Bitmap,
+    pub rcv_nxt: u32,
+    /// `rcv_nxt` at the last overflow NACK.
+    nacked_at: Option<u32>,
+    /// (first PSN of the synchronise message, `rcv_nxt`) at the last
+    /// synchronise NACK.
+    sync_nacked: Option<(u32, u32)>,
+    recv: VecDeque<RecvWqe>,
+    /// MSN of the SEND the front receive WQE belongs to.
+    send_base: u32,
+}
+
+impl Receiver {
+    pub fn new(cfg: &MpRdmaConfig) -> Receiver {
+        Receiver {
+            bitmap: Bitmap::new(cfg.l_slots),
+            rcv_nxt: 0,
+            nacked_at: None,
+            sync_nacked: None,
+            recv: VecDeque::new(),
+            send_base: 0,
+        }
+    }
+
+    pub fn post_recv(&mut self, wr_id: u64) {
+        self.recv.push_back(RecvWqe { wr_id, len: 0 });
+    }
+
+    /// Processes a WRITE/SEND data packet. `None`: no reply (malformed,
+    /// RNR, or a drop already NACKed). `placements`, when logging, receives
+    /// the bytes placed.
+    #[allow(clippy::too_many_arguments)]
+    pub fn on_data(
+        &mut self,
+        now: engine::Time,
+        qp: QpId,
+        pkt: &Packet,
+        cfg: &NicConfig,
+        stats: &mut NicStats,
+        events: &mut VecDeque<Event>,
+        placements: Option<&mut VecDeque<Placement>>,
+    ) -> Option<Reply> {
+        let h = pkt.mp;
+        if pkt.verb == Verb::Read || pkt.payload > cfg.mtu || h.ipsn > pkt.psn {
+            stats.malformed_dropped += 1;
+            return None;
+        }
+        let p = pkt.psn;
+        let ack = |rcv_nxt: u32, dup: bool| Reply {
+            kind: PacketKind::Ack,
+            aack: rcv_nxt,
+            ecn: pkt.ce,
+            mp: MpHeader {
+                sack: p,
+                vp: pkt.sport,
+                retx: h.retx,
+                dup,
+                ..MpHeader::default()
+            },
+        };
+        let nack = |rcv_nxt: u32, from: u32, sync: bool| Reply {
+            kind: PacketKind::Nack,
+            aack: rcv_nxt,
+            ecn: pkt.ce,
+            mp: MpHeader {
+                sack: from,
+                vp: pkt.sport,
+                retx: h.retx,
+                sync,
+                ..MpHeader::default()
+            },
+        };
+        if p < self.rcv_nxt {
+            stats.duplicates_received += 1;
+            return Some(ack(self.rcv_nxt, true));
+        }
+        let off = p - self.rcv_nxt;
+        if off >= self.bitmap.len() {
+            stats.out_of_order_dropped += 1;
+            stats.mp_bitmap_drops += 1;
+            if self.nacked_at == Some(self.rcv_nxt) {
+                return None;
+            }
+            self.nacked_at = Some(self.rcv_nxt);
+            return Some(nack(self.rcv_nxt, self.rcv_nxt, false));
+        }
+        let first = p - h.ipsn;
+        if h.sync && first > self.rcv_nxt {
+            stats.mp_sync_drops += 1;
+            let key = (first, self.rcv_nxt);
+            if self.sync_nacked == Some(key) {
+                return None;
+            }
+            self.sync_nacked = Some(key);
+            return Some(nack(self.rcv_nxt, first, true));
+        }
+        if self.bitmap.get(off) != Slot::Empty {
+            stats.duplicates_received += 1;
+            return Some(ack(self.rcv_nxt, true));
+        }
+        if pkt.verb == Verb::Send {
+            let k = h.msn.wrapping_sub(self.send_base) as usize;
+            let Some(w) = self.recv.get_mut(k) else {
+                // RNR: no receive WQE for this SEND yet; the sender's
+                // timeout or early retransmission tries again.
+                stats.rnr_drops += 1;
+                return None;
+            };
+            if pkt.last {
+                w.len = pkt.msg_len;
+            }
+        }
+        if let Some(log) = placements {
+            log.push_back(Placement {
+                qp,
+                verb: pkt.verb,
+                msn: h.msn,
+                offset: h.ipsn as u64 * cfg.mtu as u64,
+                len: pkt.payload,
+                psn: p,
+                sync: h.sync,
+                at: now,
+            });
+        }
+        let slot = match (pkt.last, pkt.verb) {
+            (false, _) => Slot::Received,
+            (true, Verb::Send) => Slot::TailCompletion,
+            (true, _) => Slot::Tail,
+        };
+        self.bitmap.set(off, slot);
+        stats.mp_max_ooo_degree = stats.mp_max_ooo_degree.max(off as u64);
+        while self.bitmap.get(0) != Slot::Empty {
+            let s = self.bitmap.pop_front();
+            self.rcv_nxt += 1;
+            if s == Slot::TailCompletion {
+                if let Some(w) = self.recv.pop_front() {
+                    self.send_base = self.send_base.wrapping_add(1);
+                    events.push_back(Event::Completion(Completion {
+                        qp,
+                        wr_id: w.wr_id,
+                        verb: Verb::Send,
+                        len: w.len,
+                        side: CompletionSide::Responder,
+                        at: now,
+                    }));
+                }
+            }
+        }
+        Some(ack(self.rcv_nxt, false))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn data(psn: u32, ipsn: u32, last: bool, verb: Verb) -> Packet {
+        Packet {
+            src: 1,
+            dst: 0,
+            src_qp: 0,
+            dst_qp: 0,
+            sport: 500 + psn as u16,
+            kind: PacketKind::Request,
+            verb,
+            psn,
+            payload: 1000,
+            wire: 1048,
+            priority: 3,
+            ce: psn == 3,
+            ecn_echo: false,
+            first: ipsn == 0,
+            last,
+            msg_len: 1000 * (ipsn as u64 + 1),
+            sent_at: 0,
+            mp: MpHeader {
+                ipsn,
+                ..MpHeader::default()
+            },
+        }
+    }
+
+    struct H {
+        r: Receiver,
+        c: NicConfig,
+        st: NicStats,
+        ev: VecDeque<Event>,
+    }
+
+    impl H {
+        fn new(l: u32) -> H {
+            let cfg = MpRdmaConfig {
+                l_slots: l,
+                delta: l.min(32),
+                ..MpRdmaConfig::default()
+            };
+            H {
+                r: Receiver::new(&cfg),
+                c: NicConfig::default(),
+                st: NicStats::default(),
+                ev: VecDeque::new(),
+            }
+        }
+        fn rx(&mut self, p: Packet) -> Option<Reply> {
+            self.r
+                .on_data(0, 0, &p, &self.c, &mut self.st, &mut self.ev, None)
+        }
+        fn done(&mut self) -> Vec<(u64, u64)> {
+            self.ev
+                .drain(..)
+                .map(|e| match e {
+                    Event::Completion(c) => (c.wr_id, c.len),
+                    other => panic!("{other:?}"),
+                })
+                .collect()
+        }
+    }
+
+    #[test]
+    fn ack_echoes_vp_sack_aack_ecn_and_retx() {
+        let mut h = H::new(8);
+        let mut p = data(3, 3, false, Verb::Write);
+        p.mp.retx = true;
+        let r = h.rx(p).unwrap();
+        assert_eq!(r.kind, PacketKind::Ack);
+        assert_eq!((r.aack, r.mp.sack, r.mp.vp), (0, 3, 503));
+        assert!(r.ecn && r.mp.retx && !r.mp.dup);
+        // A duplicate is flagged.
+        assert!(h.rx(p).unwrap().mp.dup);
+    }
+
+    #[test]
+    fn completes_head_of_line_sends_in_order_with_tail_states() {
+        let mut h = H::new(8);
+        h.r.post_recv(10);
+        h.r.post_recv(11);
+        // SEND 0 = PSNs 0,1; SEND 1 = PSN 2. Arrive 2, 1, 0.
+        let mut s1 = data(2, 0, true, Verb::Send);
+        s1.mp.msn = 1;
+        assert_eq!(h.rx(s1).unwrap().aack, 0);
+        assert_eq!(h.r.bitmap.get(2), Slot::TailCompletion);
+        let mut b = data(1, 1, true, Verb::Send);
+        b.msg_len = 2000;
+        h.rx(b);
+        assert_eq!(h.r.bitmap.get(1), Slot::TailCompletion);
+        assert!(h.done().is_empty(), "the head is missing");
+        let r = h.rx(data(0, 0, false, Verb::Send)).unwrap();
+        assert_eq!(r.aack, 3);
+        assert_eq!(h.done(), vec![(10, 2000), (11, 1000)]);
+        // A WRITE tail needs no completion.
+        h.rx(data(3, 0, true, Verb::Write));
+        assert_eq!(h.r.rcv_nxt, 4);
+        assert!(h.done().is_empty());
+    }
+
+    #[test]
+    fn beyond_l_is_dropped_and_nacked_once_per_progress() {
+        let mut h = H::new(4);
+        let r = h.rx(data(4, 4, false, Verb::Write)).unwrap();
+        assert_eq!((r.kind, r.aack, r.mp.sack), (PacketKind::Nack, 0, 0));
+        assert_eq!(h.rx(data(5, 5, false, Verb::Write)), None, "same hole");
+        assert_eq!(h.st.mp_bitmap_drops, 2);
+        assert_eq!(h.r.bitmap.get(0), Slot::Empty, "nothing recorded");
+        // PSN 3 fits (offset 3 < L).
+        assert_eq!(
+            h.rx(data(3, 3, false, Verb::Write)).unwrap().kind,
+            PacketKind::Ack
+        );
+        h.rx(data(0, 0, false, Verb::Write));
+        assert_eq!(h.r.rcv_nxt, 1);
+        // Progress: a new overflow NACKs again.
+        let r = h.rx(data(9, 9, false, Verb::Write)).unwrap();
+        assert_eq!((r.kind, r.mp.sack), (PacketKind::Nack, 1));
+    }
+
+    #[test]
+    fn wraps_around_a_long_stream() {
+        let mut h = H::new(5);
+        // Pairs swapped: 1,0,3,2,... for 10_000 packets of one WRITE.
+        for i in (0..10_000u32).step_by(2) {
+            h.rx(data(i + 1, i + 1, i + 1 == 9_999, Verb::Write));
+            let r = h.rx(data(i, i, false, Verb::Write)).unwrap();
+            assert_eq!(r.aack, i + 2);
+        }
+        assert_eq!(h.st.mp_max_ooo_degree, 1);
+    }
+
+    #[test]
+    fn early_synchronise_message_is_dropped_and_nacked() {
+        let mut h = H::new(16);
+        // PSN 0 (message 0) missing; message 1 (PSN 1, 2) is synchronise.
+        let mut s = data(2, 1, true, Verb::Write);
+        s.mp.sync = true;
+        let r = h.rx(s).unwrap();
+        assert_eq!((r.kind, r.mp.sack, r.mp.sync), (PacketKind::Nack, 1, true));
+        let mut s0 = data(1, 0, false, Verb::Write);
+        s0.mp.sync = true;
+        assert_eq!(h.rx(s0), None, "one NACK until progress");
+        assert_eq!(h.st.mp_sync_drops, 2);
+        h.rx(data(0, 0, true, Verb::Write));
+        // Now the synchronise message is accepted.
+        assert_eq!(h.rx(s0).unwrap().kind, PacketKind::Ack);
+        assert_eq!(h.rx(s).unwrap().aack, 3);
+    }
+}

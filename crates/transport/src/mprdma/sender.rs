@@ -1,0 +1,808 @@
+//! The MP-RDMA sender (paper §3.2-§3.5): one congestion window for all
+//! virtual paths, adjusted per ACK (+1/cwnd, or -1/2 on an ECN echo); the
+//! NewReno-style `inflate` so that `awnd = cwnd + inflate - (snd_nxt -
+//! snd_una)` (minus retransmissions in flight, which do not move snd_nxt);
+//! multipath ACK clocking (an ACK grants sends on its own VP, at most two,
+//! the rest to random VPs by a half-RTT burst timer); "use it or lose it";
+//! path probing; out-of-order-aware path selection; NACK recovery, early
+//! retransmission and the timeout; the synchronise gate.
+//!
+//! Granted sends wait in `tokens` (the VP each will use) until the NIC's
+//! scheduler serves the QP: the NIC port may be busy when the ACK arrives.
+//! `tokens` never holds more than `floor(awnd)` entries.
+
+use std::collections::VecDeque;
+
+use super::{MpRdmaConfig, SyncMode};
+use crate::nic::{Completion, CompletionSide, Event, NicConfig, NicStats, QpId, WorkRequest};
+use crate::packet::{MpHeader, Packet, PacketKind, Verb};
+use crate::requester::{npkts, payload_of};
+use engine::{Rng, Time};
+
+/// An ACK clocks out at most this many packets on its VP.
+const BURST_PER_ACK: usize = 2;
+/// Early retransmission resends a packet once this many later PSNs were
+/// selectively acknowledged (TCP's duplicate-ACK threshold).
+const EARLY_RETX_GAP: u32 = 3;
+/// Idle time, in RTTs, after which the window restarts from IW.
+const IDLE_RTTS: u64 = 3;
+const MIN_CWND: f64 = 1.0;
+
+#[derive(Clone, Copy, Debug)]
+struct SendWqe {
+    wr_id: u64,
+    verb: Verb,
+    len: u64,
+    first_psn: u32,
+    npkts: u32,
+    msn: u32,
+    sync: bool,
+}
+
+impl SendWqe {
+    fn end(&self) -> u32 {
+        self.first_psn + self.npkts
+    }
+}
+
+/// What the next granted send carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Choice {
+    /// Recovery: retransmit this PSN.
+    Retx(u32),
+    /// New data at `snd_nxt`.
+    New,
+    /// No new data: retransmit this unacknowledged PSN early.
+    Early(u32),
+    None,
+}
+
+#[derive(Debug)]
+pub(crate) struct Sender {
+    cfg: MpRdmaConfig,
+    wqes: VecDeque<SendWqe>,
+    /// Index in `wqes` of the WQE holding `snd_nxt`.
+    cursor: usize,
+    next_psn: u32,
+    /// Next MSN of SENDs and of WRITEs.
+    msn: [u32; 2],
+    pub snd_una: u32,
+    pub snd_nxt: u32,
+    pub cwnd: f64,
+    pub inflate: i64,
+    /// Retransmissions sent and not yet answered (they take window space
+    /// without moving snd_nxt).
+    retx_out: u32,
+    pub snd_ooh: u32,
+    pub in_recovery: bool,
+    recovery: u32,
+    snd_retx: u32,
+    early: u32,
+    pub tokens: VecDeque<u16>,
+    rng: Rng,
+    pub srtt: Time,
+    last_probe: Time,
+    last_send: Option<Time>,
+    burst_at: Option<Time>,
+    /// The next new packet starts a synchronise message that may not go yet.
+    gated: bool,
+    /// When the delayed synchronise gate opens (Delayed mode).
+    gate_at: Option<Time>,
+    rto_deadline: Option<Time>,
+    base_sport: u16,
+}
+
+impl Sender {
+    pub fn new(cfg: MpRdmaConfig, base_sport: u16, rng: Rng) -> Sender {
+        Sender {
+            cfg,
+            wqes: VecDeque::new(),
+            cursor: 0,
+            next_psn: 0,
+            msn: [0; 2],
+            snd_una: 0,
+            snd_nxt: 0,
+            cwnd: cfg.initial_window as f64,
+            inflate: 0,
+            retx_out: 0,
+            snd_ooh: 0,
+            in_recovery: false,
+            recovery: 0,
+            snd_retx: 0,
+            early: 0,
+            tokens: VecDeque::new(),
+            rng,
+            srtt: 0,
+            last_probe: 0,
+            last_send: None,
+            burst_at: None,
+            gated: false,
+            gate_at: None,
+            rto_deadline: None,
+            base_sport,
+        }
+    }
+
+    /// Posts a WRITE or SEND. Panics on READ (not carried by MP-RDMA here).
+    pub fn post(&mut self, now: Time, wr: WorkRequest, sync: bool, mtu: u32) {
+        let slot = match wr.verb {
+            Verb::Send => 0,
+            Verb::Write => 1,
+            Verb::Read => panic!("MP-RDMA QPs carry WRITE and SEND only, not READ"),
+        };
+        let n = npkts(wr.len, mtu).expect("message too long: more than 2^32 packets");
+        self.wqes.push_back(SendWqe {
+            wr_id: wr.wr_id,
+            verb: wr.verb,
+            len: wr.len,
+            first_psn: self.next_psn,
+            npkts: n,
+            msn: self.msn[slot],
+            sync,
+        });
+        self.msn[slot] += 1;
+        self.next_psn = self
+            .next_psn
+            .checked_add(n)
+            .expect("PSN space of the QP exhausted");
+        // Nothing in flight means no ACK will clock: (re)start by spreading
+        // the window over random VPs, from IW after an idle period.
+        if !self.outstanding() && self.tokens.is_empty() {
+            let idle = self
+                .last_send
+                .is_none_or(|t| now.saturating_sub(t) > IDLE_RTTS * self.srtt);
+            if idle {
+                self.cwnd = self.cfg.initial_window as f64;
+            }
+            self.inflate = 0;
+            self.retx_out = 0;
+            self.grant_random(self.free());
+        }
+        self.refresh_gate(now);
+    }
+
+    /// A granted send has something to carry.
+    #[inline]
+    pub fn has_data(&self) -> bool {
+        !self.tokens.is_empty() && self.choice() != Choice::None
+    }
+
+    #[inline]
+    pub fn outstanding(&self) -> bool {
+        self.snd_una < self.snd_nxt
+    }
+
+    pub fn pending_wrs(&self) -> usize {
+        self.wqes.len()
+    }
+
+    /// The earliest timer this sender needs (RTO, burst timer, sync gate).
+    pub fn deadline(&self) -> Option<Time> {
+        [self.rto_deadline, self.burst_at, self.gate_at]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+
+    /// The available window, `floor(cwnd + inflate - in flight)`.
+    pub fn awnd(&self) -> i64 {
+        let inflight = (self.snd_nxt - self.snd_una) as i64 + self.retx_out as i64;
+        (self.cwnd + (self.inflate - inflight) as f64).floor() as i64
+    }
+
+    /// Window not yet granted to a VP.
+    fn free(&self) -> i64 {
+        self.awnd() - self.tokens.len() as i64
+    }
+
+    fn choice(&self) -> Choice {
+        if self.in_recovery {
+            let r = self.snd_retx.max(self.snd_una);
+            if r < self.recovery {
+                return Choice::Retx(r);
+            }
+        }
+        if self.snd_nxt < self.next_psn && !self.gated {
+            return Choice::New;
+        }
+        let e = self.early.max(self.snd_una);
+        if e < self.snd_nxt && e + EARLY_RETX_GAP <= self.snd_ooh {
+            return Choice::Early(e);
+        }
+        Choice::None
+    }
+
+    /// Something could be sent now or once a synchronise gate opens.
+    fn anything_to_send(&self) -> bool {
+        self.choice() != Choice::None || self.snd_nxt < self.next_psn
+    }
+
+    fn random_vp(&mut self) -> u16 {
+        let i = self.rng.below(self.cfg.num_vps as u64) as u16;
+        self.base_sport.wrapping_add(i)
+    }
+
+    fn grant_random(&mut self, n: i64) {
+        for _ in 0..n.max(0) {
+            let vp = self.random_vp();
+            self.tokens.push_back(vp);
+        }
+    }
+
+    /// Drops grants the window no longer covers (after a cwnd decrease).
+    fn trim_tokens(&mut self) {
+        let keep = self.awnd().max(0) as usize;
+        self.tokens.truncate(keep);
+    }
+
+    fn set_cwnd(&mut self, w: f64) {
+        self.cwnd = w.max(MIN_CWND);
+        self.trim_tokens();
+    }
+
+    /// Re-evaluates whether the next new packet (the first of a synchronise
+    /// message) must wait.
+    fn refresh_gate(&mut self, now: Time) {
+        self.gated = false;
+        let w = self.wqes.get(self.cursor).copied();
+        if let Some(w) =
+            w.filter(|w| w.sync && self.snd_nxt == w.first_psn && self.snd_una < w.first_psn)
+        {
+            let _ = w;
+            let delayed = self.cfg.sync_mode == SyncMode::Delayed && self.srtt > 0;
+            if delayed {
+                // Δt = α · Δ / (cwnd / RTT) after the previous packet.
+                let dt =
+                    (self.cfg.alpha * self.cfg.delta as f64 * self.srtt as f64 / self.cwnd) as Time;
+                let at = *self
+                    .gate_at
+                    .get_or_insert(self.last_send.unwrap_or(now) + dt);
+                self.gated = now < at;
+            } else {
+                // Stop-and-wait (or no RTT sample yet): wait for the ACKs.
+                self.gated = true;
+            }
+        }
+        if !self.gated {
+            self.gate_at = None;
+        }
+    }
+
+    /// Builds the next packet on the oldest granted VP; `has_data()` must be
+    /// true. The caller fills the addresses.
+    pub fn next_packet(&mut self, now: Time, cfg: &NicConfig, stats: &mut NicStats) -> Packet {
+        let vp = self
+            .tokens
+            .pop_front()
+            .expect("next_packet without a grant");
+        let (psn, retx) = match self.choice() {
+            Choice::Retx(r) => {
+                self.snd_retx = r + 1;
+                (r, true)
+            }
+            Choice::Early(e) => {
+                self.early = e + 1;
+                stats.mp_early_retransmits += 1;
+                (e, true)
+            }
+            Choice::New => {
+                let p = self.snd_nxt;
+                self.snd_nxt += 1;
+                if self.snd_nxt == self.wqes[self.cursor].end() {
+                    self.cursor += 1;
+                }
+                (p, false)
+            }
+            Choice::None => panic!("next_packet with nothing to send"),
+        };
+        if retx {
+            self.retx_out += 1;
+            stats.retransmitted_packets += 1;
+        }
+        self.last_send = Some(now);
+        if self.rto_deadline.is_none() {
+            self.rto_deadline = Some(now + cfg.rto);
+        }
+        self.refresh_gate(now);
+        let i = self.wqes.partition_point(|w| w.end() <= psn);
+        let w = self.wqes[i];
+        let idx = psn - w.first_psn;
+        let payload = payload_of(w.len, cfg.mtu, idx);
+        Packet {
+            src: 0,
+            dst: 0,
+            src_qp: 0,
+            dst_qp: 0,
+            sport: vp,
+            kind: PacketKind::Request,
+            verb: w.verb,
+            psn,
+            payload,
+            wire: payload + cfg.header_bytes,
+            priority: cfg.data_priority,
+            ce: false,
+            ecn_echo: false,
+            first: idx == 0,
+            last: idx + 1 == w.npkts,
+            msg_len: w.len,
+            sent_at: now,
+            mp: MpHeader {
+                msn: w.msn,
+                ipsn: idx,
+                retx,
+                sync: w.sync,
+                ..MpHeader::default()
+            },
+        }
+    }
+
+    /// Moves `snd_una` to the cumulative ACK `aack`, completing WQEs.
+    fn cumulative(
+        &mut self,
+        now: Time,
+        qp: QpId,
+        aack: u32,
+        cfg: &NicConfig,
+        events: &mut VecDeque<Event>,
+    ) {
+        if aack <= self.snd_una {
+            return;
+        }
+        self.inflate -= (aack - self.snd_una) as i64;
+        self.snd_una = aack;
+        while let Some(&w) = self.wqes.front() {
+            if w.end() > self.snd_una {
+                break;
+            }
+            self.wqes.pop_front();
+            self.cursor = self.cursor.saturating_sub(1);
+            events.push_back(Event::Completion(Completion {
+                qp,
+                wr_id: w.wr_id,
+                verb: w.verb,
+                len: w.len,
+                side: CompletionSide::Requester,
+                at: now,
+            }));
+        }
+        if self.in_recovery && self.snd_una >= self.recovery {
+            self.in_recovery = false;
+            self.retx_out = 0;
+        }
+        if !self.outstanding() {
+            // Nothing in flight: the estimate is exact again.
+            self.inflate = 0;
+            self.retx_out = 0;
+            self.rto_deadline = None;
+        } else {
+            self.rto_deadline = Some(now + cfg.rto);
+        }
+    }
+
+    /// Checks an ACK/NACK's PSNs against what was sent.
+    fn valid(&self, pkt: &Packet) -> bool {
+        pkt.psn <= self.snd_nxt && pkt.mp.sack < self.snd_nxt.max(1)
+    }
+
+    /// A per-packet ACK. Returns false if it is malformed.
+    pub fn on_ack(
+        &mut self,
+        now: Time,
+        qp: QpId,
+        pkt: &Packet,
+        cfg: &NicConfig,
+        stats: &mut NicStats,
+        events: &mut VecDeque<Event>,
+    ) -> bool {
+        if !self.valid(pkt) {
+            return false;
+        }
+        let h = pkt.mp;
+        if !h.retx && !h.dup {
+            let sample = now.saturating_sub(pkt.sent_at);
+            self.srtt = if self.srtt == 0 {
+                sample
+            } else {
+                (7 * self.srtt + sample) / 8
+            };
+        }
+        // Each new SACK adds one to inflate, then a cumulative move takes
+        // the span back (exact again when nothing is outstanding).
+        if !h.dup {
+            self.inflate += 1;
+        }
+        self.cumulative(now, qp, pkt.psn, cfg, events);
+        if h.retx {
+            self.retx_out = self.retx_out.saturating_sub(1);
+        } else if h.dup {
+            // A network duplicate: it carries no new information.
+            self.refresh_gate(now);
+            return true;
+        }
+        let w = if pkt.ecn_echo {
+            self.cwnd - 0.5
+        } else {
+            self.cwnd + 1.0 / self.cwnd
+        };
+        self.set_cwnd(w);
+        self.snd_ooh = self.snd_ooh.max(h.sack);
+        // Out-of-order-aware path selection: an ACK more than Δ behind the
+        // fastest path marks a slow path; retransmissions are exempt.
+        if !h.retx && h.sack + self.cfg.delta < self.snd_ooh {
+            stats.mp_ooo_prunes += 1;
+            self.set_cwnd(self.cwnd - 1.0);
+            self.refresh_gate(now);
+            return true;
+        }
+        self.refresh_gate(now);
+        self.clock(now, h.vp, stats);
+        true
+    }
+
+    /// A NACK: the receiver dropped a packet (bitmap overflow, or a
+    /// synchronise message too early) and asks for PSNs from `mp.sack` on.
+    pub fn on_nack(
+        &mut self,
+        now: Time,
+        qp: QpId,
+        pkt: &Packet,
+        cfg: &NicConfig,
+        stats: &mut NicStats,
+        events: &mut VecDeque<Event>,
+    ) -> bool {
+        if !self.valid(pkt) {
+            return false;
+        }
+        let h = pkt.mp;
+        self.cumulative(now, qp, pkt.psn, cfg, events);
+        if h.retx {
+            self.retx_out = self.retx_out.saturating_sub(1);
+        }
+        if pkt.ecn_echo {
+            self.set_cwnd(self.cwnd - 0.5);
+        }
+        let from = h.sack;
+        if from >= self.snd_una {
+            if !self.in_recovery {
+                self.in_recovery = true;
+                self.recovery = self.snd_nxt;
+                self.snd_retx = from;
+                stats.mp_recoveries += 1;
+            } else if h.sync {
+                // The receiver NACKs one drop of a synchronise message per
+                // step of its progress, so this cannot loop.
+                self.snd_retx = self.snd_retx.min(from);
+                self.recovery = self.recovery.max(self.snd_nxt);
+            }
+        }
+        self.refresh_gate(now);
+        self.clock(now, h.vp, stats);
+        true
+    }
+
+    /// Grants window opened by an ACK from `vp`: at most two sends on it
+    /// (one may probe a new random VP), the rest by the burst timer.
+    fn clock(&mut self, now: Time, vp: u16, stats: &mut NicStats) {
+        let free = self.free();
+        if free <= 0 {
+            return;
+        }
+        if !self.anything_to_send() {
+            // Use it or lose it.
+            stats.mp_window_reductions += 1;
+            self.set_cwnd(self.cwnd - 1.0);
+            return;
+        }
+        for _ in 0..(free as usize).min(BURST_PER_ACK) {
+            let mut v = vp;
+            if self.srtt > 0 && now >= self.last_probe + self.srtt {
+                self.last_probe = now;
+                if self.rng.bernoulli(self.cfg.probe_p) {
+                    stats.mp_probes += 1;
+                    v = self.random_vp();
+                }
+            }
+            self.tokens.push_back(v);
+        }
+        if free as usize > BURST_PER_ACK && self.burst_at.is_none() {
+            self.burst_at = Some(now + (self.srtt / 2).max(1));
+        }
+    }
+
+    /// A timer fired: the burst timer grants the remaining window to random
+    /// VPs; the retransmission timeout resends everything unacknowledged
+    /// from IW. Returns true on a timeout.
+    pub fn on_timer(&mut self, now: Time) -> bool {
+        let mut timeout = false;
+        if self.burst_at.is_some_and(|t| t <= now) {
+            self.burst_at = None;
+            if self.anything_to_send() {
+                let n = self.free();
+                self.grant_random(n);
+            }
+        }
+        if self.rto_deadline.is_some_and(|t| t <= now) {
+            self.rto_deadline = None;
+            if self.outstanding() {
+                timeout = true;
+                self.in_recovery = true;
+                self.recovery = self.snd_nxt;
+                self.snd_retx = self.snd_una;
+                self.early = self.snd_una;
+                // Everything in flight is presumed lost.
+                self.retx_out = 0;
+                self.inflate = (self.snd_nxt - self.snd_una) as i64;
+                self.cwnd = self.cfg.initial_window as f64;
+                self.tokens.clear();
+                self.grant_random(self.free());
+            }
+        }
+        self.refresh_gate(now);
+        timeout
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use engine::StreamKind;
+
+    fn cfg() -> NicConfig {
+        NicConfig::default()
+    }
+
+    fn sender(iw: u32) -> Sender {
+        let c = MpRdmaConfig {
+            initial_window: iw,
+            probe_p: 0.0,
+            ..MpRdmaConfig::default()
+        };
+        Sender::new(c, 1000, Rng::new(1, StreamKind::Host, 0))
+    }
+
+    fn write(s: &mut Sender, len: u64) {
+        s.post(
+            0,
+            WorkRequest {
+                wr_id: 1,
+                verb: Verb::Write,
+                len,
+            },
+            false,
+            1000,
+        );
+    }
+
+    fn ack(aack: u32, sack: u32, vp: u16, ece: bool, sent_at: Time) -> Packet {
+        Packet {
+            src: 1,
+            dst: 0,
+            src_qp: 0,
+            dst_qp: 0,
+            sport: vp,
+            kind: PacketKind::Ack,
+            verb: Verb::Write,
+            psn: aack,
+            payload: 0,
+            wire: 60,
+            priority: 0,
+            ce: false,
+            ecn_echo: ece,
+            first: false,
+            last: false,
+            msg_len: 0,
+            sent_at,
+            mp: MpHeader {
+                sack,
+                vp,
+                ..MpHeader::default()
+            },
+        }
+    }
+
+    struct H {
+        s: Sender,
+        st: NicStats,
+        ev: VecDeque<Event>,
+        c: NicConfig,
+    }
+
+    impl H {
+        fn new(iw: u32, len: u64) -> H {
+            let mut s = sender(iw);
+            write(&mut s, len);
+            H {
+                s,
+                st: NicStats::default(),
+                ev: VecDeque::new(),
+                c: cfg(),
+            }
+        }
+        fn send_all(&mut self, now: Time) -> Vec<Packet> {
+            let mut v = vec![];
+            while self.s.has_data() {
+                v.push(self.s.next_packet(now, &self.c, &mut self.st));
+            }
+            v
+        }
+        fn ack(&mut self, now: Time, p: Packet) {
+            assert!(self
+                .s
+                .on_ack(now, 0, &p, &self.c, &mut self.st, &mut self.ev));
+        }
+    }
+
+    #[test]
+    fn initial_window_goes_out_on_random_vps() {
+        let mut h = H::new(16, 100_000);
+        let sent = h.send_all(0);
+        assert_eq!(sent.len(), 16);
+        let vps: std::collections::BTreeSet<u16> = sent.iter().map(|p| p.sport).collect();
+        assert!(vps.len() > 8, "IW spread over many VPs: {vps:?}");
+        assert!(vps.iter().all(|v| (1000..1256).contains(v)));
+        assert_eq!(h.s.awnd(), 0);
+    }
+
+    #[test]
+    fn window_arithmetic_per_ack() {
+        let mut h = H::new(4, 100_000);
+        h.send_all(0);
+        // In-order ACK without ECN: cwnd 4 -> 4.25; una moves by one, so
+        // inflate +1 -1 = 0; awnd = floor(4.25 + 0 - 3) = 1.
+        h.ack(10, ack(1, 0, 7, false, 0));
+        assert_eq!(h.s.cwnd, 4.25);
+        assert_eq!(h.s.inflate, 0);
+        assert_eq!(h.s.awnd(), 1);
+        assert_eq!(h.s.tokens, [7], "clocked out on the ACK's VP");
+        // An out-of-order SACK (PSN 2, aack still 1): inflate 1, and an ECN
+        // echo: cwnd - 1/2 = 3.75; awnd = floor(3.75 + 1 - 3) = 1, which
+        // the token already holds.
+        h.ack(11, ack(1, 2, 8, true, 0));
+        assert_eq!(h.s.cwnd, 3.75);
+        assert_eq!(h.s.inflate, 1);
+        assert_eq!(h.s.awnd(), 1);
+        assert_eq!(h.s.tokens, [7]);
+        // The cumulative ACK jumps to 3 (covering the SACKed PSN 2): inflate
+        // 1 + 1 - 2 = 0.
+        h.ack(12, ack(3, 1, 9, false, 0));
+        assert_eq!(h.s.inflate, 0);
+        assert_eq!(h.s.snd_una, 3);
+        assert_eq!(
+            h.s.awnd(),
+            (3.75 + 1.0 / 3.75 + 0.0 - 1.0f64).floor() as i64
+        );
+    }
+
+    #[test]
+    fn burst_control_two_per_ack_then_timer_to_random_vps() {
+        let mut h = H::new(4, 100_000);
+        h.send_all(0);
+        // A big cumulative jump with a large cwnd opens 6 packets of window.
+        h.s.cwnd = 8.0;
+        h.ack(10 * engine::time::US, ack(4, 3, 5, false, 0));
+        assert_eq!(h.s.tokens, [5, 5], "at most two on the ACK's VP");
+        let at = h.s.burst_at.expect("burst timer armed");
+        assert_eq!(at, 10 * engine::time::US + h.s.srtt / 2);
+        h.send_all(at - 1);
+        h.s.on_timer(at);
+        assert_eq!(h.s.tokens.len(), 6, "the rest to random VPs");
+    }
+
+    #[test]
+    fn use_it_or_lose_it_without_data() {
+        let mut h = H::new(4, 4000);
+        h.send_all(0);
+        assert!(!h.s.has_data());
+        // Every ACK would clock a packet; there is none: cwnd - 1 each (the
+        // +1/cwnd comes first).
+        h.ack(10, ack(1, 0, 7, false, 0));
+        assert_eq!(h.s.cwnd, 4.25 - 1.0);
+        assert_eq!(h.st.mp_window_reductions, 1);
+        assert!(h.s.tokens.is_empty());
+    }
+
+    #[test]
+    fn slow_path_ack_shrinks_cwnd_and_clocks_nothing() {
+        let mut h = H::new(64, 1_000_000);
+        h.send_all(0);
+        // A fast path has delivered PSN 50.
+        h.ack(10, ack(0, 50, 1, false, 0));
+        assert_eq!(h.s.snd_ooh, 50);
+        let before = h.s.tokens.len();
+        let cwnd = h.s.cwnd;
+        // An ACK for PSN 10 < 50 - 32: its path is pruned.
+        h.ack(11, ack(0, 10, 2, false, 0));
+        assert_eq!(h.st.mp_ooo_prunes, 1);
+        assert_eq!(h.s.cwnd, cwnd + 1.0 / cwnd - 1.0);
+        assert!(h.s.tokens.iter().skip(before).all(|&v| v != 2));
+        // The same PSN as a retransmission is exempt.
+        let mut r = ack(0, 11, 3, false, 0);
+        r.mp.retx = true;
+        h.ack(12, r);
+        assert_eq!(h.st.mp_ooo_prunes, 1);
+        // PSN 18 = 50 - 32 is within Δ: not pruned.
+        h.ack(13, ack(0, 18, 4, false, 0));
+        assert_eq!(h.st.mp_ooo_prunes, 1);
+    }
+
+    #[test]
+    fn nack_recovery_retransmits_from_the_hole_then_new_data() {
+        let mut h = H::new(8, 100_000);
+        h.send_all(0);
+        let mut n = ack(2, 2, 6, false, 0);
+        n.kind = PacketKind::Nack;
+        assert!(h.s.on_nack(5, 0, &n, &h.c, &mut h.st, &mut h.ev));
+        assert!(h.s.in_recovery);
+        // Window for two more: ACKs of 3 and 4 (SACKs) clock retransmissions
+        // of 2, 3 (recovery point 8), not new data.
+        h.ack(6, ack(2, 3, 6, false, 0));
+        h.ack(6, ack(2, 4, 6, false, 0));
+        let p = h.send_all(7);
+        let psns: Vec<(u32, bool)> = p.iter().map(|p| (p.psn, p.mp.retx)).collect();
+        assert_eq!(psns[0], (2, true));
+        assert!(psns.iter().all(|&(_, r)| r));
+        // A repeated NACK of the same hole does not restart recovery.
+        assert!(h.s.on_nack(8, 0, &n, &h.c, &mut h.st, &mut h.ev));
+        assert_eq!(h.st.mp_recoveries, 1);
+        // The cumulative ACK passes the recovery point: recovery ends.
+        h.ack(9, ack(8, 2, 6, false, 0));
+        assert!(!h.s.in_recovery);
+    }
+
+    #[test]
+    fn early_retransmission_when_no_new_data() {
+        let mut h = H::new(8, 8000);
+        h.send_all(0);
+        // PSN 0 lost; 1..=4 SACKed. No new data: PSN 0 goes again early,
+        // once 3 later PSNs were SACKed.
+        for s in 1..=4 {
+            h.ack(10, ack(0, s, 9, false, 0));
+        }
+        let p = h.send_all(11);
+        assert_eq!(p[0].psn, 0);
+        assert!(p[0].mp.retx);
+        assert_eq!(h.st.mp_early_retransmits as usize, p.len());
+        assert!(p.iter().all(|p| p.psn + EARLY_RETX_GAP <= 4));
+    }
+
+    #[test]
+    fn timeout_resends_everything_from_iw() {
+        let mut h = H::new(4, 100_000);
+        h.send_all(0);
+        let rto = h.c.rto;
+        assert_eq!(h.s.deadline(), Some(rto));
+        assert!(h.s.on_timer(rto));
+        let p = h.send_all(rto);
+        let psns: Vec<u32> = p.iter().map(|p| p.psn).collect();
+        assert_eq!(psns, vec![0, 1, 2, 3]);
+        assert!(p.iter().all(|p| p.mp.retx));
+    }
+
+    #[test]
+    fn synchronise_waits_alpha_delta_over_rate() {
+        let mut h = H::new(4, 2000);
+        h.s.post(
+            0,
+            WorkRequest {
+                wr_id: 2,
+                verb: Verb::Write,
+                len: 1000,
+            },
+            true,
+            1000,
+        );
+        // No RTT sample yet: the sync message waits for the ACKs.
+        let p = h.send_all(0);
+        assert_eq!(p.len(), 2);
+        assert!(h.s.gated);
+        // An ACK with RTT 10 µs: Δt = 1 * 32 * 10 µs / cwnd after the last send.
+        let us = engine::time::US;
+        h.ack(10 * us, ack(1, 0, 3, false, 0));
+        let dt = (32.0 * (10 * us) as f64 / h.s.cwnd) as Time;
+        assert_eq!(h.s.deadline(), Some(dt));
+        assert!(!h.s.has_data());
+        h.s.on_timer(dt);
+        let p = h.send_all(dt);
+        assert_eq!((p[0].psn, p[0].mp.sync), (2, true));
+    }
+}
