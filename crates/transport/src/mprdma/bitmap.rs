@@ -46,8 +46,8 @@ impl Bitmap {
         }
     }
 
-    /// Number of slots (`L`).
-    pub fn len(&self) -> u32 {
+    /// Number of slots (`L`; never zero).
+    pub fn slots(&self) -> u32 {
         self.slots
     }
 

@@ -119,7 +119,7 @@ impl Receiver {
             return Some(ack(self.rcv_nxt, true));
         }
         let off = p - self.rcv_nxt;
-        if off >= self.bitmap.len() {
+        if off >= self.bitmap.slots() {
             stats.out_of_order_dropped += 1;
             stats.mp_bitmap_drops += 1;
             if self.nacked_at == Some(self.rcv_nxt) {

@@ -244,11 +244,11 @@ impl Sender {
     /// message) must wait.
     fn refresh_gate(&mut self, now: Time) {
         self.gated = false;
-        let w = self.wqes.get(self.cursor).copied();
-        if let Some(w) =
-            w.filter(|w| w.sync && self.snd_nxt == w.first_psn && self.snd_una < w.first_psn)
-        {
-            let _ = w;
+        let at_sync = self
+            .wqes
+            .get(self.cursor)
+            .is_some_and(|w| w.sync && self.snd_nxt == w.first_psn && self.snd_una < w.first_psn);
+        if at_sync {
             let delayed = self.cfg.sync_mode == SyncMode::Delayed && self.srtt > 0;
             if delayed {
                 // Δt = α · Δ / (cwnd / RTT) after the previous packet.

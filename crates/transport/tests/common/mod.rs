@@ -6,6 +6,8 @@
 
 #![allow(dead_code)]
 
+pub mod chaos;
+
 use engine::time::serialization;
 use engine::{EventQueue, Time};
 use transport::{
