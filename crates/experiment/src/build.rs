@@ -7,7 +7,7 @@ use engine::time::{from_secs_f64, NS, US};
 use engine::{Rng, StreamKind, Time};
 use fabric::{EcnSetting, FabricConfig, Fault, FaultAction, Flow, Network, NodeKind, Topology};
 use std::path::Path;
-use transport::{CcConfig, DcqcnParams, Notification, Verb};
+use transport::{CcConfig, DcqcnParams, MpRdmaConfig, Notification, Reliability, SyncMode, Verb};
 use workload::FlowSpec;
 
 /// A built scenario: the network with its flows and faults added, and the
@@ -291,6 +291,24 @@ pub fn fabric_config(sc: &Scenario, file: &str) -> Result<FabricConfig, Scenario
         p.validate().map_err(|m| err("transport.dcqcn", m))?;
         cfg.nic.cc = CcConfig::Dcqcn(p);
     }
+    if t.kind == TransportKind::Mprdma {
+        let o = &t.mprdma;
+        let d = MpRdmaConfig::default();
+        let m = MpRdmaConfig {
+            delta: o.delta.unwrap_or(d.delta),
+            l_slots: o.l_slots.unwrap_or(d.l_slots),
+            initial_window: o.initial_window.unwrap_or(d.initial_window),
+            num_vps: o.num_vps.unwrap_or(d.num_vps),
+            alpha: o.alpha.unwrap_or(d.alpha),
+            probe_p: o.probe_p.unwrap_or(d.probe_p),
+            sync_mode: match o.sync_mode.unwrap_or_default() {
+                SyncModeCfg::Delayed => SyncMode::Delayed,
+                SyncModeCfg::StopAndWait => SyncMode::StopAndWait,
+            },
+        };
+        m.validate().map_err(|e| err("transport.mprdma", e))?;
+        cfg.nic.reliability = Reliability::MpRdma(m);
+    }
     Ok(cfg)
 }
 
@@ -478,6 +496,12 @@ pub fn build(sc: &Scenario, path: &Path, seed: Option<u64>) -> Result<Built, Sce
         };
         if f.bytes == 0 {
             return Err(err(&key, format!("flow {i} has 0 bytes")));
+        }
+        if *v == Verb::Read && sc.transport.kind == TransportKind::Mprdma {
+            return Err(err(
+                &key,
+                "transport.kind = \"mprdma\" carries WRITE and SEND only, not READ".into(),
+            ));
         }
         net.add_flow(Flow {
             src: f.src,

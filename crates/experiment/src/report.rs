@@ -97,6 +97,49 @@ pub struct SummaryJson {
     pub slowdown_large: Stat,
     pub slowdown_by_size: Vec<SizeBucket>,
     pub pfc_pause: PauseSplit,
+    /// Present when the QPs run MP-RDMA.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mprdma: Option<MpRdmaSummary>,
+}
+
+/// MP-RDMA's per-connection state and its mechanisms' counters (all NICs).
+#[derive(Serialize, Debug, Clone, PartialEq, Default)]
+pub struct MpRdmaSummary {
+    /// Extra state per connection over RoCEv2, as `transport::mprdma::state_fields` counts it.
+    pub state_bytes_per_qp: u32,
+    /// The paper's Table 1 total, for comparison.
+    pub paper_state_bytes: u32,
+    pub early_retransmits: u64,
+    pub ooo_prunes: u64,
+    pub window_reductions: u64,
+    pub probes: u64,
+    pub recoveries: u64,
+    pub bitmap_drops: u64,
+    pub sync_drops: u64,
+    pub max_ooo_degree: u64,
+}
+
+fn mprdma_summary(net: &fabric::Network) -> Option<MpRdmaSummary> {
+    let transport::Reliability::MpRdma(cfg) = net.nic(0).config().reliability else {
+        return None;
+    };
+    let mut m = MpRdmaSummary {
+        state_bytes_per_qp: transport::mprdma::state_bytes(&cfg),
+        paper_state_bytes: 66,
+        ..MpRdmaSummary::default()
+    };
+    for h in 0..net.host_count() {
+        let st = net.nic(h).stats();
+        m.early_retransmits += st.mp_early_retransmits;
+        m.ooo_prunes += st.mp_ooo_prunes;
+        m.window_reductions += st.mp_window_reductions;
+        m.probes += st.mp_probes;
+        m.recoveries += st.mp_recoveries;
+        m.bitmap_drops += st.mp_bitmap_drops;
+        m.sync_drops += st.mp_sync_drops;
+        m.max_ooo_degree = m.max_ooo_degree.max(st.mp_max_ooo_degree);
+    }
+    Some(m)
 }
 
 /// Slowdown of the finished flows whose size is in [lo, hi).
@@ -284,6 +327,11 @@ pub fn summary(o: &Outcome, scenario: &str, seed: u64) -> SummaryJson {
         slowdown_large: slow_where(&|b| b >= bdp_bytes),
         slowdown_by_size,
         pfc_pause: pause_split(o),
+        mprdma: if net.host_count() > 0 {
+            mprdma_summary(net)
+        } else {
+            None
+        },
     }
 }
 
@@ -471,6 +519,23 @@ pub fn render(s: &SummaryJson) -> String {
             s.retransmitted_packets, s.timeouts
         ),
     );
+    if let Some(m) = &s.mprdma {
+        line(
+            &mut out,
+            "MP-RDMA",
+            format!(
+                "{} B extra state per QP (paper: {} B); {} recoveries, {} early retx, {} OOO prunes, {} bitmap drops, {} sync drops, max OOO degree {}",
+                m.state_bytes_per_qp,
+                m.paper_state_bytes,
+                m.recoveries,
+                m.early_retransmits,
+                m.ooo_prunes,
+                m.bitmap_drops,
+                m.sync_drops,
+                m.max_ooo_degree
+            ),
+        );
+    }
     line(&mut out, "packet-hops", s.packet_hops.to_string());
     line(
         &mut out,

@@ -293,6 +293,40 @@ pub struct TransportCfg {
     /// "hpcc" or "mellanox"; `dcqcn` overrides single values.
     pub dcqcn_preset: DcqcnPreset,
     pub dcqcn: DcqcnOverrides,
+    /// Reliability engine of every QP: "gbn" (RoCEv2 go-back-N) or
+    /// "mprdma"; `mprdma` overrides single MP-RDMA values.
+    pub kind: TransportKind,
+    pub mprdma: MpRdmaOverrides,
+}
+
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum TransportKind {
+    #[default]
+    Gbn,
+    Mprdma,
+}
+
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum SyncModeCfg {
+    #[default]
+    Delayed,
+    StopAndWait,
+}
+
+/// Single MP-RDMA values that replace the defaults (Δ 32, L 64, IW 64,
+/// 256 VPs, α 1, p 0.01, delayed synchronise).
+#[derive(Debug, Deserialize, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct MpRdmaOverrides {
+    pub delta: Option<u32>,
+    pub l_slots: Option<u32>,
+    pub initial_window: Option<u32>,
+    pub num_vps: Option<u16>,
+    pub alpha: Option<f64>,
+    pub probe_p: Option<f64>,
+    pub sync_mode: Option<SyncModeCfg>,
 }
 
 #[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq, Default)]
@@ -345,6 +379,8 @@ impl Default for TransportCfg {
             cc: CcKind::None,
             dcqcn_preset: DcqcnPreset::Conweave,
             dcqcn: DcqcnOverrides::default(),
+            kind: TransportKind::Gbn,
+            mprdma: MpRdmaOverrides::default(),
         }
     }
 }

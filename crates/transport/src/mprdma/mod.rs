@@ -128,6 +128,10 @@ pub fn state_fields(cfg: &MpRdmaConfig) -> Vec<(&'static str, u32)> {
         ("recovery point", 24),
         ("recovery flag", 1),
         ("early retransmission pointer", 24),
+        (
+            "recovery hole, its resend time, pending resend",
+            24 + 32 + 24,
+        ),
         ("srtt", 32),
         ("last probe time", 32),
         ("burst timer", 32),

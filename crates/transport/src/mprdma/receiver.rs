@@ -4,8 +4,10 @@
 //! tail slots pass, and answers every data packet with an ACK echoing its
 //! VP, PSN (SACK), ECN mark and ReTx bit, with the cumulative ACK.
 //!
-//! Drops, each answered by at most one NACK per step of progress (a NACK
-//! per dropped packet would restart the sender's recovery in a loop):
+//! Drops are each answered by a NACK carrying the dropped packet's VP (so
+//! the sender's clock on that VP survives); only the first per step of
+//! progress asks for recovery, the rest are flagged `dup` (a recovery
+//! restart per dropped packet would loop):
 //! - a packet at or beyond `rcv_nxt + L` (bitmap overflow): NACK asking
 //!   from `rcv_nxt`;
 //! - a packet of a synchronise message whose earlier messages are not all
@@ -102,7 +104,7 @@ impl Receiver {
                 ..MpHeader::default()
             },
         };
-        let nack = |rcv_nxt: u32, from: u32, sync: bool| Reply {
+        let nack = |rcv_nxt: u32, from: u32, sync: bool, dup: bool| Reply {
             kind: PacketKind::Nack,
             aack: rcv_nxt,
             ecn: pkt.ce,
@@ -111,6 +113,7 @@ impl Receiver {
                 vp: pkt.sport,
                 retx: h.retx,
                 sync,
+                dup,
                 ..MpHeader::default()
             },
         };
@@ -122,21 +125,19 @@ impl Receiver {
         if off >= self.bitmap.slots() {
             stats.out_of_order_dropped += 1;
             stats.mp_bitmap_drops += 1;
-            if self.nacked_at == Some(self.rcv_nxt) {
-                return None;
-            }
+            let repeat = self.nacked_at == Some(self.rcv_nxt);
             self.nacked_at = Some(self.rcv_nxt);
-            return Some(nack(self.rcv_nxt, self.rcv_nxt, false));
+            return Some(nack(self.rcv_nxt, self.rcv_nxt, false, repeat));
         }
         let first = p - h.ipsn;
         if h.sync && first > self.rcv_nxt {
             stats.mp_sync_drops += 1;
             let key = (first, self.rcv_nxt);
             if self.sync_nacked == Some(key) {
-                return None;
+                return Some(nack(self.rcv_nxt, self.rcv_nxt, false, true));
             }
             self.sync_nacked = Some(key);
-            return Some(nack(self.rcv_nxt, first, true));
+            return Some(nack(self.rcv_nxt, first, true, false));
         }
         if self.bitmap.get(off) != Slot::Empty {
             stats.duplicates_received += 1;
@@ -302,7 +303,11 @@ mod tests {
         let mut h = H::new(4);
         let r = h.rx(data(4, 4, false, Verb::Write)).unwrap();
         assert_eq!((r.kind, r.aack, r.mp.sack), (PacketKind::Nack, 0, 0));
-        assert_eq!(h.rx(data(5, 5, false, Verb::Write)), None, "same hole");
+        let r = h.rx(data(5, 5, false, Verb::Write)).unwrap();
+        assert!(
+            r.kind == PacketKind::Nack && r.mp.dup,
+            "same hole: a drop report only"
+        );
         assert_eq!(h.st.mp_bitmap_drops, 2);
         assert_eq!(h.r.bitmap.get(0), Slot::Empty, "nothing recorded");
         // PSN 3 fits (offset 3 < L).
@@ -314,7 +319,7 @@ mod tests {
         assert_eq!(h.r.rcv_nxt, 1);
         // Progress: a new overflow NACKs again.
         let r = h.rx(data(9, 9, false, Verb::Write)).unwrap();
-        assert_eq!((r.kind, r.mp.sack), (PacketKind::Nack, 1));
+        assert_eq!((r.kind, r.mp.sack, r.mp.dup), (PacketKind::Nack, 1, false));
     }
 
     #[test]
@@ -339,7 +344,7 @@ mod tests {
         assert_eq!((r.kind, r.mp.sack, r.mp.sync), (PacketKind::Nack, 1, true));
         let mut s0 = data(1, 0, false, Verb::Write);
         s0.mp.sync = true;
-        assert_eq!(h.rx(s0), None, "one NACK until progress");
+        assert!(h.rx(s0).unwrap().mp.dup, "one recovery NACK until progress");
         assert_eq!(h.st.mp_sync_drops, 2);
         h.rx(data(0, 0, true, Verb::Write));
         // Now the synchronise message is accepted.

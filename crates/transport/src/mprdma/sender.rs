@@ -90,6 +90,11 @@ pub(crate) struct Sender {
     gate_at: Option<Time>,
     rto_deadline: Option<Time>,
     base_sport: u16,
+    /// The recovery hole (the PSN NACKed) and when it was last resent: a
+    /// repeated NACK of it more than an RTT later means the resend was
+    /// lost, so it goes again (`resend`) instead of waiting for the RTO.
+    hole: Option<(u32, Time)>,
+    resend: Option<u32>,
 }
 
 impl Sender {
@@ -120,6 +125,8 @@ impl Sender {
             gate_at: None,
             rto_deadline: None,
             base_sport,
+            hole: None,
+            resend: None,
         }
     }
 
@@ -186,8 +193,13 @@ impl Sender {
 
     /// The available window, `floor(cwnd + inflate - in flight)`.
     pub fn awnd(&self) -> i64 {
-        let inflight = (self.snd_nxt - self.snd_una) as i64 + self.retx_out as i64;
-        (self.cwnd + (self.inflate - inflight) as f64).floor() as i64
+        let outstanding = (self.snd_nxt - self.snd_una) as i64;
+        // No more can have left the network than is outstanding: bounds
+        // the double counting of a packet both NACKed (dropped) and later
+        // acknowledged as a retransmission, so awnd never exceeds cwnd.
+        let left = self.inflate.clamp(0, outstanding);
+        let inflight = outstanding - left + self.retx_out as i64;
+        (self.cwnd - inflight as f64).floor() as i64
     }
 
     /// Window not yet granted to a VP.
@@ -196,13 +208,21 @@ impl Sender {
     }
 
     fn choice(&self) -> Choice {
+        if let Some(r) = self.resend.filter(|&r| r >= self.snd_una) {
+            return Choice::Retx(r);
+        }
+        // The receiver can only track PSNs below rcv_nxt + L (and rcv_nxt >=
+        // snd_una): anything beyond would be dropped, so it is not sent.
+        // A loss then stalls new data within about an RTT, and early
+        // retransmission repairs it without waiting for a bitmap overflow.
+        let limit = self.snd_una.saturating_add(self.cfg.l_slots);
         if self.in_recovery {
             let r = self.snd_retx.max(self.snd_una);
-            if r < self.recovery {
+            if r < self.recovery && r < limit {
                 return Choice::Retx(r);
             }
         }
-        if self.snd_nxt < self.next_psn && !self.gated {
+        if self.snd_nxt < self.next_psn && self.snd_nxt < limit && !self.gated {
             return Choice::New;
         }
         let e = self.early.max(self.snd_una);
@@ -212,7 +232,8 @@ impl Sender {
         Choice::None
     }
 
-    /// Something could be sent now or once a synchronise gate opens.
+    /// Something could be sent now or once a synchronise gate opens or the
+    /// receiver's bitmap has room.
     fn anything_to_send(&self) -> bool {
         self.choice() != Choice::None || self.snd_nxt < self.next_psn
     }
@@ -277,7 +298,12 @@ impl Sender {
             .expect("next_packet without a grant");
         let (psn, retx) = match self.choice() {
             Choice::Retx(r) => {
-                self.snd_retx = r + 1;
+                if self.resend.take() != Some(r) {
+                    self.snd_retx = r + 1;
+                }
+                if let Some((h, _)) = self.hole.filter(|&(h, _)| h == r) {
+                    self.hole = Some((h, now));
+                }
                 (r, true)
             }
             Choice::Early(e) => {
@@ -350,6 +376,9 @@ impl Sender {
         }
         self.inflate -= (aack - self.snd_una) as i64;
         self.snd_una = aack;
+        if self.hole.is_some_and(|(h, _)| h < aack) {
+            self.hole = None;
+        }
         while let Some(&w) = self.wqes.front() {
             if w.end() > self.snd_una {
                 break;
@@ -454,6 +483,8 @@ impl Sender {
             return false;
         }
         let h = pkt.mp;
+        // The dropped packet left the network.
+        self.inflate += 1;
         self.cumulative(now, qp, pkt.psn, cfg, events);
         if h.retx {
             self.retx_out = self.retx_out.saturating_sub(1);
@@ -462,7 +493,17 @@ impl Sender {
             self.set_cwnd(self.cwnd - 0.5);
         }
         let from = h.sack;
-        if from >= self.snd_una {
+        if let Some((hole, sent)) = self.hole {
+            if from == hole && hole >= self.snd_una && self.srtt > 0 && now > sent + 2 * self.srtt {
+                // The resend of the hole was lost too.
+                self.resend = Some(hole);
+                self.hole = Some((hole, now));
+            }
+        }
+        if h.dup {
+            // A drop report for a hole already NACKed: clocking only.
+        } else if from >= self.snd_una {
+            self.hole = Some((from, now));
             if !self.in_recovery {
                 self.in_recovery = true;
                 self.recovery = self.snd_nxt;
