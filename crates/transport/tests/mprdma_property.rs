@@ -72,7 +72,15 @@ fn stats(w: &ChaosWorld) -> Exercised {
     )
 }
 
-fn run(ops: &[Op], chaos: Chaos, mode: SyncMode, seed: u64) -> Result<Exercised, TestCaseError> {
+/// `alpha` scales the synchronise delay; 0 sends synchronise messages
+/// right away, so they often overtake earlier ones and must be dropped.
+fn run(
+    ops: &[Op],
+    chaos: Chaos,
+    mode: SyncMode,
+    alpha: f64,
+    seed: u64,
+) -> Result<Exercised, TestCaseError> {
     let mp = MpRdmaConfig {
         initial_window: 16,
         l_slots: 64,
@@ -80,6 +88,7 @@ fn run(ops: &[Op], chaos: Chaos, mode: SyncMode, seed: u64) -> Result<Exercised,
         num_vps: 16,
         probe_p: 0.05,
         sync_mode: mode,
+        alpha,
         ..MpRdmaConfig::default()
     };
     let cfg = NicConfig {
@@ -204,6 +213,14 @@ fn run(ops: &[Op], chaos: Chaos, mode: SyncMode, seed: u64) -> Result<Exercised,
     Ok(stats(&w))
 }
 
+/// 48 cases unless PROPTEST_CASES asks for more (a soak run).
+fn cases() -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(48)
+}
+
 fn op() -> impl Strategy<Value = Op> {
     (
         prop_oneof![3 => Just(Verb::Write), 1 => Just(Verb::Send)],
@@ -214,7 +231,7 @@ fn op() -> impl Strategy<Value = Op> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
 
     #[test]
     fn memory_and_completions_survive_a_hostile_channel(
@@ -223,11 +240,12 @@ proptest! {
         dup in 0.0f64..0.05,
         reorder in 0.0f64..0.3,
         stop_and_wait in any::<bool>(),
+        alpha in prop_oneof![Just(0.0), 0.0f64..2.0],
         seed in any::<u64>(),
     ) {
         let chaos = Chaos { drop, dup, reorder, jitter: 20 * US, paths: four_paths() };
         let mode = if stop_and_wait { SyncMode::StopAndWait } else { SyncMode::Delayed };
-        run(&ops, chaos, mode, seed)?;
+        run(&ops, chaos, mode, alpha, seed)?;
     }
 }
 
@@ -249,7 +267,7 @@ fn heavy_reordering_and_loss_are_repaired() {
         jitter: 50 * US,
         paths: vec![US, 30 * US],
     };
-    let (dropped, dup, snd, rcv) = run(&ops, chaos, SyncMode::Delayed, 7).unwrap();
+    let (dropped, dup, snd, rcv) = run(&ops, chaos, SyncMode::Delayed, 0.0, 7).unwrap();
     eprintln!("dropped {dropped} duplicated {dup}\nsender {snd:?}\nreceiver {rcv:?}");
     assert!(dropped > 0 && dup > 0);
     assert!(

@@ -545,9 +545,9 @@ impl Sender {
             }
             self.tokens.push_back(v);
         }
-        if free as usize > BURST_PER_ACK && self.burst_at.is_none() {
-            self.burst_at = Some(now + (self.srtt / 2).max(1));
-        }
+        // The rest waits for later ACKs; only if none comes for half an
+        // RTT does the burst timer send it to random VPs.
+        self.burst_at = (free as usize > BURST_PER_ACK).then(|| now + (self.srtt / 2).max(1));
     }
 
     /// A timer fired: the burst timer grants the remaining window to random
