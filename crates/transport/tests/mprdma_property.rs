@@ -89,7 +89,6 @@ fn run(
         probe_p: 0.05,
         sync_mode: mode,
         alpha,
-        ..MpRdmaConfig::default()
     };
     let cfg = NicConfig {
         rto: 200 * US,
