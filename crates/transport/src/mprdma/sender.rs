@@ -52,7 +52,7 @@ enum Choice {
     Retx(u32),
     /// New data at `snd_nxt`.
     New,
-    /// No new data: retransmit this unacknowledged PSN early.
+    /// No new data may go: retransmit the hole at `snd_una` early.
     Early(u32),
     None,
 }
@@ -77,6 +77,7 @@ pub(crate) struct Sender {
     pub in_recovery: bool,
     recovery: u32,
     snd_retx: u32,
+    /// One past the last PSN retransmitted early (each hole goes once).
     early: u32,
     pub tokens: VecDeque<u16>,
     rng: Rng,
@@ -90,9 +91,9 @@ pub(crate) struct Sender {
     gate_at: Option<Time>,
     rto_deadline: Option<Time>,
     base_sport: u16,
-    /// The recovery hole (the PSN NACKed) and when it was last resent: a
-    /// repeated NACK of it more than an RTT later means the resend was
-    /// lost, so it goes again (`resend`) instead of waiting for the RTO.
+    /// The hole (`snd_una`, retransmitted) and when it last went: if it is
+    /// still missing two RTTs later, its resend was lost too and it goes
+    /// again (`resend`) rather than waiting for the timeout.
     hole: Option<(u32, Time)>,
     resend: Option<u32>,
 }
@@ -185,10 +186,20 @@ impl Sender {
 
     /// The earliest timer this sender needs (RTO, burst timer, sync gate).
     pub fn deadline(&self) -> Option<Time> {
-        [self.rto_deadline, self.burst_at, self.gate_at]
-            .into_iter()
-            .flatten()
-            .min()
+        [
+            self.rto_deadline,
+            self.burst_at,
+            self.gate_at,
+            self.hole_deadline(),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+    }
+
+    fn hole_deadline(&self) -> Option<Time> {
+        let (_, t) = self.hole?;
+        (self.srtt > 0 && self.resend.is_none()).then(|| t + 2 * self.srtt)
     }
 
     /// The available window, `floor(cwnd + inflate - in flight)`.
@@ -222,11 +233,22 @@ impl Sender {
                 return Choice::Retx(r);
             }
         }
+        // A hole more than Delta behind the highest SACK is lost (the OOO
+        // control keeps slower paths within Delta): resend it before new
+        // data rather than after the window stalls at the bitmap's end.
+        let e = self.snd_una;
+        let unsent = self.early <= e && e < self.snd_nxt;
+        if unsent && e + self.cfg.delta <= self.snd_ooh {
+            return Choice::Early(e);
+        }
         if self.snd_nxt < self.next_psn && self.snd_nxt < limit && !self.gated {
             return Choice::New;
         }
-        let e = self.early.max(self.snd_una);
-        if e < self.snd_nxt && e + EARLY_RETX_GAP <= self.snd_ooh {
+        // Early retransmission resends only the hole at snd_una, once: the
+        // sender keeps no SACK state, so every later PSN may have arrived
+        // (resending them all cost a fifth of the goodput at 0.5% loss).
+        // The next hole becomes snd_una once this one is filled.
+        if unsent && e + EARLY_RETX_GAP <= self.snd_ooh {
             return Choice::Early(e);
         }
         Choice::None
@@ -256,8 +278,13 @@ impl Sender {
         self.tokens.truncate(keep);
     }
 
+    /// Sets cwnd within [1, L]: no more than L packets beyond `snd_una`
+    /// can ever be sent, so a larger window is never usable, and an
+    /// unbounded one (nothing marks ECN when the sender's own NIC is the
+    /// bottleneck) would keep multiplying the VPs of lossy paths by its
+    /// +1/cwnd growth faster than their losses remove them.
     fn set_cwnd(&mut self, w: f64) {
-        self.cwnd = w.max(MIN_CWND);
+        self.cwnd = w.clamp(MIN_CWND, self.cfg.l_slots as f64);
         self.trim_tokens();
     }
 
@@ -301,9 +328,6 @@ impl Sender {
                 if self.resend.take() != Some(r) {
                     self.snd_retx = r + 1;
                 }
-                if let Some((h, _)) = self.hole.filter(|&(h, _)| h == r) {
-                    self.hole = Some((h, now));
-                }
                 (r, true)
             }
             Choice::Early(e) => {
@@ -324,6 +348,9 @@ impl Sender {
         if retx {
             self.retx_out += 1;
             stats.retransmitted_packets += 1;
+            if psn == self.snd_una {
+                self.hole = Some((psn, now));
+            }
         }
         self.last_send = Some(now);
         if self.rto_deadline.is_none() {
@@ -493,17 +520,9 @@ impl Sender {
             self.set_cwnd(self.cwnd - 0.5);
         }
         let from = h.sack;
-        if let Some((hole, sent)) = self.hole {
-            if from == hole && hole >= self.snd_una && self.srtt > 0 && now > sent + 2 * self.srtt {
-                // The resend of the hole was lost too.
-                self.resend = Some(hole);
-                self.hole = Some((hole, now));
-            }
-        }
         if h.dup {
             // A drop report for a hole already NACKed: clocking only.
         } else if from >= self.snd_una {
-            self.hole = Some((from, now));
             if !self.in_recovery {
                 self.in_recovery = true;
                 self.recovery = self.snd_nxt;
@@ -555,6 +574,15 @@ impl Sender {
     /// from IW. Returns true on a timeout.
     pub fn on_timer(&mut self, now: Time) -> bool {
         let mut timeout = false;
+        if self.hole_deadline().is_some_and(|t| t <= now) {
+            let (h, _) = self.hole.expect("hole deadline");
+            // Still missing: its resend was lost. Send it again, on a
+            // random VP if no ACK left a grant.
+            self.resend = Some(h);
+            if self.tokens.is_empty() {
+                self.grant_random(1);
+            }
+        }
         if self.burst_at.is_some_and(|t| t <= now) {
             self.burst_at = None;
             if self.anything_to_send() {
@@ -744,7 +772,7 @@ mod tests {
 
     #[test]
     fn slow_path_ack_shrinks_cwnd_and_clocks_nothing() {
-        let mut h = H::new(64, 1_000_000);
+        let mut h = H::new(60, 1_000_000);
         h.send_all(0);
         // A fast path has delivered PSN 50.
         h.ack(10, ack(0, 50, 1, false, 0));
@@ -800,10 +828,38 @@ mod tests {
             h.ack(10, ack(0, s, 9, false, 0));
         }
         let p = h.send_all(11);
-        assert_eq!(p[0].psn, 0);
-        assert!(p[0].mp.retx);
-        assert_eq!(h.st.mp_early_retransmits as usize, p.len());
-        assert!(p.iter().all(|p| p.psn + EARLY_RETX_GAP <= 4));
+        let got: Vec<(u32, bool)> = p.iter().map(|p| (p.psn, p.mp.retx)).collect();
+        assert_eq!(got, vec![(0, true)], "only the hole, once");
+        assert_eq!(h.st.mp_early_retransmits, 1);
+        // Still missing two RTTs later: its resend was lost; it goes again.
+        let due = 11 + 2 * h.s.srtt;
+        assert_eq!(h.s.deadline(), Some(due));
+        h.s.on_timer(due);
+        let p = h.send_all(due);
+        assert_eq!((p[0].psn, p[0].mp.retx), (0, true));
+    }
+
+    #[test]
+    fn a_hole_delta_behind_goes_before_new_data() {
+        let mut h = H::new(40, 1_000_000);
+        h.send_all(0);
+        // PSN 0 missing, PSN 31 SACKed: within Delta (32), new data first.
+        h.ack(10, ack(0, 31, 9, false, 0));
+        let p = h.send_all(11);
+        assert!(p.iter().all(|p| !p.mp.retx));
+        // PSN 32 SACKed: 0 is Delta behind, lost; it goes first.
+        h.ack(12, ack(0, 32, 9, false, 0));
+        let p = h.send_all(13);
+        assert_eq!((p[0].psn, p[0].mp.retx), (0, true));
+        assert!(p[1..].iter().all(|p| !p.mp.retx));
+    }
+
+    #[test]
+    fn cwnd_is_capped_at_the_bitmap_size() {
+        let mut h = H::new(64, 1_000_000);
+        h.send_all(0);
+        h.ack(10, ack(1, 0, 9, false, 0));
+        assert_eq!(h.s.cwnd, 64.0, "L = 64: no growth beyond");
     }
 
     #[test]
