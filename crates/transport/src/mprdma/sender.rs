@@ -9,7 +9,10 @@
 //!
 //! Granted sends wait in `tokens` (the VP each will use) until the NIC's
 //! scheduler serves the QP: the NIC port may be busy when the ACK arrives.
-//! `tokens` never holds more than `floor(awnd)` entries.
+//! An ACK adds grants only up to `floor(awnd)`; a later cwnd decrease does
+//! not revoke them (that would punish whichever VPs happen to be queued,
+//! not the ECN-marked path) but holds them until the window reopens: the
+//! ACKs that would have reopened it add no grant of their own.
 
 use std::collections::VecDeque;
 
@@ -172,7 +175,15 @@ impl Sender {
     /// A granted send has something to carry.
     #[inline]
     pub fn has_data(&self) -> bool {
-        !self.tokens.is_empty() && self.choice() != Choice::None
+        if self.tokens.is_empty() {
+            return false;
+        }
+        match self.choice() {
+            Choice::None => false,
+            // A lost hole's resend replaces a packet already counted.
+            Choice::Retx(r) if self.resend == Some(r) => true,
+            _ => self.awnd() >= 1,
+        }
     }
 
     #[inline]
@@ -205,9 +216,6 @@ impl Sender {
     /// The available window, `floor(cwnd + inflate - in flight)`.
     pub fn awnd(&self) -> i64 {
         let outstanding = (self.snd_nxt - self.snd_una) as i64;
-        // No more can have left the network than is outstanding: bounds
-        // the double counting of a packet both NACKed (dropped) and later
-        // acknowledged as a retransmission, so awnd never exceeds cwnd.
         let left = self.inflate.clamp(0, outstanding);
         let inflight = outstanding - left + self.retx_out as i64;
         (self.cwnd - inflight as f64).floor() as i64
@@ -272,12 +280,6 @@ impl Sender {
         }
     }
 
-    /// Drops grants the window no longer covers (after a cwnd decrease).
-    fn trim_tokens(&mut self) {
-        let keep = self.awnd().max(0) as usize;
-        self.tokens.truncate(keep);
-    }
-
     /// Sets cwnd within [1, L]: no more than L packets beyond `snd_una`
     /// can ever be sent, so a larger window is never usable, and an
     /// unbounded one (nothing marks ECN when the sender's own NIC is the
@@ -285,7 +287,6 @@ impl Sender {
     /// +1/cwnd growth faster than their losses remove them.
     fn set_cwnd(&mut self, w: f64) {
         self.cwnd = w.clamp(MIN_CWND, self.cfg.l_slots as f64);
-        self.trim_tokens();
     }
 
     /// Re-evaluates whether the next new packet (the first of a synchronise
@@ -423,6 +424,18 @@ impl Sender {
         }
         if self.in_recovery && self.snd_una >= self.recovery {
             self.in_recovery = false;
+        }
+        // Keep the estimate within what is possible, so errors do not
+        // accumulate: between zero and the outstanding packets have left
+        // the network. Each lost ACK would otherwise lower awnd for good
+        // (inflate reached -41 after a link failure, and then only ACKs
+        // that move snd_una clocked anything: every VP on a faster path
+        // starved), and a packet both NACKed and acknowledged as a
+        // retransmission would raise it for good. Retransmissions still
+        // unanswered when snd_una moves (outside recovery) were lost or
+        // are duplicates: forget them for the same reason.
+        self.inflate = self.inflate.clamp(0, (self.snd_nxt - self.snd_una) as i64);
+        if !self.in_recovery {
             self.retx_out = 0;
         }
         if !self.outstanding() {
