@@ -117,6 +117,10 @@ pub struct MpRdmaSummary {
     pub bitmap_drops: u64,
     pub sync_drops: u64,
     pub max_ooo_degree: u64,
+    /// Out-of-order degree of new data packets (upper bounds of
+    /// `transport::mprdma::OodHistogram` buckets).
+    pub ood_p99: u64,
+    pub ood_p999: u64,
 }
 
 fn mprdma_summary(net: &fabric::Network) -> Option<MpRdmaSummary> {
@@ -128,6 +132,7 @@ fn mprdma_summary(net: &fabric::Network) -> Option<MpRdmaSummary> {
         paper_state_bytes: 66,
         ..MpRdmaSummary::default()
     };
+    let mut ood = transport::mprdma::OodHistogram::default();
     for h in 0..net.host_count() {
         let st = net.nic(h).stats();
         m.early_retransmits += st.mp_early_retransmits;
@@ -138,7 +143,10 @@ fn mprdma_summary(net: &fabric::Network) -> Option<MpRdmaSummary> {
         m.bitmap_drops += st.mp_bitmap_drops;
         m.sync_drops += st.mp_sync_drops;
         m.max_ooo_degree = m.max_ooo_degree.max(st.mp_max_ooo_degree);
+        ood.merge(&st.mp_ood);
     }
+    m.ood_p99 = ood.quantile(0.99);
+    m.ood_p999 = ood.quantile(0.999);
     Some(m)
 }
 
@@ -524,7 +532,7 @@ pub fn render(s: &SummaryJson) -> String {
             &mut out,
             "MP-RDMA",
             format!(
-                "{} B extra state per QP (paper: {} B); {} recoveries, {} early retx, {} OOO prunes, {} bitmap drops, {} sync drops, max OOO degree {}",
+                "{} B extra state per QP (paper: {} B); {} recoveries, {} early retx, {} OOO prunes, {} bitmap drops, {} sync drops, OOO degree p99.9 <= {} max {}",
                 m.state_bytes_per_qp,
                 m.paper_state_bytes,
                 m.recoveries,
@@ -532,6 +540,7 @@ pub fn render(s: &SummaryJson) -> String {
                 m.ooo_prunes,
                 m.bitmap_drops,
                 m.sync_drops,
+                m.ood_p999,
                 m.max_ooo_degree
             ),
         );

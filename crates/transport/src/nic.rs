@@ -240,6 +240,8 @@ pub struct NicStats {
     pub mp_sync_drops: u64,
     /// MP-RDMA: the largest out-of-order degree (PSN - rcv_nxt) accepted.
     pub mp_max_ooo_degree: u64,
+    /// MP-RDMA: the out-of-order degree of every new data packet.
+    pub mp_ood: crate::mprdma::OodHistogram,
 }
 
 /// One host's RNIC: its queue pairs, their packets, timers and completions.

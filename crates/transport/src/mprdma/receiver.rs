@@ -123,6 +123,7 @@ impl Receiver {
         }
         let off = p - self.rcv_nxt;
         if off >= self.bitmap.slots() {
+            stats.mp_ood.record(off as u64);
             stats.out_of_order_dropped += 1;
             stats.mp_bitmap_drops += 1;
             let repeat = self.nacked_at == Some(self.rcv_nxt);
@@ -174,6 +175,7 @@ impl Receiver {
         };
         self.bitmap.set(off, slot);
         stats.mp_max_ooo_degree = stats.mp_max_ooo_degree.max(off as u64);
+        stats.mp_ood.record(off as u64);
         while self.bitmap.get(0) != Slot::Empty {
             let s = self.bitmap.pop_front();
             self.rcv_nxt += 1;
