@@ -246,7 +246,7 @@ impl Sender {
         // data rather than after the window stalls at the bitmap's end.
         let e = self.snd_una;
         let unsent = self.early <= e && e < self.snd_nxt;
-        if unsent && e + self.cfg.delta <= self.snd_ooh {
+        if unsent && e.saturating_add(self.cfg.delta) <= self.snd_ooh {
             return Choice::Early(e);
         }
         if self.snd_nxt < self.next_psn && self.snd_nxt < limit && !self.gated {
@@ -256,7 +256,7 @@ impl Sender {
         // sender keeps no SACK state, so every later PSN may have arrived
         // (resending them all cost a fifth of the goodput at 0.5% loss).
         // The next hole becomes snd_una once this one is filled.
-        if unsent && e + EARLY_RETX_GAP <= self.snd_ooh {
+        if unsent && e.saturating_add(EARLY_RETX_GAP) <= self.snd_ooh {
             return Choice::Early(e);
         }
         Choice::None
@@ -497,7 +497,7 @@ impl Sender {
         self.snd_ooh = self.snd_ooh.max(h.sack);
         // Out-of-order-aware path selection: an ACK more than Δ behind the
         // fastest path marks a slow path; retransmissions are exempt.
-        if !h.retx && h.sack + self.cfg.delta < self.snd_ooh {
+        if !h.retx && h.sack.saturating_add(self.cfg.delta) < self.snd_ooh {
             stats.mp_ooo_prunes += 1;
             self.set_cwnd(self.cwnd - 1.0);
             self.refresh_gate(now);
