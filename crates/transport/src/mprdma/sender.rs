@@ -99,6 +99,14 @@ pub(crate) struct Sender {
     /// again (`resend`) rather than waiting for the timeout.
     hole: Option<(u32, Time)>,
     resend: Option<u32>,
+    /// Synchronise messages were dropped for arriving early: (the lowest
+    /// first PSN NACKed, `snd_nxt` when NACKed). While `snd_una` is in this
+    /// range, a synchronise message starting at `snd_una` is resent whole:
+    /// everything before it is then acknowledged, so the retry cannot be
+    /// early again.
+    sync_nacked: Option<(u32, u32)>,
+    /// The message being resent: (next PSN, end).
+    sync_retry: Option<(u32, u32)>,
 }
 
 impl Sender {
@@ -131,6 +139,8 @@ impl Sender {
             base_sport,
             hole: None,
             resend: None,
+            sync_nacked: None,
+            sync_retry: None,
         }
     }
 
@@ -226,8 +236,32 @@ impl Sender {
         self.awnd() - self.tokens.len() as i64
     }
 
+    /// The next PSN of a synchronise message to resend (see
+    /// `sync_nacked`), with the message's end.
+    fn sync_retry_psn(&self) -> Option<(u32, u32)> {
+        let (floor, ceil) = self.sync_nacked?;
+        let u = self.snd_una;
+        if u < floor || u >= ceil {
+            return None;
+        }
+        if let Some((next, end)) = self.sync_retry {
+            if end > u {
+                // Resending this message, or done and awaiting its ACKs.
+                let r = next.max(u);
+                return (r < end).then_some((r, end));
+            }
+        }
+        // Only what had been sent when the NACK came is resent; the rest of
+        // the message goes as new data.
+        let w = self.wqes[self.wqes.partition_point(|w| w.end() <= u)];
+        (w.sync && w.first_psn == u).then_some((u, w.end().min(ceil)))
+    }
+
     fn choice(&self) -> Choice {
         if let Some(r) = self.resend.filter(|&r| r >= self.snd_una) {
+            return Choice::Retx(r);
+        }
+        if let Some((r, _)) = self.sync_retry_psn() {
             return Choice::Retx(r);
         }
         // The receiver can only track PSNs below rcv_nxt + L (and rcv_nxt >=
@@ -326,7 +360,11 @@ impl Sender {
             .expect("next_packet without a grant");
         let (psn, retx) = match self.choice() {
             Choice::Retx(r) => {
-                if self.resend.take() != Some(r) {
+                if self.resend == Some(r) {
+                    self.resend = None;
+                } else if let Some((_, end)) = self.sync_retry_psn().filter(|&(p, _)| p == r) {
+                    self.sync_retry = Some((r + 1, end));
+                } else {
                     self.snd_retx = r + 1;
                 }
                 (r, true)
@@ -406,6 +444,10 @@ impl Sender {
         self.snd_una = aack;
         if self.hole.is_some_and(|(h, _)| h < aack) {
             self.hole = None;
+        }
+        if self.sync_nacked.is_some_and(|(_, ceil)| ceil <= aack) {
+            self.sync_nacked = None;
+            self.sync_retry = None;
         }
         while let Some(&w) = self.wqes.front() {
             if w.end() > self.snd_una {
@@ -535,18 +577,22 @@ impl Sender {
         let from = h.sack;
         if h.dup {
             // A drop report for a hole already NACKed: clocking only.
-        } else if from >= self.snd_una {
-            if !self.in_recovery {
-                self.in_recovery = true;
-                self.recovery = self.snd_nxt;
-                self.snd_retx = from;
-                stats.mp_recoveries += 1;
-            } else if h.sync {
-                // The receiver NACKs one drop of a synchronise message per
-                // step of its progress, so this cannot loop.
-                self.snd_retx = self.snd_retx.min(from);
-                self.recovery = self.recovery.max(self.snd_nxt);
+        } else if h.sync {
+            // A synchronise message arrived before earlier messages were
+            // complete: resend it (only it) once they are all acknowledged,
+            // so the retry cannot be early again. Rewinding the whole
+            // window instead (recovery) resent later synchronise messages
+            // early again: 10,958 NACKs and 5.6 Gb/s at 50% synchronise
+            // messages of 32 KB.
+            if from >= self.snd_una {
+                let (floor, ceil) = self.sync_nacked.unwrap_or((from, self.snd_nxt));
+                self.sync_nacked = Some((floor.min(from), ceil.max(self.snd_nxt)));
             }
+        } else if from >= self.snd_una && !self.in_recovery {
+            self.in_recovery = true;
+            self.recovery = self.snd_nxt;
+            self.snd_retx = from;
+            stats.mp_recoveries += 1;
         }
         self.refresh_gate(now);
         self.clock(now, h.vp, stats);
@@ -616,6 +662,7 @@ impl Sender {
                 self.inflate = (self.snd_nxt - self.snd_una) as i64;
                 self.cwnd = self.cfg.initial_window as f64;
                 self.tokens.clear();
+                self.sync_retry = None;
                 self.grant_random(self.free());
             }
         }
