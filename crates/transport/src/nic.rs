@@ -651,13 +651,6 @@ impl Nic {
         }
     }
 
-    /// MP-RDMA sender state of `qp` (None on other QPs): (cwnd in packets,
-    /// available window, smoothed RTT).
-    pub fn qp_mprdma_window(&self, qp: QpId) -> Option<(f64, i64, Time)> {
-        let m = self.qp(qp).mp.as_ref()?;
-        Some((m.snd.cwnd, m.snd.awnd(), m.snd.srtt))
-    }
-
     /// True if no QP has anything to send or outstanding and no control
     /// packet or event is queued.
     pub fn is_quiescent(&self) -> bool {

@@ -3,9 +3,12 @@
 //! NewReno-style `inflate` so that `awnd = cwnd + inflate - (snd_nxt -
 //! snd_una)` (minus retransmissions in flight, which do not move snd_nxt);
 //! multipath ACK clocking (an ACK grants sends on its own VP, at most two,
-//! the rest to random VPs by a half-RTT burst timer); "use it or lose it";
-//! path probing; out-of-order-aware path selection; NACK recovery, early
-//! retransmission and the timeout; the synchronise gate.
+//! the rest by later ACKs or, if none comes for half an RTT, to random VPs
+//! by the burst timer); "use it or lose it"; path probing; out-of-order-
+//! aware path selection; loss repair (NACK recovery, the hole at `snd_una`
+//! resent early and again if still missing, the timeout); the synchronise
+//! gate and the resend of synchronise messages that arrived early.
+//! docs/mprdma.md lists where this departs from the paper, and why.
 //!
 //! Granted sends wait in `tokens` (the VP each will use) until the NIC's
 //! scheduler serves the QP: the NIC port may be busy when the ACK arrives.
@@ -51,7 +54,8 @@ impl SendWqe {
 /// What the next granted send carries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Choice {
-    /// Recovery: retransmit this PSN.
+    /// Retransmit this PSN: a lost hole's resend, a synchronise message's
+    /// resend, or recovery.
     Retx(u32),
     /// New data at `snd_nxt`.
     New,
@@ -205,7 +209,8 @@ impl Sender {
         self.wqes.len()
     }
 
-    /// The earliest timer this sender needs (RTO, burst timer, sync gate).
+    /// The earliest timer this sender needs (RTO, burst timer, synchronise
+    /// gate, hole resend).
     pub fn deadline(&self) -> Option<Time> {
         [
             self.rto_deadline,
