@@ -408,18 +408,15 @@ impl Network {
             if n >= budget {
                 return RunState::Budget;
             }
-            match self.q.peek_time() {
-                None => {
-                    return if self.flows_done == self.flows.len() {
-                        RunState::Done
-                    } else {
-                        RunState::Stuck
-                    }
-                }
-                Some(t) if t > until => return RunState::TimeLimit,
-                Some(_) => {}
-            }
-            let (now, ev) = self.q.pop().expect("peeked");
+            let Some((now, ev)) = self.q.pop_until(until) else {
+                return if !self.q.is_empty() {
+                    RunState::TimeLimit
+                } else if self.flows_done == self.flows.len() {
+                    RunState::Done
+                } else {
+                    RunState::Stuck
+                };
+            };
             n += 1;
             self.counters.events += 1;
             match ev {
