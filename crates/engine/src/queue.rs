@@ -163,13 +163,14 @@ impl<E> EventQueue<E> {
         let mut i = std::mem::replace(&mut self.heads[b], NIL);
         while i != NIL {
             let node = &mut self.nodes[i as usize];
-            self.open.push(node.entry.take().expect("linked node holds an entry"));
+            self.open
+                .push(node.entry.take().expect("linked node holds an entry"));
             let next = node.next;
             node.next = self.free;
             self.free = i;
             i = next;
         }
-        self.open.sort_unstable_by(|x, y| y.key.cmp(&x.key));
+        self.open.sort_unstable_by_key(|e| Reverse(e.key));
         self.open_bucket = b;
     }
 
