@@ -516,8 +516,7 @@ impl Network {
                 0.0
             } else {
                 let h = &self.hosts[r.requester() as usize];
-                let _ = (h, r.requester_qp);
-                0.0 // PENDING: h.nic.qp_rate_bps(r.requester_qp) as f64 / 1e9
+                h.nic.qp_rate_bps_at(r.requester_qp, now) as f64 / 1e9
             };
             s.series[k].push(now, thr);
             s.series[k + 1].push(now, rate);
