@@ -163,14 +163,19 @@ impl<E> EventQueue<E> {
         let mut i = std::mem::replace(&mut self.heads[b], NIL);
         while i != NIL {
             let node = &mut self.nodes[i as usize];
-            self.open
-                .push(node.entry.take().expect("linked node holds an entry"));
+            let e = node.entry.take().expect("linked node holds an entry");
             let next = node.next;
             node.next = self.free;
             self.free = i;
             i = next;
+            // Insertion sort: a bucket holds a handful of events.
+            self.open.push(e);
+            let mut j = self.open.len() - 1;
+            while j > 0 && self.open[j - 1].key < self.open[j].key {
+                self.open.swap(j - 1, j);
+                j -= 1;
+            }
         }
-        self.open.sort_unstable_by_key(|e| Reverse(e.key));
         self.open_bucket = b;
     }
 

@@ -18,7 +18,6 @@ use engine::rng::stream_seed;
 use engine::stats::TimeSeries;
 use engine::time::serialization;
 use engine::{EventQueue, Rng, StreamKind, Time};
-use std::collections::VecDeque;
 use transport::{CompletionSide, Event, Nic, NicConfig, QpConfig, Transmit, WorkRequest};
 
 #[derive(Clone, Copy, Debug)]
@@ -152,25 +151,14 @@ impl Network {
                 let id = 2 * i as u32 + end;
                 let local = node_ports[node as usize].len() as u16;
                 node_ports[node as usize].push(id);
-                ports.push(Port {
+                ports.push(Port::new(
                     node,
                     local,
-                    rate_bps: l.rate_bps,
-                    delay: l.delay,
-                    up: true,
-                    loss: 0.0,
-                    loss_rng: Rng::new(cfg.seed, StreamKind::LinkLoss, id as u64),
-                    busy: false,
-                    queues: Default::default(),
-                    queued_bytes: 0,
-                    backlogged: 0,
-                    pfc_out: VecDeque::new(),
-                    paused: 0,
-                    paused_since: 0,
-                    wire: VecDeque::new(),
-                    ecn_rng: Rng::new(cfg.seed, StreamKind::Ecn, id as u64),
-                    stats: Default::default(),
-                });
+                    l.rate_bps,
+                    l.delay,
+                    Rng::new(cfg.seed, StreamKind::LinkLoss, id as u64),
+                    Rng::new(cfg.seed, StreamKind::Ecn, id as u64),
+                ));
             }
         }
         let max_frame = (cfg.nic.mtu + cfg.nic.header_bytes) as u64;
@@ -181,7 +169,7 @@ impl Network {
                 NodeRole::Host(h) => {
                     let nic = Nic::new(NicConfig {
                         host: *h,
-                        line_rate_bps: ports[node_ports[node][0] as usize].rate_bps,
+                        line_rate_bps: ports[node_ports[node][0] as usize].rate_bps(),
                         ..cfg.nic.clone()
                     });
                     hosts.push(Host {
@@ -198,7 +186,7 @@ impl Network {
                         .map(|&p| {
                             let p = &ports[p as usize];
                             cfg.headroom
-                                .unwrap_or_else(|| headroom_for(p.rate_bps, p.delay, max_frame))
+                                .unwrap_or_else(|| headroom_for(p.rate_bps(), p.delay, max_frame))
                         })
                         .collect();
                     switches.push(Switch {
@@ -209,7 +197,7 @@ impl Network {
                 }
             }
         }
-        let ecn = ports.iter().map(|p| cfg.ecn_for(p.rate_bps)).collect();
+        let ecn = ports.iter().map(|p| cfg.ecn_for(p.rate_bps())).collect();
         let mut net = Network {
             cfg,
             topo,
@@ -264,7 +252,7 @@ impl Network {
 
     /// Rate of the host's link.
     pub fn host_rate_bps(&self, host: u32) -> u64 {
-        self.ports[self.hosts[host as usize].port as usize].rate_bps
+        self.ports[self.hosts[host as usize].port as usize].rate_bps()
     }
 
     pub fn now(&self) -> Time {
@@ -367,8 +355,8 @@ impl Network {
         for _ in 0..self.roles.len() {
             let p = &self.ports[port as usize];
             delay += p.delay;
-            per_hop += serialization(mtu, p.rate_bps);
-            bottleneck = bottleneck.min(p.rate_bps);
+            per_hop += serialization(mtu, p.rate_bps());
+            bottleneck = bottleneck.min(p.rate_bps());
             let next = self.ports[port as usize ^ 1].node;
             match self.roles[next as usize] {
                 NodeRole::Host(_) => break,
@@ -501,7 +489,7 @@ impl Network {
         for (i, &p) in s.spec.ports.iter().enumerate() {
             let port = &self.ports[p as usize];
             let tx = port.stats.tx_bytes;
-            let util = (tx - s.last_tx[i]) as f64 * 8.0 / secs / port.rate_bps as f64;
+            let util = (tx - s.last_tx[i]) as f64 * 8.0 / secs / port.rate_bps() as f64;
             s.last_tx[i] = tx;
             s.series[k].push(now, port.queued_bytes as f64);
             s.series[k + 1].push(now, util);
@@ -664,7 +652,7 @@ impl Network {
     /// Serialises a frame on port `p` and puts it on the wire (or loses it).
     fn transmit(&mut self, now: Time, p: u32, frame: Frame, bytes: u32) {
         let port = &mut self.ports[p as usize];
-        let done = now + serialization(bytes as u64, port.rate_bps);
+        let done = now + port.tx_time(bytes);
         port.busy = true;
         self.q.schedule(done, Ev::TxDone(p));
         if let Frame::Packet(idx) = frame {
@@ -810,7 +798,7 @@ impl Network {
                     reroute |= self.ports[p].up != up;
                     self.ports[p].up = up;
                 }
-                FaultAction::Rate(bps) => self.ports[p].rate_bps = bps,
+                FaultAction::Rate(bps) => self.ports[p].set_rate(bps),
                 FaultAction::Loss(l) => self.ports[p].loss = l,
             }
         }
