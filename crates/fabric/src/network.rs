@@ -6,7 +6,7 @@
 //! by `u32`, packets in an arena, one pending event per link (the head of
 //! its wire FIFO) and one per busy port, no allocation per packet.
 
-use crate::arena::Arena;
+use crate::arena::{Arena, Hdr};
 use crate::config::{EcnSetting, FabricConfig};
 use crate::counters::{Counters, DropReason};
 use crate::flows::{Flow, FlowResult};
@@ -583,28 +583,25 @@ impl Network {
             return;
         }
         if let Some((class, pause)) = port.pfc_out.pop_front() {
-            let bytes = self.cfg.pfc_frame_bytes;
-            self.transmit(now, p, Frame::Pfc { class, pause }, bytes);
+            self.transmit(now, p, Frame::Pfc { class, pause });
             return;
         }
         match self.roles[port.node as usize] {
             NodeRole::Switch(s) => {
-                let Some((idx, class)) = port.pop_eligible() else {
+                let Some(mut hdr) = port.pop_eligible() else {
                     return;
                 };
                 let local_out = port.local as usize;
-                let slot = self.arena.get_mut(idx);
-                let wire = slot.pkt.wire;
+                let (class, wire) = (hdr.class as usize, hdr.wire);
                 port.queued_bytes -= wire as u64;
-                let in_local = slot.in_port as usize;
+                let in_local = hdr.in_port as usize;
                 let sw = &mut self.switches[s as usize];
                 if sw.mmu.release(in_local, local_out, class, wire as u64) {
                     let in_port = sw.ports[in_local];
                     self.send_pfc(now, in_port, class as u8, false);
                 }
                 if let Some(e) = self.ecn[p as usize] {
-                    let slot = self.arena.get_mut(idx);
-                    if slot.pkt.is_data() && class != 0 && !slot.pkt.ce {
+                    if hdr.flags & (Hdr::DATA | Hdr::CE) == Hdr::DATA && class != 0 {
                         let qlen = self.switches[s as usize].mmu.egress_bytes(local_out, class);
                         let port = &mut self.ports[p as usize];
                         let mark = if qlen > e.kmax {
@@ -616,24 +613,23 @@ impl Network {
                             false
                         };
                         if mark {
-                            slot.pkt.ce = true;
+                            hdr.flags |= Hdr::CE;
                             port.stats.ecn_marked += 1;
                             self.counters.ecn_marked += 1;
                         }
                     }
                 }
-                self.transmit(now, p, Frame::Packet(idx), wire);
+                self.transmit(now, p, Frame::Packet(hdr));
             }
             NodeRole::Host(h) => {
                 let paused = port.paused;
                 let host = &mut self.hosts[h as usize];
                 match host.nic.poll_transmit(now, paused) {
                     Transmit::Packet(pkt) => {
-                        let wire = pkt.wire;
-                        let idx = self.arena.alloc(pkt);
+                        let hdr = Hdr::new(self.arena.alloc(pkt), &pkt);
                         self.counters.injected_packets += 1;
-                        self.counters.injected_bytes += wire as u64;
-                        self.transmit(now, p, Frame::Packet(idx), wire);
+                        self.counters.injected_bytes += pkt.wire as u64;
+                        self.transmit(now, p, Frame::Packet(hdr));
                         // Sending may arm the retransmission timer.
                         self.drain_nic_events(now, h);
                     }
@@ -650,12 +646,16 @@ impl Network {
     }
 
     /// Serialises a frame on port `p` and puts it on the wire (or loses it).
-    fn transmit(&mut self, now: Time, p: u32, frame: Frame, bytes: u32) {
+    fn transmit(&mut self, now: Time, p: u32, frame: Frame) {
         let port = &mut self.ports[p as usize];
+        let bytes = match frame {
+            Frame::Packet(hdr) => hdr.wire,
+            Frame::Pfc { .. } => self.cfg.pfc_frame_bytes,
+        };
         let done = now + port.tx_time(bytes);
         port.busy = true;
         self.q.schedule(done, Ev::TxDone(p));
-        if let Frame::Packet(idx) = frame {
+        if let Frame::Packet(hdr) = frame {
             self.counters.packet_hops += 1;
             port.stats.tx_packets += 1;
             port.stats.tx_bytes += bytes as u64;
@@ -668,7 +668,7 @@ impl Network {
             };
             if let Some(reason) = lost {
                 self.counters.drop(reason, bytes);
-                self.arena.free(idx);
+                self.arena.free(hdr.idx);
                 return;
             }
         }
@@ -706,18 +706,18 @@ impl Network {
                     self.kick(now, rx);
                 }
             }
-            Frame::Packet(idx) => {
+            Frame::Packet(hdr) => {
                 if !up {
-                    let wire = self.arena.get(idx).pkt.wire;
-                    self.counters.drop(DropReason::LinkDown, wire);
-                    self.arena.free(idx);
+                    self.counters.drop(DropReason::LinkDown, hdr.wire);
+                    self.arena.free(hdr.idx);
                     return;
                 }
                 let node = self.ports[rx as usize].node;
                 match self.roles[node as usize] {
                     NodeRole::Host(h) => {
-                        let pkt = self.arena.get(idx).pkt;
-                        self.arena.free(idx);
+                        let mut pkt = *self.arena.get(hdr.idx);
+                        pkt.ce = hdr.flags & Hdr::CE != 0;
+                        self.arena.free(hdr.idx);
                         self.counters.delivered_packets += 1;
                         self.counters.delivered_bytes += pkt.wire as u64;
                         if pkt.is_data() {
@@ -730,38 +730,36 @@ impl Network {
                         self.hosts[h as usize].nic.on_packet(now, &pkt);
                         self.after_nic_input(now, h);
                     }
-                    NodeRole::Switch(s) => self.forward(now, s, rx, idx),
+                    NodeRole::Switch(s) => self.forward(now, s, rx, hdr),
                 }
             }
         }
     }
 
     /// A packet entered switch `s` on port `in_port`: route, admit, queue.
-    fn forward(&mut self, now: Time, s: u32, in_port: u32, idx: u32) {
+    fn forward(&mut self, now: Time, s: u32, in_port: u32, mut hdr: Hdr) {
         let in_local = self.ports[in_port as usize].local;
-        let slot = self.arena.get_mut(idx);
-        slot.in_port = in_local;
-        let pkt = slot.pkt;
+        hdr.in_port = in_local;
         let sw = &mut self.switches[s as usize];
-        let hops = self.routes.next_hops(s, pkt.dst);
+        let hops = self.routes.next_hops(s, hdr.dst);
         let out = match hops.len() {
             0 => {
-                self.counters.drop(DropReason::NoRoute, pkt.wire);
-                self.arena.free(idx);
+                self.counters.drop(DropReason::NoRoute, hdr.wire);
+                self.arena.free(hdr.idx);
                 return;
             }
             1 => hops[0],
             n => {
-                let key = ((pkt.src as u64) << 32 | pkt.dst as u64)
-                    ^ ((pkt.sport as u64) << 48 | 4791 << 16 | 17);
+                // The RoCEv2 5-tuple: addresses, UDP source port, 4791, UDP.
+                let key = (hdr.flow as u64) << 32 | (hdr.dst ^ (4791 << 16 | 17)) as u64;
                 hops[(mix64(key ^ sw.ecmp_seed) % n as u64) as usize]
             }
         };
         let out_local = self.ports[out as usize].local as usize;
-        let class = pkt.priority as usize & 7;
+        let class = hdr.class as usize;
         match sw
             .mmu
-            .admit(in_local as usize, out_local, class, pkt.wire as u64)
+            .admit(in_local as usize, out_local, class, hdr.wire as u64)
         {
             Err(r) => {
                 let reason = match r {
@@ -769,14 +767,14 @@ impl Network {
                     Refusal::BufferFull => DropReason::BufferFull,
                     Refusal::EgressThreshold => DropReason::EgressThreshold,
                 };
-                self.counters.drop(reason, pkt.wire);
-                self.arena.free(idx);
+                self.counters.drop(reason, hdr.wire);
+                self.arena.free(hdr.idx);
             }
             Ok(a) => {
                 if a.send_pause {
                     self.send_pfc(now, in_port, class as u8, true);
                 }
-                self.ports[out as usize].push(class, idx, pkt.wire);
+                self.ports[out as usize].push(hdr);
                 self.kick(now, out);
             }
         }
@@ -817,16 +815,14 @@ impl Network {
         let mut packets = 0;
         let mut bytes = 0;
         for port in &self.ports {
-            for q in &port.queues {
-                for &i in q {
-                    packets += 1;
-                    bytes += self.arena.get(i).pkt.wire as u64;
-                }
+            for hdr in port.queues.iter().flatten() {
+                packets += 1;
+                bytes += hdr.wire as u64;
             }
             for &(_, f) in &port.wire {
-                if let Frame::Packet(i) = f {
+                if let Frame::Packet(hdr) = f {
                     packets += 1;
-                    bytes += self.arena.get(i).pkt.wire as u64;
+                    bytes += hdr.wire as u64;
                 }
             }
         }

@@ -5,15 +5,16 @@
 //! Link `i` owns ports `2i` (at its `a` end) and `2i + 1` (at `b`), so a
 //! port's partner is `port ^ 1`.
 
+use crate::arena::Hdr;
 use crate::mmu::CLASSES;
 use engine::time::{serialization, SEC};
 use engine::{Rng, Time};
 use std::collections::VecDeque;
 
-/// What crosses a link: a packet in the arena, or a PFC frame.
+/// What crosses a link: a packet, or a PFC frame.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Frame {
-    Packet(u32),
+    Packet(Hdr),
     /// PAUSE (true) or RESUME (false) of one class.
     Pfc {
         class: u8,
@@ -47,7 +48,7 @@ pub struct Port {
     pub loss: f64,
     pub loss_rng: Rng,
     pub busy: bool,
-    pub queues: [VecDeque<u32>; CLASSES],
+    pub queues: [VecDeque<Hdr>; CLASSES],
     /// Wire bytes waiting in the queues.
     pub queued_bytes: u64,
     /// Bit c set: queue c is not empty.
@@ -64,7 +65,14 @@ pub struct Port {
 }
 
 impl Port {
-    pub fn new(node: u32, local: u16, rate_bps: u64, delay: Time, loss_rng: Rng, ecn_rng: Rng) -> Port {
+    pub fn new(
+        node: u32,
+        local: u16,
+        rate_bps: u64,
+        delay: Time,
+        loss_rng: Rng,
+        ecn_rng: Rng,
+    ) -> Port {
         let mut port = Port {
             node,
             local,
@@ -97,7 +105,11 @@ impl Port {
     pub fn set_rate(&mut self, bps: u64) {
         self.rate_bps = bps;
         let per_byte = 8 * SEC;
-        self.ps_per_byte = if per_byte % bps == 0 { per_byte / bps } else { 0 };
+        self.ps_per_byte = if per_byte % bps == 0 {
+            per_byte / bps
+        } else {
+            0
+        };
     }
 
     /// Time to serialise `bytes` at this port's rate (rounded up).
@@ -113,7 +125,7 @@ impl Port {
     /// The next queued packet this port may send: strict priority over the
     /// classes the partner has not paused.
     #[inline]
-    pub fn pop_eligible(&mut self) -> Option<(u32, usize)> {
+    pub fn pop_eligible(&mut self) -> Option<Hdr> {
         let ready = self.backlogged & !self.paused;
         if ready == 0 {
             return None;
@@ -124,14 +136,14 @@ impl Port {
         if q.is_empty() {
             self.backlogged &= !(1 << class);
         }
-        Some((pkt, class))
+        Some(pkt)
     }
 
     #[inline]
-    pub fn push(&mut self, class: usize, pkt: u32, wire: u32) {
-        self.queues[class].push_back(pkt);
-        self.queued_bytes += wire as u64;
-        self.backlogged |= 1 << class;
+    pub fn push(&mut self, hdr: Hdr) {
+        self.queues[hdr.class as usize].push_back(hdr);
+        self.queued_bytes += hdr.wire as u64;
+        self.backlogged |= 1 << hdr.class;
     }
 
     /// Applies a PFC frame from the partner; returns true if this port may
