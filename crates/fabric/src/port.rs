@@ -105,7 +105,7 @@ impl Port {
     pub fn set_rate(&mut self, bps: u64) {
         self.rate_bps = bps;
         let per_byte = 8 * SEC;
-        self.ps_per_byte = if per_byte % bps == 0 {
+        self.ps_per_byte = if per_byte.is_multiple_of(bps) {
             per_byte / bps
         } else {
             0
