@@ -55,6 +55,31 @@ impl From<Summary> for Stat {
     }
 }
 
+/// What the simulator held: bytes per packet in flight and per flow, the
+/// peak number of packets, and what those come to.
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct MemoryJson {
+    pub bytes_per_packet: usize,
+    pub peak_packets: usize,
+    pub peak_packet_mb: f64,
+    pub bytes_per_flow: usize,
+    pub flows_mb: f64,
+}
+
+impl MemoryJson {
+    fn of(net: &fabric::Network) -> MemoryJson {
+        let m = net.memory();
+        let mb = |b: usize| (b as f64 / 1e6 * 1000.0).round() / 1000.0;
+        MemoryJson {
+            bytes_per_packet: m.packet_bytes,
+            peak_packets: m.peak_packets,
+            peak_packet_mb: mb(m.packet_bytes * m.peak_packets),
+            bytes_per_flow: m.flow_bytes,
+            flows_mb: mb(m.flow_bytes * net.flows().len()),
+        }
+    }
+}
+
 #[derive(Serialize, Debug, Clone, PartialEq)]
 pub struct SummaryJson {
     pub scenario: String,
@@ -89,7 +114,7 @@ pub struct SummaryJson {
     /// receivers and received by senders.
     pub cnps_sent: u64,
     pub cnps_received: u64,
-    pub peak_packets_in_arena: usize,
+    pub memory: MemoryJson,
     /// One bandwidth-delay product (host rate x the largest base RTT among
     /// the flows): the small/large flow boundary.
     pub bdp_bytes: u64,
@@ -278,7 +303,7 @@ pub fn summary(o: &Outcome, scenario: &str, seed: u64) -> SummaryJson {
         timeouts,
         cnps_sent,
         cnps_received,
-        peak_packets_in_arena: net.peak_packets(),
+        memory: MemoryJson::of(net),
         bdp_bytes,
         slowdown_small: slow_where(&|b| b < bdp_bytes),
         slowdown_large: slow_where(&|b| b >= bdp_bytes),

@@ -76,6 +76,15 @@ enum NodeRole {
     Switch(u32),
 }
 
+/// Simulator memory per packet in flight and per flow, in bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Memory {
+    pub packet_bytes: usize,
+    /// Peak number of packets alive at once.
+    pub peak_packets: usize,
+    pub flow_bytes: usize,
+}
+
 /// Why `run_until` returned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RunState {
@@ -340,9 +349,23 @@ impl Network {
         &self.hosts[host as usize].nic
     }
 
-    /// Peak number of packets alive at once.
-    pub fn peak_packets(&self) -> usize {
-        self.arena.capacity()
+    /// What the simulator holds per packet in flight and per flow.
+    pub fn memory(&self) -> Memory {
+        use std::mem::size_of;
+        Memory {
+            // The packet in the arena, its header in a queue or on a wire,
+            // and its free-list entry.
+            packet_bytes: size_of::<transport::Packet>()
+                + size_of::<(Time, Frame)>().max(size_of::<Hdr>())
+                + size_of::<u32>(),
+            peak_packets: self.arena.capacity(),
+            // Its record, received-bytes counter, the QP-to-flow entries at
+            // both ends, and the requester and responder QPs.
+            flow_bytes: size_of::<FlowResult>()
+                + size_of::<u64>()
+                + 2 * size_of::<u32>()
+                + 2 * Nic::QP_BYTES,
+        }
     }
 
     /// The path properties of `src` -> `dst` along the first equal-cost

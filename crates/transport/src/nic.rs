@@ -446,6 +446,10 @@ impl Nic {
         &self.stats
     }
 
+    /// Simulator memory of one QP's fixed state, in bytes (its work-request
+    /// queues grow on the heap with what is posted).
+    pub const QP_BYTES: usize = std::mem::size_of::<Qp>();
+
     /// Number of QPs created.
     pub fn num_qps(&self) -> usize {
         self.qps.len()
