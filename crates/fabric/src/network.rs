@@ -432,8 +432,13 @@ impl Network {
             self.counters.events += 1;
             match ev {
                 Ev::TxDone(p) => {
-                    self.ports[p as usize].busy = false;
-                    self.kick(now, p);
+                    let port = &mut self.ports[p as usize];
+                    // Stale: the port started another frame at the instant
+                    // this one was due, and that frame has its own event.
+                    if now >= port.busy_until {
+                        port.tx_done_pending = false;
+                        self.kick(now, p);
+                    }
                 }
                 Ev::Arrive(p) => self.arrive(now, p),
                 Ev::NicWake(h) => {
@@ -602,7 +607,11 @@ impl Network {
     /// Starts the next transmission on an idle port, if there is one.
     fn kick(&mut self, now: Time, p: u32) {
         let port = &mut self.ports[p as usize];
-        if port.busy {
+        if now < port.busy_until {
+            if !port.tx_done_pending {
+                port.tx_done_pending = true;
+                self.q.schedule(port.busy_until, Ev::TxDone(p));
+            }
             return;
         }
         if let Some((class, pause)) = port.pfc_out.pop_front() {
@@ -676,8 +685,12 @@ impl Network {
             Frame::Pfc { .. } => self.cfg.pfc_frame_bytes,
         };
         let done = now + port.tx_time(bytes);
-        port.busy = true;
-        self.q.schedule(done, Ev::TxDone(p));
+        port.busy_until = done;
+        // A host port polls its NIC when the frame is done.
+        if port.has_work() || matches!(self.roles[port.node as usize], NodeRole::Host(_)) {
+            port.tx_done_pending = true;
+            self.q.schedule(done, Ev::TxDone(p));
+        }
         if let Frame::Packet(hdr) = frame {
             self.counters.packet_hops += 1;
             port.stats.tx_packets += 1;

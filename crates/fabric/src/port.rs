@@ -47,7 +47,14 @@ pub struct Port {
     pub up: bool,
     pub loss: f64,
     pub loss_rng: Rng,
-    pub busy: bool,
+    /// When the frame being serialised is done (a port whose time is
+    /// past this is idle).
+    pub busy_until: Time,
+    /// A `TxDone` event is scheduled at `busy_until`. A switch port that has
+    /// nothing else to send when it starts a frame schedules none: most
+    /// hops at moderate load then cost one event instead of two, and a
+    /// packet that arrives meanwhile asks for it.
+    pub tx_done_pending: bool,
     pub queues: [VecDeque<Hdr>; CLASSES],
     /// Wire bytes waiting in the queues.
     pub queued_bytes: u64,
@@ -82,7 +89,8 @@ impl Port {
             up: true,
             loss: 0.0,
             loss_rng,
-            busy: false,
+            busy_until: 0,
+            tx_done_pending: false,
             queues: Default::default(),
             queued_bytes: 0,
             backlogged: 0,
@@ -144,6 +152,12 @@ impl Port {
         self.queues[hdr.class as usize].push_back(hdr);
         self.queued_bytes += hdr.wire as u64;
         self.backlogged |= 1 << hdr.class;
+    }
+
+    /// Something waits to go out: a PFC frame or a packet of an unpaused class.
+    #[inline]
+    pub fn has_work(&self) -> bool {
+        self.backlogged & !self.paused != 0 || !self.pfc_out.is_empty()
     }
 
     /// Applies a PFC frame from the partner; returns true if this port may
