@@ -166,6 +166,9 @@ fn verb_name(v: Verb) -> &'static str {
         Verb::Write => "write",
         Verb::Read => "read",
         Verb::Send => "send",
+        Verb::WriteImm => "write_imm",
+        Verb::FetchAdd => "fetch_add",
+        Verb::CmpSwap => "cmp_swap",
     }
 }
 
