@@ -293,6 +293,66 @@ pub struct TransportCfg {
     /// "hpcc" or "mellanox"; `dcqcn` overrides single values.
     pub dcqcn_preset: DcqcnPreset,
     pub dcqcn: DcqcnOverrides,
+    /// Reliability scheme of every QP: "roce" (go-back-N) or "irn".
+    pub kind: TransportKind,
+    /// IRN values replacing the defaults (used with `kind = "irn"`).
+    pub irn: IrnOverrides,
+}
+
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum TransportKind {
+    #[default]
+    Roce,
+    Irn,
+}
+
+/// `[transport.irn]`: single IRN values replacing the defaults
+/// (data/params/irn_hpcc.toml: RTO_low 100 us, RTO_high 320 us, N = 3,
+/// BDP cap from the topology).
+#[derive(Debug, Deserialize, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct IrnOverrides {
+    pub rto_low_us: Option<f64>,
+    pub rto_high_us: Option<f64>,
+    pub n_packets: Option<u32>,
+    /// The BDP cap in payload bytes, or "auto" (the default): the largest
+    /// base RTT from host 0 times the host link rate.
+    pub bdp_bytes: Option<BdpBytes>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BdpBytes {
+    Auto,
+    Bytes(u64),
+}
+
+impl<'de> Deserialize<'de> for BdpBytes {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = BdpBytes;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a positive byte count or \"auto\"")
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<BdpBytes, E> {
+                match u64::try_from(v) {
+                    Ok(b) if b > 0 => Ok(BdpBytes::Bytes(b)),
+                    _ => Err(E::invalid_value(serde::de::Unexpected::Signed(v), &self)),
+                }
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<BdpBytes, E> {
+                self.visit_i64(i64::try_from(v).unwrap_or(i64::MAX))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<BdpBytes, E> {
+                match v {
+                    "auto" => Ok(BdpBytes::Auto),
+                    _ => Err(E::invalid_value(serde::de::Unexpected::Str(v), &self)),
+                }
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 #[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq, Default)]
@@ -345,6 +405,8 @@ impl Default for TransportCfg {
             cc: CcKind::None,
             dcqcn_preset: DcqcnPreset::Conweave,
             dcqcn: DcqcnOverrides::default(),
+            kind: TransportKind::Roce,
+            irn: IrnOverrides::default(),
         }
     }
 }
