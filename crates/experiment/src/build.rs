@@ -370,12 +370,18 @@ pub fn build(sc: &Scenario, path: &Path, seed: Option<u64>) -> Result<Built, Sce
     let imported = topology(&sc, &file, base)?;
     let mut cfg = fabric_config(&sc, &file)?;
     if let Reliability::Irn(mut c) = cfg.nic.reliability {
-        if sc.transport.irn.bdp_bytes.is_none_or(|b| b == BdpBytes::Auto) {
+        if sc
+            .transport
+            .irn
+            .bdp_bytes
+            .is_none_or(|b| b == BdpBytes::Auto)
+        {
             // Built once more to measure it: routes decide the base RTT.
-            let probe = Network::new(imported.topo.clone(), cfg.clone())
-                .map_err(|m| err("topology", m))?;
+            let probe =
+                Network::new(imported.topo.clone(), cfg.clone()).map_err(|m| err("topology", m))?;
             c.bdp_packets = bdp_packets(auto_bdp_bytes(&probe), sc.transport.mtu);
-            c.validate().map_err(|m| err("transport.irn.bdp_bytes", m))?;
+            c.validate()
+                .map_err(|m| err("transport.irn.bdp_bytes", m))?;
             cfg.nic.reliability = Reliability::Irn(c);
         }
     }

@@ -668,6 +668,31 @@ bytes = 1000
     }
 
     #[test]
+    fn irn_keys_parse_strictly() {
+        let irn =
+            |extra: &str| format!("{OK}[transport]\nkind = \"irn\"\n[transport.irn]\n{extra}\n");
+        let s = Scenario::parse(&irn("bdp_bytes = 156000\nrto_low_us = 50"), "i.toml").unwrap();
+        assert_eq!(s.transport.kind, TransportKind::Irn);
+        assert_eq!(s.transport.irn.bdp_bytes, Some(BdpBytes::Bytes(156_000)));
+        assert_eq!(s.transport.irn.rto_low_us, Some(50.0));
+        let s = Scenario::parse(&irn("bdp_bytes = \"auto\""), "i.toml").unwrap();
+        assert_eq!(s.transport.irn.bdp_bytes, Some(BdpBytes::Auto));
+        for bad in ["bdp_bytes = \"big\"", "bdp_bytes = -3", "bdp_bytes = 0"] {
+            let e = Scenario::parse(&irn(bad), "i.toml").unwrap_err();
+            assert_eq!(e.key, "transport.irn.bdp_bytes", "{e}");
+            assert!(e.message.contains("\"auto\""), "{e}");
+        }
+        let e = Scenario::parse(&irn("rto_lo_us = 5"), "i.toml").unwrap_err();
+        assert!(e.to_string().contains("rto_lo_us"), "{e}");
+        let e = Scenario::parse(
+            &OK.replace("[[flows]]", "[transport]\nkind = \"tcp\"\n[[flows]]"),
+            "i.toml",
+        )
+        .unwrap_err();
+        assert_eq!(e.key, "transport.kind", "{e}");
+    }
+
+    #[test]
     fn unknown_key_is_named() {
         let text = OK.replace("spines = 2", "spines = 2\nspinez = 4");
         let e = Scenario::parse(&text, "bad.toml").unwrap_err();
