@@ -122,6 +122,19 @@ pub struct SummaryJson {
     pub slowdown_large: Stat,
     pub slowdown_by_size: Vec<SizeBucket>,
     pub pfc_pause: PauseSplit,
+    /// NIC state of the QPs' reliability schemes, by transport ("roce",
+    /// "irn"); see `transport::StateBytes`.
+    pub nic_state: std::collections::BTreeMap<&'static str, NicState>,
+}
+
+/// NIC memory the QPs of one transport need for loss recovery and ordering.
+#[derive(Serialize, Debug, Clone, PartialEq, Default)]
+pub struct NicState {
+    /// QPs (two per flow: requester and responder side).
+    pub qps: u64,
+    pub bitmap_bytes_per_qp: u64,
+    pub other_bytes_per_qp: u64,
+    pub total_bytes: u64,
 }
 
 /// Slowdown of the finished flows whose size is in [lo, hi).
@@ -191,6 +204,9 @@ fn verb_name(v: Verb) -> &'static str {
         Verb::Write => "write",
         Verb::Read => "read",
         Verb::Send => "send",
+        Verb::WriteImm => "write_imm",
+        Verb::FetchAdd => "fetch_add",
+        Verb::CmpSwap => "cmp_swap",
     }
 }
 
@@ -309,7 +325,25 @@ pub fn summary(o: &Outcome, scenario: &str, seed: u64) -> SummaryJson {
         slowdown_large: slow_where(&|b| b >= bdp_bytes),
         slowdown_by_size,
         pfc_pause: pause_split(o),
+        nic_state: nic_state(net),
     }
+}
+
+fn nic_state(net: &fabric::Network) -> std::collections::BTreeMap<&'static str, NicState> {
+    let mut m = std::collections::BTreeMap::new();
+    for h in 0..net.host_count() {
+        let nic = net.nic(h);
+        for q in 0..nic.num_qps() as u32 {
+            let r = nic.qp_reliability(q);
+            let b = r.state_bytes();
+            let e: &mut NicState = m.entry(r.name()).or_default();
+            e.qps += 1;
+            e.bitmap_bytes_per_qp = b.bitmap_bytes;
+            e.other_bytes_per_qp = b.other_bytes;
+            e.total_bytes += b.bitmap_bytes + b.other_bytes;
+        }
+    }
+    m
 }
 
 /// Writes `flows.csv` and `summary.json` into `dir` (created if missing).

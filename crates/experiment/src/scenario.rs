@@ -293,6 +293,66 @@ pub struct TransportCfg {
     /// "hpcc" or "mellanox"; `dcqcn` overrides single values.
     pub dcqcn_preset: DcqcnPreset,
     pub dcqcn: DcqcnOverrides,
+    /// Reliability scheme of every QP: "roce" (go-back-N) or "irn".
+    pub kind: TransportKind,
+    /// IRN values replacing the defaults (used with `kind = "irn"`).
+    pub irn: IrnOverrides,
+}
+
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum TransportKind {
+    #[default]
+    Roce,
+    Irn,
+}
+
+/// `[transport.irn]`: single IRN values replacing the defaults
+/// (data/params/irn_hpcc.toml: RTO_low 100 us, RTO_high 320 us, N = 3,
+/// BDP cap from the topology).
+#[derive(Debug, Deserialize, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct IrnOverrides {
+    pub rto_low_us: Option<f64>,
+    pub rto_high_us: Option<f64>,
+    pub n_packets: Option<u32>,
+    /// The BDP cap in payload bytes, or "auto" (the default): the largest
+    /// base RTT from host 0 times the host link rate.
+    pub bdp_bytes: Option<BdpBytes>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BdpBytes {
+    Auto,
+    Bytes(u64),
+}
+
+impl<'de> Deserialize<'de> for BdpBytes {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = BdpBytes;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a positive byte count or \"auto\"")
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<BdpBytes, E> {
+                match u64::try_from(v) {
+                    Ok(b) if b > 0 => Ok(BdpBytes::Bytes(b)),
+                    _ => Err(E::invalid_value(serde::de::Unexpected::Signed(v), &self)),
+                }
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<BdpBytes, E> {
+                self.visit_i64(i64::try_from(v).unwrap_or(i64::MAX))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<BdpBytes, E> {
+                match v {
+                    "auto" => Ok(BdpBytes::Auto),
+                    _ => Err(E::invalid_value(serde::de::Unexpected::Str(v), &self)),
+                }
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 #[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq, Default)]
@@ -345,6 +405,8 @@ impl Default for TransportCfg {
             cc: CcKind::None,
             dcqcn_preset: DcqcnPreset::Conweave,
             dcqcn: DcqcnOverrides::default(),
+            kind: TransportKind::Roce,
+            irn: IrnOverrides::default(),
         }
     }
 }
@@ -603,6 +665,31 @@ bytes = 1000
         assert!(s.switch.pfc);
         assert_eq!(s.transport.mtu, 1000);
         assert_eq!(s.flows[0].verb, VerbCfg::Write);
+    }
+
+    #[test]
+    fn irn_keys_parse_strictly() {
+        let irn =
+            |extra: &str| format!("{OK}[transport]\nkind = \"irn\"\n[transport.irn]\n{extra}\n");
+        let s = Scenario::parse(&irn("bdp_bytes = 156000\nrto_low_us = 50"), "i.toml").unwrap();
+        assert_eq!(s.transport.kind, TransportKind::Irn);
+        assert_eq!(s.transport.irn.bdp_bytes, Some(BdpBytes::Bytes(156_000)));
+        assert_eq!(s.transport.irn.rto_low_us, Some(50.0));
+        let s = Scenario::parse(&irn("bdp_bytes = \"auto\""), "i.toml").unwrap();
+        assert_eq!(s.transport.irn.bdp_bytes, Some(BdpBytes::Auto));
+        for bad in ["bdp_bytes = \"big\"", "bdp_bytes = -3", "bdp_bytes = 0"] {
+            let e = Scenario::parse(&irn(bad), "i.toml").unwrap_err();
+            assert_eq!(e.key, "transport.irn.bdp_bytes", "{e}");
+            assert!(e.message.contains("\"auto\""), "{e}");
+        }
+        let e = Scenario::parse(&irn("rto_lo_us = 5"), "i.toml").unwrap_err();
+        assert!(e.to_string().contains("rto_lo_us"), "{e}");
+        let e = Scenario::parse(
+            &OK.replace("[[flows]]", "[transport]\nkind = \"tcp\"\n[[flows]]"),
+            "i.toml",
+        )
+        .unwrap_err();
+        assert_eq!(e.key, "transport.kind", "{e}");
     }
 
     #[test]

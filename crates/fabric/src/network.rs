@@ -575,6 +575,7 @@ impl Network {
                 wr_id: id as u64,
                 verb: r.flow.verb,
                 len: r.flow.bytes,
+                ..WorkRequest::default()
             },
         );
         self.after_nic_input(now, req);

@@ -12,22 +12,31 @@
 //!
 //! Modules: [`nic`] (public API, QP table, dispatch, scheduler loop),
 //! `qp` (one queue pair), `requester` and `responder` (the two halves of
-//! RC), `sched` (ready ring and rate-limiter heap), [`cc`] (congestion
+//! RC with go-back-N), [`irn`] (IRN: selective repeat, BDP flow control,
+//! out-of-order placement), [`reliability`] (the per-QP choice between
+//! them and their NIC state), [`memory`] (DMA for callers that move real
+//! bytes), `sched` (ready ring and rate-limiter heap), [`cc`] (congestion
 //! control selection) and [`dcqcn`] (DCQCN reaction point, presets).
 
 pub mod cc;
 pub mod dcqcn;
+pub mod irn;
+pub mod memory;
 pub mod nic;
 pub mod packet;
 mod qp;
+pub mod reliability;
 mod requester;
 mod responder;
 mod sched;
 
 pub use cc::{Cc, CcConfig};
 pub use dcqcn::{Dcqcn, DcqcnParams, Notification};
+pub use irn::IrnConfig;
+pub use memory::Memory;
 pub use nic::{
     Completion, CompletionSide, Event, Nic, NicConfig, NicStats, QpConfig, QpId, Transmit,
     WorkRequest,
 };
-pub use packet::{Packet, PacketKind, Verb};
+pub use packet::{Packet, PacketKind, Verb, ATOMIC_BYTES};
+pub use reliability::{Reliability, StateBytes};

@@ -1,6 +1,7 @@
 //! The NIC: the public API (configuration, work requests, events, stats),
 //! the QP table (a `Vec` indexed by `QpId`), packet dispatch to the
-//! requester/responder halves, the control-packet FIFO and the data
+//! requester/responder halves of each QP's reliability scheme (go-back-N or
+//! IRN), the control-packet FIFO and the data
 //! scheduler (control first; then round-robin over QPs that have data and
 //! whose rate limiter allows them to send).
 //!
@@ -11,9 +12,11 @@ use std::collections::VecDeque;
 
 use crate::cc::{Cc, CcConfig};
 use crate::dcqcn::Notification;
+use crate::memory::{Dma, Memory};
 use crate::packet::{Packet, PacketKind, Verb};
-use crate::qp::Qp;
-use crate::responder::Reply;
+use crate::qp::{Engine, Qp};
+use crate::reliability::Reliability;
+use crate::responder::{RecvWqe, Reply};
 use crate::sched::{SchedState, Scheduler};
 use engine::Time;
 
@@ -45,6 +48,9 @@ pub struct NicConfig {
     /// notification point, reports CE marks (see
     /// [`crate::dcqcn::Notification`]; `None` echoes on ACKs).
     pub cc: CcConfig,
+    /// Reliability scheme of every QP (unless overridden per QP with
+    /// [`Nic::create_qp_with`]).
+    pub reliability: Reliability,
 }
 
 impl Default for NicConfig {
@@ -60,6 +66,7 @@ impl Default for NicConfig {
             data_priority: 3,
             ctrl_priority: 0,
             cc: CcConfig::None,
+            reliability: Reliability::GoBackN,
         }
     }
 }
@@ -88,6 +95,7 @@ impl NicConfig {
         if self.data_priority > 7 || self.ctrl_priority > 7 {
             return Err("priorities must be in 0..8".into());
         }
+        self.reliability.validate()?;
         self.cc.validate()
     }
 }
@@ -100,11 +108,24 @@ pub struct QpConfig {
     pub sport: u16,
 }
 
-#[derive(Clone, Copy, Debug)]
+/// A work request. The addresses and operands matter only to callers that
+/// move real bytes ([`Nic::poll_transmit_with`], [`Nic::on_packet_with`]).
+#[derive(Clone, Copy, Debug, Default)]
 pub struct WorkRequest {
     pub wr_id: u64,
     pub verb: Verb,
+    /// Bytes (ignored for atomics, which move 8).
     pub len: u64,
+    /// WRITE, READ, atomics: the address at the responder.
+    pub remote_addr: u64,
+    /// WRITE, SEND: where the data comes from; READ, atomics: where the
+    /// data or the original value goes.
+    pub local_addr: u64,
+    /// WRITE with immediate: the immediate; fetch-and-add: the addend;
+    /// compare-and-swap: the swap value.
+    pub imm: u64,
+    /// Compare-and-swap: the compare value.
+    pub compare: u64,
 }
 
 /// What the NIC wants to put on the wire next.
@@ -133,6 +154,8 @@ pub struct Completion {
     pub len: u64,
     pub side: CompletionSide,
     pub at: Time,
+    /// Responder completion of a WRITE with immediate: the immediate.
+    pub imm: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -189,6 +212,12 @@ pub struct NicStats {
     /// next brought up to date (when the QP next wants to send or receives
     /// a notification), so the count may lag behind the rate itself.
     pub rate_decreases: u64,
+    /// Payload bytes that could not be placed or read (outside registered
+    /// memory, or a SEND overrunning its receive buffer); the packet is
+    /// dropped without a reply.
+    pub access_errors: u64,
+    /// IRN: packets beyond the receiver's bitmap, dropped and NACKed.
+    pub beyond_window_dropped: u64,
 }
 
 /// One host's RNIC: its queue pairs, their packets, timers and completions.
@@ -227,39 +256,77 @@ impl Nic {
     /// Creates a QP running the NIC's congestion control. QP numbers are
     /// 0, 1, 2, ... in creation order.
     pub fn create_qp(&mut self, cfg: QpConfig) -> QpId {
-        let cc = self.cfg.cc;
-        self.create_qp_with_cc(cfg, cc)
+        let (cc, rel) = (self.cfg.cc, self.cfg.reliability);
+        self.create_qp_with(cfg, cc, rel)
     }
 
     /// Creates a QP with its own congestion control (overriding
     /// `NicConfig::cc`, also for its notification-point behaviour).
     /// Panics if `cc` is invalid.
     pub fn create_qp_with_cc(&mut self, cfg: QpConfig, cc: CcConfig) -> QpId {
+        let rel = self.cfg.reliability;
+        self.create_qp_with(cfg, cc, rel)
+    }
+
+    /// Creates a QP with its own congestion control and reliability scheme.
+    /// Panics if either is invalid.
+    pub fn create_qp_with(&mut self, cfg: QpConfig, cc: CcConfig, rel: Reliability) -> QpId {
         if let Err(e) = cc.validate() {
             panic!("invalid CcConfig: {e}");
         }
+        if let Err(e) = rel.validate() {
+            panic!("invalid Reliability: {e}");
+        }
         let id = QpId::try_from(self.qps.len()).expect("too many QPs");
         let state = Cc::new(&cc, self.cfg.line_rate_bps);
-        self.qps.push(Qp::new(id, cfg, state, cc.notification()));
+        self.qps
+            .push(Qp::new(id, cfg, rel, state, cc.notification()));
         id
     }
 
-    /// Posts a WRITE, READ or SEND on `qp`'s send queue. Panics if `qp` does
-    /// not exist.
+    /// Posts a work request on `qp`'s send queue. Panics if `qp` does not
+    /// exist.
     pub fn post_send(&mut self, now: Time, qp: QpId, wr: WorkRequest) {
         self.now = self.now.max(now);
         let mtu = self.cfg.mtu;
-        self.qp_mut(qp).req.post(wr, mtu);
+        self.qp_mut(qp).post(wr, mtu);
         self.wake(qp as usize, now);
     }
 
-    /// Posts a receive WQE for SENDs arriving on `qp`. `len` is the buffer
-    /// size; it is not enforced (the completion reports the bytes received).
-    pub fn post_recv(&mut self, qp: QpId, wr_id: u64, _len: u64) {
-        self.qp_mut(qp).resp.post_recv(wr_id);
+    /// Posts a receive WQE (for SENDs and WRITEs with immediate) of `len`
+    /// bytes at address 0 (for callers that move lengths only). A SEND
+    /// longer than its receive buffer is not placed (`access_errors`).
+    pub fn post_recv(&mut self, qp: QpId, wr_id: u64, len: u64) {
+        self.post_recv_at(qp, wr_id, 0, len);
+    }
+
+    /// Posts a receive WQE whose buffer is `len` bytes at `addr`.
+    pub fn post_recv_at(&mut self, qp: QpId, wr_id: u64, addr: u64, len: u64) {
+        self.qp_mut(qp).post_recv(RecvWqe { wr_id, addr, len });
     }
 
     pub fn on_packet(&mut self, now: Time, pkt: &Packet) {
+        self.on_packet_dma(now, pkt, &mut Dma::none());
+    }
+
+    /// As [`Nic::on_packet`], with the packet's payload bytes, placed into
+    /// `mem`. A payload whose length is not the header's is dropped as
+    /// malformed.
+    pub fn on_packet_with(
+        &mut self,
+        now: Time,
+        pkt: &Packet,
+        payload: &[u8],
+        mem: &mut dyn Memory,
+    ) {
+        if payload.len() != pkt.payload as usize {
+            self.stats.malformed_dropped += 1;
+            return;
+        }
+        self.on_packet_dma(now, pkt, &mut Dma::rx(mem, payload));
+    }
+
+    fn on_packet_dma(&mut self, now: Time, pkt: &Packet, dma: &mut Dma) {
         self.now = self.now.max(now);
         let qi = pkt.dst_qp as usize;
         let valid = pkt.dst == self.cfg.host
@@ -280,19 +347,37 @@ impl Nic {
         let mut wake = false;
         match pkt.kind {
             PacketKind::Request => {
-                let o = qp.resp.on_request(now, id, pkt, cfg, stats, events);
+                let o = match &mut qp.engine {
+                    Engine::GoBackN { resp, .. } => {
+                        resp.on_request(now, id, pkt, cfg, stats, events, dma)
+                    }
+                    Engine::Irn { resp, .. } => {
+                        resp.on_request(now, id, pkt, cfg, stats, events, dma)
+                    }
+                };
                 if o.malformed {
                     stats.malformed_dropped += 1;
                 }
                 let echo_mode = qp.notification == Notification::AckEcho;
                 let reply = match o.reply {
                     Reply::None => None,
-                    Reply::Ack(psn, ce) => Some((PacketKind::Ack, psn, echo_mode && ce)),
-                    Reply::Nack(psn, ce) => Some((PacketKind::Nack, psn, echo_mode && ce)),
+                    Reply::Ack(psn, ce) => Some((PacketKind::Ack, psn, psn, echo_mode && ce)),
+                    Reply::Nack(psn, ce) => Some((PacketKind::Nack, psn, psn, echo_mode && ce)),
+                    Reply::Sack(psn, sack, ce) => {
+                        Some((PacketKind::Nack, psn, sack, echo_mode && ce))
+                    }
                 };
-                if let Some((kind, psn, echo)) = reply {
+                if let Some((kind, psn, sack, echo)) = reply {
                     stats.cnps_sent += echo as u64;
-                    ctrl.push_back(qp.ctrl_packet(kind, psn, pkt.verb, echo, pkt.sent_at, cfg));
+                    ctrl.push_back(qp.ctrl_packet(
+                        kind,
+                        psn,
+                        sack,
+                        pkt.verb,
+                        echo,
+                        pkt.sent_at,
+                        cfg,
+                    ));
                 }
                 if pkt.ce {
                     match qp.notification {
@@ -309,10 +394,29 @@ impl Nic {
                 wake = o.read_queued;
             }
             PacketKind::ReadResponse => {
-                let o = qp.req.on_read_response(now, id, pkt, cfg, stats, events);
+                let (o, reply) = match &mut qp.engine {
+                    Engine::GoBackN { req, .. } => (
+                        req.on_read_response(now, id, pkt, cfg, stats, events, dma),
+                        None,
+                    ),
+                    Engine::Irn { req, .. } => {
+                        req.on_read_response(now, id, pkt, cfg, stats, events, dma)
+                    }
+                };
                 if o.malformed {
                     stats.malformed_dropped += 1;
                 } else {
+                    if let Some((kind, psn, sack)) = reply {
+                        ctrl.push_back(qp.ctrl_packet(
+                            kind,
+                            psn,
+                            sack,
+                            pkt.verb,
+                            false,
+                            pkt.sent_at,
+                            cfg,
+                        ));
+                    }
                     if pkt.ce {
                         let interval = match qp.notification {
                             Notification::Cnp { cnp_interval } => cnp_interval,
@@ -325,10 +429,12 @@ impl Nic {
             }
             PacketKind::Ack | PacketKind::Nack => {
                 let is_ack = pkt.kind == PacketKind::Ack;
-                let o = if is_ack {
-                    qp.req.on_ack(now, id, pkt.psn, cfg, events)
-                } else {
-                    qp.req.on_nack(now, id, pkt.psn, cfg, events)
+                let o = match &mut qp.engine {
+                    Engine::GoBackN { req, .. } if is_ack => {
+                        req.on_ack(now, id, pkt.psn, cfg, events)
+                    }
+                    Engine::GoBackN { req, .. } => req.on_nack(now, id, pkt.psn, cfg, events),
+                    Engine::Irn { req, .. } => req.on_ack(now, id, pkt, events),
                 };
                 if o.malformed {
                     stats.malformed_dropped += 1;
@@ -342,6 +448,17 @@ impl Nic {
                         stats.cnps_received += 1;
                         qp.cc.on_congestion(now, &mut stats.rate_decreases);
                     }
+                    wake = true;
+                }
+            }
+            PacketKind::ReadAck | PacketKind::ReadNack => {
+                let o = match &mut qp.engine {
+                    Engine::Irn { resp, .. } => resp.on_read_ack(now, pkt),
+                    Engine::GoBackN { .. } => crate::requester::Outcome { malformed: true },
+                };
+                if o.malformed {
+                    stats.malformed_dropped += 1;
+                } else {
                     wake = true;
                 }
             }
@@ -367,9 +484,7 @@ impl Nic {
         if q.armed.is_some_and(|a| a <= now) {
             q.armed = None;
         }
-        if q.req.on_timer(now) {
-            self.stats.timeouts += 1;
-        }
+        self.stats.timeouts += q.on_timer(now);
         q.sync_timer(&mut self.events);
         self.wake(qi, now);
     }
@@ -386,6 +501,22 @@ impl Nic {
     /// this call may queue an [`Event::ArmTimer`] (never a completion), so
     /// drain [`Nic::poll_event`] after it too.
     pub fn poll_transmit(&mut self, now: Time, paused: u8) -> Transmit {
+        self.poll_transmit_dma(now, paused, &mut Dma::none())
+    }
+
+    /// As [`Nic::poll_transmit`], reading the payload of a data packet from
+    /// `mem` into `payload` (cleared first; left empty for control packets).
+    pub fn poll_transmit_with(
+        &mut self,
+        now: Time,
+        paused: u8,
+        mem: &mut dyn Memory,
+        payload: &mut Vec<u8>,
+    ) -> Transmit {
+        self.poll_transmit_dma(now, paused, &mut Dma::tx(mem, payload))
+    }
+
+    fn poll_transmit_dma(&mut self, now: Time, paused: u8, dma: &mut Dma) -> Transmit {
         self.now = self.now.max(now);
         if !self.ctrl.is_empty() && paused & (1u8 << self.cfg.ctrl_priority) == 0 {
             let p = self.ctrl.pop_front().expect("non-empty");
@@ -413,7 +544,7 @@ impl Nic {
                 self.sched.push_waiting(qi, e, &mut q.sched);
                 continue;
             }
-            let pkt = q.next_packet(now, &self.cfg, &mut self.stats);
+            let pkt = q.next_packet(now, &self.cfg, &mut self.stats, dma);
             self.stats.data_packets_sent += 1;
             self.stats.data_bytes_sent += pkt.payload as u64;
             self.stats.data_wire_bytes_sent += pkt.wire as u64;
@@ -479,7 +610,12 @@ impl Nic {
 
     /// Work requests posted on `qp` and not yet completed.
     pub fn qp_pending_wrs(&self, qp: QpId) -> usize {
-        self.qp(qp).req.pending_wrs()
+        self.qp(qp).pending_wrs()
+    }
+
+    /// The reliability scheme `qp` runs.
+    pub fn qp_reliability(&self, qp: QpId) -> Reliability {
+        self.qp(qp).reliability
     }
 
     /// True if no QP has anything to send or outstanding and no control
@@ -487,10 +623,7 @@ impl Nic {
     pub fn is_quiescent(&self) -> bool {
         self.ctrl.is_empty()
             && self.events.is_empty()
-            && self
-                .qps
-                .iter()
-                .all(|q| !q.has_data() && !q.req.outstanding())
+            && self.qps.iter().all(|q| !q.has_data() && !q.outstanding())
     }
 
     fn qp(&self, qp: QpId) -> &Qp {
@@ -546,6 +679,7 @@ mod tests {
                 wr_id: 1,
                 verb: Verb::Write,
                 len,
+                ..WorkRequest::default()
             },
         );
     }
@@ -570,6 +704,7 @@ mod tests {
             last,
             msg_len: 1000 * (psn as u64 + 1),
             sent_at: 0,
+            ..Packet::default()
         }
     }
 
