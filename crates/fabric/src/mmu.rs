@@ -41,9 +41,28 @@ pub enum Refusal {
     EgressThreshold,
 }
 
+/// A non-negative factor in 32.32 fixed point: `of(x)` is `floor(x * f)`
+/// for any byte count without a float conversion (each of which costs tens
+/// of instructions, on the path of every packet).
+#[derive(Clone, Copy, Debug)]
+struct Factor(u64);
+
+impl Factor {
+    fn new(f: f64) -> Factor {
+        Factor((f * (1u64 << 32) as f64).round() as u64)
+    }
+
+    #[inline]
+    fn of(self, x: u64) -> u64 {
+        (x as u128 * self.0 as u128 >> 32) as u64
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Mmu {
     cfg: MmuConfig,
+    alpha: Factor,
+    egress_alpha: Factor,
     headroom: Vec<u64>,
     total_headroom: u64,
     total_reserve: u64,
@@ -76,6 +95,8 @@ impl Mmu {
         let total_headroom = if cfg.pfc { headroom.iter().sum() } else { 0 };
         let total_reserve = cfg.reserve * (ports * CLASSES) as u64;
         Mmu {
+            alpha: Factor::new(cfg.alpha),
+            egress_alpha: Factor::new(cfg.egress_alpha),
             cfg,
             headroom,
             total_headroom,
@@ -96,7 +117,7 @@ impl Mmu {
             .cfg
             .buffer
             .saturating_sub(self.total_headroom + self.total_reserve + self.shared_used);
-        (free as f64 * self.cfg.alpha) as u64
+        self.alpha.of(free)
     }
 
     #[inline]
@@ -132,7 +153,7 @@ impl Mmu {
                 return Err(Refusal::BufferFull);
             }
             let free = self.cfg.buffer - self.total_used;
-            if self.egress[out_port][class] + size > (free as f64 * self.cfg.egress_alpha) as u64
+            if self.egress[out_port][class] + size > self.egress_alpha.of(free)
                 && self.egress[out_port][class] > 0
             {
                 return Err(Refusal::EgressThreshold);
