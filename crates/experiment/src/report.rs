@@ -530,7 +530,25 @@ pub fn render(s: &SummaryJson) -> String {
             s.retransmitted_packets, s.timeouts
         ),
     );
+    for (name, st) in &s.nic_state {
+        line(
+            &mut out,
+            &format!("NIC state ({name})"),
+            format!(
+                "{} QPs, {} B bitmap + {} B other per QP",
+                st.qps, st.bitmap_bytes_per_qp, st.other_bytes_per_qp
+            ),
+        );
+    }
     line(&mut out, "packet-hops", s.packet_hops.to_string());
+    line(
+        &mut out,
+        "simulator memory",
+        format!(
+            "{} B per packet in flight (peak {} packets), {} B per flow",
+            s.memory.bytes_per_packet, s.memory.peak_packets, s.memory.bytes_per_flow
+        ),
+    );
     line(
         &mut out,
         "conservation",
