@@ -432,15 +432,162 @@ pub struct FlowCfg {
     pub verb: VerbCfg,
 }
 
+/// A `[[traffic]]` entry as written: one flat table, so that a wrong type
+/// names its key and line; which keys each `pattern` takes is checked when
+/// it becomes a [`TrafficCfg`].
 #[derive(Debug, Deserialize, Clone)]
-#[serde(tag = "pattern", rename_all = "snake_case", deny_unknown_fields)]
+#[serde(deny_unknown_fields)]
+struct TrafficRaw {
+    pattern: PatternKind,
+    bytes: Option<u64>,
+    start_us: Option<f64>,
+    verb: Option<VerbCfg>,
+    receiver: Option<u32>,
+    senders: Option<Vec<u32>>,
+    fan_in: Option<u32>,
+    pairs: Option<Vec<[u32; 2]>>,
+    file: Option<PathBuf>,
+    cdf: Option<String>,
+    load: Option<f64>,
+    destinations: Option<DestinationsCfg>,
+    group_size: Option<u32>,
+    hot: Option<Vec<u32>>,
+    hot_fraction: Option<f64>,
+    incast_bytes: Option<u64>,
+    hosts: Option<Vec<u32>>,
+    duration_us: Option<f64>,
+    flow_count: Option<u64>,
+}
+
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+enum PatternKind {
+    Permutation,
+    Incast,
+    AllToAll,
+    LongLived,
+    Ns3,
+    Poisson,
+}
+
+impl TryFrom<TrafficRaw> for TrafficCfg {
+    type Error = String;
+
+    fn try_from(r: TrafficRaw) -> Result<Self, String> {
+        let (name, allowed): (&str, &[&str]) = match r.pattern {
+            PatternKind::Permutation => ("permutation", &["bytes", "start_us", "verb"]),
+            PatternKind::Incast => (
+                "incast",
+                &["receiver", "senders", "fan_in", "bytes", "start_us", "verb"],
+            ),
+            PatternKind::AllToAll => ("all_to_all", &["bytes", "start_us", "verb"]),
+            PatternKind::LongLived => ("long_lived", &["pairs", "bytes", "start_us", "verb"]),
+            PatternKind::Ns3 => ("ns3", &["file", "verb"]),
+            PatternKind::Poisson => (
+                "poisson",
+                &[
+                    "cdf",
+                    "load",
+                    "destinations",
+                    "group_size",
+                    "hot",
+                    "hot_fraction",
+                    "fan_in",
+                    "incast_bytes",
+                    "hosts",
+                    "start_us",
+                    "duration_us",
+                    "flow_count",
+                    "verb",
+                ],
+            ),
+        };
+        let present = [
+            ("bytes", r.bytes.is_some()),
+            ("start_us", r.start_us.is_some()),
+            ("verb", r.verb.is_some()),
+            ("receiver", r.receiver.is_some()),
+            ("senders", r.senders.is_some()),
+            ("fan_in", r.fan_in.is_some()),
+            ("pairs", r.pairs.is_some()),
+            ("file", r.file.is_some()),
+            ("cdf", r.cdf.is_some()),
+            ("load", r.load.is_some()),
+            ("destinations", r.destinations.is_some()),
+            ("group_size", r.group_size.is_some()),
+            ("hot", r.hot.is_some()),
+            ("hot_fraction", r.hot_fraction.is_some()),
+            ("incast_bytes", r.incast_bytes.is_some()),
+            ("hosts", r.hosts.is_some()),
+            ("duration_us", r.duration_us.is_some()),
+            ("flow_count", r.flow_count.is_some()),
+        ];
+        if let Some((key, _)) = present.iter().find(|(k, p)| *p && !allowed.contains(k)) {
+            return Err(format!(
+                "`{key}` does not apply to pattern = \"{name}\" (its keys: {})",
+                allowed.join(", ")
+            ));
+        }
+        fn need<T>(pattern: &str, key: &str, v: Option<T>) -> Result<T, String> {
+            v.ok_or_else(|| format!("pattern = \"{pattern}\" needs `{key}`"))
+        }
+        let start_us = r.start_us.unwrap_or(0.0);
+        let verb = r.verb.unwrap_or_default();
+        Ok(match r.pattern {
+            PatternKind::Permutation => TrafficCfg::Permutation {
+                bytes: need(name, "bytes", r.bytes)?,
+                start_us,
+                verb,
+            },
+            PatternKind::Incast => TrafficCfg::Incast {
+                receiver: need(name, "receiver", r.receiver)?,
+                senders: r.senders,
+                fan_in: r.fan_in,
+                bytes: need(name, "bytes", r.bytes)?,
+                start_us,
+                verb,
+            },
+            PatternKind::AllToAll => TrafficCfg::AllToAll {
+                bytes: need(name, "bytes", r.bytes)?,
+                start_us,
+                verb,
+            },
+            PatternKind::LongLived => TrafficCfg::LongLived {
+                pairs: need(name, "pairs", r.pairs)?,
+                bytes: r.bytes.unwrap_or_else(default_long_bytes),
+                start_us,
+                verb,
+            },
+            PatternKind::Ns3 => TrafficCfg::Ns3 {
+                file: need(name, "file", r.file)?,
+                verb,
+            },
+            PatternKind::Poisson => TrafficCfg::Poisson(Box::new(PoissonCfg {
+                cdf: need(name, "cdf", r.cdf)?,
+                load: need(name, "load", r.load)?,
+                destinations: r.destinations.unwrap_or_default(),
+                group_size: r.group_size,
+                hot: r.hot,
+                hot_fraction: r.hot_fraction,
+                fan_in: r.fan_in,
+                incast_bytes: r.incast_bytes,
+                hosts: r.hosts,
+                start_us,
+                duration_us: r.duration_us,
+                flow_count: r.flow_count,
+                verb,
+            })),
+        })
+    }
+}
+
+#[derive(Debug, Deserialize, Clone)]
+#[serde(try_from = "TrafficRaw")]
 pub enum TrafficCfg {
     /// Every host sends `bytes` to a partner of a random derangement.
     Permutation {
         bytes: u64,
-        #[serde(default)]
         start_us: f64,
-        #[serde(default)]
         verb: VerbCfg,
     },
     /// Hosts `senders` (default: every host but the receiver) each send
@@ -450,49 +597,36 @@ pub enum TrafficCfg {
         senders: Option<Vec<u32>>,
         fan_in: Option<u32>,
         bytes: u64,
-        #[serde(default)]
         start_us: f64,
-        #[serde(default)]
         verb: VerbCfg,
     },
     /// Every host sends `bytes` to every other host.
     AllToAll {
         bytes: u64,
-        #[serde(default)]
         start_us: f64,
-        #[serde(default)]
         verb: VerbCfg,
     },
     /// Flows from the listed (src, dst) pairs, large enough to stay alive
     /// for the whole run.
     LongLived {
         pairs: Vec<[u32; 2]>,
-        #[serde(default = "default_long_bytes")]
         bytes: u64,
-        #[serde(default)]
         start_us: f64,
-        #[serde(default)]
         verb: VerbCfg,
     },
     /// An HPCC ns-3 flow file (path relative to the scenario file).
-    Ns3 {
-        file: PathBuf,
-        #[serde(default)]
-        verb: VerbCfg,
-    },
+    Ns3 { file: PathBuf, verb: VerbCfg },
     /// Open-loop Poisson arrivals at a target load with sizes from a CDF.
     Poisson(Box<PoissonCfg>),
 }
 
-#[derive(Debug, Deserialize, Clone)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone)]
 pub struct PoissonCfg {
     /// A built-in distribution name (e.g. "websearch", "fbhdp") or a path
     /// to a CDF file in the same format (relative to the scenario file).
     pub cdf: String,
     /// Offered load per host, as a fraction of the host link rate.
     pub load: f64,
-    #[serde(default)]
     pub destinations: DestinationsCfg,
     /// For destinations = "group": hosts per group.
     pub group_size: Option<u32>,
@@ -505,12 +639,10 @@ pub struct PoissonCfg {
     pub incast_bytes: Option<u64>,
     /// The hosts taking part (default: all).
     pub hosts: Option<Vec<u32>>,
-    #[serde(default)]
     pub start_us: f64,
     /// How long flows keep arriving; or give `flow_count` instead.
     pub duration_us: Option<f64>,
     pub flow_count: Option<u64>,
-    #[serde(default)]
     pub verb: VerbCfg,
 }
 
@@ -726,6 +858,38 @@ bytes = 1000
         let missing = OK.replace("spines = 2\n", "");
         let e = Scenario::parse(&missing, "t.toml").unwrap_err();
         assert!(e.message.contains("needs `spines`"), "{e}");
+    }
+
+    #[test]
+    fn traffic_keys_are_named_and_checked_per_pattern() {
+        let poisson = |body: &str| {
+            OK.replace(
+                "[[flows]]",
+                &format!("[[traffic]]\npattern = \"poisson\"\n{body}\n[[flows]]"),
+            )
+        };
+        let e = Scenario::parse(&poisson("cdf = \"websearch\"\nload = \"high\""), "t.toml")
+            .unwrap_err();
+        assert_eq!(e.key, "traffic[0].load", "{e}");
+        assert!(e.message.contains("f64"), "{e}");
+        let e = Scenario::parse(
+            &poisson("cdf = \"websearch\"\nload = 0.3\npairs = []"),
+            "t.toml",
+        )
+        .unwrap_err();
+        assert!(
+            e.message
+                .contains("`pairs` does not apply to pattern = \"poisson\""),
+            "{e}"
+        );
+        let e = Scenario::parse(&poisson("load = 0.3"), "t.toml").unwrap_err();
+        assert!(e.message.contains("needs `cdf`"), "{e}");
+        let ok = Scenario::parse(
+            &poisson("cdf = \"websearch\"\nload = 0.3\nflow_count = 5"),
+            "t.toml",
+        )
+        .expect("valid poisson traffic");
+        assert!(matches!(&ok.traffic[0], TrafficCfg::Poisson(p) if p.load == 0.3));
     }
 
     #[test]
