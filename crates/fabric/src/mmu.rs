@@ -54,7 +54,7 @@ impl Factor {
 
     #[inline]
     fn of(self, x: u64) -> u64 {
-        (x as u128 * self.0 as u128 >> 32) as u64
+        ((x as u128 * self.0 as u128) >> 32) as u64
     }
 }
 
