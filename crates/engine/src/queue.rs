@@ -25,6 +25,7 @@ pub const BUCKET_PS: Time = 1 << BUCKET_SHIFT;
 pub const BUCKETS: usize = 4096;
 const WORDS: usize = BUCKETS / 64;
 
+#[derive(Clone, Copy)]
 struct Entry<E> {
     key: (Time, u64),
     event: E,
@@ -69,21 +70,25 @@ pub struct EventQueue<E> {
     now: Time,
 }
 
+/// A wheel event in its bucket's list (a freed node keeps its stale entry
+/// until reused; only `next` matters then).
 struct Node<E> {
-    entry: Option<Entry<E>>,
+    entry: Entry<E>,
     next: u32,
 }
 
 const NIL: u32 = u32::MAX;
 const CLOSED: usize = usize::MAX;
 
-impl<E> Default for EventQueue<E> {
+impl<E: Copy> Default for EventQueue<E> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<E> EventQueue<E> {
+/// Events are small plain values (`Copy`), moved between lists and
+/// buckets by copy.
+impl<E: Copy> EventQueue<E> {
     pub fn new() -> Self {
         EventQueue {
             nodes: Vec::new(),
@@ -135,7 +140,7 @@ impl<E> EventQueue<E> {
     #[inline]
     fn link(&mut self, b: usize, e: Entry<E>) {
         let node = Node {
-            entry: Some(e),
+            entry: e,
             next: self.heads[b],
         };
         let i = if self.free != NIL {
@@ -163,7 +168,7 @@ impl<E> EventQueue<E> {
         let mut i = std::mem::replace(&mut self.heads[b], NIL);
         while i != NIL {
             let node = &mut self.nodes[i as usize];
-            let e = node.entry.take().expect("linked node holds an entry");
+            let e = node.entry;
             let next = node.next;
             node.next = self.free;
             self.free = i;
