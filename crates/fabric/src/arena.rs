@@ -71,6 +71,14 @@ impl Arena {
         self.free.push(i);
     }
 
+    /// Hints the CPU to bring packet `i` into cache.
+    #[inline]
+    pub fn prefetch(&self, i: u32) {
+        if let Some(p) = self.slots.get(i as usize) {
+            crate::prefetch::prefetch(p);
+        }
+    }
+
     #[inline]
     pub fn get(&self, i: u32) -> &Packet {
         &self.slots[i as usize]

@@ -12,6 +12,7 @@ pub mod flows;
 pub mod mmu;
 mod network;
 pub mod port;
+mod prefetch;
 pub mod routing;
 pub mod topology;
 

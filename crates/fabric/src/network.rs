@@ -732,8 +732,13 @@ impl Network {
     fn arrive(&mut self, now: Time, p: u32) {
         let port = &mut self.ports[p as usize];
         let (_, frame) = port.wire.pop_front().expect("arrival without a frame");
-        if let Some(&(t, _)) = port.wire.front() {
+        if let Some(&(t, next)) = port.wire.front() {
             self.q.schedule(t, Ev::Arrive(p));
+            // A host reads the whole packet, last touched hops ago: fetch
+            // the next one now, while this one is handled.
+            if let Frame::Packet(h) = next {
+                self.arena.prefetch(h.idx);
+            }
         }
         let up = port.up;
         let rx = p ^ 1;
