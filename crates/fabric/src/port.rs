@@ -23,6 +23,7 @@ pub enum Frame {
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]
+#[repr(C)]
 pub struct PortStats {
     pub tx_packets: u64,
     pub tx_bytes: u64,
@@ -34,41 +35,44 @@ pub struct PortStats {
     pub ecn_marked: u64,
 }
 
+/// Fields in the order a hop touches them (`repr(C)` keeps it): the first
+/// two cache lines hold what every frame reads and writes.
+#[repr(C)]
 pub struct Port {
-    pub node: u32,
-    /// Index of this port among its node's ports.
-    pub local: u16,
-    rate_bps: u64,
+    /// When the frame being serialised is done (a port whose time is
+    /// past this is idle).
+    pub busy_until: Time,
     /// Serialisation time of one byte when it is a whole number of
     /// picoseconds (every standard rate), else 0: saves a 128-bit division
     /// per frame.
     ps_per_byte: Time,
     pub delay: Time,
-    pub up: bool,
+    /// Wire bytes waiting in the queues.
+    pub queued_bytes: u64,
     pub loss: f64,
-    pub loss_rng: Rng,
-    /// When the frame being serialised is done (a port whose time is
-    /// past this is idle).
-    pub busy_until: Time,
+    pub node: u32,
+    /// Index of this port among its node's ports.
+    pub local: u16,
     /// A `TxDone` event is scheduled at `busy_until`. A switch port that has
     /// nothing else to send when it starts a frame schedules none: most
     /// hops at moderate load then cost one event instead of two, and a
     /// packet that arrives meanwhile asks for it.
     pub tx_done_pending: bool,
-    pub queues: [VecDeque<Hdr>; CLASSES],
-    /// Wire bytes waiting in the queues.
-    pub queued_bytes: u64,
     /// Bit c set: queue c is not empty.
     pub backlogged: u8,
-    /// PFC frames waiting to be sent on this port.
-    pub pfc_out: VecDeque<(u8, bool)>,
     /// Classes the link partner has paused.
     pub paused: u8,
-    pub paused_since: Time,
+    pub up: bool,
     /// Frames on the wire toward the partner, with their arrival times.
     pub wire: VecDeque<(Time, Frame)>,
-    pub ecn_rng: Rng,
+    /// PFC frames waiting to be sent on this port.
+    pub pfc_out: VecDeque<(u8, bool)>,
     pub stats: PortStats,
+    pub queues: [VecDeque<Hdr>; CLASSES],
+    rate_bps: u64,
+    pub paused_since: Time,
+    pub loss_rng: Rng,
+    pub ecn_rng: Rng,
 }
 
 impl Port {
