@@ -75,7 +75,7 @@ impl Arena {
     #[inline]
     pub fn prefetch(&self, i: u32) {
         if let Some(p) = self.slots.get(i as usize) {
-            crate::prefetch::prefetch(p);
+            engine::prefetch::prefetch(p);
         }
     }
 

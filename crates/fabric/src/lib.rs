@@ -12,7 +12,6 @@ pub mod flows;
 pub mod mmu;
 mod network;
 pub mod port;
-mod prefetch;
 pub mod routing;
 pub mod topology;
 

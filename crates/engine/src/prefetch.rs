@@ -1,8 +1,7 @@
-//! A cache hint for the hot path: a packet is written when a host injects
-//! it and read again only when it reaches the other host, hundreds of
-//! events later, so by then it has left the cache; asking for the next one
-//! while the current one is handled hides most of that wait (ws128: about
-//! -18% event-loop time). Touches nothing else.
+//! A cache hint for hot paths that read, in a known order, data written
+//! long before (a packet is read when it reaches its host, hundreds of
+//! events after it was sent): asking for the next item while the current
+//! one is handled hides most of the wait. Touches nothing else.
 
 /// Hints the CPU to bring the two cache lines at `x` into L1.
 #[inline]
