@@ -261,7 +261,7 @@ fn bench_one(
         seed,
     );
     println!(
-        "bench {} {} packet_hops={} events={} loop_s={:.3} wall_s={:.3} hops_per_s={:.0} peak_rss_mb={:.1} setup_s={:.3} flows_done={}/{}",
+        "bench {} {} packet_hops={} events={} loop_s={:.3} wall_s={:.3} hops_per_s={:.0} peak_rss_mb={:.1} setup_s={:.3} flows_done={}/{} bytes_per_packet={} bytes_per_flow={}",
         spec.name,
         mode.name(),
         s.packet_hops,
@@ -273,6 +273,8 @@ fn bench_one(
         setup_s,
         s.flows_finished,
         s.flows,
+        s.memory.bytes_per_packet,
+        s.memory.bytes_per_flow,
     );
     if let Some(dir) = out {
         report::write_outputs(&outcome, &s, dir)

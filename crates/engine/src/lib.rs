@@ -1,8 +1,10 @@
 //! The simulation engine: integer picosecond time, a deterministic event
-//! queue, seeded per-component random streams and statistics primitives.
+//! queue, seeded per-component random streams, statistics primitives, and a
+//! cache hint for hot loops.
 //!
 //! This crate knows nothing of networks; every other crate may use it.
 
+pub mod prefetch;
 pub mod queue;
 pub mod rng;
 pub mod stats;

@@ -7,7 +7,9 @@ use engine::time::{from_secs_f64, NS, US};
 use engine::{Rng, StreamKind, Time};
 use fabric::{EcnSetting, FabricConfig, Fault, FaultAction, Flow, Network, NodeKind, Topology};
 use std::path::Path;
-use transport::{CcConfig, DcqcnParams, MpRdmaConfig, Notification, Reliability, SyncMode, Verb};
+use transport::{
+    CcConfig, DcqcnParams, IrnConfig, MpRdmaConfig, Notification, Reliability, SyncMode, Verb,
+};
 use workload::FlowSpec;
 
 /// A built scenario: the network with its flows and faults added, and the
@@ -291,6 +293,9 @@ pub fn fabric_config(sc: &Scenario, file: &str) -> Result<FabricConfig, Scenario
         p.validate().map_err(|m| err("transport.dcqcn", m))?;
         cfg.nic.cc = CcConfig::Dcqcn(p);
     }
+    if t.kind == TransportKind::Irn {
+        cfg.nic.reliability = Reliability::Irn(irn_config(t, file)?);
+    }
     if t.kind == TransportKind::Mprdma {
         let o = &t.mprdma;
         let d = MpRdmaConfig::default();
@@ -310,6 +315,55 @@ pub fn fabric_config(sc: &Scenario, file: &str) -> Result<FabricConfig, Scenario
         cfg.nic.reliability = Reliability::MpRdma(m);
     }
     Ok(cfg)
+}
+
+/// IRN parameters from `[transport.irn]`; an "auto" BDP cap is left at the
+/// default here and set by [`build`] from the built topology.
+fn irn_config(t: &TransportCfg, file: &str) -> Result<IrnConfig, ScenarioError> {
+    let o = &t.irn;
+    let mut c = IrnConfig::default();
+    let time = |key: &str, v: f64| {
+        if is_positive(v) {
+            Ok(us(v))
+        } else {
+            Err(ScenarioError::new(
+                file,
+                format!("transport.irn.{key}"),
+                format!("must be positive, got {v}"),
+            ))
+        }
+    };
+    if let Some(v) = o.rto_low_us {
+        c.rto_low = time("rto_low_us", v)?;
+    }
+    if let Some(v) = o.rto_high_us {
+        c.rto_high = time("rto_high_us", v)?;
+    }
+    if let Some(v) = o.n_packets {
+        c.n_packets = v;
+    }
+    if let Some(BdpBytes::Bytes(b)) = o.bdp_bytes {
+        c.bdp_packets = bdp_packets(b, t.mtu);
+    }
+    c.validate()
+        .map_err(|m| ScenarioError::new(file, "transport.irn", m))?;
+    Ok(c)
+}
+
+/// The BDP cap in packets of `mtu` payload bytes (at least one).
+fn bdp_packets(bytes: u64, mtu: u32) -> u32 {
+    u32::try_from(bytes.div_ceil(mtu.max(1) as u64).max(1)).unwrap_or(u32::MAX)
+}
+
+/// IRN's automatic BDP cap: the host link rate times the largest base RTT
+/// from host 0 (every host sees the same distances in the symmetric
+/// topologies; the ConWeave/TLT IRN runs use one cap for all QPs too).
+fn auto_bdp_bytes(net: &Network) -> u64 {
+    let rtt = (0..net.host_count())
+        .map(|d| net.base_rtt(0, d))
+        .max()
+        .unwrap_or(0);
+    (net.host_rate_bps(0) as u128 * rtt as u128 / engine::time::SEC as u128 / 8) as u64
 }
 
 /// The host link rate the topology section gives (ns-3 imports: 100G).
@@ -334,7 +388,23 @@ pub fn build(sc: &Scenario, path: &Path, seed: Option<u64>) -> Result<Built, Sce
     }
     let err = |key: &str, msg: String| ScenarioError::new(&file, key, msg);
     let imported = topology(&sc, &file, base)?;
-    let cfg = fabric_config(&sc, &file)?;
+    let mut cfg = fabric_config(&sc, &file)?;
+    if let Reliability::Irn(mut c) = cfg.nic.reliability {
+        if sc
+            .transport
+            .irn
+            .bdp_bytes
+            .is_none_or(|b| b == BdpBytes::Auto)
+        {
+            // Built once more to measure it: routes decide the base RTT.
+            let probe =
+                Network::new(imported.topo.clone(), cfg.clone()).map_err(|m| err("topology", m))?;
+            c.bdp_packets = bdp_packets(auto_bdp_bytes(&probe), sc.transport.mtu);
+            c.validate()
+                .map_err(|m| err("transport.irn.bdp_bytes", m))?;
+            cfg.nic.reliability = Reliability::Irn(c);
+        }
+    }
     let mut net = Network::new(imported.topo, cfg).map_err(|m| err("topology", m))?;
     let hosts: Vec<u32> = (0..net.host_count()).collect();
 
@@ -497,10 +567,10 @@ pub fn build(sc: &Scenario, path: &Path, seed: Option<u64>) -> Result<Built, Sce
         if f.bytes == 0 {
             return Err(err(&key, format!("flow {i} has 0 bytes")));
         }
-        if *v == Verb::Read && sc.transport.kind == TransportKind::Mprdma {
+        if !matches!(v, Verb::Write | Verb::Send) && sc.transport.kind == TransportKind::Mprdma {
             return Err(err(
                 &key,
-                "transport.kind = \"mprdma\" carries WRITE and SEND only, not READ".into(),
+                format!("transport.kind = \"mprdma\" carries WRITE and SEND only, not {v:?}"),
             ));
         }
         net.add_flow(Flow {

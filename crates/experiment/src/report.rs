@@ -55,6 +55,31 @@ impl From<Summary> for Stat {
     }
 }
 
+/// What the simulator held: bytes per packet in flight and per flow, the
+/// peak number of packets, and what those come to.
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct MemoryJson {
+    pub bytes_per_packet: usize,
+    pub peak_packets: usize,
+    pub peak_packet_mb: f64,
+    pub bytes_per_flow: usize,
+    pub flows_mb: f64,
+}
+
+impl MemoryJson {
+    fn of(net: &fabric::Network) -> MemoryJson {
+        let m = net.memory();
+        let mb = |b: usize| (b as f64 / 1e6 * 1000.0).round() / 1000.0;
+        MemoryJson {
+            bytes_per_packet: m.packet_bytes,
+            peak_packets: m.peak_packets,
+            peak_packet_mb: mb(m.packet_bytes * m.peak_packets),
+            bytes_per_flow: m.flow_bytes,
+            flows_mb: mb(m.flow_bytes * net.flows().len()),
+        }
+    }
+}
+
 #[derive(Serialize, Debug, Clone, PartialEq)]
 pub struct SummaryJson {
     pub scenario: String,
@@ -89,7 +114,7 @@ pub struct SummaryJson {
     /// receivers and received by senders.
     pub cnps_sent: u64,
     pub cnps_received: u64,
-    pub peak_packets_in_arena: usize,
+    pub memory: MemoryJson,
     /// One bandwidth-delay product (host rate x the largest base RTT among
     /// the flows): the small/large flow boundary.
     pub bdp_bytes: u64,
@@ -97,9 +122,22 @@ pub struct SummaryJson {
     pub slowdown_large: Stat,
     pub slowdown_by_size: Vec<SizeBucket>,
     pub pfc_pause: PauseSplit,
+    /// NIC state of the QPs' reliability schemes, by transport ("roce",
+    /// "irn"); see `transport::StateBytes`.
+    pub nic_state: std::collections::BTreeMap<&'static str, NicState>,
     /// Present when the QPs run MP-RDMA.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mprdma: Option<MpRdmaSummary>,
+}
+
+/// NIC memory the QPs of one transport need for loss recovery and ordering.
+#[derive(Serialize, Debug, Clone, PartialEq, Default)]
+pub struct NicState {
+    /// QPs (two per flow: requester and responder side).
+    pub qps: u64,
+    pub bitmap_bytes_per_qp: u64,
+    pub other_bytes_per_qp: u64,
+    pub total_bytes: u64,
 }
 
 /// MP-RDMA's per-connection state and its mechanisms' counters (all NICs).
@@ -217,6 +255,9 @@ fn verb_name(v: Verb) -> &'static str {
         Verb::Write => "write",
         Verb::Read => "read",
         Verb::Send => "send",
+        Verb::WriteImm => "write_imm",
+        Verb::FetchAdd => "fetch_add",
+        Verb::CmpSwap => "cmp_swap",
     }
 }
 
@@ -329,7 +370,7 @@ pub fn summary(o: &Outcome, scenario: &str, seed: u64) -> SummaryJson {
         timeouts,
         cnps_sent,
         cnps_received,
-        peak_packets_in_arena: net.peak_packets(),
+        memory: MemoryJson::of(net),
         bdp_bytes,
         slowdown_small: slow_where(&|b| b < bdp_bytes),
         slowdown_large: slow_where(&|b| b >= bdp_bytes),
@@ -340,7 +381,25 @@ pub fn summary(o: &Outcome, scenario: &str, seed: u64) -> SummaryJson {
         } else {
             None
         },
+        nic_state: nic_state(net),
     }
+}
+
+fn nic_state(net: &fabric::Network) -> std::collections::BTreeMap<&'static str, NicState> {
+    let mut m = std::collections::BTreeMap::new();
+    for h in 0..net.host_count() {
+        let nic = net.nic(h);
+        for q in 0..nic.num_qps() as u32 {
+            let r = nic.qp_reliability(q);
+            let b = r.state_bytes();
+            let e: &mut NicState = m.entry(r.name()).or_default();
+            e.qps += 1;
+            e.bitmap_bytes_per_qp = b.bitmap_bytes;
+            e.other_bytes_per_qp = b.other_bytes;
+            e.total_bytes += b.bitmap_bytes + b.other_bytes;
+        }
+    }
+    m
 }
 
 /// Writes `flows.csv` and `summary.json` into `dir` (created if missing).
@@ -527,6 +586,16 @@ pub fn render(s: &SummaryJson) -> String {
             s.retransmitted_packets, s.timeouts
         ),
     );
+    for (name, st) in &s.nic_state {
+        line(
+            &mut out,
+            &format!("NIC state ({name})"),
+            format!(
+                "{} QPs, {} B bitmap + {} B other per QP",
+                st.qps, st.bitmap_bytes_per_qp, st.other_bytes_per_qp
+            ),
+        );
+    }
     if let Some(m) = &s.mprdma {
         line(
             &mut out,
@@ -546,6 +615,14 @@ pub fn render(s: &SummaryJson) -> String {
         );
     }
     line(&mut out, "packet-hops", s.packet_hops.to_string());
+    line(
+        &mut out,
+        "simulator memory",
+        format!(
+            "{} B per packet in flight (peak {} packets), {} B per flow",
+            s.memory.bytes_per_packet, s.memory.peak_packets, s.memory.bytes_per_flow
+        ),
+    );
     line(
         &mut out,
         "conservation",

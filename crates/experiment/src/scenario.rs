@@ -293,9 +293,12 @@ pub struct TransportCfg {
     /// "hpcc" or "mellanox"; `dcqcn` overrides single values.
     pub dcqcn_preset: DcqcnPreset,
     pub dcqcn: DcqcnOverrides,
-    /// Reliability engine of every QP: "gbn" (RoCEv2 go-back-N) or
-    /// "mprdma"; `mprdma` overrides single MP-RDMA values.
+    /// Reliability scheme of every QP: "roce" (go-back-N), "irn" or
+    /// "mprdma".
     pub kind: TransportKind,
+    /// IRN values replacing the defaults (used with `kind = "irn"`).
+    pub irn: IrnOverrides,
+    /// MP-RDMA values replacing the defaults (used with `kind = "mprdma"`).
     pub mprdma: MpRdmaOverrides,
 }
 
@@ -303,8 +306,57 @@ pub struct TransportCfg {
 #[serde(rename_all = "snake_case")]
 pub enum TransportKind {
     #[default]
-    Gbn,
+    Roce,
+    Irn,
     Mprdma,
+}
+
+/// `[transport.irn]`: single IRN values replacing the defaults
+/// (data/params/irn_hpcc.toml: RTO_low 100 us, RTO_high 320 us, N = 3,
+/// BDP cap from the topology).
+#[derive(Debug, Deserialize, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct IrnOverrides {
+    pub rto_low_us: Option<f64>,
+    pub rto_high_us: Option<f64>,
+    pub n_packets: Option<u32>,
+    /// The BDP cap in payload bytes, or "auto" (the default): the largest
+    /// base RTT from host 0 times the host link rate.
+    pub bdp_bytes: Option<BdpBytes>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BdpBytes {
+    Auto,
+    Bytes(u64),
+}
+
+impl<'de> Deserialize<'de> for BdpBytes {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = BdpBytes;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a positive byte count or \"auto\"")
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<BdpBytes, E> {
+                match u64::try_from(v) {
+                    Ok(b) if b > 0 => Ok(BdpBytes::Bytes(b)),
+                    _ => Err(E::invalid_value(serde::de::Unexpected::Signed(v), &self)),
+                }
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<BdpBytes, E> {
+                self.visit_i64(i64::try_from(v).unwrap_or(i64::MAX))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<BdpBytes, E> {
+                match v {
+                    "auto" => Ok(BdpBytes::Auto),
+                    _ => Err(E::invalid_value(serde::de::Unexpected::Str(v), &self)),
+                }
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 #[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq, Default)]
@@ -379,7 +431,8 @@ impl Default for TransportCfg {
             cc: CcKind::None,
             dcqcn_preset: DcqcnPreset::Conweave,
             dcqcn: DcqcnOverrides::default(),
-            kind: TransportKind::Gbn,
+            kind: TransportKind::Roce,
+            irn: IrnOverrides::default(),
             mprdma: MpRdmaOverrides::default(),
         }
     }
@@ -406,15 +459,162 @@ pub struct FlowCfg {
     pub verb: VerbCfg,
 }
 
+/// A `[[traffic]]` entry as written: one flat table, so that a wrong type
+/// names its key and line; which keys each `pattern` takes is checked when
+/// it becomes a [`TrafficCfg`].
 #[derive(Debug, Deserialize, Clone)]
-#[serde(tag = "pattern", rename_all = "snake_case", deny_unknown_fields)]
+#[serde(deny_unknown_fields)]
+struct TrafficRaw {
+    pattern: PatternKind,
+    bytes: Option<u64>,
+    start_us: Option<f64>,
+    verb: Option<VerbCfg>,
+    receiver: Option<u32>,
+    senders: Option<Vec<u32>>,
+    fan_in: Option<u32>,
+    pairs: Option<Vec<[u32; 2]>>,
+    file: Option<PathBuf>,
+    cdf: Option<String>,
+    load: Option<f64>,
+    destinations: Option<DestinationsCfg>,
+    group_size: Option<u32>,
+    hot: Option<Vec<u32>>,
+    hot_fraction: Option<f64>,
+    incast_bytes: Option<u64>,
+    hosts: Option<Vec<u32>>,
+    duration_us: Option<f64>,
+    flow_count: Option<u64>,
+}
+
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+enum PatternKind {
+    Permutation,
+    Incast,
+    AllToAll,
+    LongLived,
+    Ns3,
+    Poisson,
+}
+
+impl TryFrom<TrafficRaw> for TrafficCfg {
+    type Error = String;
+
+    fn try_from(r: TrafficRaw) -> Result<Self, String> {
+        let (name, allowed): (&str, &[&str]) = match r.pattern {
+            PatternKind::Permutation => ("permutation", &["bytes", "start_us", "verb"]),
+            PatternKind::Incast => (
+                "incast",
+                &["receiver", "senders", "fan_in", "bytes", "start_us", "verb"],
+            ),
+            PatternKind::AllToAll => ("all_to_all", &["bytes", "start_us", "verb"]),
+            PatternKind::LongLived => ("long_lived", &["pairs", "bytes", "start_us", "verb"]),
+            PatternKind::Ns3 => ("ns3", &["file", "verb"]),
+            PatternKind::Poisson => (
+                "poisson",
+                &[
+                    "cdf",
+                    "load",
+                    "destinations",
+                    "group_size",
+                    "hot",
+                    "hot_fraction",
+                    "fan_in",
+                    "incast_bytes",
+                    "hosts",
+                    "start_us",
+                    "duration_us",
+                    "flow_count",
+                    "verb",
+                ],
+            ),
+        };
+        let present = [
+            ("bytes", r.bytes.is_some()),
+            ("start_us", r.start_us.is_some()),
+            ("verb", r.verb.is_some()),
+            ("receiver", r.receiver.is_some()),
+            ("senders", r.senders.is_some()),
+            ("fan_in", r.fan_in.is_some()),
+            ("pairs", r.pairs.is_some()),
+            ("file", r.file.is_some()),
+            ("cdf", r.cdf.is_some()),
+            ("load", r.load.is_some()),
+            ("destinations", r.destinations.is_some()),
+            ("group_size", r.group_size.is_some()),
+            ("hot", r.hot.is_some()),
+            ("hot_fraction", r.hot_fraction.is_some()),
+            ("incast_bytes", r.incast_bytes.is_some()),
+            ("hosts", r.hosts.is_some()),
+            ("duration_us", r.duration_us.is_some()),
+            ("flow_count", r.flow_count.is_some()),
+        ];
+        if let Some((key, _)) = present.iter().find(|(k, p)| *p && !allowed.contains(k)) {
+            return Err(format!(
+                "`{key}` does not apply to pattern = \"{name}\" (its keys: {})",
+                allowed.join(", ")
+            ));
+        }
+        fn need<T>(pattern: &str, key: &str, v: Option<T>) -> Result<T, String> {
+            v.ok_or_else(|| format!("pattern = \"{pattern}\" needs `{key}`"))
+        }
+        let start_us = r.start_us.unwrap_or(0.0);
+        let verb = r.verb.unwrap_or_default();
+        Ok(match r.pattern {
+            PatternKind::Permutation => TrafficCfg::Permutation {
+                bytes: need(name, "bytes", r.bytes)?,
+                start_us,
+                verb,
+            },
+            PatternKind::Incast => TrafficCfg::Incast {
+                receiver: need(name, "receiver", r.receiver)?,
+                senders: r.senders,
+                fan_in: r.fan_in,
+                bytes: need(name, "bytes", r.bytes)?,
+                start_us,
+                verb,
+            },
+            PatternKind::AllToAll => TrafficCfg::AllToAll {
+                bytes: need(name, "bytes", r.bytes)?,
+                start_us,
+                verb,
+            },
+            PatternKind::LongLived => TrafficCfg::LongLived {
+                pairs: need(name, "pairs", r.pairs)?,
+                bytes: r.bytes.unwrap_or_else(default_long_bytes),
+                start_us,
+                verb,
+            },
+            PatternKind::Ns3 => TrafficCfg::Ns3 {
+                file: need(name, "file", r.file)?,
+                verb,
+            },
+            PatternKind::Poisson => TrafficCfg::Poisson(Box::new(PoissonCfg {
+                cdf: need(name, "cdf", r.cdf)?,
+                load: need(name, "load", r.load)?,
+                destinations: r.destinations.unwrap_or_default(),
+                group_size: r.group_size,
+                hot: r.hot,
+                hot_fraction: r.hot_fraction,
+                fan_in: r.fan_in,
+                incast_bytes: r.incast_bytes,
+                hosts: r.hosts,
+                start_us,
+                duration_us: r.duration_us,
+                flow_count: r.flow_count,
+                verb,
+            })),
+        })
+    }
+}
+
+#[derive(Debug, Deserialize, Clone)]
+#[serde(try_from = "TrafficRaw")]
 pub enum TrafficCfg {
     /// Every host sends `bytes` to a partner of a random derangement.
     Permutation {
         bytes: u64,
-        #[serde(default)]
         start_us: f64,
-        #[serde(default)]
         verb: VerbCfg,
     },
     /// Hosts `senders` (default: every host but the receiver) each send
@@ -424,49 +624,36 @@ pub enum TrafficCfg {
         senders: Option<Vec<u32>>,
         fan_in: Option<u32>,
         bytes: u64,
-        #[serde(default)]
         start_us: f64,
-        #[serde(default)]
         verb: VerbCfg,
     },
     /// Every host sends `bytes` to every other host.
     AllToAll {
         bytes: u64,
-        #[serde(default)]
         start_us: f64,
-        #[serde(default)]
         verb: VerbCfg,
     },
     /// Flows from the listed (src, dst) pairs, large enough to stay alive
     /// for the whole run.
     LongLived {
         pairs: Vec<[u32; 2]>,
-        #[serde(default = "default_long_bytes")]
         bytes: u64,
-        #[serde(default)]
         start_us: f64,
-        #[serde(default)]
         verb: VerbCfg,
     },
     /// An HPCC ns-3 flow file (path relative to the scenario file).
-    Ns3 {
-        file: PathBuf,
-        #[serde(default)]
-        verb: VerbCfg,
-    },
+    Ns3 { file: PathBuf, verb: VerbCfg },
     /// Open-loop Poisson arrivals at a target load with sizes from a CDF.
     Poisson(Box<PoissonCfg>),
 }
 
-#[derive(Debug, Deserialize, Clone)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone)]
 pub struct PoissonCfg {
     /// A built-in distribution name (e.g. "websearch", "fbhdp") or a path
     /// to a CDF file in the same format (relative to the scenario file).
     pub cdf: String,
     /// Offered load per host, as a fraction of the host link rate.
     pub load: f64,
-    #[serde(default)]
     pub destinations: DestinationsCfg,
     /// For destinations = "group": hosts per group.
     pub group_size: Option<u32>,
@@ -479,12 +666,10 @@ pub struct PoissonCfg {
     pub incast_bytes: Option<u64>,
     /// The hosts taking part (default: all).
     pub hosts: Option<Vec<u32>>,
-    #[serde(default)]
     pub start_us: f64,
     /// How long flows keep arriving; or give `flow_count` instead.
     pub duration_us: Option<f64>,
     pub flow_count: Option<u64>,
-    #[serde(default)]
     pub verb: VerbCfg,
 }
 
@@ -642,6 +827,31 @@ bytes = 1000
     }
 
     #[test]
+    fn irn_keys_parse_strictly() {
+        let irn =
+            |extra: &str| format!("{OK}[transport]\nkind = \"irn\"\n[transport.irn]\n{extra}\n");
+        let s = Scenario::parse(&irn("bdp_bytes = 156000\nrto_low_us = 50"), "i.toml").unwrap();
+        assert_eq!(s.transport.kind, TransportKind::Irn);
+        assert_eq!(s.transport.irn.bdp_bytes, Some(BdpBytes::Bytes(156_000)));
+        assert_eq!(s.transport.irn.rto_low_us, Some(50.0));
+        let s = Scenario::parse(&irn("bdp_bytes = \"auto\""), "i.toml").unwrap();
+        assert_eq!(s.transport.irn.bdp_bytes, Some(BdpBytes::Auto));
+        for bad in ["bdp_bytes = \"big\"", "bdp_bytes = -3", "bdp_bytes = 0"] {
+            let e = Scenario::parse(&irn(bad), "i.toml").unwrap_err();
+            assert_eq!(e.key, "transport.irn.bdp_bytes", "{e}");
+            assert!(e.message.contains("\"auto\""), "{e}");
+        }
+        let e = Scenario::parse(&irn("rto_lo_us = 5"), "i.toml").unwrap_err();
+        assert!(e.to_string().contains("rto_lo_us"), "{e}");
+        let e = Scenario::parse(
+            &OK.replace("[[flows]]", "[transport]\nkind = \"tcp\"\n[[flows]]"),
+            "i.toml",
+        )
+        .unwrap_err();
+        assert_eq!(e.key, "transport.kind", "{e}");
+    }
+
+    #[test]
     fn unknown_key_is_named() {
         let text = OK.replace("spines = 2", "spines = 2\nspinez = 4");
         let e = Scenario::parse(&text, "bad.toml").unwrap_err();
@@ -675,6 +885,38 @@ bytes = 1000
         let missing = OK.replace("spines = 2\n", "");
         let e = Scenario::parse(&missing, "t.toml").unwrap_err();
         assert!(e.message.contains("needs `spines`"), "{e}");
+    }
+
+    #[test]
+    fn traffic_keys_are_named_and_checked_per_pattern() {
+        let poisson = |body: &str| {
+            OK.replace(
+                "[[flows]]",
+                &format!("[[traffic]]\npattern = \"poisson\"\n{body}\n[[flows]]"),
+            )
+        };
+        let e = Scenario::parse(&poisson("cdf = \"websearch\"\nload = \"high\""), "t.toml")
+            .unwrap_err();
+        assert_eq!(e.key, "traffic[0].load", "{e}");
+        assert!(e.message.contains("f64"), "{e}");
+        let e = Scenario::parse(
+            &poisson("cdf = \"websearch\"\nload = 0.3\npairs = []"),
+            "t.toml",
+        )
+        .unwrap_err();
+        assert!(
+            e.message
+                .contains("`pairs` does not apply to pattern = \"poisson\""),
+            "{e}"
+        );
+        let e = Scenario::parse(&poisson("load = 0.3"), "t.toml").unwrap_err();
+        assert!(e.message.contains("needs `cdf`"), "{e}");
+        let ok = Scenario::parse(
+            &poisson("cdf = \"websearch\"\nload = 0.3\nflow_count = 5"),
+            "t.toml",
+        )
+        .expect("valid poisson traffic");
+        assert!(matches!(&ok.traffic[0], TrafficCfg::Poisson(p) if p.load == 0.3));
     }
 
     #[test]

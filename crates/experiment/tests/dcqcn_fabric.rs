@@ -48,11 +48,17 @@ flows = [{flows}]
     s
 }
 
-/// Mean throughput (Gb/s) of each flow's series over [from_ns, to_ns).
-fn mean_throughput(o: &experiment::Outcome, flows: usize, from_ns: u64, to_ns: u64) -> Vec<f64> {
+/// Mean of each flow's `series` (e.g. `throughput_gbps`) over [from_ns, to_ns).
+fn mean_of(
+    o: &experiment::Outcome,
+    series: &str,
+    flows: usize,
+    from_ns: u64,
+    to_ns: u64,
+) -> Vec<f64> {
     (0..flows)
         .map(|f| {
-            let name = format!("throughput_gbps:flow{f}");
+            let name = format!("{series}:flow{f}");
             let ts = o
                 .net
                 .series()
@@ -70,6 +76,10 @@ fn mean_throughput(o: &experiment::Outcome, flows: usize, from_ns: u64, to_ns: u
         .collect()
 }
 
+fn mean_throughput(o: &experiment::Outcome, flows: usize, from_ns: u64, to_ns: u64) -> Vec<f64> {
+    mean_of(o, "throughput_gbps", flows, from_ns, to_ns)
+}
+
 #[test]
 fn eight_flows_share_one_bottleneck_fully_and_fairly() {
     let o = run_toml(&many_to_one(8, 20.0, None));
@@ -82,6 +92,12 @@ fn eight_flows_share_one_bottleneck_fully_and_fairly() {
     assert!(util >= 0.90, "utilisation {util}");
     assert!(jain >= 0.99, "Jain {jain}");
     assert!(o.counters().ecn_marked > 0);
+    // The sampled DCQCN rates sit near the fair share, not at line rate.
+    let rates = mean_of(&o, "rate_gbps", 8, 10_000_000, 20_000_000);
+    eprintln!("8 flows: mean DCQCN rate {rates:.2?} Gb/s");
+    for r in &rates {
+        assert!(*r > 5.0 && *r < 30.0, "rates {rates:?}");
+    }
 }
 
 #[test]

@@ -1,29 +1,59 @@
-//! The packet arena: packets in flight live in one slab addressed by `u32`,
-//! so queues and links move 4-byte handles and steady state allocates
-//! nothing.
+//! The packet arena and the packet's fabric header.
+//!
+//! Packets in flight live in one slab addressed by `u32`; steady state
+//! allocates nothing. Queues and wires carry a [`Hdr`]: the arena handle
+//! plus the few fields a switch reads, so a hop never touches the packet
+//! itself (which is cold by then: it was written a whole hop ago).
 
 use transport::Packet;
 
-/// A packet plus what the fabric needs to know about it while it is inside
-/// a switch.
-#[derive(Clone, Copy, Debug)]
-pub struct Slot {
-    pub pkt: Packet,
+/// What links and switches need of a packet (20 bytes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Hdr {
+    /// The packet in the arena.
+    pub idx: u32,
+    pub dst: u32,
+    /// `src ^ sport << 16`: with `dst`, the ECMP key of the 5-tuple.
+    pub flow: u32,
+    /// Bytes on the wire.
+    pub wire: u32,
     /// Local index of the ingress port at the switch that holds it (for
     /// buffer release).
     pub in_port: u16,
+    pub class: u8,
+    /// [`Hdr::DATA`] and [`Hdr::CE`].
+    pub flags: u8,
+}
+
+impl Hdr {
+    pub const DATA: u8 = 1;
+    /// Congestion experienced, set by a switch; copied into the packet on
+    /// delivery.
+    pub const CE: u8 = 2;
+
+    #[inline]
+    pub fn new(idx: u32, pkt: &Packet) -> Hdr {
+        Hdr {
+            idx,
+            dst: pkt.dst,
+            flow: pkt.src ^ (pkt.sport as u32) << 16,
+            wire: pkt.wire,
+            in_port: 0,
+            class: pkt.priority & 7,
+            flags: if pkt.is_data() { Hdr::DATA } else { 0 } | if pkt.ce { Hdr::CE } else { 0 },
+        }
+    }
 }
 
 #[derive(Default)]
 pub struct Arena {
-    slots: Vec<Slot>,
+    slots: Vec<Packet>,
     free: Vec<u32>,
 }
 
 impl Arena {
     #[inline]
-    pub fn alloc(&mut self, pkt: Packet) -> u32 {
-        let slot = Slot { pkt, in_port: 0 };
+    pub fn alloc(&mut self, slot: Packet) -> u32 {
         match self.free.pop() {
             Some(i) => {
                 self.slots[i as usize] = slot;
@@ -41,14 +71,17 @@ impl Arena {
         self.free.push(i);
     }
 
+    /// Hints the CPU to bring packet `i` into cache.
     #[inline]
-    pub fn get(&self, i: u32) -> &Slot {
-        &self.slots[i as usize]
+    pub fn prefetch(&self, i: u32) {
+        if let Some(p) = self.slots.get(i as usize) {
+            engine::prefetch::prefetch(p);
+        }
     }
 
     #[inline]
-    pub fn get_mut(&mut self, i: u32) -> &mut Slot {
-        &mut self.slots[i as usize]
+    pub fn get(&self, i: u32) -> &Packet {
+        &self.slots[i as usize]
     }
 
     /// Packets currently allocated.

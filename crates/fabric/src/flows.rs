@@ -42,16 +42,18 @@ impl FlowResult {
 
     /// Which host posts the work request.
     pub fn requester(&self) -> u32 {
-        match self.flow.verb {
-            Verb::Read => self.flow.dst,
-            Verb::Write | Verb::Send => self.flow.src,
+        if self.flow.verb.reads() {
+            self.flow.dst
+        } else {
+            self.flow.src
         }
     }
 
     pub fn responder(&self) -> u32 {
-        match self.flow.verb {
-            Verb::Read => self.flow.src,
-            Verb::Write | Verb::Send => self.flow.dst,
+        if self.flow.verb.reads() {
+            self.flow.src
+        } else {
+            self.flow.dst
         }
     }
 }

@@ -18,5 +18,5 @@ pub mod topology;
 pub use config::{EcnSetting, FabricConfig};
 pub use counters::{Counters, DropReason};
 pub use flows::{Flow, FlowResult};
-pub use network::{Fault, FaultAction, Network, RunState, SampleSpec};
+pub use network::{Fault, FaultAction, Memory, Network, RunState, SampleSpec};
 pub use topology::{LinkSpec, NodeKind, NodeSpec, Topology};

@@ -41,19 +41,48 @@ pub enum Refusal {
     EgressThreshold,
 }
 
+/// A non-negative factor in 32.32 fixed point: `of(x)` is `floor(x * f)`
+/// for any byte count without a float conversion (each of which costs tens
+/// of instructions, on the path of every packet).
+#[derive(Clone, Copy, Debug)]
+struct Factor(u64);
+
+impl Factor {
+    fn new(f: f64) -> Factor {
+        Factor((f * (1u64 << 32) as f64).round() as u64)
+    }
+
+    #[inline]
+    fn of(self, x: u64) -> u64 {
+        ((x as u128 * self.0 as u128) >> 32) as u64
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Mmu {
     cfg: MmuConfig,
-    headroom: Vec<u64>,
+    alpha: Factor,
+    egress_alpha: Factor,
     total_headroom: u64,
     total_reserve: u64,
     shared_used: u64,
     total_used: u64,
-    ingress: Vec<[u64; CLASSES]>,
-    hdrm_used: Vec<[u64; CLASSES]>,
-    egress: Vec<[u64; CLASSES]>,
-    /// Per ingress port: classes for which a PAUSE is outstanding upstream.
-    paused: Vec<u8>,
+    ports: Vec<PortAccount>,
+}
+
+/// What the MMU accounts for one port, by class: together, so a packet's
+/// admission touches one ingress and one egress record.
+#[derive(Clone, Debug, Default)]
+struct PortAccount {
+    /// Bytes that entered on this port and are still in the switch, outside
+    /// headroom (reserve first, then shared).
+    ingress: [u64; CLASSES],
+    hdrm_used: [u64; CLASSES],
+    /// Bytes queued for egress on this port.
+    egress: [u64; CLASSES],
+    headroom: u64,
+    /// Classes for which a PAUSE is outstanding upstream.
+    paused: u8,
 }
 
 /// Headroom that absorbs what is still coming after a PAUSE: one frame
@@ -76,16 +105,20 @@ impl Mmu {
         let total_headroom = if cfg.pfc { headroom.iter().sum() } else { 0 };
         let total_reserve = cfg.reserve * (ports * CLASSES) as u64;
         Mmu {
+            alpha: Factor::new(cfg.alpha),
+            egress_alpha: Factor::new(cfg.egress_alpha),
             cfg,
-            headroom,
             total_headroom,
             total_reserve,
             shared_used: 0,
             total_used: 0,
-            ingress: vec![[0; CLASSES]; ports],
-            hdrm_used: vec![[0; CLASSES]; ports],
-            egress: vec![[0; CLASSES]; ports],
-            paused: vec![0; ports],
+            ports: headroom
+                .into_iter()
+                .map(|headroom| PortAccount {
+                    headroom,
+                    ..Default::default()
+                })
+                .collect(),
         }
     }
 
@@ -96,16 +129,12 @@ impl Mmu {
             .cfg
             .buffer
             .saturating_sub(self.total_headroom + self.total_reserve + self.shared_used);
-        (free as f64 * self.cfg.alpha) as u64
-    }
-
-    #[inline]
-    fn shared_of(&self, port: usize, class: usize) -> u64 {
-        self.ingress[port][class].saturating_sub(self.cfg.reserve)
+        self.alpha.of(free)
     }
 
     /// Admits (and accounts) a packet of `size` bytes arriving on `in_port`
     /// for egress `out_port`, or refuses it.
+    #[inline]
     pub fn admit(
         &mut self,
         in_port: usize,
@@ -113,63 +142,73 @@ impl Mmu {
         class: usize,
         size: u64,
     ) -> Result<Admitted, Refusal> {
+        let c = class % CLASSES;
+        let reserve = self.cfg.reserve;
         if self.cfg.pfc {
             let thresh = self.threshold();
-            let new_bytes = self.ingress[in_port][class] + size;
-            if new_bytes <= self.cfg.reserve {
-                self.ingress[in_port][class] = new_bytes;
-            } else if new_bytes - self.cfg.reserve > thresh {
-                if self.hdrm_used[in_port][class] + size > self.headroom[in_port] {
+            let ip = &mut self.ports[in_port];
+            let new_bytes = ip.ingress[c] + size;
+            if new_bytes <= reserve {
+                ip.ingress[c] = new_bytes;
+            } else if new_bytes - reserve > thresh {
+                if ip.hdrm_used[c] + size > ip.headroom {
                     return Err(Refusal::HeadroomOverflow);
                 }
-                self.hdrm_used[in_port][class] += size;
+                ip.hdrm_used[c] += size;
             } else {
-                self.shared_used += size.min(new_bytes - self.cfg.reserve);
-                self.ingress[in_port][class] = new_bytes;
+                self.shared_used += size.min(new_bytes - reserve);
+                ip.ingress[c] = new_bytes;
             }
         } else {
             if self.total_used + size > self.cfg.buffer {
                 return Err(Refusal::BufferFull);
             }
             let free = self.cfg.buffer - self.total_used;
-            if self.egress[out_port][class] + size > (free as f64 * self.cfg.egress_alpha) as u64
-                && self.egress[out_port][class] > 0
-            {
+            let queued = self.ports[out_port].egress[c];
+            if queued + size > self.egress_alpha.of(free) && queued > 0 {
                 return Err(Refusal::EgressThreshold);
             }
-            self.ingress[in_port][class] += size;
+            self.ports[in_port].ingress[c] += size;
         }
         self.total_used += size;
-        self.egress[out_port][class] += size;
-        let send_pause = self.cfg.pfc
-            && self.paused[in_port] & (1 << class) == 0
-            && (self.hdrm_used[in_port][class] > 0
-                || self.shared_of(in_port, class) >= self.threshold());
+        self.ports[out_port].egress[c] += size;
+        if !self.cfg.pfc {
+            return Ok(Admitted { send_pause: false });
+        }
+        let thresh = self.threshold();
+        let ip = &mut self.ports[in_port];
+        let send_pause = ip.paused & (1 << c) == 0
+            && (ip.hdrm_used[c] > 0 || ip.ingress[c].saturating_sub(reserve) >= thresh);
         if send_pause {
-            self.paused[in_port] |= 1 << class;
+            ip.paused |= 1 << c;
         }
         Ok(Admitted { send_pause })
     }
 
     /// Releases a packet that leaves the switch; returns true when the
     /// ingress (port, class) should RESUME its upstream now.
+    #[inline]
     pub fn release(&mut self, in_port: usize, out_port: usize, class: usize, size: u64) -> bool {
+        let c = class % CLASSES;
+        let reserve = self.cfg.reserve;
         self.total_used -= size;
-        self.egress[out_port][class] -= size;
+        self.ports[out_port].egress[c] -= size;
+        let ip = &mut self.ports[in_port];
         if !self.cfg.pfc {
-            self.ingress[in_port][class] -= size;
+            ip.ingress[c] -= size;
             return false;
         }
-        let from_hdrm = self.hdrm_used[in_port][class].min(size);
-        self.hdrm_used[in_port][class] -= from_hdrm;
+        let from_hdrm = ip.hdrm_used[c].min(size);
+        ip.hdrm_used[c] -= from_hdrm;
         let rest = size - from_hdrm;
-        let from_shared = rest.min(self.shared_of(in_port, class));
-        self.ingress[in_port][class] -= rest;
+        let from_shared = rest.min(ip.ingress[c].saturating_sub(reserve));
+        ip.ingress[c] -= rest;
         self.shared_used -= from_shared;
-        if self.paused[in_port] & (1 << class) != 0 && self.hdrm_used[in_port][class] == 0 {
-            let shared = self.shared_of(in_port, class);
+        let ip = &self.ports[in_port];
+        if ip.paused & (1 << c) != 0 && ip.hdrm_used[c] == 0 {
+            let shared = ip.ingress[c].saturating_sub(reserve);
             if shared == 0 || shared + self.cfg.resume_offset <= self.threshold() {
-                self.paused[in_port] &= !(1 << class);
+                self.ports[in_port].paused &= !(1 << c);
                 return true;
             }
         }
@@ -179,7 +218,7 @@ impl Mmu {
     /// Bytes queued for egress on (port, class): the ECN marking metric.
     #[inline]
     pub fn egress_bytes(&self, port: usize, class: usize) -> u64 {
-        self.egress[port][class]
+        self.ports[port].egress[class % CLASSES]
     }
 
     pub fn used(&self) -> u64 {

@@ -6,7 +6,7 @@
 //! by `u32`, packets in an arena, one pending event per link (the head of
 //! its wire FIFO) and one per busy port, no allocation per packet.
 
-use crate::arena::Arena;
+use crate::arena::{Arena, Hdr};
 use crate::config::{EcnSetting, FabricConfig};
 use crate::counters::{Counters, DropReason};
 use crate::flows::{Flow, FlowResult};
@@ -18,7 +18,6 @@ use engine::rng::stream_seed;
 use engine::stats::TimeSeries;
 use engine::time::serialization;
 use engine::{EventQueue, Rng, StreamKind, Time};
-use std::collections::VecDeque;
 use transport::{CompletionSide, Event, Nic, NicConfig, QpConfig, Transmit, WorkRequest};
 
 #[derive(Clone, Copy, Debug)]
@@ -75,6 +74,15 @@ struct Switch {
 enum NodeRole {
     Host(u32),
     Switch(u32),
+}
+
+/// Simulator memory per packet in flight and per flow, in bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Memory {
+    pub packet_bytes: usize,
+    /// Peak number of packets alive at once.
+    pub peak_packets: usize,
+    pub flow_bytes: usize,
 }
 
 /// Why `run_until` returned.
@@ -152,25 +160,14 @@ impl Network {
                 let id = 2 * i as u32 + end;
                 let local = node_ports[node as usize].len() as u16;
                 node_ports[node as usize].push(id);
-                ports.push(Port {
+                ports.push(Port::new(
                     node,
                     local,
-                    rate_bps: l.rate_bps,
-                    delay: l.delay,
-                    up: true,
-                    loss: 0.0,
-                    loss_rng: Rng::new(cfg.seed, StreamKind::LinkLoss, id as u64),
-                    busy: false,
-                    queues: Default::default(),
-                    queued_bytes: 0,
-                    backlogged: 0,
-                    pfc_out: VecDeque::new(),
-                    paused: 0,
-                    paused_since: 0,
-                    wire: VecDeque::new(),
-                    ecn_rng: Rng::new(cfg.seed, StreamKind::Ecn, id as u64),
-                    stats: Default::default(),
-                });
+                    l.rate_bps,
+                    l.delay,
+                    Rng::new(cfg.seed, StreamKind::LinkLoss, id as u64),
+                    Rng::new(cfg.seed, StreamKind::Ecn, id as u64),
+                ));
             }
         }
         let max_frame = (cfg.nic.mtu + cfg.nic.header_bytes) as u64;
@@ -181,7 +178,7 @@ impl Network {
                 NodeRole::Host(h) => {
                     let nic = Nic::new(NicConfig {
                         host: *h,
-                        line_rate_bps: ports[node_ports[node][0] as usize].rate_bps,
+                        line_rate_bps: ports[node_ports[node][0] as usize].rate_bps(),
                         ..cfg.nic.clone()
                     });
                     hosts.push(Host {
@@ -198,7 +195,7 @@ impl Network {
                         .map(|&p| {
                             let p = &ports[p as usize];
                             cfg.headroom
-                                .unwrap_or_else(|| headroom_for(p.rate_bps, p.delay, max_frame))
+                                .unwrap_or_else(|| headroom_for(p.rate_bps(), p.delay, max_frame))
                         })
                         .collect();
                     switches.push(Switch {
@@ -209,7 +206,7 @@ impl Network {
                 }
             }
         }
-        let ecn = ports.iter().map(|p| cfg.ecn_for(p.rate_bps)).collect();
+        let ecn = ports.iter().map(|p| cfg.ecn_for(p.rate_bps())).collect();
         let mut net = Network {
             cfg,
             topo,
@@ -264,7 +261,7 @@ impl Network {
 
     /// Rate of the host's link.
     pub fn host_rate_bps(&self, host: u32) -> u64 {
-        self.ports[self.hosts[host as usize].port as usize].rate_bps
+        self.ports[self.hosts[host as usize].port as usize].rate_bps()
     }
 
     pub fn now(&self) -> Time {
@@ -352,9 +349,23 @@ impl Network {
         &self.hosts[host as usize].nic
     }
 
-    /// Peak number of packets alive at once.
-    pub fn peak_packets(&self) -> usize {
-        self.arena.capacity()
+    /// What the simulator holds per packet in flight and per flow.
+    pub fn memory(&self) -> Memory {
+        use std::mem::size_of;
+        Memory {
+            // The packet in the arena, its header in a queue or on a wire,
+            // and its free-list entry.
+            packet_bytes: size_of::<transport::Packet>()
+                + size_of::<(Time, Frame)>().max(size_of::<Hdr>())
+                + size_of::<u32>(),
+            peak_packets: self.arena.capacity(),
+            // Its record, received-bytes counter, the QP-to-flow entries at
+            // both ends, and the requester and responder QPs.
+            flow_bytes: size_of::<FlowResult>()
+                + size_of::<u64>()
+                + 2 * size_of::<u32>()
+                + 2 * Nic::QP_BYTES,
+        }
     }
 
     /// The path properties of `src` -> `dst` along the first equal-cost
@@ -367,8 +378,8 @@ impl Network {
         for _ in 0..self.roles.len() {
             let p = &self.ports[port as usize];
             delay += p.delay;
-            per_hop += serialization(mtu, p.rate_bps);
-            bottleneck = bottleneck.min(p.rate_bps);
+            per_hop += serialization(mtu, p.rate_bps());
+            bottleneck = bottleneck.min(p.rate_bps());
             let next = self.ports[port as usize ^ 1].node;
             match self.roles[next as usize] {
                 NodeRole::Host(_) => break,
@@ -408,24 +419,26 @@ impl Network {
             if n >= budget {
                 return RunState::Budget;
             }
-            match self.q.peek_time() {
-                None => {
-                    return if self.flows_done == self.flows.len() {
-                        RunState::Done
-                    } else {
-                        RunState::Stuck
-                    }
-                }
-                Some(t) if t > until => return RunState::TimeLimit,
-                Some(_) => {}
-            }
-            let (now, ev) = self.q.pop().expect("peeked");
+            let Some((now, ev)) = self.q.pop_until(until) else {
+                return if !self.q.is_empty() {
+                    RunState::TimeLimit
+                } else if self.flows_done == self.flows.len() {
+                    RunState::Done
+                } else {
+                    RunState::Stuck
+                };
+            };
             n += 1;
             self.counters.events += 1;
             match ev {
                 Ev::TxDone(p) => {
-                    self.ports[p as usize].busy = false;
-                    self.kick(now, p);
+                    let port = &mut self.ports[p as usize];
+                    // Stale: the port started another frame at the instant
+                    // this one was due, and that frame has its own event.
+                    if now >= port.busy_until {
+                        port.tx_done_pending = false;
+                        self.kick(now, p);
+                    }
                 }
                 Ev::Arrive(p) => self.arrive(now, p),
                 Ev::NicWake(h) => {
@@ -504,7 +517,7 @@ impl Network {
         for (i, &p) in s.spec.ports.iter().enumerate() {
             let port = &self.ports[p as usize];
             let tx = port.stats.tx_bytes;
-            let util = (tx - s.last_tx[i]) as f64 * 8.0 / secs / port.rate_bps as f64;
+            let util = (tx - s.last_tx[i]) as f64 * 8.0 / secs / port.rate_bps() as f64;
             s.last_tx[i] = tx;
             s.series[k].push(now, port.queued_bytes as f64);
             s.series[k + 1].push(now, util);
@@ -519,8 +532,7 @@ impl Network {
                 0.0
             } else {
                 let h = &self.hosts[r.requester() as usize];
-                let _ = (h, r.requester_qp);
-                0.0 // PENDING: h.nic.qp_rate_bps(r.requester_qp) as f64 / 1e9
+                h.nic.qp_rate_bps_at(r.requester_qp, now) as f64 / 1e9
             };
             s.series[k].push(now, thr);
             s.series[k + 1].push(now, rate);
@@ -563,6 +575,7 @@ impl Network {
                 wr_id: id as u64,
                 verb: r.flow.verb,
                 len: r.flow.bytes,
+                ..WorkRequest::default()
             },
         );
         self.after_nic_input(now, req);
@@ -595,32 +608,33 @@ impl Network {
     /// Starts the next transmission on an idle port, if there is one.
     fn kick(&mut self, now: Time, p: u32) {
         let port = &mut self.ports[p as usize];
-        if port.busy {
+        if now < port.busy_until {
+            if !port.tx_done_pending {
+                port.tx_done_pending = true;
+                self.q.schedule(port.busy_until, Ev::TxDone(p));
+            }
             return;
         }
         if let Some((class, pause)) = port.pfc_out.pop_front() {
-            let bytes = self.cfg.pfc_frame_bytes;
-            self.transmit(now, p, Frame::Pfc { class, pause }, bytes);
+            self.transmit(now, p, Frame::Pfc { class, pause });
             return;
         }
         match self.roles[port.node as usize] {
             NodeRole::Switch(s) => {
-                let Some((idx, class)) = port.pop_eligible() else {
+                let Some(mut hdr) = port.pop_eligible() else {
                     return;
                 };
                 let local_out = port.local as usize;
-                let slot = self.arena.get_mut(idx);
-                let wire = slot.pkt.wire;
+                let (class, wire) = (hdr.class as usize, hdr.wire);
                 port.queued_bytes -= wire as u64;
-                let in_local = slot.in_port as usize;
+                let in_local = hdr.in_port as usize;
                 let sw = &mut self.switches[s as usize];
                 if sw.mmu.release(in_local, local_out, class, wire as u64) {
                     let in_port = sw.ports[in_local];
                     self.send_pfc(now, in_port, class as u8, false);
                 }
                 if let Some(e) = self.ecn[p as usize] {
-                    let slot = self.arena.get_mut(idx);
-                    if slot.pkt.is_data() && class != 0 && !slot.pkt.ce {
+                    if hdr.flags & (Hdr::DATA | Hdr::CE) == Hdr::DATA && class != 0 {
                         let qlen = self.switches[s as usize].mmu.egress_bytes(local_out, class);
                         let port = &mut self.ports[p as usize];
                         let mark = if qlen > e.kmax {
@@ -632,24 +646,23 @@ impl Network {
                             false
                         };
                         if mark {
-                            slot.pkt.ce = true;
+                            hdr.flags |= Hdr::CE;
                             port.stats.ecn_marked += 1;
                             self.counters.ecn_marked += 1;
                         }
                     }
                 }
-                self.transmit(now, p, Frame::Packet(idx), wire);
+                self.transmit(now, p, Frame::Packet(hdr));
             }
             NodeRole::Host(h) => {
                 let paused = port.paused;
                 let host = &mut self.hosts[h as usize];
                 match host.nic.poll_transmit(now, paused) {
                     Transmit::Packet(pkt) => {
-                        let wire = pkt.wire;
-                        let idx = self.arena.alloc(pkt);
+                        let hdr = Hdr::new(self.arena.alloc(pkt), &pkt);
                         self.counters.injected_packets += 1;
-                        self.counters.injected_bytes += wire as u64;
-                        self.transmit(now, p, Frame::Packet(idx), wire);
+                        self.counters.injected_bytes += pkt.wire as u64;
+                        self.transmit(now, p, Frame::Packet(hdr));
                         // Sending may arm the retransmission timer.
                         self.drain_nic_events(now, h);
                     }
@@ -666,12 +679,20 @@ impl Network {
     }
 
     /// Serialises a frame on port `p` and puts it on the wire (or loses it).
-    fn transmit(&mut self, now: Time, p: u32, frame: Frame, bytes: u32) {
+    fn transmit(&mut self, now: Time, p: u32, frame: Frame) {
         let port = &mut self.ports[p as usize];
-        let done = now + serialization(bytes as u64, port.rate_bps);
-        port.busy = true;
-        self.q.schedule(done, Ev::TxDone(p));
-        if let Frame::Packet(idx) = frame {
+        let bytes = match frame {
+            Frame::Packet(hdr) => hdr.wire,
+            Frame::Pfc { .. } => self.cfg.pfc_frame_bytes,
+        };
+        let done = now + port.tx_time(bytes);
+        port.busy_until = done;
+        // A host port polls its NIC when the frame is done.
+        if port.has_work() || matches!(self.roles[port.node as usize], NodeRole::Host(_)) {
+            port.tx_done_pending = true;
+            self.q.schedule(done, Ev::TxDone(p));
+        }
+        if let Frame::Packet(hdr) = frame {
             self.counters.packet_hops += 1;
             port.stats.tx_packets += 1;
             port.stats.tx_bytes += bytes as u64;
@@ -684,7 +705,7 @@ impl Network {
             };
             if let Some(reason) = lost {
                 self.counters.drop(reason, bytes);
-                self.arena.free(idx);
+                self.arena.free(hdr.idx);
                 return;
             }
         }
@@ -711,8 +732,13 @@ impl Network {
     fn arrive(&mut self, now: Time, p: u32) {
         let port = &mut self.ports[p as usize];
         let (_, frame) = port.wire.pop_front().expect("arrival without a frame");
-        if let Some(&(t, _)) = port.wire.front() {
+        if let Some(&(t, next)) = port.wire.front() {
             self.q.schedule(t, Ev::Arrive(p));
+            // A host reads the whole packet, last touched hops ago: fetch
+            // the next one now, while this one is handled.
+            if let Frame::Packet(h) = next {
+                self.arena.prefetch(h.idx);
+            }
         }
         let up = port.up;
         let rx = p ^ 1;
@@ -722,18 +748,18 @@ impl Network {
                     self.kick(now, rx);
                 }
             }
-            Frame::Packet(idx) => {
+            Frame::Packet(hdr) => {
                 if !up {
-                    let wire = self.arena.get(idx).pkt.wire;
-                    self.counters.drop(DropReason::LinkDown, wire);
-                    self.arena.free(idx);
+                    self.counters.drop(DropReason::LinkDown, hdr.wire);
+                    self.arena.free(hdr.idx);
                     return;
                 }
                 let node = self.ports[rx as usize].node;
                 match self.roles[node as usize] {
                     NodeRole::Host(h) => {
-                        let pkt = self.arena.get(idx).pkt;
-                        self.arena.free(idx);
+                        let mut pkt = *self.arena.get(hdr.idx);
+                        pkt.ce = hdr.flags & Hdr::CE != 0;
+                        self.arena.free(hdr.idx);
                         self.counters.delivered_packets += 1;
                         self.counters.delivered_bytes += pkt.wire as u64;
                         if pkt.is_data() {
@@ -746,38 +772,36 @@ impl Network {
                         self.hosts[h as usize].nic.on_packet(now, &pkt);
                         self.after_nic_input(now, h);
                     }
-                    NodeRole::Switch(s) => self.forward(now, s, rx, idx),
+                    NodeRole::Switch(s) => self.forward(now, s, rx, hdr),
                 }
             }
         }
     }
 
     /// A packet entered switch `s` on port `in_port`: route, admit, queue.
-    fn forward(&mut self, now: Time, s: u32, in_port: u32, idx: u32) {
+    fn forward(&mut self, now: Time, s: u32, in_port: u32, mut hdr: Hdr) {
         let in_local = self.ports[in_port as usize].local;
-        let slot = self.arena.get_mut(idx);
-        slot.in_port = in_local;
-        let pkt = slot.pkt;
+        hdr.in_port = in_local;
         let sw = &mut self.switches[s as usize];
-        let hops = self.routes.next_hops(s, pkt.dst);
+        let hops = self.routes.next_hops(s, hdr.dst);
         let out = match hops.len() {
             0 => {
-                self.counters.drop(DropReason::NoRoute, pkt.wire);
-                self.arena.free(idx);
+                self.counters.drop(DropReason::NoRoute, hdr.wire);
+                self.arena.free(hdr.idx);
                 return;
             }
             1 => hops[0],
             n => {
-                let key = ((pkt.src as u64) << 32 | pkt.dst as u64)
-                    ^ ((pkt.sport as u64) << 48 | 4791 << 16 | 17);
+                // The RoCEv2 5-tuple: addresses, UDP source port, 4791, UDP.
+                let key = (hdr.flow as u64) << 32 | (hdr.dst ^ (4791 << 16 | 17)) as u64;
                 hops[(mix64(key ^ sw.ecmp_seed) % n as u64) as usize]
             }
         };
         let out_local = self.ports[out as usize].local as usize;
-        let class = pkt.priority as usize & 7;
+        let class = hdr.class as usize;
         match sw
             .mmu
-            .admit(in_local as usize, out_local, class, pkt.wire as u64)
+            .admit(in_local as usize, out_local, class, hdr.wire as u64)
         {
             Err(r) => {
                 let reason = match r {
@@ -785,14 +809,14 @@ impl Network {
                     Refusal::BufferFull => DropReason::BufferFull,
                     Refusal::EgressThreshold => DropReason::EgressThreshold,
                 };
-                self.counters.drop(reason, pkt.wire);
-                self.arena.free(idx);
+                self.counters.drop(reason, hdr.wire);
+                self.arena.free(hdr.idx);
             }
             Ok(a) => {
                 if a.send_pause {
                     self.send_pfc(now, in_port, class as u8, true);
                 }
-                self.ports[out as usize].push(class, idx, pkt.wire);
+                self.ports[out as usize].push(hdr);
                 self.kick(now, out);
             }
         }
@@ -814,7 +838,7 @@ impl Network {
                     reroute |= self.ports[p].up != up;
                     self.ports[p].up = up;
                 }
-                FaultAction::Rate(bps) => self.ports[p].rate_bps = bps,
+                FaultAction::Rate(bps) => self.ports[p].set_rate(bps),
                 FaultAction::Loss(l) => self.ports[p].loss = l,
             }
         }
@@ -833,16 +857,14 @@ impl Network {
         let mut packets = 0;
         let mut bytes = 0;
         for port in &self.ports {
-            for q in &port.queues {
-                for &i in q {
-                    packets += 1;
-                    bytes += self.arena.get(i).pkt.wire as u64;
-                }
+            for hdr in port.queues.iter().flatten() {
+                packets += 1;
+                bytes += hdr.wire as u64;
             }
             for &(_, f) in &port.wire {
-                if let Frame::Packet(i) = f {
+                if let Frame::Packet(hdr) = f {
                     packets += 1;
-                    bytes += self.arena.get(i).pkt.wire as u64;
+                    bytes += hdr.wire as u64;
                 }
             }
         }

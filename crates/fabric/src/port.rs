@@ -5,14 +5,16 @@
 //! Link `i` owns ports `2i` (at its `a` end) and `2i + 1` (at `b`), so a
 //! port's partner is `port ^ 1`.
 
+use crate::arena::Hdr;
 use crate::mmu::CLASSES;
+use engine::time::{serialization, SEC};
 use engine::{Rng, Time};
 use std::collections::VecDeque;
 
-/// What crosses a link: a packet in the arena, or a PFC frame.
+/// What crosses a link: a packet, or a PFC frame.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Frame {
-    Packet(u32),
+    Packet(Hdr),
     /// PAUSE (true) or RESUME (false) of one class.
     Pfc {
         class: u8,
@@ -21,6 +23,7 @@ pub enum Frame {
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]
+#[repr(C)]
 pub struct PortStats {
     pub tx_packets: u64,
     pub tx_bytes: u64,
@@ -32,37 +35,109 @@ pub struct PortStats {
     pub ecn_marked: u64,
 }
 
+/// Fields in the order a hop touches them (`repr(C)` keeps it): the first
+/// two cache lines hold what every frame reads and writes.
+#[repr(C)]
 pub struct Port {
+    /// When the frame being serialised is done (a port whose time is
+    /// past this is idle).
+    pub busy_until: Time,
+    /// Serialisation time of one byte when it is a whole number of
+    /// picoseconds (every standard rate), else 0: saves a 128-bit division
+    /// per frame.
+    ps_per_byte: Time,
+    pub delay: Time,
+    /// Wire bytes waiting in the queues.
+    pub queued_bytes: u64,
+    pub loss: f64,
     pub node: u32,
     /// Index of this port among its node's ports.
     pub local: u16,
-    pub rate_bps: u64,
-    pub delay: Time,
-    pub up: bool,
-    pub loss: f64,
-    pub loss_rng: Rng,
-    pub busy: bool,
-    pub queues: [VecDeque<u32>; CLASSES],
-    /// Wire bytes waiting in the queues.
-    pub queued_bytes: u64,
+    /// A `TxDone` event is scheduled at `busy_until`. A switch port that has
+    /// nothing else to send when it starts a frame schedules none: most
+    /// hops at moderate load then cost one event instead of two, and a
+    /// packet that arrives meanwhile asks for it.
+    pub tx_done_pending: bool,
     /// Bit c set: queue c is not empty.
     pub backlogged: u8,
-    /// PFC frames waiting to be sent on this port.
-    pub pfc_out: VecDeque<(u8, bool)>,
     /// Classes the link partner has paused.
     pub paused: u8,
-    pub paused_since: Time,
+    pub up: bool,
     /// Frames on the wire toward the partner, with their arrival times.
     pub wire: VecDeque<(Time, Frame)>,
-    pub ecn_rng: Rng,
+    /// PFC frames waiting to be sent on this port.
+    pub pfc_out: VecDeque<(u8, bool)>,
     pub stats: PortStats,
+    pub queues: [VecDeque<Hdr>; CLASSES],
+    rate_bps: u64,
+    pub paused_since: Time,
+    pub loss_rng: Rng,
+    pub ecn_rng: Rng,
 }
 
 impl Port {
+    pub fn new(
+        node: u32,
+        local: u16,
+        rate_bps: u64,
+        delay: Time,
+        loss_rng: Rng,
+        ecn_rng: Rng,
+    ) -> Port {
+        let mut port = Port {
+            node,
+            local,
+            rate_bps: 0,
+            ps_per_byte: 0,
+            delay,
+            up: true,
+            loss: 0.0,
+            loss_rng,
+            busy_until: 0,
+            tx_done_pending: false,
+            queues: Default::default(),
+            queued_bytes: 0,
+            backlogged: 0,
+            pfc_out: VecDeque::new(),
+            paused: 0,
+            paused_since: 0,
+            wire: VecDeque::new(),
+            ecn_rng,
+            stats: Default::default(),
+        };
+        port.set_rate(rate_bps);
+        port
+    }
+
+    #[inline]
+    pub fn rate_bps(&self) -> u64 {
+        self.rate_bps
+    }
+
+    pub fn set_rate(&mut self, bps: u64) {
+        self.rate_bps = bps;
+        let per_byte = 8 * SEC;
+        self.ps_per_byte = if per_byte.is_multiple_of(bps) {
+            per_byte / bps
+        } else {
+            0
+        };
+    }
+
+    /// Time to serialise `bytes` at this port's rate (rounded up).
+    #[inline]
+    pub fn tx_time(&self, bytes: u32) -> Time {
+        if self.ps_per_byte != 0 {
+            bytes as Time * self.ps_per_byte
+        } else {
+            serialization(bytes as u64, self.rate_bps)
+        }
+    }
+
     /// The next queued packet this port may send: strict priority over the
     /// classes the partner has not paused.
     #[inline]
-    pub fn pop_eligible(&mut self) -> Option<(u32, usize)> {
+    pub fn pop_eligible(&mut self) -> Option<Hdr> {
         let ready = self.backlogged & !self.paused;
         if ready == 0 {
             return None;
@@ -73,14 +148,20 @@ impl Port {
         if q.is_empty() {
             self.backlogged &= !(1 << class);
         }
-        Some((pkt, class))
+        Some(pkt)
     }
 
     #[inline]
-    pub fn push(&mut self, class: usize, pkt: u32, wire: u32) {
-        self.queues[class].push_back(pkt);
-        self.queued_bytes += wire as u64;
-        self.backlogged |= 1 << class;
+    pub fn push(&mut self, hdr: Hdr) {
+        self.queues[hdr.class as usize].push_back(hdr);
+        self.queued_bytes += hdr.wire as u64;
+        self.backlogged |= 1 << hdr.class;
+    }
+
+    /// Something waits to go out: a PFC frame or a packet of an unpaused class.
+    #[inline]
+    pub fn has_work(&self) -> bool {
+        self.backlogged & !self.paused != 0 || !self.pfc_out.is_empty()
     }
 
     /// Applies a PFC frame from the partner; returns true if this port may

@@ -12,13 +12,17 @@
 //!
 //! Modules: [`nic`] (public API, QP table, dispatch, scheduler loop),
 //! `qp` (one queue pair), `requester` and `responder` (the two halves of
-//! RC), `sched` (ready ring and rate-limiter heap), [`cc`] (congestion
-//! control selection), [`dcqcn`] (DCQCN reaction point, presets),
-//! [`reliability`] (per-QP choice of go-back-N or [`mprdma`]) and
-//! [`mprdma`] (MP-RDMA's multipath sender and bitmap receiver).
+//! RC with go-back-N), [`irn`] (IRN: selective repeat, BDP flow control,
+//! out-of-order placement), [`mprdma`] (MP-RDMA: multipath sender, 2-bit
+//! bitmap receiver), [`reliability`] (the per-QP choice between them and
+//! their NIC state), [`memory`] (DMA for callers that move real bytes),
+//! `sched` (ready ring and rate-limiter heap), [`cc`] (congestion control
+//! selection) and [`dcqcn`] (DCQCN reaction point, presets).
 
 pub mod cc;
 pub mod dcqcn;
+pub mod irn;
+pub mod memory;
 pub mod mprdma;
 pub mod nic;
 pub mod packet;
@@ -30,10 +34,12 @@ mod sched;
 
 pub use cc::{Cc, CcConfig};
 pub use dcqcn::{Dcqcn, DcqcnParams, Notification};
+pub use irn::IrnConfig;
+pub use memory::Memory;
 pub use mprdma::{MpRdmaConfig, SyncMode};
 pub use nic::{
     Completion, CompletionSide, Event, Nic, NicConfig, NicStats, Placement, QpConfig, QpId,
     SendOptions, Transmit, WorkRequest,
 };
-pub use packet::{MpHeader, Packet, PacketKind, Verb};
-pub use reliability::Reliability;
+pub use packet::{MpHeader, Packet, PacketKind, Verb, ATOMIC_BYTES};
+pub use reliability::{Reliability, StateBytes};

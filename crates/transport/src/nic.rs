@@ -1,6 +1,7 @@
 //! The NIC: the public API (configuration, work requests, events, stats),
 //! the QP table (a `Vec` indexed by `QpId`), packet dispatch to the
-//! requester/responder halves, the control-packet FIFO and the data
+//! requester/responder halves of each QP's reliability scheme (go-back-N or
+//! IRN), the control-packet FIFO and the data
 //! scheduler (control first; then round-robin over QPs that have data and
 //! whose rate limiter allows them to send).
 //!
@@ -11,11 +12,11 @@ use std::collections::VecDeque;
 
 use crate::cc::{Cc, CcConfig};
 use crate::dcqcn::Notification;
-use crate::mprdma::MpQp;
+use crate::memory::{Dma, Memory};
 use crate::packet::{Packet, PacketKind, Verb};
-use crate::qp::Qp;
+use crate::qp::{Engine, Qp};
 use crate::reliability::Reliability;
-use crate::responder::Reply;
+use crate::responder::{RecvWqe, Reply};
 use crate::sched::{SchedState, Scheduler};
 use engine::Time;
 
@@ -47,7 +48,7 @@ pub struct NicConfig {
     /// notification point, reports CE marks (see
     /// [`crate::dcqcn::Notification`]; `None` echoes on ACKs).
     pub cc: CcConfig,
-    /// Reliability engine of every QP (unless overridden per QP with
+    /// Reliability scheme of every QP (unless overridden per QP with
     /// [`Nic::create_qp_with`]).
     pub reliability: Reliability,
 }
@@ -94,8 +95,8 @@ impl NicConfig {
         if self.data_priority > 7 || self.ctrl_priority > 7 {
             return Err("priorities must be in 0..8".into());
         }
-        self.cc.validate()?;
-        self.reliability.validate()
+        self.reliability.validate()?;
+        self.cc.validate()
     }
 }
 
@@ -107,11 +108,24 @@ pub struct QpConfig {
     pub sport: u16,
 }
 
-#[derive(Clone, Copy, Debug)]
+/// A work request. The addresses and operands matter only to callers that
+/// move real bytes ([`Nic::poll_transmit_with`], [`Nic::on_packet_with`]).
+#[derive(Clone, Copy, Debug, Default)]
 pub struct WorkRequest {
     pub wr_id: u64,
     pub verb: Verb,
+    /// Bytes (ignored for atomics, which move 8).
     pub len: u64,
+    /// WRITE, READ, atomics: the address at the responder.
+    pub remote_addr: u64,
+    /// WRITE, SEND: where the data comes from; READ, atomics: where the
+    /// data or the original value goes.
+    pub local_addr: u64,
+    /// WRITE with immediate: the immediate; fetch-and-add: the addend;
+    /// compare-and-swap: the swap value.
+    pub imm: u64,
+    /// Compare-and-swap: the compare value.
+    pub compare: u64,
 }
 
 /// Per-operation flags of [`Nic::post_send_with`].
@@ -167,6 +181,8 @@ pub struct Completion {
     pub len: u64,
     pub side: CompletionSide,
     pub at: Time,
+    /// Responder completion of a WRITE with immediate: the immediate.
+    pub imm: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -242,6 +258,12 @@ pub struct NicStats {
     pub mp_max_ooo_degree: u64,
     /// MP-RDMA: the out-of-order degree of every new data packet.
     pub mp_ood: crate::mprdma::OodHistogram,
+    /// Payload bytes that could not be placed or read (outside registered
+    /// memory, or a SEND overrunning its receive buffer); the packet is
+    /// dropped without a reply.
+    pub access_errors: u64,
+    /// IRN: packets beyond the receiver's bitmap, dropped and NACKed.
+    pub beyond_window_dropped: u64,
 }
 
 /// One host's RNIC: its queue pairs, their packets, timers and completions.
@@ -283,8 +305,8 @@ impl Nic {
     /// Creates a QP running the NIC's congestion control. QP numbers are
     /// 0, 1, 2, ... in creation order.
     pub fn create_qp(&mut self, cfg: QpConfig) -> QpId {
-        let cc = self.cfg.cc;
-        self.create_qp_with_cc(cfg, cc)
+        let (cc, rel) = (self.cfg.cc, self.cfg.reliability);
+        self.create_qp_with(cfg, cc, rel)
     }
 
     /// Creates a QP with its own congestion control (overriding
@@ -295,7 +317,7 @@ impl Nic {
         self.create_qp_with(cfg, cc, rel)
     }
 
-    /// Creates a QP with its own congestion control and reliability engine.
+    /// Creates a QP with its own congestion control and reliability scheme.
     /// Panics if either is invalid.
     pub fn create_qp_with(&mut self, cfg: QpConfig, cc: CcConfig, rel: Reliability) -> QpId {
         if let Err(e) = cc.validate() {
@@ -306,17 +328,13 @@ impl Nic {
         }
         let id = QpId::try_from(self.qps.len()).expect("too many QPs");
         let state = Cc::new(&cc, self.cfg.line_rate_bps);
-        let mut qp = Qp::new(id, cfg, state, cc.notification());
-        if let Reliability::MpRdma(m) = rel {
-            let seed = (self.cfg.host as u64) << 32 | id as u64;
-            qp.mp = Some(Box::new(MpQp::new(m, cfg.sport, seed)));
-        }
-        self.qps.push(qp);
+        self.qps
+            .push(Qp::new(id, cfg, rel, state, cc.notification()));
         id
     }
 
-    /// Posts a WRITE, READ or SEND on `qp`'s send queue. Panics if `qp` does
-    /// not exist, or on a READ on an MP-RDMA QP (WRITE and SEND only).
+    /// Posts a work request on `qp`'s send queue. Panics if `qp` does not
+    /// exist.
     pub fn post_send(&mut self, now: Time, qp: QpId, wr: WorkRequest) {
         self.post_send_with(now, qp, wr, SendOptions::default());
     }
@@ -330,25 +348,24 @@ impl Nic {
             .qps
             .get_mut(qp as usize)
             .unwrap_or_else(|| panic!("no QP {qp}"));
-        match q.mp.as_mut() {
-            Some(m) => {
-                m.snd.post(now, wr, opts.sync, mtu);
-                // A synchronise gate may need a timer.
-                q.sync_timer(events);
-            }
-            None => q.req.post(wr, mtu),
+        q.post(now, wr, opts.sync, mtu);
+        if matches!(q.engine, Engine::MpRdma(_)) {
+            // A synchronise gate may need a timer.
+            q.sync_timer(events);
         }
         self.wake(qp as usize, now);
     }
 
-    /// Posts a receive WQE for SENDs arriving on `qp`. `len` is the buffer
-    /// size; it is not enforced (the completion reports the bytes received).
-    pub fn post_recv(&mut self, qp: QpId, wr_id: u64, _len: u64) {
-        let q = self.qp_mut(qp);
-        match q.mp.as_mut() {
-            Some(m) => m.rcv.post_recv(wr_id),
-            None => q.resp.post_recv(wr_id),
-        }
+    /// Posts a receive WQE (for SENDs and WRITEs with immediate) of `len`
+    /// bytes at address 0 (for callers that move lengths only). A SEND
+    /// longer than its receive buffer is not placed (`access_errors`).
+    pub fn post_recv(&mut self, qp: QpId, wr_id: u64, len: u64) {
+        self.post_recv_at(qp, wr_id, 0, len);
+    }
+
+    /// Posts a receive WQE whose buffer is `len` bytes at `addr`.
+    pub fn post_recv_at(&mut self, qp: QpId, wr_id: u64, addr: u64, len: u64) {
+        self.qp_mut(qp).post_recv(RecvWqe { wr_id, addr, len });
     }
 
     /// Starts recording MP-RDMA placements (see [`Nic::poll_placement`]).
@@ -362,6 +379,27 @@ impl Nic {
     }
 
     pub fn on_packet(&mut self, now: Time, pkt: &Packet) {
+        self.on_packet_dma(now, pkt, &mut Dma::none());
+    }
+
+    /// As [`Nic::on_packet`], with the packet's payload bytes, placed into
+    /// `mem`. A payload whose length is not the header's is dropped as
+    /// malformed.
+    pub fn on_packet_with(
+        &mut self,
+        now: Time,
+        pkt: &Packet,
+        payload: &[u8],
+        mem: &mut dyn Memory,
+    ) {
+        if payload.len() != pkt.payload as usize {
+            self.stats.malformed_dropped += 1;
+            return;
+        }
+        self.on_packet_dma(now, pkt, &mut Dma::rx(mem, payload));
+    }
+
+    fn on_packet_dma(&mut self, now: Time, pkt: &Packet, dma: &mut Dma) {
         self.now = self.now.max(now);
         let qi = pkt.dst_qp as usize;
         let valid = pkt.dst == self.cfg.host
@@ -379,7 +417,7 @@ impl Nic {
         let ctrl = &mut self.ctrl;
         let qp = &mut self.qps[qi];
         let id = qp.id;
-        if qp.mp.is_some() {
+        if matches!(qp.engine, Engine::MpRdma(_)) {
             let wake =
                 Self::on_packet_mp(now, qp, pkt, cfg, stats, events, ctrl, &mut self.placements);
             qp.sync_timer(events);
@@ -391,19 +429,38 @@ impl Nic {
         let mut wake = false;
         match pkt.kind {
             PacketKind::Request => {
-                let o = qp.resp.on_request(now, id, pkt, cfg, stats, events);
+                let o = match &mut qp.engine {
+                    Engine::GoBackN { resp, .. } => {
+                        resp.on_request(now, id, pkt, cfg, stats, events, dma)
+                    }
+                    Engine::Irn { resp, .. } => {
+                        resp.on_request(now, id, pkt, cfg, stats, events, dma)
+                    }
+                    Engine::MpRdma(_) => unreachable!("MP-RDMA QPs go to on_packet_mp"),
+                };
                 if o.malformed {
                     stats.malformed_dropped += 1;
                 }
                 let echo_mode = qp.notification == Notification::AckEcho;
                 let reply = match o.reply {
                     Reply::None => None,
-                    Reply::Ack(psn, ce) => Some((PacketKind::Ack, psn, echo_mode && ce)),
-                    Reply::Nack(psn, ce) => Some((PacketKind::Nack, psn, echo_mode && ce)),
+                    Reply::Ack(psn, ce) => Some((PacketKind::Ack, psn, psn, echo_mode && ce)),
+                    Reply::Nack(psn, ce) => Some((PacketKind::Nack, psn, psn, echo_mode && ce)),
+                    Reply::Sack(psn, sack, ce) => {
+                        Some((PacketKind::Nack, psn, sack, echo_mode && ce))
+                    }
                 };
-                if let Some((kind, psn, echo)) = reply {
+                if let Some((kind, psn, sack, echo)) = reply {
                     stats.cnps_sent += echo as u64;
-                    ctrl.push_back(qp.ctrl_packet(kind, psn, pkt.verb, echo, pkt.sent_at, cfg));
+                    ctrl.push_back(qp.ctrl_packet(
+                        kind,
+                        psn,
+                        sack,
+                        pkt.verb,
+                        echo,
+                        pkt.sent_at,
+                        cfg,
+                    ));
                 }
                 if pkt.ce {
                     match qp.notification {
@@ -420,10 +477,30 @@ impl Nic {
                 wake = o.read_queued;
             }
             PacketKind::ReadResponse => {
-                let o = qp.req.on_read_response(now, id, pkt, cfg, stats, events);
+                let (o, reply) = match &mut qp.engine {
+                    Engine::GoBackN { req, .. } => (
+                        req.on_read_response(now, id, pkt, cfg, stats, events, dma),
+                        None,
+                    ),
+                    Engine::Irn { req, .. } => {
+                        req.on_read_response(now, id, pkt, cfg, stats, events, dma)
+                    }
+                    Engine::MpRdma(_) => unreachable!("MP-RDMA QPs go to on_packet_mp"),
+                };
                 if o.malformed {
                     stats.malformed_dropped += 1;
                 } else {
+                    if let Some((kind, psn, sack)) = reply {
+                        ctrl.push_back(qp.ctrl_packet(
+                            kind,
+                            psn,
+                            sack,
+                            pkt.verb,
+                            false,
+                            pkt.sent_at,
+                            cfg,
+                        ));
+                    }
                     if pkt.ce {
                         let interval = match qp.notification {
                             Notification::Cnp { cnp_interval } => cnp_interval,
@@ -436,10 +513,13 @@ impl Nic {
             }
             PacketKind::Ack | PacketKind::Nack => {
                 let is_ack = pkt.kind == PacketKind::Ack;
-                let o = if is_ack {
-                    qp.req.on_ack(now, id, pkt.psn, cfg, events)
-                } else {
-                    qp.req.on_nack(now, id, pkt.psn, cfg, events)
+                let o = match &mut qp.engine {
+                    Engine::GoBackN { req, .. } if is_ack => {
+                        req.on_ack(now, id, pkt.psn, cfg, events)
+                    }
+                    Engine::GoBackN { req, .. } => req.on_nack(now, id, pkt.psn, cfg, events),
+                    Engine::Irn { req, .. } => req.on_ack(now, id, pkt, events),
+                    Engine::MpRdma(_) => unreachable!("MP-RDMA QPs go to on_packet_mp"),
                 };
                 if o.malformed {
                     stats.malformed_dropped += 1;
@@ -453,6 +533,18 @@ impl Nic {
                         stats.cnps_received += 1;
                         qp.cc.on_congestion(now, &mut stats.rate_decreases);
                     }
+                    wake = true;
+                }
+            }
+            PacketKind::ReadAck | PacketKind::ReadNack => {
+                let o = match &mut qp.engine {
+                    Engine::Irn { resp, .. } => resp.on_read_ack(now, pkt),
+                    Engine::GoBackN { .. } => crate::requester::Outcome { malformed: true },
+                    Engine::MpRdma(_) => unreachable!("MP-RDMA QPs go to on_packet_mp"),
+                };
+                if o.malformed {
+                    stats.malformed_dropped += 1;
+                } else {
                     wake = true;
                 }
             }
@@ -481,7 +573,9 @@ impl Nic {
         placements: &mut Option<VecDeque<Placement>>,
     ) -> bool {
         let id = qp.id;
-        let m = qp.mp.as_mut().expect("MP-RDMA QP");
+        let Engine::MpRdma(m) = &mut qp.engine else {
+            unreachable!("on_packet_mp on a QP of another scheme");
+        };
         match pkt.kind {
             PacketKind::Request => {
                 let reply = m
@@ -489,7 +583,8 @@ impl Nic {
                     .on_data(now, id, pkt, cfg, stats, events, placements.as_mut());
                 if let Some(r) = reply {
                     stats.cnps_sent += r.ecn as u64;
-                    let mut a = qp.ctrl_packet(r.kind, r.aack, pkt.verb, r.ecn, pkt.sent_at, cfg);
+                    let mut a =
+                        qp.ctrl_packet(r.kind, r.aack, r.aack, pkt.verb, r.ecn, pkt.sent_at, cfg);
                     // The ACK travels on the data packet's VP too, so a
                     // failed path silences its own VP's clock both ways.
                     a.sport = pkt.sport;
@@ -514,7 +609,10 @@ impl Nic {
             }
             // MP-RDMA carries no READ responses and reacts to ECN echoes
             // per ACK, not to CNPs.
-            PacketKind::ReadResponse | PacketKind::Cnp => {
+            PacketKind::ReadResponse
+            | PacketKind::ReadAck
+            | PacketKind::ReadNack
+            | PacketKind::Cnp => {
                 stats.malformed_dropped += 1;
                 false
             }
@@ -532,13 +630,7 @@ impl Nic {
         if q.armed.is_some_and(|a| a <= now) {
             q.armed = None;
         }
-        let expired = match q.mp.as_mut() {
-            Some(m) => m.snd.on_timer(now),
-            None => q.req.on_timer(now),
-        };
-        if expired {
-            self.stats.timeouts += 1;
-        }
+        self.stats.timeouts += q.on_timer(now);
         q.sync_timer(&mut self.events);
         self.wake(qi, now);
     }
@@ -555,6 +647,22 @@ impl Nic {
     /// this call may queue an [`Event::ArmTimer`] (never a completion), so
     /// drain [`Nic::poll_event`] after it too.
     pub fn poll_transmit(&mut self, now: Time, paused: u8) -> Transmit {
+        self.poll_transmit_dma(now, paused, &mut Dma::none())
+    }
+
+    /// As [`Nic::poll_transmit`], reading the payload of a data packet from
+    /// `mem` into `payload` (cleared first; left empty for control packets).
+    pub fn poll_transmit_with(
+        &mut self,
+        now: Time,
+        paused: u8,
+        mem: &mut dyn Memory,
+        payload: &mut Vec<u8>,
+    ) -> Transmit {
+        self.poll_transmit_dma(now, paused, &mut Dma::tx(mem, payload))
+    }
+
+    fn poll_transmit_dma(&mut self, now: Time, paused: u8, dma: &mut Dma) -> Transmit {
         self.now = self.now.max(now);
         if !self.ctrl.is_empty() && paused & (1u8 << self.cfg.ctrl_priority) == 0 {
             let p = self.ctrl.pop_front().expect("non-empty");
@@ -582,7 +690,7 @@ impl Nic {
                 self.sched.push_waiting(qi, e, &mut q.sched);
                 continue;
             }
-            let pkt = q.next_packet(now, &self.cfg, &mut self.stats);
+            let pkt = q.next_packet(now, &self.cfg, &mut self.stats, dma);
             self.stats.data_packets_sent += 1;
             self.stats.data_bytes_sent += pkt.payload as u64;
             self.stats.data_wire_bytes_sent += pkt.wire as u64;
@@ -615,6 +723,10 @@ impl Nic {
         &self.stats
     }
 
+    /// Simulator memory of one QP's fixed state, in bytes (its work-request
+    /// queues grow on the heap with what is posted).
+    pub const QP_BYTES: usize = std::mem::size_of::<Qp>();
+
     /// Number of QPs created.
     pub fn num_qps(&self) -> usize {
         self.qps.len()
@@ -644,11 +756,12 @@ impl Nic {
 
     /// Work requests posted on `qp` and not yet completed.
     pub fn qp_pending_wrs(&self, qp: QpId) -> usize {
-        let q = self.qp(qp);
-        match &q.mp {
-            Some(m) => m.snd.pending_wrs(),
-            None => q.req.pending_wrs(),
-        }
+        self.qp(qp).pending_wrs()
+    }
+
+    /// The reliability scheme `qp` runs.
+    pub fn qp_reliability(&self, qp: QpId) -> Reliability {
+        self.qp(qp).reliability
     }
 
     /// True if no QP has anything to send or outstanding and no control
@@ -712,6 +825,7 @@ mod tests {
                 wr_id: 1,
                 verb: Verb::Write,
                 len,
+                ..WorkRequest::default()
             },
         );
     }
@@ -736,7 +850,7 @@ mod tests {
             last,
             msg_len: 1000 * (psn as u64 + 1),
             sent_at: 0,
-            mp: Default::default(),
+            ..Packet::default()
         }
     }
 

@@ -4,15 +4,49 @@
 use engine::Time;
 
 /// The RDMA operation a work request performs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Verb {
+    #[default]
     Write,
     Read,
     Send,
+    /// WRITE with immediate: a WRITE whose last packet also consumes a
+    /// receive WQE at the responder and completes it with the immediate.
+    WriteImm,
+    /// 8-byte fetch-and-add at the remote address; the original value
+    /// comes back (a single-packet READ in everything but its effect).
+    FetchAdd,
+    /// 8-byte compare-and-swap at the remote address; the original value
+    /// comes back.
+    CmpSwap,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+impl Verb {
+    /// The requester receives data back (READ and atomics): the responder
+    /// answers with response packets instead of ACKs.
+    #[inline]
+    pub fn reads(self) -> bool {
+        matches!(self, Verb::Read | Verb::FetchAdd | Verb::CmpSwap)
+    }
+
+    #[inline]
+    pub fn is_atomic(self) -> bool {
+        matches!(self, Verb::FetchAdd | Verb::CmpSwap)
+    }
+
+    /// The message consumes a receive WQE at the responder.
+    #[inline]
+    pub fn consumes_recv(self) -> bool {
+        matches!(self, Verb::Send | Verb::WriteImm)
+    }
+}
+
+/// Bytes an atomic operates on and returns.
+pub const ATOMIC_BYTES: u32 = 8;
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum PacketKind {
+    #[default]
     /// Requester to responder: WRITE or SEND payload, or a READ request
     /// (no payload; `msg_len` is the number of bytes asked for).
     Request,
@@ -20,14 +54,20 @@ pub enum PacketKind {
     ReadResponse,
     /// Cumulative acknowledgement: everything below `psn` has arrived.
     Ack,
-    /// Sequence error: `psn` is the next PSN the receiver expects.
+    /// Sequence error: `psn` is the next PSN the receiver expects. With IRN
+    /// it is also a selective ack: `sack_psn` (if above `psn`) arrived.
     Nack,
+    /// IRN: requester to read responder, cumulative acknowledgement of READ
+    /// and atomic responses (response PSN space).
+    ReadAck,
+    /// IRN: as `Nack`, for READ and atomic responses.
+    ReadNack,
     /// Congestion notification packet (DCQCN notification point to reaction point).
     Cnp,
 }
 
 /// One packet. Addresses are host ids; QPs are the NIC-local QP numbers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Packet {
     pub src: u32,
     pub dst: u32,
@@ -59,6 +99,22 @@ pub struct Packet {
     pub msg_len: u64,
     /// When the sender put the packet on the wire; echoed on Ack/Nack.
     pub sent_at: Time,
+    /// Where the payload goes or comes from, so a packet can be placed on
+    /// its own: WRITE, READ request, atomic: the remote address of this
+    /// packet's first byte (a RETH on every packet, as IRN requires); SEND:
+    /// the byte offset of this packet in its message.
+    pub addr: u64,
+    /// WRITE with immediate: the immediate; atomics: the add or swap
+    /// operand.
+    pub imm: u64,
+    /// Compare-and-swap: the compare operand.
+    pub compare: u64,
+    /// SEND and WRITE with immediate: the receive WQE sequence number;
+    /// READ and atomics: the read WQE sequence number (IRN, 5.3.2).
+    pub wqe_sn: u32,
+    /// IRN Nack/ReadNack: the PSN whose arrival triggered it (selectively
+    /// acknowledged) when above `psn`; equal to `psn` when nothing was.
+    pub sack_psn: u32,
     /// MP-RDMA's extra header fields (all zero for other transports).
     pub mp: MpHeader,
 }

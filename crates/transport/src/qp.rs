@@ -1,26 +1,46 @@
-//! One queue pair: its requester and responder halves, its congestion
-//! control state, its rate limiter (time and size of the last packet sent)
-//! and the bookkeeping of its single armed timer.
+//! One queue pair: its requester and responder halves (of the reliability
+//! scheme it runs), its congestion control state, its rate limiter (time
+//! and size of the last packet sent) and the bookkeeping of its single
+//! armed timer.
 
 use std::collections::VecDeque;
 
 use crate::cc::Cc;
 use crate::dcqcn::Notification;
+use crate::irn;
+use crate::memory::Dma;
 use crate::mprdma::MpQp;
-use crate::nic::{Event, NicConfig, NicStats, QpConfig, QpId};
+use crate::nic::{Event, NicConfig, NicStats, QpConfig, QpId, WorkRequest};
 use crate::packet::{Packet, PacketKind, Verb};
+use crate::reliability::Reliability;
 use crate::requester::Requester;
-use crate::responder::Responder;
+use crate::responder::{RecvWqe, Responder};
 use crate::sched::SchedState;
 use engine::time::serialization;
 use engine::Time;
+
+/// The requester and responder halves of one reliability scheme.
+#[derive(Debug)]
+pub(crate) enum Engine {
+    GoBackN {
+        req: Requester,
+        resp: Responder,
+    },
+    Irn {
+        req: irn::requester::Requester,
+        resp: irn::responder::Responder,
+    },
+    /// Both halves in one (boxed: go-back-N QPs, the common case at
+    /// scale, stay small).
+    MpRdma(Box<MpQp>),
+}
 
 #[derive(Debug)]
 pub(crate) struct Qp {
     pub id: QpId,
     pub cfg: QpConfig,
-    pub req: Requester,
-    pub resp: Responder,
+    pub reliability: Reliability,
+    pub engine: Engine,
     pub cc: Cc,
     /// How this QP, as a notification point, reports CE marks.
     pub notification: Notification,
@@ -33,18 +53,36 @@ pub(crate) struct Qp {
     /// The earliest `ArmTimer` handed out and not yet fired.
     pub armed: Option<Time>,
     pub sched: SchedState,
-    /// The MP-RDMA engine, replacing `req`/`resp` on MP-RDMA QPs (boxed:
-    /// go-back-N QPs, the common case at scale, stay small).
-    pub mp: Option<Box<MpQp>>,
 }
 
 impl Qp {
-    pub fn new(id: QpId, cfg: QpConfig, cc: Cc, notification: Notification) -> Qp {
+    pub fn new(
+        id: QpId,
+        cfg: QpConfig,
+        reliability: Reliability,
+        cc: Cc,
+        notification: Notification,
+    ) -> Qp {
+        let engine = match reliability {
+            Reliability::GoBackN => Engine::GoBackN {
+                req: Requester::default(),
+                resp: Responder::default(),
+            },
+            Reliability::Irn(c) => Engine::Irn {
+                req: irn::requester::Requester::new(c),
+                resp: irn::responder::Responder::new(c),
+            },
+            Reliability::MpRdma(c) => {
+                // Seeded per QP: its random VPs and probes.
+                let seed = (cfg.peer_host as u64) << 32 | id as u64;
+                Engine::MpRdma(Box::new(MpQp::new(c, cfg.sport, seed)))
+            }
+        };
         Qp {
             id,
             cfg,
-            req: Requester::default(),
-            resp: Responder::default(),
+            reliability,
+            engine,
             cc,
             notification,
             last_cnp: None,
@@ -52,24 +90,87 @@ impl Qp {
             resp_turn: false,
             armed: None,
             sched: SchedState::Idle,
-            mp: None,
         }
     }
 
     #[inline]
     pub fn has_data(&self) -> bool {
-        match &self.mp {
-            Some(m) => m.snd.has_data(),
-            None => self.req.has_data() || self.resp.has_data(),
+        self.req_has_data() || self.resp_has_data()
+    }
+
+    #[inline]
+    fn req_has_data(&self) -> bool {
+        match &self.engine {
+            Engine::GoBackN { req, .. } => req.has_data(),
+            Engine::Irn { req, .. } => req.has_data(),
+            Engine::MpRdma(m) => m.snd.has_data(),
         }
     }
 
-    /// Sent and not yet acknowledged.
     #[inline]
+    fn resp_has_data(&self) -> bool {
+        match &self.engine {
+            Engine::GoBackN { resp, .. } => resp.has_data(),
+            Engine::Irn { resp, .. } => resp.has_data(),
+            Engine::MpRdma(_) => false,
+        }
+    }
+
+    /// Posts a work request; `sync` is MP-RDMA's synchronise flag (the
+    /// other schemes deliver in order anyway).
+    pub fn post(&mut self, now: Time, wr: WorkRequest, sync: bool, mtu: u32) {
+        match &mut self.engine {
+            Engine::GoBackN { req, .. } => req.post(wr, mtu),
+            Engine::Irn { req, .. } => req.post(wr, mtu),
+            Engine::MpRdma(m) => m.snd.post(now, wr, sync, mtu),
+        }
+    }
+
+    pub fn post_recv(&mut self, wqe: RecvWqe) {
+        match &mut self.engine {
+            Engine::GoBackN { resp, .. } => resp.post_recv(wqe),
+            Engine::Irn { resp, .. } => resp.post_recv(wqe),
+            Engine::MpRdma(m) => m.rcv.post_recv(wqe.wr_id),
+        }
+    }
+
+    /// Sent but not done (requests, or IRN READ responses not acknowledged).
     pub fn outstanding(&self) -> bool {
-        match &self.mp {
-            Some(m) => m.snd.outstanding(),
-            None => self.req.outstanding(),
+        match &self.engine {
+            Engine::GoBackN { req, .. } => req.outstanding(),
+            Engine::Irn { req, resp } => req.win.outstanding() || resp.win.outstanding(),
+            Engine::MpRdma(m) => m.snd.outstanding(),
+        }
+    }
+
+    /// Posted work requests not yet completed.
+    pub fn pending_wrs(&self) -> usize {
+        match &self.engine {
+            Engine::GoBackN { req, .. } => req.pending_wrs(),
+            Engine::Irn { req, .. } => req.pending_wrs(),
+            Engine::MpRdma(m) => m.snd.pending_wrs(),
+        }
+    }
+
+    /// The earliest retransmission deadline of the QP.
+    fn deadline(&self) -> Option<Time> {
+        match &self.engine {
+            Engine::GoBackN { req, .. } => req.rto_deadline,
+            Engine::Irn { req, resp } => match (req.win.deadline, resp.win.deadline) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            },
+            Engine::MpRdma(m) => m.snd.deadline(),
+        }
+    }
+
+    /// The timer fired at `now`: the number of retransmission timeouts that
+    /// expired (IRN: request and READ-response directions each have one).
+    pub fn on_timer(&mut self, now: Time) -> u64 {
+        match &mut self.engine {
+            Engine::GoBackN { req, .. } => req.on_timer(now) as u64,
+            Engine::Irn { req, resp } => req.on_timer(now) as u64 + resp.on_timer(now) as u64,
+            Engine::MpRdma(m) => m.snd.on_timer(now) as u64,
         }
     }
 
@@ -97,43 +198,44 @@ impl Qp {
     /// Builds the next data packet (requester data or a READ response,
     /// alternating when both wait) and updates the rate limiter and the
     /// congestion control.
-    pub fn next_packet(&mut self, now: Time, cfg: &NicConfig, stats: &mut NicStats) -> Packet {
-        if let Some(m) = self.mp.as_mut() {
-            // The sender chose the VP (source port).
-            let mut pkt = m.snd.next_packet(now, cfg, stats);
-            pkt.src = cfg.host;
-            pkt.dst = self.cfg.peer_host;
-            pkt.src_qp = self.id;
-            pkt.dst_qp = self.cfg.peer_qp;
-            self.last_tx = Some((now, pkt.wire));
-            self.cc
-                .on_sent(now, pkt.wire as u64, &mut stats.rate_decreases);
-            return pkt;
-        }
-        let use_resp = self.resp.has_data() && (self.resp_turn || !self.req.has_data());
-        let mut pkt = if use_resp {
-            self.resp_turn = false;
-            self.resp.next_packet(now, cfg, stats)
-        } else {
-            self.resp_turn = true;
-            self.req.next_packet(now, cfg, stats)
+    pub fn next_packet(
+        &mut self,
+        now: Time,
+        cfg: &NicConfig,
+        stats: &mut NicStats,
+        dma: &mut Dma,
+    ) -> Packet {
+        let use_resp = self.resp_has_data() && (self.resp_turn || !self.req_has_data());
+        self.resp_turn = !use_resp;
+        let mut pkt = match (&mut self.engine, use_resp) {
+            (Engine::GoBackN { resp, .. }, true) => resp.next_packet(now, cfg, stats, dma),
+            (Engine::GoBackN { req, .. }, false) => req.next_packet(now, cfg, stats, dma),
+            (Engine::Irn { resp, .. }, true) => resp.next_packet(now, cfg, stats, dma),
+            (Engine::Irn { req, .. }, false) => req.next_packet(now, cfg, stats, dma),
+            // The MP-RDMA sender chose the VP (source port) itself.
+            (Engine::MpRdma(m), _) => m.snd.next_packet(now, cfg, stats),
         };
+        if !matches!(self.engine, Engine::MpRdma(_)) {
+            pkt.sport = self.cfg.sport;
+        }
         pkt.src = cfg.host;
         pkt.dst = self.cfg.peer_host;
         pkt.src_qp = self.id;
         pkt.dst_qp = self.cfg.peer_qp;
-        pkt.sport = self.cfg.sport;
         self.last_tx = Some((now, pkt.wire));
         self.cc
             .on_sent(now, pkt.wire as u64, &mut stats.rate_decreases);
         pkt
     }
 
-    /// A control packet (ACK, NACK, CNP) to the peer QP.
+    /// A control packet (ACK, NACK, read (N)ACK, CNP) to the peer QP.
+    /// `sack_psn` equal to `psn` means no selective ack.
+    #[allow(clippy::too_many_arguments)]
     pub fn ctrl_packet(
         &self,
         kind: PacketKind,
         psn: u32,
+        sack_psn: u32,
         verb: Verb,
         ecn_echo: bool,
         sent_at: Time,
@@ -157,7 +259,8 @@ impl Qp {
             last: false,
             msg_len: 0,
             sent_at,
-            mp: Default::default(),
+            sack_psn,
+            ..Packet::default()
         }
     }
 
@@ -179,7 +282,15 @@ impl Qp {
             return;
         }
         self.last_cnp = Some(now);
-        ctrl.push_back(self.ctrl_packet(PacketKind::Cnp, pkt.psn, pkt.verb, false, now, cfg));
+        ctrl.push_back(self.ctrl_packet(
+            PacketKind::Cnp,
+            pkt.psn,
+            pkt.psn,
+            pkt.verb,
+            false,
+            now,
+            cfg,
+        ));
         stats.cnps_sent += 1;
     }
 
@@ -189,11 +300,7 @@ impl Qp {
     /// instead of one per ACK.
     #[inline]
     pub fn sync_timer(&mut self, events: &mut VecDeque<Event>) {
-        let deadline = match &self.mp {
-            Some(m) => m.snd.deadline(),
-            None => self.req.rto_deadline,
-        };
-        if let Some(d) = deadline {
+        if let Some(d) = self.deadline() {
             if self.armed.is_none_or(|a| d < a) {
                 self.armed = Some(d);
                 events.push_back(Event::ArmTimer { qp: self.id, at: d });

@@ -1,23 +1,92 @@
-//! Which reliability (loss recovery and ordering) engine a QP runs; chosen
-//! per QP like the congestion control ([`crate::cc`]).
+//! The reliability scheme of a QP (loss recovery and receive-side
+//! ordering), one variant per transport, chosen per NIC
+//! ([`crate::NicConfig::reliability`]) or per QP
+//! ([`crate::Nic::create_qp_with`]); and the NIC state each keeps per QP.
 
+use crate::irn::IrnConfig;
 use crate::mprdma::MpRdmaConfig;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub enum Reliability {
-    /// RoCEv2 RC: one path, in-order receive, go-back-N.
+    /// RoCEv2 RC: in-order reception, go-back-N, one RTO.
     #[default]
     GoBackN,
-    /// MP-RDMA: many virtual paths, one window, out-of-order placement
-    /// tracked by a 2-bit bitmap (see [`crate::mprdma`]).
+    /// IRN: selective repeat, BDP flow control, out-of-order placement.
+    Irn(IrnConfig),
+    /// MP-RDMA: many virtual paths (UDP source ports), one ECN window,
+    /// out-of-order placement tracked by a 2-bit bitmap (see
+    /// [`crate::mprdma`]). WRITE and SEND only.
     MpRdma(MpRdmaConfig),
 }
+
+/// NIC memory one QP needs for its reliability scheme (both halves: the
+/// requester and the responder of the QP), in the spirit of Eunomia's
+/// Table 1 (bitmaps vs other per-connection variables). Counted from this
+/// implementation's state, not from a hardware design: PSNs and sequence
+/// numbers as 3-byte (24-bit, as in the BTH) fields, timers as 4 bytes,
+/// bitmaps at one bit per tracked packet. Queues of WQEs, which RoCE NICs
+/// keep anyway, are not counted.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StateBytes {
+    pub bitmap_bytes: u64,
+    pub other_bytes: u64,
+}
+
+/// Bytes of one PSN or sequence-number field.
+const PSN: u64 = 3;
+/// Bytes of one timer deadline.
+const TIMER: u64 = 4;
 
 impl Reliability {
     pub fn validate(&self) -> Result<(), String> {
         match self {
             Reliability::GoBackN => Ok(()),
+            Reliability::Irn(c) => c.validate(),
             Reliability::MpRdma(c) => c.validate().map_err(|e| format!("mprdma: {e}")),
+        }
+    }
+
+    /// Short name, as scenario files and summaries spell it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Reliability::GoBackN => "roce",
+            Reliability::Irn(_) => "irn",
+            Reliability::MpRdma(_) => "mprdma",
+        }
+    }
+
+    pub fn state_bytes(&self) -> StateBytes {
+        match self {
+            // Requester: snd_una, snd_nxt, snd_max, acked, the READ re-issue
+            // marker, RTO; responder: ePSN, READ response PSN high mark,
+            // NAK-sent flag and ACK coalescing counter (1 byte each).
+            Reliability::GoBackN => StateBytes {
+                bitmap_bytes: 0,
+                other_bytes: 7 * PSN + TIMER + 2,
+            },
+            // Per PSN space (request, response): sender una, nxt, recovery
+            // point, retransmit pointer, lost-below mark, RTO and the SACK
+            // bitmap; receiver ePSN and arrived bitmap. The responder adds
+            // the "last" bitmap (the 2-bitmap) and the receive-WQE and read
+            // sequence counters; the requester its two WQE SN counters.
+            Reliability::Irn(c) => {
+                let bits = c.bdp_packets as u64;
+                StateBytes {
+                    bitmap_bytes: (5 * bits).div_ceil(8),
+                    other_bytes: 2 * (5 * PSN + TIMER + PSN) + 4 * PSN,
+                }
+            }
+            // Go-back-N's RC state plus what MP-RDMA adds
+            // (`crate::mprdma::state_fields`, hardware widths; 2 bits per
+            // bitmap slot).
+            Reliability::MpRdma(c) => {
+                let bitmap = (2 * c.l_slots as u64).div_ceil(8);
+                let extra = crate::mprdma::state_bytes(c) as u64;
+                StateBytes {
+                    bitmap_bytes: bitmap,
+                    other_bytes: 7 * PSN + TIMER + 2 + extra - bitmap,
+                }
+            }
         }
     }
 }

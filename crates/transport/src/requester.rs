@@ -3,6 +3,8 @@
 //! processing with go-back-N, READ responses (received strictly in order;
 //! a gap drops the rest and re-issues the READ from the first missing PSN),
 //! the retransmission timeout and in-order requester completions.
+//! Atomics are single-packet READs whose one response carries the 8-byte
+//! original value; WRITE with immediate is a WRITE on this side.
 //!
 //! PSN state (all PSNs are 32-bit and never wrap; IB's 24-bit wrap-around is
 //! not modelled, which limits a QP to 2^32 packets):
@@ -24,8 +26,9 @@
 
 use std::collections::VecDeque;
 
+use crate::memory::Dma;
 use crate::nic::{Completion, CompletionSide, Event, NicConfig, NicStats, QpId, WorkRequest};
-use crate::packet::{Packet, PacketKind, Verb};
+use crate::packet::{Packet, PacketKind, Verb, ATOMIC_BYTES};
 use engine::Time;
 
 /// Number of packets of a message of `len` bytes (a 0-byte message is one
@@ -42,6 +45,34 @@ pub(crate) fn payload_of(len: u64, mtu: u32, idx: u32) -> u32 {
     len.saturating_sub(off).min(mtu as u64) as u32
 }
 
+/// Byte offset of the packet with index `idx` in its message.
+#[inline]
+pub(crate) fn offset_of(mtu: u32, idx: u32) -> u64 {
+    idx as u64 * mtu as u64
+}
+
+/// Packets of a message of `verb` and `len` bytes (atomics: one, whatever
+/// the MTU); None if it does not fit the PSN space.
+#[inline]
+pub(crate) fn wqe_npkts(verb: Verb, len: u64, mtu: u32) -> Option<u32> {
+    if verb.is_atomic() {
+        Some(1)
+    } else {
+        npkts(len, mtu)
+    }
+}
+
+/// Response payload of the packet with index `idx` of a READ of `len`
+/// bytes or of an atomic.
+#[inline]
+pub(crate) fn response_payload(verb: Verb, len: u64, mtu: u32, idx: u32) -> u32 {
+    if verb.is_atomic() {
+        ATOMIC_BYTES
+    } else {
+        payload_of(len, mtu, idx)
+    }
+}
+
 #[derive(Clone, Copy, Debug)]
 struct SendWqe {
     wr_id: u64,
@@ -49,6 +80,10 @@ struct SendWqe {
     len: u64,
     first_psn: u32,
     npkts: u32,
+    remote_addr: u64,
+    local_addr: u64,
+    imm: u64,
+    compare: u64,
 }
 
 impl SendWqe {
@@ -84,13 +119,22 @@ pub(crate) struct Requester {
 
 impl Requester {
     pub fn post(&mut self, wr: WorkRequest, mtu: u32) {
-        let n = npkts(wr.len, mtu).expect("message too long: more than 2^32 packets");
+        let len = if wr.verb.is_atomic() {
+            ATOMIC_BYTES as u64
+        } else {
+            wr.len
+        };
+        let n = wqe_npkts(wr.verb, len, mtu).expect("message too long: more than 2^32 packets");
         self.wqes.push_back(SendWqe {
             wr_id: wr.wr_id,
             verb: wr.verb,
-            len: wr.len,
+            len,
             first_psn: self.next_psn,
             npkts: n,
+            remote_addr: wr.remote_addr,
+            local_addr: wr.local_addr,
+            imm: wr.imm,
+            compare: wr.compare,
         });
         self.next_psn = self
             .next_psn
@@ -126,28 +170,39 @@ impl Requester {
 
     /// Builds the next packet from `snd_nxt` and advances it. The caller
     /// fills the addresses and `sent_at`; `has_data()` must be true.
-    pub fn next_packet(&mut self, now: Time, cfg: &NicConfig, stats: &mut NicStats) -> Packet {
+    pub fn next_packet(
+        &mut self,
+        now: Time,
+        cfg: &NicConfig,
+        stats: &mut NicStats,
+        dma: &mut Dma,
+    ) -> Packet {
         let w = self.wqes[self.cursor];
         let psn = self.snd_nxt;
         let idx = psn - w.first_psn;
         let mtu = cfg.mtu;
-        let (payload, wire, msg_len, first, last, next) = match w.verb {
-            Verb::Read => {
-                // Re-issued READs ask only for the remainder.
-                let asked = w.len - (idx as u64 * mtu as u64).min(w.len);
-                (0, cfg.header_bytes, asked, idx == 0, true, w.end())
+        let off = offset_of(mtu, idx).min(w.len);
+        let (payload, wire, msg_len, first, last, next) = if w.verb.reads() {
+            // Re-issued READs ask only for the remainder.
+            let asked = w.len - off;
+            (0, cfg.header_bytes, asked, idx == 0, true, w.end())
+        } else {
+            let pl = payload_of(w.len, mtu, idx);
+            if !dma.fetch(w.local_addr + off, pl) {
+                stats.access_errors += 1;
             }
-            Verb::Write | Verb::Send => {
-                let pl = payload_of(w.len, mtu, idx);
-                (
-                    pl,
-                    pl + cfg.header_bytes,
-                    w.len,
-                    idx == 0,
-                    idx + 1 == w.npkts,
-                    psn + 1,
-                )
-            }
+            (
+                pl,
+                pl + cfg.header_bytes,
+                w.len,
+                idx == 0,
+                idx + 1 == w.npkts,
+                psn + 1,
+            )
+        };
+        let addr = match w.verb {
+            Verb::Send => off,
+            _ => w.remote_addr + off,
         };
         if psn < self.snd_max {
             stats.retransmitted_packets += 1;
@@ -178,6 +233,11 @@ impl Requester {
             last,
             msg_len,
             sent_at: now,
+            addr,
+            imm: w.imm,
+            compare: w.compare,
+            wqe_sn: 0,
+            sack_psn: 0,
             mp: Default::default(),
         }
     }
@@ -230,7 +290,8 @@ impl Requester {
         self.finish(now, old, cfg)
     }
 
-    /// A READ response arrived.
+    /// A READ (or atomic) response arrived; in order, its payload is placed.
+    #[allow(clippy::too_many_arguments)]
     pub fn on_read_response(
         &mut self,
         now: Time,
@@ -239,6 +300,7 @@ impl Requester {
         cfg: &NicConfig,
         stats: &mut NicStats,
         events: &mut VecDeque<Event>,
+        dma: &mut Dma,
     ) -> Outcome {
         let p = pkt.psn;
         let bad = Outcome { malformed: true };
@@ -253,7 +315,11 @@ impl Requester {
         let Some(&w) = self.wqes.get(i) else {
             return bad;
         };
-        if w.verb != Verb::Read || pkt.payload != payload_of(w.len, cfg.mtu, p - w.first_psn) {
+        let idx = p - w.first_psn;
+        if !w.verb.reads()
+            || pkt.verb != w.verb
+            || pkt.payload != response_payload(w.verb, w.len, cfg.mtu, idx)
+        {
             return bad;
         }
         let old = self.snd_una;
@@ -261,6 +327,9 @@ impl Requester {
         self.acked = self.acked.max(w.first_psn);
         self.advance(now, qp, events);
         if p == self.snd_una {
+            if !dma.place(w.local_addr + offset_of(cfg.mtu, idx)) {
+                stats.access_errors += 1;
+            }
             self.snd_una = p + 1;
             self.advance(now, qp, events);
         } else {
@@ -298,15 +367,10 @@ impl Requester {
     /// `snd_una` over acknowledged WRITE/SEND PSNs.
     fn advance(&mut self, now: Time, qp: QpId, events: &mut VecDeque<Event>) {
         while let Some(&w) = self.wqes.front() {
-            let done = match w.verb {
-                Verb::Read => self.snd_una >= w.end(),
-                Verb::Write | Verb::Send => {
-                    if self.acked > self.snd_una {
-                        self.snd_una = self.acked.min(w.end());
-                    }
-                    self.snd_una >= w.end()
-                }
-            };
+            if !w.verb.reads() && self.acked > self.snd_una {
+                self.snd_una = self.acked.min(w.end());
+            }
+            let done = self.snd_una >= w.end();
             if !done {
                 break;
             }
@@ -319,6 +383,7 @@ impl Requester {
                 len: w.len,
                 side: CompletionSide::Requester,
                 at: now,
+                imm: 0,
             }));
         }
         if self.snd_nxt < self.snd_una {
@@ -366,6 +431,7 @@ mod tests {
             wr_id: id,
             verb,
             len,
+            ..WorkRequest::default()
         }
     }
 
@@ -391,7 +457,9 @@ mod tests {
         let mut r = Requester::default();
         r.post(wr(1, Verb::Write, 2500), c.mtu);
         r.post(wr(2, Verb::Send, 0), c.mtu);
-        let pk: Vec<Packet> = (0..4).map(|_| r.next_packet(0, &c, &mut st)).collect();
+        let pk: Vec<Packet> = (0..4)
+            .map(|_| r.next_packet(0, &c, &mut st, &mut Dma::none()))
+            .collect();
         assert!(!r.has_data());
         let f = |p: &Packet| (p.psn, p.payload, p.wire, p.first, p.last, p.msg_len);
         assert_eq!(f(&pk[0]), (0, 1000, 1048, true, false, 2500));
@@ -409,12 +477,12 @@ mod tests {
         let mut r = Requester::default();
         r.post(wr(1, Verb::Read, 3500), c.mtu);
         r.post(wr(2, Verb::Write, 10), c.mtu);
-        let req = r.next_packet(0, &c, &mut st);
+        let req = r.next_packet(0, &c, &mut st, &mut Dma::none());
         assert_eq!(
             (req.psn, req.payload, req.wire, req.msg_len),
             (0, 0, 48, 3500)
         );
-        let w = r.next_packet(0, &c, &mut st);
+        let w = r.next_packet(0, &c, &mut st, &mut Dma::none());
         assert_eq!(w.psn, 4, "READ of 4 response packets took PSNs 0..4");
         // Response 0 arrives, then 2 (1 lost): gap -> re-issue from 1.
         let resp = |psn: u32, payload: u32| Packet {
@@ -424,26 +492,26 @@ mod tests {
             ..req
         };
         assert!(
-            !r.on_read_response(1, 0, &resp(0, 1000), &c, &mut st, &mut ev)
+            !r.on_read_response(1, 0, &resp(0, 1000), &c, &mut st, &mut ev, &mut Dma::none())
                 .malformed
         );
         assert_eq!(r.snd_una(), 1);
-        let o = r.on_read_response(2, 0, &resp(2, 1000), &c, &mut st, &mut ev);
+        let o = r.on_read_response(2, 0, &resp(2, 1000), &c, &mut st, &mut ev, &mut Dma::none());
         assert!(!o.malformed);
         assert_eq!(r.snd_una(), 1);
         assert_eq!(st.out_of_order_dropped, 1);
         assert_eq!(r.snd_nxt(), 1);
         // A second out-of-order response does not rewind again.
-        r.next_packet(3, &c, &mut st);
+        r.next_packet(3, &c, &mut st, &mut Dma::none());
         assert_eq!(r.snd_nxt(), 4);
-        r.on_read_response(3, 0, &resp(3, 500), &c, &mut st, &mut ev);
+        r.on_read_response(3, 0, &resp(3, 500), &c, &mut st, &mut ev, &mut Dma::none());
         assert_eq!(r.snd_nxt(), 4);
         assert_eq!(st.read_reissues, 1);
         // The WRITE's ACK overtakes the READ responses: no completion yet.
         r.on_ack(4, 0, 5, &c, &mut ev);
         assert!(completions(&mut ev).is_empty());
         for (p, pl) in [(1, 1000), (2, 1000), (3, 500)] {
-            r.on_read_response(5, 0, &resp(p, pl), &c, &mut st, &mut ev);
+            r.on_read_response(5, 0, &resp(p, pl), &c, &mut st, &mut ev, &mut Dma::none());
         }
         assert_eq!(
             completions(&mut ev),
@@ -460,16 +528,16 @@ mod tests {
         let mut ev = VecDeque::new();
         let mut r = Requester::default();
         r.post(wr(1, Verb::Read, 3500), c.mtu);
-        let req = r.next_packet(0, &c, &mut st);
+        let req = r.next_packet(0, &c, &mut st, &mut Dma::none());
         let resp = Packet {
             kind: PacketKind::ReadResponse,
             psn: 0,
             payload: 1000,
             ..req
         };
-        r.on_read_response(1, 0, &resp, &c, &mut st, &mut ev);
+        r.on_read_response(1, 0, &resp, &c, &mut st, &mut ev, &mut Dma::none());
         assert!(r.on_timer(1 + c.rto));
-        let again = r.next_packet(2 + c.rto, &c, &mut st);
+        let again = r.next_packet(2 + c.rto, &c, &mut st, &mut Dma::none());
         assert_eq!((again.psn, again.msg_len, again.first), (1, 2500, false));
         assert_eq!(st.retransmitted_packets, 1);
     }
@@ -482,12 +550,12 @@ mod tests {
         let mut r = Requester::default();
         r.post(wr(1, Verb::Write, 10_000), c.mtu);
         for _ in 0..8 {
-            r.next_packet(0, &c, &mut st);
+            r.next_packet(0, &c, &mut st, &mut Dma::none());
         }
         r.on_nack(1, 0, 3, &c, &mut ev);
         assert_eq!((r.snd_una(), r.snd_nxt()), (3, 3));
         for _ in 0..2 {
-            r.next_packet(2, &c, &mut st);
+            r.next_packet(2, &c, &mut st, &mut Dma::none());
         }
         assert_eq!(st.retransmitted_packets, 2);
         r.on_ack(3, 0, 4, &c, &mut ev);
@@ -506,7 +574,7 @@ mod tests {
         let mut r = Requester::default();
         r.post(wr(1, Verb::Write, 3000), c.mtu);
         for _ in 0..3 {
-            r.next_packet(10, &c, &mut st);
+            r.next_packet(10, &c, &mut st, &mut Dma::none());
         }
         assert_eq!(r.rto_deadline, Some(10 + c.rto));
         r.on_ack(20, 0, 1, &c, &mut ev);
@@ -518,8 +586,8 @@ mod tests {
         assert!(r.on_timer(20 + c.rto));
         assert_eq!(r.snd_nxt(), 1);
         assert_eq!(r.rto_deadline, None);
-        r.next_packet(40, &c, &mut st);
-        r.next_packet(40, &c, &mut st);
+        r.next_packet(40, &c, &mut st, &mut Dma::none());
+        r.next_packet(40, &c, &mut st, &mut Dma::none());
         r.on_ack(50, 0, 3, &c, &mut ev);
         assert_eq!(r.rto_deadline, None);
         assert_eq!(completions(&mut ev), vec![1]);

@@ -18,21 +18,41 @@
 //!   queued responses from that PSN on are replaced by the new ones.
 //! - With ACK coalescing (`ack_every > 1`), the ECN echo of an ACK is the OR
 //!   of the CE bits of the packets it acknowledges.
+//! - A WRITE with immediate consumes the oldest receive WQE at its last
+//!   packet (RNR as for a SEND if none is posted) and completes it with the
+//!   immediate.
+//! - An atomic executes when it arrives in order and queues one response
+//!   carrying the original value. A duplicate atomic is not executed again:
+//!   its response is replayed from a cache of the last
+//!   [`ATOMIC_CACHE`] results (older duplicates are ignored), as IB
+//!   responders do.
 
 use std::collections::VecDeque;
 
+use crate::memory::Dma;
 use crate::nic::{Completion, CompletionSide, Event, NicConfig, NicStats, QpId};
-use crate::packet::{Packet, PacketKind, Verb};
-use crate::requester::{npkts, payload_of};
+use crate::packet::{Packet, PacketKind, Verb, ATOMIC_BYTES};
+use crate::requester::{npkts, offset_of, response_payload};
 use engine::Time;
 
+/// Results of the most recent atomics kept for replaying duplicates.
+pub(crate) const ATOMIC_CACHE: usize = 16;
+
+/// A posted receive WQE: where SEND data goes.
 #[derive(Clone, Copy, Debug)]
-struct RecvWqe {
-    wr_id: u64,
+pub(crate) struct RecvWqe {
+    pub wr_id: u64,
+    pub addr: u64,
+    pub len: u64,
 }
 
 #[derive(Clone, Copy, Debug)]
 struct ReadJob {
+    verb: Verb,
+    /// Remote address of the byte at `first_psn` (READ).
+    addr: u64,
+    /// Atomic: the original value.
+    value: u64,
     /// First PSN of the request this job answers.
     first_psn: u32,
     next_psn: u32,
@@ -49,6 +69,8 @@ pub(crate) enum Reply {
     /// packets, to be used only in ACK-echo notification mode).
     Ack(u32, bool),
     Nack(u32, bool),
+    /// IRN: NACK(cumulative PSN) selectively acknowledging the second PSN.
+    Sack(u32, u32, bool),
 }
 
 /// Result of one request packet.
@@ -67,18 +89,20 @@ pub(crate) struct Responder {
     unacked: u32,
     ce_pending: bool,
     recv: VecDeque<RecvWqe>,
-    /// SEND in progress: (recv wr_id, bytes so far).
-    cur_send: Option<(u64, u64)>,
+    /// SEND in progress: (receive WQE, bytes so far).
+    cur_send: Option<(RecvWqe, u64)>,
     /// WRITE in progress: bytes so far.
     cur_write: Option<u64>,
     reads: VecDeque<ReadJob>,
     /// One past the highest READ response PSN ever sent.
     read_max: u32,
+    /// (PSN, original value) of the latest atomics.
+    atomics: VecDeque<(u32, u64)>,
 }
 
 impl Responder {
-    pub fn post_recv(&mut self, wr_id: u64) {
-        self.recv.push_back(RecvWqe { wr_id });
+    pub fn post_recv(&mut self, wqe: RecvWqe) {
+        self.recv.push_back(wqe);
     }
 
     #[cfg(test)]
@@ -91,7 +115,8 @@ impl Responder {
         !self.reads.is_empty()
     }
 
-    /// Processes a Request packet (WRITE/SEND data or READ request).
+    /// Processes a Request packet (WRITE/SEND data, READ or atomic request).
+    #[allow(clippy::too_many_arguments)]
     pub fn on_request(
         &mut self,
         now: Time,
@@ -100,6 +125,7 @@ impl Responder {
         cfg: &NicConfig,
         stats: &mut NicStats,
         events: &mut VecDeque<Event>,
+        dma: &mut Dma,
     ) -> RxOutcome {
         let mut out = RxOutcome {
             reply: Reply::None,
@@ -123,8 +149,29 @@ impl Responder {
                     out.malformed = true;
                     return out;
                 }
-                self.requeue_read(psn, n, pkt.msg_len);
+                self.requeue_read(ReadJob {
+                    verb: Verb::Read,
+                    addr: pkt.addr,
+                    value: 0,
+                    first_psn: psn,
+                    next_psn: psn,
+                    end_psn: psn + n,
+                    msg_len: pkt.msg_len,
+                });
                 out.read_queued = true;
+            } else if pkt.verb.is_atomic() {
+                if let Some(&(_, value)) = self.atomics.iter().find(|(p, _)| *p == psn) {
+                    self.requeue_read(ReadJob {
+                        verb: pkt.verb,
+                        addr: pkt.addr,
+                        value,
+                        first_psn: psn,
+                        next_psn: psn,
+                        end_psn: psn + 1,
+                        msg_len: ATOMIC_BYTES as u64,
+                    });
+                    out.read_queued = true;
+                }
             } else {
                 let ce = self.ce_pending || pkt.ce;
                 self.unacked = 0;
@@ -134,86 +181,127 @@ impl Responder {
             return out;
         }
         // In order.
-        match pkt.verb {
-            Verb::Read => {
-                if self.cur_send.is_some() || self.cur_write.is_some() {
-                    out.malformed = true;
-                    return out;
-                }
-                let Some(end) = npkts(pkt.msg_len, cfg.mtu).and_then(|n| psn.checked_add(n)) else {
-                    out.malformed = true;
-                    return out;
-                };
-                self.nak_sent = false;
-                self.epsn = end;
-                self.reads.push_back(ReadJob {
-                    first_psn: psn,
-                    next_psn: psn,
-                    end_psn: end,
-                    msg_len: pkt.msg_len,
-                });
-                out.read_queued = true;
+        if pkt.verb.reads() {
+            if self.cur_send.is_some() || self.cur_write.is_some() {
+                out.malformed = true;
+                return out;
             }
-            Verb::Write | Verb::Send => {
-                let in_msg = self.cur_send.is_some() || self.cur_write.is_some();
-                if pkt.first == in_msg || pkt.payload > cfg.mtu {
-                    out.malformed = true;
-                    return out;
-                }
-                if pkt.verb == Verb::Send && pkt.first {
-                    let Some(w) = self.recv.pop_front() else {
-                        // RNR: drop silently, suppress NACKs for the rest of
-                        // the message; the requester's RTO retries.
-                        stats.rnr_drops += 1;
-                        self.nak_sent = true;
-                        return out;
-                    };
-                    self.cur_send = Some((w.wr_id, 0));
-                } else if pkt.verb == Verb::Write && pkt.first {
-                    self.cur_write = Some(0);
-                }
-                let bytes = match pkt.verb {
-                    Verb::Send => self.cur_send.as_mut().map(|(_, b)| b),
-                    _ => self.cur_write.as_mut(),
-                };
-                let Some(bytes) = bytes else {
-                    out.malformed = true;
+            let n = if pkt.verb.is_atomic() {
+                Some(1)
+            } else {
+                npkts(pkt.msg_len, cfg.mtu)
+            };
+            let Some(end) = n.and_then(|n| psn.checked_add(n)) else {
+                out.malformed = true;
+                return out;
+            };
+            let mut job = ReadJob {
+                verb: pkt.verb,
+                addr: pkt.addr,
+                value: 0,
+                first_psn: psn,
+                next_psn: psn,
+                end_psn: end,
+                msg_len: pkt.msg_len,
+            };
+            if pkt.verb.is_atomic() {
+                let Some(old) = dma.atomic(pkt.verb, pkt.addr, pkt.imm, pkt.compare) else {
+                    stats.access_errors += 1;
                     return out;
                 };
-                *bytes += pkt.payload as u64;
-                let total = *bytes;
-                self.nak_sent = false;
-                self.epsn += 1;
-                if pkt.last {
-                    let wr_id = match pkt.verb {
-                        Verb::Send => self.cur_send.take().map_or(0, |(id, _)| id),
-                        _ => {
-                            self.cur_write = None;
-                            0
-                        }
-                    };
-                    events.push_back(Event::Completion(Completion {
-                        qp,
-                        wr_id,
-                        verb: pkt.verb,
-                        len: total,
-                        side: CompletionSide::Responder,
-                        at: now,
-                    }));
+                job.value = old;
+                job.msg_len = ATOMIC_BYTES as u64;
+                if self.atomics.len() == ATOMIC_CACHE {
+                    self.atomics.pop_front();
                 }
-                self.unacked += 1;
-                self.ce_pending |= pkt.ce;
-                if self.unacked >= cfg.ack_every.max(1) || pkt.last {
-                    out.reply = Reply::Ack(self.epsn, self.ce_pending);
-                    self.unacked = 0;
-                    self.ce_pending = false;
-                }
+                self.atomics.push_back((psn, old));
+            }
+            self.nak_sent = false;
+            self.epsn = end;
+            self.reads.push_back(job);
+            out.read_queued = true;
+        } else {
+            let in_msg = self.cur_send.is_some() || self.cur_write.is_some();
+            if pkt.first == in_msg || pkt.payload > cfg.mtu {
+                out.malformed = true;
+                return out;
+            }
+            let is_send = pkt.verb == Verb::Send;
+            let needs_recv = (is_send && pkt.first) || (pkt.verb == Verb::WriteImm && pkt.last);
+            if needs_recv && self.recv.is_empty() {
+                // RNR: drop silently, suppress NACKs for the rest of
+                // the message; the requester's RTO retries.
+                stats.rnr_drops += 1;
+                self.nak_sent = true;
+                return out;
+            }
+            if is_send && pkt.first {
+                let w = self.recv.pop_front().expect("checked");
+                self.cur_send = Some((w, 0));
+            } else if !is_send && pkt.first {
+                self.cur_write = Some(0);
+            }
+            let before = if is_send {
+                self.cur_send.map(|(_, b)| b)
+            } else {
+                self.cur_write
+            };
+            let Some(before) = before else {
+                out.malformed = true;
+                return out;
+            };
+            let total = before + pkt.payload as u64;
+            let placed = match self.cur_send {
+                // A SEND lands in its receive buffer, which it may not overrun.
+                Some((w, _)) if is_send => total <= w.len && dma.place(w.addr + before),
+                _ => dma.place(pkt.addr),
+            };
+            if !placed {
+                stats.access_errors += 1;
+                return out;
+            }
+            if is_send {
+                self.cur_send = self.cur_send.map(|(w, _)| (w, total));
+            } else {
+                self.cur_write = Some(total);
+            }
+            self.nak_sent = false;
+            self.epsn += 1;
+            if pkt.last {
+                let (wr_id, imm) = match pkt.verb {
+                    Verb::Send => (self.cur_send.take().map_or(0, |(w, _)| w.wr_id), 0),
+                    Verb::WriteImm => {
+                        self.cur_write = None;
+                        (self.recv.pop_front().expect("checked").wr_id, pkt.imm)
+                    }
+                    _ => {
+                        self.cur_write = None;
+                        (0, 0)
+                    }
+                };
+                events.push_back(Event::Completion(Completion {
+                    qp,
+                    wr_id,
+                    verb: pkt.verb,
+                    len: total,
+                    side: CompletionSide::Responder,
+                    at: now,
+                    imm,
+                }));
+            }
+            self.unacked += 1;
+            self.ce_pending |= pkt.ce;
+            if self.unacked >= cfg.ack_every.max(1) || pkt.last {
+                out.reply = Reply::Ack(self.epsn, self.ce_pending);
+                self.unacked = 0;
+                self.ce_pending = false;
             }
         }
         out
     }
 
-    fn requeue_read(&mut self, psn: u32, n: u32, msg_len: u64) {
+    fn requeue_read(&mut self, job: ReadJob) {
+        let psn = job.first_psn;
         // Drop queued responses from `psn` on: the re-issued request covers
         // them (or, for later READs, go-back-N will request them again).
         while let Some(back) = self.reads.back_mut() {
@@ -226,22 +314,30 @@ impl Responder {
             }
             self.reads.pop_back();
         }
-        self.reads.push_back(ReadJob {
-            first_psn: psn,
-            next_psn: psn,
-            end_psn: psn + n,
-            msg_len,
-        });
+        self.reads.push_back(job);
     }
 
-    /// Builds the next READ response packet (addresses filled by the caller).
-    pub fn next_packet(&mut self, now: Time, cfg: &NicConfig, stats: &mut NicStats) -> Packet {
+    /// Builds the next READ or atomic response packet (addresses filled by
+    /// the caller), reading the data from memory.
+    pub fn next_packet(
+        &mut self,
+        now: Time,
+        cfg: &NicConfig,
+        stats: &mut NicStats,
+        dma: &mut Dma,
+    ) -> Packet {
         let job = self
             .reads
             .front_mut()
             .expect("next_packet without READ responses");
         let psn = job.next_psn;
-        let payload = payload_of(job.msg_len, cfg.mtu, psn - job.first_psn);
+        let idx = psn - job.first_psn;
+        let payload = response_payload(job.verb, job.msg_len, cfg.mtu, idx);
+        if job.verb.is_atomic() {
+            dma.put(&job.value.to_le_bytes());
+        } else if !dma.fetch(job.addr + offset_of(cfg.mtu, idx), payload) {
+            stats.access_errors += 1;
+        }
         let pkt = Packet {
             src: 0,
             dst: 0,
@@ -249,7 +345,7 @@ impl Responder {
             dst_qp: 0,
             sport: 0,
             kind: PacketKind::ReadResponse,
-            verb: Verb::Read,
+            verb: job.verb,
             psn,
             payload,
             wire: payload + cfg.header_bytes,
@@ -260,7 +356,7 @@ impl Responder {
             last: psn + 1 == job.end_psn,
             msg_len: job.msg_len,
             sent_at: now,
-            mp: Default::default(),
+            ..Packet::default()
         };
         job.next_psn += 1;
         if job.next_psn == job.end_psn {
@@ -297,7 +393,7 @@ mod tests {
             last,
             msg_len: 0,
             sent_at: 5,
-            mp: Default::default(),
+            ..Packet::default()
         }
     }
 
@@ -321,7 +417,15 @@ mod tests {
         }
         fn rx(&mut self, p: Packet) -> Reply {
             self.r
-                .on_request(0, 0, &p, &self.c, &mut self.st, &mut self.ev)
+                .on_request(
+                    0,
+                    0,
+                    &p,
+                    &self.c,
+                    &mut self.st,
+                    &mut self.ev,
+                    &mut Dma::none(),
+                )
                 .reply
         }
     }
@@ -391,8 +495,16 @@ mod tests {
         assert_eq!(h.rx(data(0, Verb::Send, true, false, 1000)), Reply::None);
         assert_eq!(h.rx(data(1, Verb::Send, false, true, 10)), Reply::None);
         assert_eq!(h.st.rnr_drops, 1);
-        h.r.post_recv(11);
-        h.r.post_recv(12);
+        h.r.post_recv(RecvWqe {
+            wr_id: 11,
+            addr: 0,
+            len: 2000,
+        });
+        h.r.post_recv(RecvWqe {
+            wr_id: 12,
+            addr: 0,
+            len: 2000,
+        });
         assert_eq!(
             h.rx(data(0, Verb::Send, true, false, 1000)),
             Reply::Ack(1, false)
@@ -420,10 +532,11 @@ mod tests {
         let mut h = H::new(1);
         let mut rq = data(0, Verb::Read, true, true, 0);
         rq.msg_len = 2500;
-        let o = h.r.on_request(0, 0, &rq, &h.c, &mut h.st, &mut h.ev);
+        let o =
+            h.r.on_request(0, 0, &rq, &h.c, &mut h.st, &mut h.ev, &mut Dma::none());
         assert!(o.read_queued && o.reply == Reply::None);
         assert_eq!(h.r.epsn(), 3);
-        let p0 = h.r.next_packet(1, &h.c, &mut h.st);
+        let p0 = h.r.next_packet(1, &h.c, &mut h.st, &mut Dma::none());
         assert_eq!(
             (p0.psn, p0.payload, p0.first, p0.last),
             (0, 1000, true, false)
@@ -431,11 +544,13 @@ mod tests {
         // Re-issue for the remainder from PSN 1 (1500 bytes): replaces the queue.
         let mut rq2 = data(1, Verb::Read, false, true, 0);
         rq2.msg_len = 1500;
-        h.r.on_request(2, 0, &rq2, &h.c, &mut h.st, &mut h.ev);
-        let rest: Vec<_> =
-            std::iter::from_fn(|| h.r.has_data().then(|| h.r.next_packet(3, &h.c, &mut h.st)))
-                .map(|p| (p.psn, p.payload, p.last))
-                .collect();
+        h.r.on_request(2, 0, &rq2, &h.c, &mut h.st, &mut h.ev, &mut Dma::none());
+        let rest: Vec<_> = std::iter::from_fn(|| {
+            h.r.has_data()
+                .then(|| h.r.next_packet(3, &h.c, &mut h.st, &mut Dma::none()))
+        })
+        .map(|p| (p.psn, p.payload, p.last))
+        .collect();
         assert_eq!(rest, vec![(1, 1000, false), (2, 500, true)]);
         assert_eq!(h.st.retransmitted_packets, 0);
         // A bogus duplicate READ reaching past ePSN is malformed, and so is
@@ -443,13 +558,13 @@ mod tests {
         let mut rq3 = data(2, Verb::Read, false, true, 0);
         rq3.msg_len = 5000;
         assert!(
-            h.r.on_request(4, 0, &rq3, &h.c, &mut h.st, &mut h.ev)
+            h.r.on_request(4, 0, &rq3, &h.c, &mut h.st, &mut h.ev, &mut Dma::none())
                 .malformed
         );
         let mut rq4 = data(3, Verb::Read, true, true, 0);
         rq4.msg_len = u64::MAX;
         assert!(
-            h.r.on_request(5, 0, &rq4, &h.c, &mut h.st, &mut h.ev)
+            h.r.on_request(5, 0, &rq4, &h.c, &mut h.st, &mut h.ev, &mut Dma::none())
                 .malformed
         );
         assert_eq!(h.r.epsn(), 3);

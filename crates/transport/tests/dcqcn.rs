@@ -46,7 +46,7 @@ fn ack(psn: u32, ecn_echo: bool) -> Packet {
         last: false,
         msg_len: 0,
         sent_at: 0,
-        mp: Default::default(),
+        ..Packet::default()
     }
 }
 
@@ -82,6 +82,7 @@ fn ecn_echo_acks_cut_the_rate_and_alpha_grows() {
             wr_id: 1,
             verb: Verb::Write,
             len: 100 * 1_000_000,
+            ..WorkRequest::default()
         },
     );
     let ser_line = serialization(1048, LINE);
@@ -164,6 +165,7 @@ fn min_rate_is_respected_and_paces_the_qp() {
             wr_id: 1,
             verb: Verb::Write,
             len: 1_000_000,
+            ..WorkRequest::default()
         },
     );
     let _ = nic.poll_transmit(0, 0);
@@ -215,7 +217,7 @@ fn notification_point(notification: Notification) -> (usize, usize, usize) {
             last: i == 99,
             msg_len: 100_000,
             sent_at: t,
-            mp: Default::default(),
+            ..Packet::default()
         };
         nic.on_packet(t, &pkt);
         while let Transmit::Packet(c) = nic.poll_transmit(t, 0) {
@@ -276,6 +278,7 @@ fn dcqcn_keeps_the_bottleneck_queue_short() {
                 wr_id: 1,
                 verb: Verb::Write,
                 len: 20_000_000,
+                ..WorkRequest::default()
             },
         );
         w.run();
@@ -341,6 +344,7 @@ fn rate_increase_releases_a_paced_qp_at_the_increase_time() {
             wr_id: 1,
             verb: Verb::Write,
             len: 10_000,
+            ..WorkRequest::default()
         },
     );
     // At 1 Mb/s the next packet would wait 8.384 ms; the increase at t_inc

@@ -107,6 +107,7 @@ fn run(
             wr_id: i as u64,
             verb: op.verb,
             len: op.len,
+            ..WorkRequest::default()
         };
         w.post_send(wr, op.sync);
     }

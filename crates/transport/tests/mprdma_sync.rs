@@ -48,6 +48,7 @@ fn run(msg: u64, n: u64, sync_every: u64, alpha: f64, mode: SyncMode) -> Outcome
             wr_id: i,
             verb: Verb::Write,
             len: msg,
+            ..WorkRequest::default()
         };
         w.post_send(wr, sync);
     }

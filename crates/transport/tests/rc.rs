@@ -10,7 +10,12 @@ use transport::{NicConfig, PacketKind, Verb, WorkRequest};
 const MB: u64 = 1_000_000;
 
 fn wr(wr_id: u64, verb: Verb, len: u64) -> WorkRequest {
-    WorkRequest { wr_id, verb, len }
+    WorkRequest {
+        wr_id,
+        verb,
+        len,
+        ..WorkRequest::default()
+    }
 }
 
 fn world() -> World {

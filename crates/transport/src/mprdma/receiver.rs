@@ -189,6 +189,7 @@ impl Receiver {
                         len: w.len,
                         side: CompletionSide::Responder,
                         at: now,
+                        imm: 0,
                     }));
                 }
             }
@@ -224,6 +225,7 @@ mod tests {
                 ipsn,
                 ..MpHeader::default()
             },
+            ..Packet::default()
         }
     }
 

@@ -153,7 +153,7 @@ impl Sender {
         let slot = match wr.verb {
             Verb::Send => 0,
             Verb::Write => 1,
-            Verb::Read => panic!("MP-RDMA QPs carry WRITE and SEND only, not READ"),
+            v => panic!("MP-RDMA QPs carry WRITE and SEND only, not {v:?}"),
         };
         let n = npkts(wr.len, mtu).expect("message too long: more than 2^32 packets");
         self.wqes.push_back(SendWqe {
@@ -430,6 +430,7 @@ impl Sender {
                 sync: w.sync,
                 ..MpHeader::default()
             },
+            ..Packet::default()
         }
     }
 
@@ -467,6 +468,7 @@ impl Sender {
                 len: w.len,
                 side: CompletionSide::Requester,
                 at: now,
+                imm: 0,
             }));
         }
         if self.in_recovery && self.snd_una >= self.recovery {
@@ -701,6 +703,7 @@ mod tests {
                 wr_id: 1,
                 verb: Verb::Write,
                 len,
+                ..WorkRequest::default()
             },
             false,
             1000,
@@ -731,6 +734,7 @@ mod tests {
                 vp,
                 ..MpHeader::default()
             },
+            ..Packet::default()
         }
     }
 
@@ -949,6 +953,7 @@ mod tests {
                 wr_id: 2,
                 verb: Verb::Write,
                 len: 1000,
+                ..WorkRequest::default()
             },
             true,
             1000,

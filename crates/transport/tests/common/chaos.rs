@@ -24,6 +24,7 @@ pub struct Chaos {
     pub paths: Vec<Time>,
 }
 
+#[derive(Clone, Copy)]
 enum Ev {
     PortFree(usize),
     Wake(usize),

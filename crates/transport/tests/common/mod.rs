@@ -28,7 +28,7 @@ pub enum Action {
 /// `rule(now, from, pkt)` decides the fate of each packet put on the wire.
 pub type Rule = Box<dyn FnMut(Time, usize, &Packet) -> Action>;
 
-#[derive(Debug)]
+#[derive(Clone, Copy, Debug)]
 enum Ev {
     PortFree(usize),
     Wake(usize),

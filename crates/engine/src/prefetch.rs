@@ -1,0 +1,24 @@
+//! A cache hint for hot paths that read, in a known order, data written
+//! long before (a packet is read when it reaches its host, hundreds of
+//! events after it was sent): asking for the next item while the current
+//! one is handled hides most of the wait. Touches nothing else.
+
+/// Hints the CPU to bring the two cache lines at `x` into L1.
+#[inline]
+pub fn prefetch<T>(x: &T) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        let at: *const i8 = (x as *const T).cast();
+        // SAFETY: a prefetch is only a hint: it reads nothing the program
+        // sees and cannot fault; SSE is baseline on x86_64.
+        unsafe {
+            _mm_prefetch::<_MM_HINT_T0>(at);
+            if std::mem::size_of::<T>() > 64 {
+                _mm_prefetch::<_MM_HINT_T0>(at.wrapping_add(64));
+            }
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = x;
+}

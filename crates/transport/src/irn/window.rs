@@ -1,0 +1,330 @@
+//! The two halves of IRN's selective repeat over one PSN space, shared by
+//! the request direction (requester sends, responder receives) and the
+//! READ-response direction (responder sends, requester receives).
+//!
+//! [`SendWindow`]: cumulative ack `una`, next new PSN `nxt`, the SACK
+//! bitmap, loss recovery and the RTO. A NACK carries the cumulative ack and
+//! the PSN whose arrival triggered it; the first one enters recovery, whose
+//! end (the recovery point) is everything sent so far. In recovery a PSN is
+//! lost if it is not SACKed and lies below the highest SACKed PSN; each is
+//! retransmitted once, in order, before new data. A timeout marks every
+//! unSACKed PSN lost. Recovery ends when the cumulative ack passes the
+//! recovery point. BDP flow control: a new PSN may go only while fewer than
+//! `cap` PSNs are in flight (above `una`, SACKed ones included, as in the
+//! ConWeave/TLT implementation's `CanIrnTransmit`).
+//!
+//! [`RecvWindow`]: expected PSN `epsn` and the "arrived" bitmap of the
+//! `cap` PSNs from it; anything beyond is dropped.
+
+use super::bitmap::RingBitmap;
+use super::IrnConfig;
+use engine::Time;
+
+#[derive(Clone, Debug)]
+pub(crate) struct SendWindow {
+    /// Everything below is acknowledged.
+    pub una: u32,
+    /// The next new PSN; everything below has been sent at least once.
+    pub nxt: u32,
+    sacked: RingBitmap,
+    /// In recovery: leave when `una` reaches this.
+    recovery: Option<u32>,
+    /// In recovery, unSACKed PSNs in `rtx_next..lost_below` are lost and
+    /// not yet retransmitted; `rtx_next` is kept on such a PSN (or equal to
+    /// `lost_below`).
+    rtx_next: u32,
+    lost_below: u32,
+    /// Retransmission deadline; Some iff something is unacknowledged.
+    pub deadline: Option<Time>,
+    cap: u32,
+}
+
+/// Why an acknowledgement was rejected.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Malformed;
+
+impl SendWindow {
+    pub fn new(cap: u32) -> SendWindow {
+        SendWindow {
+            una: 0,
+            nxt: 0,
+            sacked: RingBitmap::new(cap),
+            recovery: None,
+            rtx_next: 0,
+            lost_below: 0,
+            deadline: None,
+            cap,
+        }
+    }
+
+    /// A lost PSN waits for retransmission.
+    #[inline]
+    pub fn rtx_pending(&self) -> bool {
+        self.recovery.is_some() && self.rtx_next < self.lost_below
+    }
+
+    /// A new PSN below `limit` (one past the last posted) may be sent.
+    #[inline]
+    pub fn can_send_new(&self, limit: u32) -> bool {
+        self.nxt < limit && self.nxt - self.una < self.cap
+    }
+
+    #[inline]
+    pub fn outstanding(&self) -> bool {
+        self.una < self.nxt
+    }
+
+    /// The PSN to send next: a lost one first, else `nxt` (the caller checks
+    /// [`Self::can_send_new`]). True if it is a retransmission.
+    pub fn next_psn(&self) -> (u32, bool) {
+        if self.rtx_pending() {
+            (self.rtx_next, true)
+        } else {
+            (self.nxt, false)
+        }
+    }
+
+    /// `psn` (from [`Self::next_psn`]) went on the wire at `now`.
+    pub fn on_sent(&mut self, psn: u32, now: Time, cfg: &IrnConfig) {
+        if psn == self.nxt {
+            self.nxt += 1;
+        } else {
+            self.rtx_next = psn + 1;
+            self.skip_sacked();
+        }
+        if self.deadline.is_none() {
+            self.deadline = Some(now + self.rto(cfg));
+        }
+    }
+
+    /// RTO_low while fewer than N packets are in flight (a short tail, where
+    /// waiting for RTO_high would dominate), RTO_high otherwise.
+    fn rto(&self, cfg: &IrnConfig) -> Time {
+        if self.nxt - self.una < cfg.n_packets {
+            cfg.rto_low
+        } else {
+            cfg.rto_high
+        }
+    }
+
+    /// An ACK (`sack` None) or NACK: everything below `cum` arrived, and
+    /// `sack` too. Returns true if `una` advanced.
+    pub fn on_ack(
+        &mut self,
+        now: Time,
+        cum: u32,
+        sack: Option<u32>,
+        cfg: &IrnConfig,
+    ) -> Result<bool, Malformed> {
+        if cum > self.nxt || sack.is_some_and(|s| s >= self.nxt || s < cum) {
+            return Err(Malformed);
+        }
+        let progressed = cum > self.una;
+        if progressed {
+            self.sacked.clear_range(self.una, cum);
+            self.una = cum;
+        }
+        // A SACK below `una` (a late NACK) says nothing new, and its bit
+        // would alias a future PSN's.
+        if let Some(s) = sack.filter(|&s| s >= self.una) {
+            self.sacked.set(s);
+            if self.recovery.is_none() {
+                self.recovery = Some(self.nxt);
+                self.rtx_next = self.una;
+                self.lost_below = self.una;
+            }
+            self.lost_below = self.lost_below.max(s);
+        }
+        if self.recovery.is_some_and(|p| self.una >= p) {
+            self.recovery = None;
+        }
+        if self.recovery.is_some() {
+            self.rtx_next = self.rtx_next.max(self.una);
+            self.skip_sacked();
+        }
+        if !self.outstanding() {
+            self.deadline = None;
+        } else if progressed {
+            self.deadline = Some(now + self.rto(cfg));
+        }
+        Ok(progressed)
+    }
+
+    /// The timer fired at `now`: if it expired with data outstanding,
+    /// every unSACKed PSN is lost. True if it expired.
+    pub fn on_timer(&mut self, now: Time) -> bool {
+        match self.deadline {
+            Some(d) if d <= now => {
+                self.deadline = None;
+                if !self.outstanding() {
+                    return false;
+                }
+                self.recovery = Some(self.nxt);
+                self.rtx_next = self.una;
+                self.lost_below = self.nxt;
+                self.skip_sacked();
+                true
+            }
+            _ => false,
+        }
+    }
+
+    fn skip_sacked(&mut self) {
+        self.rtx_next = self
+            .sacked
+            .first_clear(self.rtx_next, self.lost_below)
+            .unwrap_or(self.lost_below.max(self.rtx_next));
+    }
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct RecvWindow {
+    /// Everything below has arrived.
+    pub epsn: u32,
+    arrived: RingBitmap,
+    cap: u32,
+}
+
+/// Where an arriving PSN falls.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Arrival {
+    /// Below `epsn`: a duplicate of something delivered.
+    Old,
+    /// In the window, already arrived.
+    Again,
+    /// In the window, new.
+    New,
+    /// At or beyond `epsn + cap`: no room in the bitmap.
+    Beyond,
+}
+
+impl RecvWindow {
+    pub fn new(cap: u32) -> RecvWindow {
+        RecvWindow {
+            epsn: 0,
+            arrived: RingBitmap::new(cap),
+            cap,
+        }
+    }
+
+    pub fn classify(&self, psn: u32) -> Arrival {
+        if psn < self.epsn {
+            Arrival::Old
+        } else if psn - self.epsn >= self.cap {
+            Arrival::Beyond
+        } else if self.arrived.get(psn) {
+            Arrival::Again
+        } else {
+            Arrival::New
+        }
+    }
+
+    pub fn mark(&mut self, psn: u32) {
+        self.arrived.set(psn);
+    }
+
+    /// If `epsn` has arrived, consumes it and returns it (call in a loop to
+    /// deliver everything now in order).
+    pub fn pop_in_order(&mut self) -> Option<u32> {
+        let p = self.epsn;
+        if self.arrived.get(p) {
+            self.arrived.clear(p);
+            self.epsn += 1;
+            Some(p)
+        } else {
+            None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use engine::time::US;
+
+    fn cfg() -> IrnConfig {
+        IrnConfig {
+            bdp_packets: 8,
+            ..IrnConfig::default()
+        }
+    }
+
+    #[test]
+    fn bdp_cap_limits_new_packets() {
+        let c = cfg();
+        let mut w = SendWindow::new(c.bdp_packets);
+        for p in 0..8 {
+            assert!(w.can_send_new(100));
+            assert_eq!(w.next_psn(), (p, false));
+            w.on_sent(p, 0, &c);
+        }
+        assert!(!w.can_send_new(100), "8 in flight");
+        // A SACK does not open the window; a cumulative ack does.
+        w.on_ack(1, 0, Some(5), &c).unwrap();
+        assert!(!w.can_send_new(100));
+        w.on_ack(1, 2, Some(5), &c).unwrap();
+        assert!(w.can_send_new(100));
+    }
+
+    #[test]
+    fn recovery_retransmits_only_the_holes_once() {
+        let c = cfg();
+        let mut w = SendWindow::new(c.bdp_packets);
+        for p in 0..8 {
+            w.on_sent(p, 0, &c);
+        }
+        // 1 and 3 lost: NACKs for 2, 4, 5.
+        w.on_ack(1, 1, Some(2), &c).unwrap();
+        assert_eq!(w.next_psn(), (1, true));
+        w.on_ack(1, 1, Some(4), &c).unwrap();
+        w.on_ack(1, 1, Some(5), &c).unwrap();
+        w.on_sent(1, 2, &c);
+        assert_eq!(w.next_psn(), (3, true));
+        w.on_sent(3, 2, &c);
+        assert!(!w.rtx_pending(), "6 and 7 are not known lost");
+        // The cumulative ack passes the recovery point (8): recovery ends.
+        w.on_ack(3, 8, None, &c).unwrap();
+        assert!(w.recovery.is_none() && w.deadline.is_none());
+        assert!(w.on_ack(3, 9, None, &c).is_err());
+    }
+
+    #[test]
+    fn timeout_resends_every_unsacked_psn_with_low_or_high_rto() {
+        let c = cfg();
+        let mut w = SendWindow::new(c.bdp_packets);
+        w.on_sent(0, 0, &c);
+        assert_eq!(w.deadline, Some(c.rto_low), "1 < N in flight");
+        for p in 1..6 {
+            w.on_sent(p, 0, &c);
+        }
+        w.on_ack(5 * US, 0, Some(2), &c).unwrap();
+        assert!(w.on_timer(c.rto_low));
+        let mut resent = vec![];
+        while w.rtx_pending() {
+            let (p, rtx) = w.next_psn();
+            assert!(rtx);
+            resent.push(p);
+            w.on_sent(p, c.rto_low, &c);
+        }
+        assert_eq!(resent, vec![0, 1, 3, 4, 5]);
+        w.on_ack(c.rto_low + US, 1, None, &c).unwrap();
+        assert_eq!(w.deadline, Some(c.rto_low + US + c.rto_high), "5 >= N");
+    }
+
+    #[test]
+    fn receive_window_classifies_and_delivers_in_order() {
+        let mut r = RecvWindow::new(4);
+        assert_eq!(r.classify(0), Arrival::New);
+        assert_eq!(r.classify(4), Arrival::Beyond);
+        r.mark(2);
+        assert_eq!(r.classify(2), Arrival::Again);
+        assert_eq!(r.pop_in_order(), None);
+        r.mark(0);
+        assert_eq!(r.pop_in_order(), Some(0));
+        assert_eq!(r.pop_in_order(), None);
+        r.mark(1);
+        assert_eq!((r.pop_in_order(), r.pop_in_order()), (Some(1), Some(2)));
+        assert_eq!(r.classify(1), Arrival::Old);
+        assert_eq!(r.classify(6), Arrival::New);
+    }
+}

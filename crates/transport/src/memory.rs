@@ -1,0 +1,101 @@
+//! Host memory as the NIC reaches it by DMA, for callers that move real
+//! bytes (tests, the real datapath). The simulator moves lengths only and
+//! passes no memory: every access then succeeds and atomics read zero.
+//!
+//! [`Memory`] is the caller's side (it owns the bytes and the registered
+//! regions); [`Dma`] is the NIC's handle for one input or output call:
+//! the payload of the packet being received and the buffer of the packet
+//! being built travel beside the header-only [`crate::Packet`].
+
+use crate::packet::Verb;
+
+/// Registered memory of one host. Both calls return false, without
+/// touching anything, if the range is not inside one registered region.
+pub trait Memory {
+    fn read(&mut self, addr: u64, buf: &mut [u8]) -> bool;
+    fn write(&mut self, addr: u64, data: &[u8]) -> bool;
+}
+
+/// The NIC's access to memory and payload bytes during one call.
+pub(crate) struct Dma<'a> {
+    mem: Option<&'a mut dyn Memory>,
+    /// Payload of the packet being received.
+    rx: &'a [u8],
+    /// Payload of the packet being built (appended to).
+    tx: Option<&'a mut Vec<u8>>,
+}
+
+impl<'a> Dma<'a> {
+    /// No memory: lengths only (the simulator).
+    pub fn none() -> Dma<'static> {
+        Dma {
+            mem: None,
+            rx: &[],
+            tx: None,
+        }
+    }
+
+    pub fn rx(mem: &'a mut dyn Memory, payload: &'a [u8]) -> Dma<'a> {
+        Dma {
+            mem: Some(mem),
+            rx: payload,
+            tx: None,
+        }
+    }
+
+    pub fn tx(mem: &'a mut dyn Memory, payload: &'a mut Vec<u8>) -> Dma<'a> {
+        payload.clear();
+        Dma {
+            mem: Some(mem),
+            rx: &[],
+            tx: Some(payload),
+        }
+    }
+
+    /// Writes the received payload to `addr`.
+    pub fn place(&mut self, addr: u64) -> bool {
+        match self.mem.as_deref_mut() {
+            None => true,
+            Some(m) => m.write(addr, self.rx),
+        }
+    }
+
+    /// Appends `len` bytes read at `addr` to the outgoing payload.
+    pub fn fetch(&mut self, addr: u64, len: u32) -> bool {
+        let (Some(m), Some(tx)) = (self.mem.as_deref_mut(), self.tx.as_deref_mut()) else {
+            return true;
+        };
+        let at = tx.len();
+        tx.resize(at + len as usize, 0);
+        m.read(addr, &mut tx[at..])
+    }
+
+    /// Appends `bytes` to the outgoing payload.
+    pub fn put(&mut self, bytes: &[u8]) {
+        if let Some(tx) = self.tx.as_deref_mut() {
+            tx.extend_from_slice(bytes);
+        }
+    }
+
+    /// Executes an atomic at `addr` and returns the original value; None on
+    /// an access error. Without memory the original value is 0.
+    pub fn atomic(&mut self, verb: Verb, addr: u64, imm: u64, compare: u64) -> Option<u64> {
+        let Some(m) = self.mem.as_deref_mut() else {
+            return Some(0);
+        };
+        let mut b = [0u8; 8];
+        if !m.read(addr, &mut b) {
+            return None;
+        }
+        let old = u64::from_le_bytes(b);
+        let new = match verb {
+            Verb::FetchAdd => old.wrapping_add(imm),
+            Verb::CmpSwap if old == compare => imm,
+            _ => old,
+        };
+        if new != old && !m.write(addr, &new.to_le_bytes()) {
+            return None;
+        }
+        Some(old)
+    }
+}
