@@ -588,7 +588,7 @@ impl Nic {
                     // The ACK travels on the data packet's VP too, so a
                     // failed path silences its own VP's clock both ways.
                     a.sport = pkt.sport;
-                    a.mp = r.mp;
+                    r.mp.apply(&mut a, cfg.mtu);
                     ctrl.push_back(a);
                 }
                 false

@@ -115,33 +115,69 @@ pub struct Packet {
     /// IRN Nack/ReadNack: the PSN whose arrival triggered it (selectively
     /// acknowledged) when above `psn`; equal to `psn` when nothing was.
     pub sack_psn: u32,
-    /// MP-RDMA's extra header fields (all zero for other transports).
-    pub mp: MpHeader,
+    /// MP-RDMA Ack/Nack: the virtual path (UDP source port) of the data
+    /// packet answered.
+    pub vp: u16,
+    /// MP-RDMA flags ([`MpHeader::RETX`], [`MpHeader::SYNC`],
+    /// [`MpHeader::DUP`]).
+    pub mp_flags: u8,
 }
 
-/// The MP-RDMA header extension (paper Fig. 3), 16 bytes in the struct: on
-/// data packets the message sequence number and intra-message PSN; on
-/// ACK/NACK the echoed virtual path and the selective-ack PSN. `psn` keeps
-/// its meaning (data: the packet's PSN; Ack/Nack: the cumulative AACK).
+/// MP-RDMA's header fields (paper Fig. 3) as one value. They travel in
+/// [`Packet`]'s fields, so the packet does not grow: `wqe_sn` carries the
+/// message sequence number (SEND: which receive WQE; WRITE: which WRITE,
+/// standing for the address), `addr` the byte offset of the packet in its
+/// message (iPSN x MTU), `sack_psn` the selective ack (Nack: the PSN to
+/// resend from), `vp` the echoed virtual path and `mp_flags` the bits.
+/// `psn` keeps its meaning (data: the packet's PSN; Ack/Nack: the
+/// cumulative AACK).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct MpHeader {
-    /// Data: per-verb message sequence number (SEND: which receive WQE;
-    /// WRITE: stands for the RETH address MP-RDMA puts in every packet).
     pub msn: u32,
-    /// Data: index of this packet within its message (iPSN).
+    /// Index of the packet within its message (iPSN).
     pub ipsn: u32,
-    /// Ack: the PSN of the data packet this ACK answers (SACK). Nack: the
-    /// PSN the sender should retransmit from.
     pub sack: u32,
-    /// Ack/Nack: the virtual path (UDP source port) of that data packet.
     pub vp: u16,
     /// Data: a retransmission; echoed on its ACK.
     pub retx: bool,
     /// Data: the message carries the synchronise flag. Nack: the drop was a
     /// synchronise message that arrived before earlier messages completed.
     pub sync: bool,
-    /// Ack: the data packet had already been received (no new SACK).
+    /// Ack: the data packet had already been received (no new SACK). Nack:
+    /// a drop report for a hole already NACKed.
     pub dup: bool,
+}
+
+impl MpHeader {
+    pub const RETX: u8 = 1;
+    pub const SYNC: u8 = 2;
+    pub const DUP: u8 = 4;
+
+    /// Reads the fields from `p` (`mtu`: payload bytes per full packet).
+    #[inline]
+    pub fn of(p: &Packet, mtu: u32) -> MpHeader {
+        MpHeader {
+            msn: p.wqe_sn,
+            ipsn: u32::try_from(p.addr / mtu.max(1) as u64).unwrap_or(u32::MAX),
+            sack: p.sack_psn,
+            vp: p.vp,
+            retx: p.mp_flags & Self::RETX != 0,
+            sync: p.mp_flags & Self::SYNC != 0,
+            dup: p.mp_flags & Self::DUP != 0,
+        }
+    }
+
+    /// Writes the fields into `p`.
+    #[inline]
+    pub fn apply(&self, p: &mut Packet, mtu: u32) {
+        p.wqe_sn = self.msn;
+        p.addr = self.ipsn as u64 * mtu as u64;
+        p.sack_psn = self.sack;
+        p.vp = self.vp;
+        p.mp_flags = (self.retx as u8 * Self::RETX)
+            | (self.sync as u8 * Self::SYNC)
+            | (self.dup as u8 * Self::DUP);
+    }
 }
 
 impl Packet {

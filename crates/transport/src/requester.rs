@@ -238,7 +238,8 @@ impl Requester {
             compare: w.compare,
             wqe_sn: 0,
             sack_psn: 0,
-            mp: Default::default(),
+            vp: 0,
+            mp_flags: 0,
         }
     }
 

@@ -86,7 +86,7 @@ impl Receiver {
         events: &mut VecDeque<Event>,
         placements: Option<&mut VecDeque<Placement>>,
     ) -> Option<Reply> {
-        let h = pkt.mp;
+        let h = MpHeader::of(pkt, cfg.mtu);
         if pkt.verb == Verb::Read || pkt.payload > cfg.mtu || h.ipsn > pkt.psn {
             stats.malformed_dropped += 1;
             return None;
@@ -221,10 +221,8 @@ mod tests {
             last,
             msg_len: 1000 * (ipsn as u64 + 1),
             sent_at: 0,
-            mp: MpHeader {
-                ipsn,
-                ..MpHeader::default()
-            },
+            // iPSN x MTU (1000), as MpHeader carries it.
+            addr: ipsn as u64 * 1000,
             ..Packet::default()
         }
     }
@@ -269,7 +267,7 @@ mod tests {
     fn ack_echoes_vp_sack_aack_ecn_and_retx() {
         let mut h = H::new(8);
         let mut p = data(3, 3, false, Verb::Write);
-        p.mp.retx = true;
+        p.mp_flags |= MpHeader::RETX;
         let r = h.rx(p).unwrap();
         assert_eq!(r.kind, PacketKind::Ack);
         assert_eq!((r.aack, r.mp.sack, r.mp.vp), (0, 3, 503));
@@ -285,7 +283,7 @@ mod tests {
         h.r.post_recv(11);
         // SEND 0 = PSNs 0,1; SEND 1 = PSN 2. Arrive 2, 1, 0.
         let mut s1 = data(2, 0, true, Verb::Send);
-        s1.mp.msn = 1;
+        s1.wqe_sn = 1;
         assert_eq!(h.rx(s1).unwrap().aack, 0);
         assert_eq!(h.r.bitmap.get(2), Slot::TailCompletion);
         let mut b = data(1, 1, true, Verb::Send);
@@ -343,11 +341,11 @@ mod tests {
         let mut h = H::new(16);
         // PSN 0 (message 0) missing; message 1 (PSN 1, 2) is synchronise.
         let mut s = data(2, 1, true, Verb::Write);
-        s.mp.sync = true;
+        s.mp_flags |= MpHeader::SYNC;
         let r = h.rx(s).unwrap();
         assert_eq!((r.kind, r.mp.sack, r.mp.sync), (PacketKind::Nack, 1, true));
         let mut s0 = data(1, 0, false, Verb::Write);
-        s0.mp.sync = true;
+        s0.mp_flags |= MpHeader::SYNC;
         assert!(h.rx(s0).unwrap().mp.dup, "one recovery NACK until progress");
         assert_eq!(h.st.mp_sync_drops, 2);
         h.rx(data(0, 0, true, Verb::Write));

@@ -405,7 +405,7 @@ impl Sender {
         let w = self.wqes[i];
         let idx = psn - w.first_psn;
         let payload = payload_of(w.len, cfg.mtu, idx);
-        Packet {
+        let mut pkt = Packet {
             src: 0,
             dst: 0,
             src_qp: 0,
@@ -423,15 +423,17 @@ impl Sender {
             last: idx + 1 == w.npkts,
             msg_len: w.len,
             sent_at: now,
-            mp: MpHeader {
-                msn: w.msn,
-                ipsn: idx,
-                retx,
-                sync: w.sync,
-                ..MpHeader::default()
-            },
             ..Packet::default()
+        };
+        MpHeader {
+            msn: w.msn,
+            ipsn: idx,
+            retx,
+            sync: w.sync,
+            ..MpHeader::default()
         }
+        .apply(&mut pkt, cfg.mtu);
+        pkt
     }
 
     /// Moves `snd_una` to the cumulative ACK `aack`, completing WQEs.
@@ -499,7 +501,7 @@ impl Sender {
 
     /// Checks an ACK/NACK's PSNs against what was sent.
     fn valid(&self, pkt: &Packet) -> bool {
-        pkt.psn <= self.snd_nxt && pkt.mp.sack < self.snd_nxt.max(1)
+        pkt.psn <= self.snd_nxt && pkt.sack_psn < self.snd_nxt.max(1)
     }
 
     /// A per-packet ACK. Returns false if it is malformed.
@@ -515,7 +517,7 @@ impl Sender {
         if !self.valid(pkt) {
             return false;
         }
-        let h = pkt.mp;
+        let h = MpHeader::of(pkt, cfg.mtu);
         if !h.retx && !h.dup {
             let sample = now.saturating_sub(pkt.sent_at);
             self.srtt = if self.srtt == 0 {
@@ -571,7 +573,7 @@ impl Sender {
         if !self.valid(pkt) {
             return false;
         }
-        let h = pkt.mp;
+        let h = MpHeader::of(pkt, cfg.mtu);
         // The dropped packet left the network.
         self.inflate += 1;
         self.cumulative(now, qp, pkt.psn, cfg, events);
@@ -710,8 +712,13 @@ mod tests {
         );
     }
 
+    /// The MP-RDMA fields of `p` (MTU 1000, as `cfg()`).
+    fn hdr(p: &Packet) -> MpHeader {
+        MpHeader::of(p, 1000)
+    }
+
     fn ack(aack: u32, sack: u32, vp: u16, ece: bool, sent_at: Time) -> Packet {
-        Packet {
+        let mut p = Packet {
             src: 1,
             dst: 0,
             src_qp: 0,
@@ -729,13 +736,15 @@ mod tests {
             last: false,
             msg_len: 0,
             sent_at,
-            mp: MpHeader {
-                sack,
-                vp,
-                ..MpHeader::default()
-            },
             ..Packet::default()
+        };
+        MpHeader {
+            sack,
+            vp,
+            ..MpHeader::default()
         }
+        .apply(&mut p, 1000);
+        p
     }
 
     struct H {
@@ -855,7 +864,7 @@ mod tests {
         assert!(h.s.tokens.iter().skip(before).all(|&v| v != 2));
         // The same PSN as a retransmission is exempt.
         let mut r = ack(0, 11, 3, false, 0);
-        r.mp.retx = true;
+        r.mp_flags |= MpHeader::RETX;
         h.ack(12, r);
         assert_eq!(h.st.mp_ooo_prunes, 1);
         // PSN 18 = 50 - 32 is within Δ: not pruned.
@@ -876,7 +885,7 @@ mod tests {
         h.ack(6, ack(2, 3, 6, false, 0));
         h.ack(6, ack(2, 4, 6, false, 0));
         let p = h.send_all(7);
-        let psns: Vec<(u32, bool)> = p.iter().map(|p| (p.psn, p.mp.retx)).collect();
+        let psns: Vec<(u32, bool)> = p.iter().map(|p| (p.psn, hdr(p).retx)).collect();
         assert_eq!(psns[0], (2, true));
         assert!(psns.iter().all(|&(_, r)| r));
         // A repeated NACK of the same hole does not restart recovery.
@@ -897,7 +906,7 @@ mod tests {
             h.ack(10, ack(0, s, 9, false, 0));
         }
         let p = h.send_all(11);
-        let got: Vec<(u32, bool)> = p.iter().map(|p| (p.psn, p.mp.retx)).collect();
+        let got: Vec<(u32, bool)> = p.iter().map(|p| (p.psn, hdr(p).retx)).collect();
         assert_eq!(got, vec![(0, true)], "only the hole, once");
         assert_eq!(h.st.mp_early_retransmits, 1);
         // Still missing two RTTs later: its resend was lost; it goes again.
@@ -905,7 +914,7 @@ mod tests {
         assert_eq!(h.s.deadline(), Some(due));
         h.s.on_timer(due);
         let p = h.send_all(due);
-        assert_eq!((p[0].psn, p[0].mp.retx), (0, true));
+        assert_eq!((p[0].psn, hdr(&p[0]).retx), (0, true));
     }
 
     #[test]
@@ -915,12 +924,12 @@ mod tests {
         // PSN 0 missing, PSN 31 SACKed: within Delta (32), new data first.
         h.ack(10, ack(0, 31, 9, false, 0));
         let p = h.send_all(11);
-        assert!(p.iter().all(|p| !p.mp.retx));
+        assert!(p.iter().all(|p| !hdr(p).retx));
         // PSN 32 SACKed: 0 is Delta behind, lost; it goes first.
         h.ack(12, ack(0, 32, 9, false, 0));
         let p = h.send_all(13);
-        assert_eq!((p[0].psn, p[0].mp.retx), (0, true));
-        assert!(p[1..].iter().all(|p| !p.mp.retx));
+        assert_eq!((p[0].psn, hdr(&p[0]).retx), (0, true));
+        assert!(p[1..].iter().all(|p| !hdr(p).retx));
     }
 
     #[test]
@@ -941,7 +950,7 @@ mod tests {
         let p = h.send_all(rto);
         let psns: Vec<u32> = p.iter().map(|p| p.psn).collect();
         assert_eq!(psns, vec![0, 1, 2, 3]);
-        assert!(p.iter().all(|p| p.mp.retx));
+        assert!(p.iter().all(|p| hdr(p).retx));
     }
 
     #[test]
@@ -970,6 +979,6 @@ mod tests {
         assert!(!h.s.has_data());
         h.s.on_timer(dt);
         let p = h.send_all(dt);
-        assert_eq!((p[0].psn, p[0].mp.sync), (2, true));
+        assert_eq!((p[0].psn, hdr(&p[0]).sync), (2, true));
     }
 }
