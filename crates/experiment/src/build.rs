@@ -733,3 +733,43 @@ fn poisson(
     };
     workload::poisson_flows(&cfg, seed).map_err(|e| err("", e.to_string()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MP: &str = r#"
+[topology]
+kind = "testbed"
+paths = 2
+hosts_per_tor = 1
+[transport]
+kind = "mprdma"
+[[flows]]
+src = 0
+dst = 1
+bytes = 1000
+"#;
+
+    /// Values the parser accepts but MP-RDMA cannot run are named, not
+    /// panics: an invalid Delta, and a verb MP-RDMA does not carry.
+    #[test]
+    fn mprdma_values_are_checked() {
+        let p = Path::new("m.toml");
+        let sc = Scenario::parse(MP, "m.toml").unwrap();
+        assert!(build(&sc, p, None).is_ok());
+        let bad = MP.replace("[[flows]]", "[transport.mprdma]\ndelta = 100\n[[flows]]");
+        let sc = Scenario::parse(&bad, "m.toml").unwrap();
+        let e = build(&sc, p, None)
+            .err()
+            .expect("delta > l_slots is rejected");
+        assert_eq!(e.key, "transport.mprdma", "{e}");
+        assert!(e.message.contains("delta"), "{e}");
+        let read = MP.replace("bytes = 1000", "bytes = 1000\nverb = \"read\"");
+        let sc = Scenario::parse(&read, "m.toml").unwrap();
+        let e = build(&sc, p, None)
+            .err()
+            .expect("READ over MP-RDMA is rejected");
+        assert!(e.message.contains("WRITE and SEND only"), "{e}");
+    }
+}

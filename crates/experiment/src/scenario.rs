@@ -852,6 +852,24 @@ bytes = 1000
     }
 
     #[test]
+    fn mprdma_keys_parse_strictly() {
+        let mp = |extra: &str| {
+            format!("{OK}[transport]\nkind = \"mprdma\"\n[transport.mprdma]\n{extra}\n")
+        };
+        let s =
+            Scenario::parse(&mp("delta = 16\nsync_mode = \"stop_and_wait\""), "m.toml").unwrap();
+        assert_eq!(s.transport.kind, TransportKind::Mprdma);
+        assert_eq!(s.transport.mprdma.delta, Some(16));
+        assert_eq!(s.transport.mprdma.sync_mode, Some(SyncModeCfg::StopAndWait));
+        let e = Scenario::parse(&mp("deltaa = 16"), "m.toml").unwrap_err();
+        assert!(e.to_string().contains("deltaa"), "{e}");
+        let e = Scenario::parse(&mp("sync_mode = \"eager\""), "m.toml").unwrap_err();
+        assert!(e.to_string().contains("eager"), "{e}");
+        let e = Scenario::parse(&mp("l_slots = \"many\""), "m.toml").unwrap_err();
+        assert!(e.to_string().contains("l_slots"), "{e}");
+    }
+
+    #[test]
     fn unknown_key_is_named() {
         let text = OK.replace("spines = 2", "spines = 2\nspinez = 4");
         let e = Scenario::parse(&text, "bad.toml").unwrap_err();
