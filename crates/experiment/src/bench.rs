@@ -156,6 +156,7 @@ pub fn build(
             start: f.start,
             verb: Verb::Write,
             class: 0,
+            reliability: 0,
         })?;
     }
     Ok(Built {

@@ -293,28 +293,33 @@ pub fn fabric_config(sc: &Scenario, file: &str) -> Result<FabricConfig, Scenario
         p.validate().map_err(|m| err("transport.dcqcn", m))?;
         cfg.nic.cc = CcConfig::Dcqcn(p);
     }
-    if t.kind == TransportKind::Irn {
-        cfg.nic.reliability = Reliability::Irn(irn_config(t, file)?);
-    }
-    if t.kind == TransportKind::Mprdma {
-        let o = &t.mprdma;
-        let d = MpRdmaConfig::default();
-        let m = MpRdmaConfig {
-            delta: o.delta.unwrap_or(d.delta),
-            l_slots: o.l_slots.unwrap_or(d.l_slots),
-            initial_window: o.initial_window.unwrap_or(d.initial_window),
-            num_vps: o.num_vps.unwrap_or(d.num_vps),
-            alpha: o.alpha.unwrap_or(d.alpha),
-            probe_p: o.probe_p.unwrap_or(d.probe_p),
-            sync_mode: match o.sync_mode.unwrap_or_default() {
-                SyncModeCfg::Delayed => SyncMode::Delayed,
-                SyncModeCfg::StopAndWait => SyncMode::StopAndWait,
-            },
-        };
-        m.validate().map_err(|e| err("transport.mprdma", e))?;
-        cfg.nic.reliability = Reliability::MpRdma(m);
-    }
+    cfg.nic.reliability = match t.kind {
+        TransportKind::Roce => Reliability::GoBackN,
+        TransportKind::Irn => Reliability::Irn(irn_config(t, file)?),
+        TransportKind::Mprdma => Reliability::MpRdma(mprdma_config(t, file)?),
+    };
     Ok(cfg)
+}
+
+/// MP-RDMA parameters from `[transport.mprdma]`.
+fn mprdma_config(t: &TransportCfg, file: &str) -> Result<MpRdmaConfig, ScenarioError> {
+    let o = &t.mprdma;
+    let d = MpRdmaConfig::default();
+    let m = MpRdmaConfig {
+        delta: o.delta.unwrap_or(d.delta),
+        l_slots: o.l_slots.unwrap_or(d.l_slots),
+        initial_window: o.initial_window.unwrap_or(d.initial_window),
+        num_vps: o.num_vps.unwrap_or(d.num_vps),
+        alpha: o.alpha.unwrap_or(d.alpha),
+        probe_p: o.probe_p.unwrap_or(d.probe_p),
+        sync_mode: match o.sync_mode.unwrap_or_default() {
+            SyncModeCfg::Delayed => SyncMode::Delayed,
+            SyncModeCfg::StopAndWait => SyncMode::StopAndWait,
+        },
+    };
+    m.validate()
+        .map_err(|e| ScenarioError::new(file, "transport.mprdma", e))?;
+    Ok(m)
 }
 
 /// IRN parameters from `[transport.irn]`; an "auto" BDP cap is left at the
@@ -389,28 +394,48 @@ pub fn build(sc: &Scenario, path: &Path, seed: Option<u64>) -> Result<Built, Sce
     let err = |key: &str, msg: String| ScenarioError::new(&file, key, msg);
     let imported = topology(&sc, &file, base)?;
     let mut cfg = fabric_config(&sc, &file)?;
-    if let Reliability::Irn(mut c) = cfg.nic.reliability {
-        if sc
-            .transport
-            .irn
-            .bdp_bytes
-            .is_none_or(|b| b == BdpBytes::Auto)
-        {
-            // Built once more to measure it: routes decide the base RTT.
-            let probe =
-                Network::new(imported.topo.clone(), cfg.clone()).map_err(|m| err("topology", m))?;
-            c.bdp_packets = bdp_packets(auto_bdp_bytes(&probe), sc.transport.mtu);
-            c.validate()
-                .map_err(|m| err("transport.irn.bdp_bytes", m))?;
-            cfg.nic.reliability = Reliability::Irn(c);
+    // The scheme of each kind a flow may use (`[transport] kind` or a
+    // per-flow `transport`), with IRN's "auto" BDP cap measured once.
+    let kinds: Vec<TransportKind> = std::iter::once(sc.transport.kind)
+        .chain(sc.traffic.iter().filter_map(|t| t.transport))
+        .chain(sc.flows.iter().filter_map(|f| f.transport))
+        .collect();
+    let mut schemes: Vec<(TransportKind, Reliability)> = Vec::new();
+    for k in kinds {
+        if schemes.iter().any(|(s, _)| *s == k) {
+            continue;
         }
+        let r = match k {
+            TransportKind::Roce => Reliability::GoBackN,
+            TransportKind::Irn => {
+                let mut c = irn_config(&sc.transport, &file)?;
+                if sc
+                    .transport
+                    .irn
+                    .bdp_bytes
+                    .is_none_or(|b| b == BdpBytes::Auto)
+                {
+                    // Built once more to measure it: routes decide the base RTT.
+                    let probe = Network::new(imported.topo.clone(), cfg.clone())
+                        .map_err(|m| err("topology", m))?;
+                    c.bdp_packets = bdp_packets(auto_bdp_bytes(&probe), sc.transport.mtu);
+                    c.validate()
+                        .map_err(|m| err("transport.irn.bdp_bytes", m))?;
+                }
+                Reliability::Irn(c)
+            }
+            TransportKind::Mprdma => Reliability::MpRdma(mprdma_config(&sc.transport, &file)?),
+        };
+        schemes.push((k, r));
     }
+    cfg.nic.reliability = schemes[0].1;
     let mut net = Network::new(imported.topo, cfg).map_err(|m| err("topology", m))?;
     let hosts: Vec<u32> = (0..net.host_count()).collect();
 
     let mut classes = Vec::new();
-    let mut flows: Vec<(FlowSpec, Verb)> = Vec::new();
-    for (i, tr) in sc.traffic.iter().enumerate() {
+    let mut flows: Vec<(FlowSpec, Verb, Option<TransportKind>)> = Vec::new();
+    for (i, entry) in sc.traffic.iter().enumerate() {
+        let tr = &entry.pattern;
         let key = format!("traffic[{i}]");
         let class = i as u16;
         let mut rng = Rng::new(sc.seed, StreamKind::Workload, i as u64);
@@ -536,7 +561,7 @@ pub fn build(sc: &Scenario, path: &Path, seed: Option<u64>) -> Result<Built, Sce
         flows.extend(
             specs
                 .into_iter()
-                .map(|f| (FlowSpec { class, ..f }, verb(v))),
+                .map(|f| (FlowSpec { class, ..f }, verb(v), entry.transport)),
         );
     }
     if !sc.flows.is_empty() {
@@ -553,12 +578,13 @@ pub fn build(sc: &Scenario, path: &Path, seed: Option<u64>) -> Result<Built, Sce
                     class,
                 },
                 verb(f.verb),
+                f.transport,
             ));
         }
     }
     // One global order: by start time, ties by class then generation order.
-    flows.sort_by_key(|(f, _)| (f.start, f.class, f.id));
-    for (i, (f, v)) in flows.iter().enumerate() {
+    flows.sort_by_key(|(f, _, _)| (f.start, f.class, f.id));
+    for (i, (f, v, transport)) in flows.iter().enumerate() {
         let key = if (f.class as usize) < sc.traffic.len() {
             format!("traffic[{}]", f.class)
         } else {
@@ -567,12 +593,22 @@ pub fn build(sc: &Scenario, path: &Path, seed: Option<u64>) -> Result<Built, Sce
         if f.bytes == 0 {
             return Err(err(&key, format!("flow {i} has 0 bytes")));
         }
-        if !matches!(v, Verb::Write | Verb::Send) && sc.transport.kind == TransportKind::Mprdma {
+        let kind = transport.unwrap_or(sc.transport.kind);
+        if !matches!(v, Verb::Write | Verb::Send) && kind == TransportKind::Mprdma {
             return Err(err(
                 &key,
-                format!("transport.kind = \"mprdma\" carries WRITE and SEND only, not {v:?}"),
+                format!("MP-RDMA (transport \"mprdma\") carries WRITE and SEND only, not {v:?}"),
             ));
         }
+        let reliability = if kind == sc.transport.kind {
+            0
+        } else {
+            let (_, r) = schemes
+                .iter()
+                .find(|(k, _)| *k == kind)
+                .expect("resolved above");
+            net.add_reliability(*r).map_err(|m| err(&key, m))?
+        };
         net.add_flow(Flow {
             src: f.src,
             dst: f.dst,
@@ -580,6 +616,7 @@ pub fn build(sc: &Scenario, path: &Path, seed: Option<u64>) -> Result<Built, Sce
             start: f.start,
             verb: *v,
             class: f.class,
+            reliability,
         })
         .map_err(|m| err(&key, m))?;
     }

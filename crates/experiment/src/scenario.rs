@@ -23,7 +23,7 @@ pub struct Scenario {
     #[serde(default)]
     pub flows: Vec<FlowCfg>,
     #[serde(default)]
-    pub traffic: Vec<TrafficCfg>,
+    pub traffic: Vec<Traffic>,
     #[serde(default)]
     pub faults: Vec<FaultCfg>,
     #[serde(default)]
@@ -457,6 +457,18 @@ pub struct FlowCfg {
     pub start_us: f64,
     #[serde(default)]
     pub verb: VerbCfg,
+    /// This flow's reliability scheme, overriding `[transport] kind`.
+    pub transport: Option<TransportKind>,
+}
+
+/// One `[[traffic]]` entry: its pattern and, optionally, the reliability
+/// scheme of its flows (overriding `[transport] kind`, so transports can
+/// share a fabric).
+#[derive(Debug, Deserialize, Clone)]
+#[serde(try_from = "TrafficRaw")]
+pub struct Traffic {
+    pub pattern: TrafficCfg,
+    pub transport: Option<TransportKind>,
 }
 
 /// A `[[traffic]]` entry as written: one flat table, so that a wrong type
@@ -466,6 +478,7 @@ pub struct FlowCfg {
 #[serde(deny_unknown_fields)]
 struct TrafficRaw {
     pattern: PatternKind,
+    transport: Option<TransportKind>,
     bytes: Option<u64>,
     start_us: Option<f64>,
     verb: Option<VerbCfg>,
@@ -495,6 +508,18 @@ enum PatternKind {
     LongLived,
     Ns3,
     Poisson,
+}
+
+impl TryFrom<TrafficRaw> for Traffic {
+    type Error = String;
+
+    fn try_from(r: TrafficRaw) -> Result<Self, String> {
+        let transport = r.transport;
+        Ok(Traffic {
+            pattern: TrafficCfg::try_from(r)?,
+            transport,
+        })
+    }
 }
 
 impl TryFrom<TrafficRaw> for TrafficCfg {
@@ -608,8 +633,7 @@ impl TryFrom<TrafficRaw> for TrafficCfg {
     }
 }
 
-#[derive(Debug, Deserialize, Clone)]
-#[serde(try_from = "TrafficRaw")]
+#[derive(Debug, Clone)]
 pub enum TrafficCfg {
     /// Every host sends `bytes` to a partner of a random derangement.
     Permutation {
@@ -934,7 +958,8 @@ bytes = 1000
             "t.toml",
         )
         .expect("valid poisson traffic");
-        assert!(matches!(&ok.traffic[0], TrafficCfg::Poisson(p) if p.load == 0.3));
+        assert!(matches!(&ok.traffic[0].pattern, TrafficCfg::Poisson(p) if p.load == 0.3));
+        assert_eq!(ok.traffic[0].transport, None);
     }
 
     #[test]

@@ -27,7 +27,7 @@ fn overrides_reach_the_scenario_and_bad_keys_are_named() {
     };
     let sc = scenario_for(TEXT, "t.toml", &p).unwrap();
     assert!(!sc.switch.pfc);
-    match &sc.traffic[0] {
+    match &sc.traffic[0].pattern {
         experiment::scenario::TrafficCfg::Permutation { bytes, .. } => assert_eq!(*bytes, 5000),
         other => panic!("{other:?}"),
     }

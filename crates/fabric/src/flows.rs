@@ -15,6 +15,9 @@ pub struct Flow {
     pub verb: Verb,
     /// The traffic class (scenario-level group) the flow belongs to.
     pub class: u16,
+    /// The flow's reliability scheme: 0 for its NICs' own, else what
+    /// [`crate::Network::add_reliability`] returned.
+    pub reliability: u8,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -18,7 +18,9 @@ use engine::rng::stream_seed;
 use engine::stats::TimeSeries;
 use engine::time::serialization;
 use engine::{EventQueue, Rng, StreamKind, Time};
-use transport::{CompletionSide, Event, Nic, NicConfig, QpConfig, Transmit, WorkRequest};
+use transport::{
+    CompletionSide, Event, Nic, NicConfig, QpConfig, Reliability, Transmit, WorkRequest,
+};
 
 #[derive(Clone, Copy, Debug)]
 enum Ev {
@@ -116,6 +118,9 @@ pub struct Network {
     /// (duplicates included).
     flow_rx_bytes: Vec<u64>,
     sampling: Option<Sampling>,
+    /// Reliability schemes flows may use instead of their NICs' own
+    /// (`Flow::reliability` - 1 indexes this).
+    reliabilities: Vec<Reliability>,
     pub counters: Counters,
 }
 
@@ -223,6 +228,7 @@ impl Network {
             faults: Vec::new(),
             flow_rx_bytes: Vec::new(),
             sampling: None,
+            reliabilities: Vec::new(),
             counters: Counters::default(),
         };
         net.rebuild_routes();
@@ -269,6 +275,20 @@ impl Network {
     }
 
     /// Adds a flow; it starts at `flow.start`. Returns its id.
+    /// Registers a reliability scheme flows can choose instead of their
+    /// NICs' own; returns the value for `Flow::reliability`.
+    pub fn add_reliability(&mut self, r: Reliability) -> Result<u8, String> {
+        r.validate()?;
+        if let Some(i) = self.reliabilities.iter().position(|x| *x == r) {
+            return Ok(i as u8 + 1);
+        }
+        if self.reliabilities.len() >= u8::MAX as usize {
+            return Err("too many reliability schemes".into());
+        }
+        self.reliabilities.push(r);
+        Ok(self.reliabilities.len() as u8)
+    }
+
     pub fn add_flow(&mut self, flow: Flow) -> Result<u32, String> {
         let h = self.hosts.len() as u32;
         if flow.src >= h || flow.dst >= h {
@@ -279,6 +299,12 @@ impl Network {
         }
         if flow.src == flow.dst {
             return Err(format!("flow from host {} to itself", flow.src));
+        }
+        if flow.reliability as usize > self.reliabilities.len() {
+            return Err(format!(
+                "flow from host {} to host {}: no reliability scheme {}",
+                flow.src, flow.dst, flow.reliability
+            ));
         }
         let id = self.flows.len() as u32;
         self.flow_rx_bytes.push(0);
@@ -547,18 +573,35 @@ impl Network {
         let (req, resp) = (r.requester(), r.responder());
         let sport =
             49152 + (stream_seed(self.cfg.seed, StreamKind::Host, id as u64) % 16384) as u16;
+        let rel = match r.flow.reliability {
+            0 => None,
+            i => Some(self.reliabilities[i as usize - 1]),
+        };
+        let create = |nic: &mut Nic, cfg: QpConfig| match rel {
+            None => nic.create_qp(cfg),
+            Some(rel) => {
+                let cc = nic.config().cc;
+                nic.create_qp_with(cfg, cc, rel)
+            }
+        };
         let resp_qp = self.hosts[resp as usize].qp_flow.len() as u32;
-        let req_qp = self.hosts[req as usize].nic.create_qp(QpConfig {
-            peer_host: resp,
-            peer_qp: resp_qp,
-            sport,
-        });
+        let req_qp = create(
+            &mut self.hosts[req as usize].nic,
+            QpConfig {
+                peer_host: resp,
+                peer_qp: resp_qp,
+                sport,
+            },
+        );
         self.hosts[req as usize].qp_flow.push(id);
-        let got = self.hosts[resp as usize].nic.create_qp(QpConfig {
-            peer_host: req,
-            peer_qp: req_qp,
-            sport,
-        });
+        let got = create(
+            &mut self.hosts[resp as usize].nic,
+            QpConfig {
+                peer_host: req,
+                peer_qp: req_qp,
+                sport,
+            },
+        );
         debug_assert_eq!(got, resp_qp);
         self.hosts[resp as usize].qp_flow.push(id);
         if r.flow.verb == transport::Verb::Send {
