@@ -204,21 +204,11 @@ pub fn fabric_config(sc: &Scenario, file: &str) -> Result<FabricConfig, Scenario
     }
     let mut ecn = Vec::new();
     for (i, e) in s.ecn_table.iter().enumerate() {
-        let valid = e.kmin_kb.is_finite()
-            && e.kmax_kb.is_finite()
-            && e.kmin_kb <= e.kmax_kb
-            && (0.0..=1.0).contains(&e.pmax);
-        if !valid {
-            return Err(err(
-                &format!("switch.ecn_table[{i}]"),
-                "needs kmin_kb <= kmax_kb and 0 <= pmax <= 1".into(),
-            ));
-        }
+        let setting = red(e.kmin_kb, e.kmax_kb, e.pmax)
+            .ok_or_else(|| err(&format!("switch.ecn_table[{i}]"), RED_RULE.into()))?;
         ecn.push(EcnSetting {
             rate_bps: gbps(e.gbps),
-            kmin: (e.kmin_kb * 1000.0) as u64,
-            kmax: (e.kmax_kb * 1000.0) as u64,
-            pmax: e.pmax,
+            ..setting
         });
     }
     ecn.sort_by_key(|e| e.rate_bps);
@@ -299,6 +289,23 @@ pub fn fabric_config(sc: &Scenario, file: &str) -> Result<FabricConfig, Scenario
         TransportKind::Mprdma => Reliability::MpRdma(mprdma_config(t, file)?),
     };
     Ok(cfg)
+}
+
+const RED_RULE: &str = "needs kmin_kb <= kmax_kb and 0 <= pmax <= 1";
+
+/// A RED marking setting (for any rate), if the values make one.
+fn red(kmin_kb: f64, kmax_kb: f64, pmax: f64) -> Option<EcnSetting> {
+    let valid = kmin_kb.is_finite()
+        && kmax_kb.is_finite()
+        && 0.0 <= kmin_kb
+        && kmin_kb <= kmax_kb
+        && (0.0..=1.0).contains(&pmax);
+    valid.then(|| EcnSetting {
+        rate_bps: 0,
+        kmin: (kmin_kb * 1000.0) as u64,
+        kmax: (kmax_kb * 1000.0) as u64,
+        pmax,
+    })
 }
 
 /// MP-RDMA parameters from `[transport.mprdma]`.
@@ -637,6 +644,18 @@ pub fn build(sc: &Scenario, path: &Path, seed: Option<u64>) -> Result<Built, Sce
                     return Err(err(
                         &format!("{key}.loss"),
                         "action \"loss\" needs loss = 0..1".into(),
+                    ))
+                }
+            },
+            FaultActionCfg::Ecn => match (fc.kmin_kb, fc.kmax_kb, fc.pmax) {
+                (Some(lo), Some(hi), Some(p)) => FaultAction::Ecn(
+                    red(lo, hi, p)
+                        .ok_or_else(|| err(&key, format!("action \"ecn\" {RED_RULE}")))?,
+                ),
+                _ => {
+                    return Err(err(
+                        &key,
+                        "action \"ecn\" needs kmin_kb, kmax_kb and pmax".into(),
                     ))
                 }
             },

@@ -727,6 +727,11 @@ pub struct FaultCfg {
     pub loss: Option<f64>,
     /// For action = "rate": the new rate.
     pub gbps: Option<f64>,
+    /// For action = "ecn": the port's RED marking from now on (e.g. a
+    /// misconfigured switch).
+    pub kmin_kb: Option<f64>,
+    pub kmax_kb: Option<f64>,
+    pub pmax: Option<f64>,
 }
 
 #[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
@@ -736,6 +741,7 @@ pub enum FaultActionCfg {
     Up,
     Loss,
     Rate,
+    Ecn,
 }
 
 #[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq, Default)]

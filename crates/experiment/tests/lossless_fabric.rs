@@ -178,3 +178,45 @@ bytes = 2_000_000
     // At 1 Gb/s the 2 MB flow needs at least 16 ms.
     assert!(fct2 > 16_000_000 * NS, "{fct2}");
 }
+
+/// An "ecn" fault re-sets one port's RED marking: a 2-to-1 incast marks
+/// nothing with the default thresholds on an 8 MB buffer, and marks once
+/// the bottleneck uplink is told to mark above 10 KB.
+#[test]
+fn ecn_fault_sets_one_ports_marking() {
+    let base = r#"
+[topology]
+kind = "testbed"
+paths = 1
+hosts_per_tor = 2
+[switch]
+ecn_table = [{ gbps = 0, kmin_kb = 100000, kmax_kb = 100000, pmax = 1.0 }]
+[[flows]]
+src = 0
+dst = 2
+bytes = 2_000_000
+[[flows]]
+src = 1
+dst = 2
+bytes = 2_000_000
+"#;
+    assert_eq!(run_toml(base).counters().ecn_marked, 0);
+    let marked = run_toml(&format!(
+        "{base}[[faults]]\nlink = [\"tor0\", \"spine0\"]\naction = \"ecn\"\nkmin_kb = 10\nkmax_kb = 10\npmax = 1.0\n"
+    ));
+    assert!(
+        marked.counters().ecn_marked > 100,
+        "{}",
+        marked.counters().ecn_marked
+    );
+    let bad = format!(
+        "{base}[[faults]]\nlink = [\"tor0\", \"spine0\"]\naction = \"ecn\"\nkmin_kb = 10\n"
+    );
+    let e = experiment::scenario::Scenario::parse(&bad, "t.toml")
+        .and_then(|sc| experiment::build(&sc, std::path::Path::new("t.toml"), None).map(|_| ()))
+        .unwrap_err();
+    assert!(
+        e.to_string().contains("needs kmin_kb, kmax_kb and pmax"),
+        "{e}"
+    );
+}

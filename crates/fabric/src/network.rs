@@ -44,6 +44,8 @@ pub enum FaultAction {
     Rate(u64),
     /// Random loss probability of the chosen direction(s).
     Loss(f64),
+    /// ECN marking of the chosen direction(s)' egress port from now on.
+    Ecn(EcnSetting),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -882,6 +884,7 @@ impl Network {
                     self.ports[p].up = up;
                 }
                 FaultAction::Rate(bps) => self.ports[p].set_rate(bps),
+                FaultAction::Ecn(e) => self.ecn[p] = Some(e),
                 FaultAction::Loss(l) => self.ports[p].loss = l,
             }
         }
