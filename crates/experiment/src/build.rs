@@ -300,7 +300,7 @@ fn red(kmin_kb: f64, kmax_kb: f64, pmax: f64) -> Option<EcnSetting> {
         && 0.0 <= kmin_kb
         && kmin_kb <= kmax_kb
         && (0.0..=1.0).contains(&pmax);
-    valid.then(|| EcnSetting {
+    valid.then_some(EcnSetting {
         rate_bps: 0,
         kmin: (kmin_kb * 1000.0) as u64,
         kmax: (kmax_kb * 1000.0) as u64,
