@@ -579,33 +579,27 @@ impl Network {
             0 => None,
             i => Some(self.reliabilities[i as usize - 1]),
         };
-        let create = |nic: &mut Nic, cfg: QpConfig| match rel {
-            None => nic.create_qp(cfg),
-            Some(rel) => {
-                let cc = nic.config().cc;
-                nic.create_qp_with(cfg, cc, rel)
+        let resp_qp = self.hosts[resp as usize].qp_flow.len() as u32;
+        // A QP on `host` toward `peer_qp` at `peer`, for this flow.
+        let mut create = |host: u32, peer: u32, peer_qp: u32| {
+            let h = &mut self.hosts[host as usize];
+            h.qp_flow.push(id);
+            let cfg = QpConfig {
+                peer_host: peer,
+                peer_qp,
+                sport,
+            };
+            match rel {
+                None => h.nic.create_qp(cfg),
+                Some(rel) => {
+                    let cc = h.nic.config().cc;
+                    h.nic.create_qp_with(cfg, cc, rel)
+                }
             }
         };
-        let resp_qp = self.hosts[resp as usize].qp_flow.len() as u32;
-        let req_qp = create(
-            &mut self.hosts[req as usize].nic,
-            QpConfig {
-                peer_host: resp,
-                peer_qp: resp_qp,
-                sport,
-            },
-        );
-        self.hosts[req as usize].qp_flow.push(id);
-        let got = create(
-            &mut self.hosts[resp as usize].nic,
-            QpConfig {
-                peer_host: req,
-                peer_qp: req_qp,
-                sport,
-            },
-        );
+        let req_qp = create(req, resp, resp_qp);
+        let got = create(resp, req, req_qp);
         debug_assert_eq!(got, resp_qp);
-        self.hosts[resp as usize].qp_flow.push(id);
         if r.flow.verb == transport::Verb::Send {
             self.hosts[resp as usize]
                 .nic
