@@ -119,8 +119,8 @@ impl SendWindow {
         if cum > self.nxt || sack.is_some_and(|s| s >= self.nxt || s < cum) {
             return Err(Malformed);
         }
-        let progressed = cum > self.una;
-        if progressed {
+        let before = self.una;
+        if cum > self.una {
             self.sacked.clear_range(self.una, cum);
             self.una = cum;
         }
@@ -135,6 +135,17 @@ impl SendWindow {
             }
             self.lost_below = self.lost_below.max(s);
         }
+        // SACKed PSNs right at `una` have arrived with everything before
+        // them. The responder's own cumulative ack says so too, but it may
+        // be lost while an ack that stops short of them (a READ response
+        // acknowledges only up to its request) gets through; left
+        // unacknowledged, they would be "outstanding" with nothing to
+        // resend, and the RTO would never be armed again.
+        while self.una < self.nxt && self.sacked.get(self.una) {
+            self.sacked.clear(self.una);
+            self.una += 1;
+        }
+        let progressed = self.una > before;
         if self.recovery.is_some_and(|p| self.una >= p) {
             self.recovery = None;
         }
@@ -286,6 +297,25 @@ mod tests {
         w.on_ack(3, 8, None, &c).unwrap();
         assert!(w.recovery.is_none() && w.deadline.is_none());
         assert!(w.on_ack(3, 9, None, &c).is_err());
+    }
+
+    #[test]
+    fn an_ack_stopping_short_of_sacked_psns_acknowledges_them_too() {
+        // 0 lost, 1..4 SACKed; the resent 0's cumulative ack (5) is lost
+        // and only an ack up to 1 (a READ response) gets through.
+        let c = cfg();
+        let mut w = SendWindow::new(c.bdp_packets);
+        for p in 0..5 {
+            w.on_sent(p, 0, &c);
+        }
+        for s in 1..5 {
+            w.on_ack(1, 0, Some(s), &c).unwrap();
+        }
+        assert_eq!(w.next_psn(), (0, true));
+        w.on_sent(0, 2, &c);
+        assert!(w.on_ack(3, 1, None, &c).unwrap());
+        assert_eq!(w.una, 5, "1..4 arrived with everything before them");
+        assert!(w.deadline.is_none() && w.recovery.is_none());
     }
 
     #[test]
