@@ -93,6 +93,13 @@ impl SendWqe {
     }
 }
 
+/// READ and atomic requests outstanding at most (IB's initiator depth,
+/// `max_rd_atomic`). The responder replays a duplicate atomic from a cache
+/// of this many results ([`crate::responder::ATOMIC_CACHE`]): an atomic the
+/// requester goes back to must still be in it, or its response is never
+/// sent again and the QP retransmits forever.
+pub(crate) const MAX_RD_ATOMIC: usize = 16;
+
 /// What processing an input changed, for the caller's bookkeeping.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Outcome {
@@ -142,10 +149,22 @@ impl Requester {
             .expect("PSN space of the QP exhausted");
     }
 
-    /// Something is waiting to be (re)transmitted.
+    /// Something is waiting to be (re)transmitted, and may go.
     #[inline]
     pub fn has_data(&self) -> bool {
-        self.snd_nxt < self.next_psn
+        self.snd_nxt < self.next_psn && !self.rd_atomic_limited()
+    }
+
+    /// The WQE at `snd_nxt` is a READ or atomic and [`MAX_RD_ATOMIC`] of
+    /// them are already outstanding before it.
+    fn rd_atomic_limited(&self) -> bool {
+        self.wqes[self.cursor].verb.reads()
+            && self
+                .wqes
+                .range(..self.cursor)
+                .filter(|w| w.verb.reads())
+                .count()
+                >= MAX_RD_ATOMIC
     }
 
     /// Sent but not done.
@@ -520,6 +539,34 @@ mod tests {
             "READ then WRITE, in order"
         );
         assert!(r.rto_deadline.is_none());
+    }
+
+    #[test]
+    fn at_most_max_rd_atomic_reads_and_atomics_outstanding() {
+        let c = cfg();
+        let mut st = NicStats::default();
+        let mut ev = VecDeque::new();
+        let mut r = Requester::default();
+        for id in 0..MAX_RD_ATOMIC as u64 + 1 {
+            r.post(wr(id, Verb::FetchAdd, 8), c.mtu);
+        }
+        r.post(wr(99, Verb::Write, 10), c.mtu);
+        let sent: Vec<Packet> = (0..MAX_RD_ATOMIC)
+            .map(|_| r.next_packet(0, &c, &mut st, &mut Dma::none()))
+            .collect();
+        assert!(
+            !r.has_data(),
+            "the 17th atomic waits, and the WRITE behind it"
+        );
+        let resp = Packet {
+            kind: PacketKind::ReadResponse,
+            payload: ATOMIC_BYTES,
+            ..sent[0]
+        };
+        r.on_read_response(1, 0, &resp, &c, &mut st, &mut ev, &mut Dma::none());
+        assert_eq!(completions(&mut ev), vec![0]);
+        assert!(r.has_data());
+        assert_eq!(r.next_packet(2, &c, &mut st, &mut Dma::none()).psn, 16);
     }
 
     #[test]

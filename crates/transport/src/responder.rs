@@ -35,8 +35,10 @@ use crate::packet::{Packet, PacketKind, Verb, ATOMIC_BYTES};
 use crate::requester::{npkts, offset_of, response_payload};
 use engine::Time;
 
-/// Results of the most recent atomics kept for replaying duplicates.
-pub(crate) const ATOMIC_CACHE: usize = 16;
+/// Results of the most recent atomics kept for replaying duplicates (IB's
+/// responder resources, `max_dest_rd_atomic`): as many as the requester
+/// keeps outstanding.
+pub(crate) const ATOMIC_CACHE: usize = crate::requester::MAX_RD_ATOMIC;
 
 /// A posted receive WQE: where SEND data goes.
 #[derive(Clone, Copy, Debug)]
