@@ -157,8 +157,10 @@ impl Requester {
 
     /// The WQE at `snd_nxt` is a READ or atomic and [`MAX_RD_ATOMIC`] of
     /// them are already outstanding before it.
+    #[inline]
     fn rd_atomic_limited(&self) -> bool {
-        self.wqes[self.cursor].verb.reads()
+        self.cursor >= MAX_RD_ATOMIC
+            && self.wqes[self.cursor].verb.reads()
             && self
                 .wqes
                 .range(..self.cursor)
