@@ -213,14 +213,6 @@ fn run(
     Ok(stats(&w))
 }
 
-/// 48 cases unless PROPTEST_CASES asks for more (a soak run).
-fn cases() -> u32 {
-    std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(48)
-}
-
 fn op() -> impl Strategy<Value = Op> {
     (
         prop_oneof![3 => Just(Verb::Write), 1 => Just(Verb::Send)],
@@ -231,7 +223,7 @@ fn op() -> impl Strategy<Value = Op> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: common::proptest_cases(), ..ProptestConfig::default() })]
 
     #[test]
     fn memory_and_completions_survive_a_hostile_channel(

@@ -16,6 +16,8 @@
 //! READs read a region nothing writes, since a retransmitted READ response
 //! reads memory again (as a re-executed READ does in RoCE).
 
+mod common;
+
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -446,7 +448,7 @@ fn irn() -> Reliability {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: common::proptest_cases(), ..ProptestConfig::default() })]
 
     #[test]
     fn irn_keeps_rdma_semantics(ops in prop::collection::vec(op(), 1..40), ch in channel()) {

@@ -15,6 +15,15 @@ use transport::{
     WorkRequest,
 };
 
+/// Property-test cases: 48 unless PROPTEST_CASES asks for more (a soak
+/// run, e.g. `PROPTEST_CASES=5000`).
+pub fn proptest_cases() -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(48)
+}
+
 pub const A: usize = 0;
 pub const B: usize = 1;
 
