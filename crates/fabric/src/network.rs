@@ -557,6 +557,10 @@ impl Network {
         self.sampling.as_ref().map_or(&[], |s| &s.series)
     }
 
+    // Once per interval: kept out of the event loop, whose code layout it
+    // would otherwise change (0.8% more instructions per hop when the ECN
+    // series were added).
+    #[inline(never)]
     fn sample(&mut self, now: Time) {
         let Some(s) = self.sampling.as_mut() else {
             return;
