@@ -689,26 +689,38 @@ pub fn build(sc: &Scenario, path: &Path, seed: Option<u64>) -> Result<Built, Sce
                 format!("must be positive, got {interval}"),
             ));
         }
-        let mut ports = Vec::new();
-        for (i, [a, b]) in sc.output.ports.iter().enumerate() {
-            let (link, forward) = net.find_link(a, b).ok_or_else(|| {
-                err(
-                    &format!("output.ports[{i}]"),
-                    format!("no link joins {a:?} and {b:?}"),
-                )
-            })?;
-            ports.push(2 * link + if forward { 0 } else { 1 });
-        }
+        // Egress port ids of `[node, peer]` pairs, errors naming `key[i]`.
+        let port_ids = |key: &str, pairs: &[[String; 2]]| -> Result<Vec<u32>, ScenarioError> {
+            pairs
+                .iter()
+                .enumerate()
+                .map(|(i, [a, b])| {
+                    let (link, forward) = net.find_link(a, b).ok_or_else(|| {
+                        err(
+                            &format!("{key}[{i}]"),
+                            format!("no link joins {a:?} and {b:?}"),
+                        )
+                    })?;
+                    Ok(2 * link + if forward { 0 } else { 1 })
+                })
+                .collect()
+        };
+        let ports = port_ids("output.ports", &sc.output.ports)?;
+        let ecn_ports = port_ids("output.ecn_ports", &sc.output.ecn_ports)?;
         net.set_sampling(fabric::SampleSpec {
             interval: us(interval),
             ports,
             flows: sc.output.flows.clone(),
+            ecn_ports,
         })
         .map_err(|m| err("output", m))?;
-    } else if !sc.output.ports.is_empty() || !sc.output.flows.is_empty() {
+    } else if !sc.output.ports.is_empty()
+        || !sc.output.flows.is_empty()
+        || !sc.output.ecn_ports.is_empty()
+    {
         return Err(err(
             "output.sample_us",
-            "needed to sample ports or flows".into(),
+            "needed to sample ports, flows or ECN ports".into(),
         ));
     }
     let stop = sc.stop_ms.map(|ms| from_secs_f64(ms / 1000.0));

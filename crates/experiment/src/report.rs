@@ -128,6 +128,47 @@ pub struct SummaryJson {
     /// Present when the QPs run MP-RDMA.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mprdma: Option<MpRdmaSummary>,
+    /// Totals of the `[output] ecn_ports`, in their order (absent without).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ecn_ports: Vec<EcnPort>,
+}
+
+/// One egress port's RED marking over the whole run.
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct EcnPort {
+    /// `<node>-><peer>`.
+    pub port: String,
+    /// Data packets RED decided on (control class and packets already
+    /// marked upstream are not).
+    pub data_packets: u64,
+    pub ecn_marked: u64,
+    /// `ecn_marked / data_packets` (0 when no data packet left).
+    pub mark_ratio: f64,
+    /// Wire bytes sent over the run, and what that is as a rate.
+    pub tx_bytes: u64,
+    pub tx_gbps: f64,
+}
+
+fn ecn_ports(net: &fabric::Network, end: engine::Time) -> Vec<EcnPort> {
+    net.sampled_ecn_ports()
+        .iter()
+        .map(|&p| {
+            let st = &net.ports()[p as usize].stats;
+            let ratio = if st.ecn_eligible == 0 {
+                0.0
+            } else {
+                st.ecn_marked as f64 / st.ecn_eligible as f64
+            };
+            EcnPort {
+                port: net.port_name(p),
+                data_packets: st.ecn_eligible,
+                ecn_marked: st.ecn_marked,
+                mark_ratio: (ratio * 1e6).round() / 1e6,
+                tx_bytes: st.tx_bytes,
+                tx_gbps: round4(st.tx_bytes as f64 * 8.0 / to_ns_f64(end.max(1))),
+            }
+        })
+        .collect()
 }
 
 /// NIC memory the QPs of one transport need for loss recovery and ordering.
@@ -382,6 +423,7 @@ pub fn summary(o: &Outcome, scenario: &str, seed: u64) -> SummaryJson {
             None
         },
         nic_state: nic_state(net),
+        ecn_ports: ecn_ports(net, o.end_time),
     }
 }
 
@@ -578,6 +620,16 @@ pub fn render(s: &SummaryJson) -> String {
             s.ecn_marked, s.cnps_sent
         ),
     );
+    for e in &s.ecn_ports {
+        line(
+            &mut out,
+            &format!("ECN {}", e.port),
+            format!(
+                "{} of {} data packets marked (ratio {:.4}), {:.2} Gb/s",
+                e.ecn_marked, e.data_packets, e.mark_ratio, e.tx_gbps
+            ),
+        );
+    }
     line(
         &mut out,
         "retransmissions",

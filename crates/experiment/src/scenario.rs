@@ -43,6 +43,10 @@ pub struct OutputCfg {
     /// Flow ids (rows of flows.csv) whose throughput and sending rate to sample.
     #[serde(default)]
     pub flows: Vec<u32>,
+    /// Egress ports, each as [node, peer], whose ECN marking ratio to
+    /// sample; summary.json also gets their totals over the run.
+    #[serde(default)]
+    pub ecn_ports: Vec<[String; 2]>,
 }
 
 fn default_seed() -> u64 {

@@ -134,12 +134,16 @@ pub struct SampleSpec {
     pub ports: Vec<u32>,
     /// Flows whose throughput and sending rate to record.
     pub flows: Vec<u32>,
+    /// Egress ports whose ECN marking ratio to record.
+    pub ecn_ports: Vec<u32>,
 }
 
 struct Sampling {
     spec: SampleSpec,
     last_tx: Vec<u64>,
     last_rx: Vec<u64>,
+    /// (marked, eligible) of each ECN port at the previous sample.
+    last_ecn: Vec<(u64, u64)>,
     series: Vec<TimeSeries>,
 }
 
@@ -489,13 +493,20 @@ impl Network {
     }
 
     /// Records time series from now on (see [`SampleSpec`]); series names
-    /// are `queue_bytes:<port>`, `util:<port>`, `throughput_gbps:flow<i>`
-    /// and `rate_gbps:flow<i>`, ports named `<node>-><peer>`.
+    /// are `queue_bytes:<port>`, `util:<port>`, `throughput_gbps:flow<i>`,
+    /// `rate_gbps:flow<i>` and `ecn_mark_ratio:<port>`, ports named
+    /// `<node>-><peer>`. The ECN series come last, so a spec without ECN
+    /// ports records exactly what it did before they existed.
     pub fn set_sampling(&mut self, spec: SampleSpec) -> Result<(), String> {
         if spec.interval == 0 {
             return Err("the sampling interval must be positive".into());
         }
-        if let Some(p) = spec.ports.iter().find(|&&p| p as usize >= self.ports.len()) {
+        if let Some(p) = spec
+            .ports
+            .iter()
+            .chain(&spec.ecn_ports)
+            .find(|&&p| p as usize >= self.ports.len())
+        {
             return Err(format!("no port {p}"));
         }
         if let Some(f) = spec.flows.iter().find(|&&f| f as usize >= self.flows.len()) {
@@ -511,9 +522,14 @@ impl Network {
             series.push(TimeSeries::new(format!("throughput_gbps:flow{f}")));
             series.push(TimeSeries::new(format!("rate_gbps:flow{f}")));
         }
+        for &p in &spec.ecn_ports {
+            let name = self.port_name(p);
+            series.push(TimeSeries::new(format!("ecn_mark_ratio:{name}")));
+        }
         self.sampling = Some(Sampling {
             last_tx: vec![0; spec.ports.len()],
             last_rx: vec![0; spec.flows.len()],
+            last_ecn: vec![(0, 0); spec.ecn_ports.len()],
             series,
             spec,
         });
@@ -532,10 +548,19 @@ impl Network {
         )
     }
 
+    /// The ports whose ECN marking is sampled (see [`SampleSpec::ecn_ports`]).
+    pub fn sampled_ecn_ports(&self) -> &[u32] {
+        self.sampling.as_ref().map_or(&[], |s| &s.spec.ecn_ports)
+    }
+
     pub fn series(&self) -> &[TimeSeries] {
         self.sampling.as_ref().map_or(&[], |s| &s.series)
     }
 
+    // Once per interval: kept out of the event loop, whose code layout it
+    // would otherwise change (0.8% more instructions per hop when the ECN
+    // series were added).
+    #[inline(never)]
     fn sample(&mut self, now: Time) {
         let Some(s) = self.sampling.as_mut() else {
             return;
@@ -565,6 +590,17 @@ impl Network {
             s.series[k].push(now, thr);
             s.series[k + 1].push(now, rate);
             k += 2;
+        }
+        for (i, &p) in s.spec.ecn_ports.iter().enumerate() {
+            let st = &self.ports[p as usize].stats;
+            let (marked, eligible) = (st.ecn_marked, st.ecn_eligible);
+            let (m0, e0) = s.last_ecn[i];
+            s.last_ecn[i] = (marked, eligible);
+            // An interval in which no data packet left has no ratio.
+            if eligible > e0 {
+                s.series[k].push(now, (marked - m0) as f64 / (eligible - e0) as f64);
+            }
+            k += 1;
         }
         let next = now + s.spec.interval;
         self.q.schedule(next, Ev::Sample);
@@ -676,6 +712,7 @@ impl Network {
                     if hdr.flags & (Hdr::DATA | Hdr::CE) == Hdr::DATA && class != 0 {
                         let qlen = self.switches[s as usize].mmu.egress_bytes(local_out, class);
                         let port = &mut self.ports[p as usize];
+                        port.stats.ecn_eligible += 1;
                         let mark = if qlen > e.kmax {
                             true
                         } else if qlen > e.kmin {

@@ -33,6 +33,9 @@ pub struct PortStats {
     /// Time during which the partner held at least one class paused.
     pub paused_time: Time,
     pub ecn_marked: u64,
+    /// Data packets this port's RED decided on (not control class, not
+    /// already CE): the denominator of its marking ratio.
+    pub ecn_eligible: u64,
 }
 
 /// Fields in the order a hop touches them (`repr(C)` keeps it): the first
