@@ -43,6 +43,9 @@ struct SendWqe {
     npkts: u32,
     msn: u32,
     sync: bool,
+    /// A synchronise message the receiver NACKed for arriving early
+    /// (counted once in `mp_sync_early`).
+    early: bool,
 }
 
 impl SendWqe {
@@ -164,6 +167,7 @@ impl Sender {
             npkts: n,
             msn: self.msn[slot],
             sync,
+            early: false,
         });
         self.msn[slot] += 1;
         self.next_psn = self
@@ -593,6 +597,11 @@ impl Sender {
             // window instead (recovery) resent later synchronise messages
             // early again: 10,958 NACKs and 5.6 Gb/s at 50% synchronise
             // messages of 32 KB.
+            let i = self.wqes.partition_point(|w| w.first_psn < from);
+            if let Some(w) = self.wqes.get_mut(i).filter(|w| w.first_psn == from) {
+                stats.mp_sync_early += u64::from(!w.early);
+                w.early = true;
+            }
             if from >= self.snd_una {
                 let (floor, ceil) = self.sync_nacked.unwrap_or((from, self.snd_nxt));
                 self.sync_nacked = Some((floor.min(from), ceil.max(self.snd_nxt)));
