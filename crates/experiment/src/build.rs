@@ -20,14 +20,25 @@ pub struct Built {
     pub stop: Option<Time>,
 }
 
+/// How an entry's flows are posted: as [`Flow::messages`] work requests,
+/// [`Flow::sync_per_10k`] of them synchronise.
+#[derive(Clone, Copy)]
+struct Split {
+    messages: u16,
+    sync_per_10k: u16,
+}
+
+/// A flow to add: its spec, verb, the entry's transport and split.
+type Planned = (FlowSpec, Verb, Option<TransportKind>, Split);
+
 /// An entry's `messages` and `sync_ratio` (key `key`, transport `kind`),
-/// checked: the messages per flow and the synchronise fraction in 1/10000.
+/// checked.
 fn message_split(
     m: &MessagesCfg,
     kind: TransportKind,
     key: &str,
     file: &str,
-) -> Result<(u16, u16), ScenarioError> {
+) -> Result<Split, ScenarioError> {
     let messages = m.messages.unwrap_or(1);
     let messages = u16::try_from(messages)
         .ok()
@@ -58,7 +69,10 @@ fn message_split(
             ),
         ));
     }
-    Ok((messages, (ratio * 10_000.0).round() as u16))
+    Ok(Split {
+        messages,
+        sync_per_10k: (ratio * 10_000.0).round() as u16,
+    })
 }
 
 /// Positive and finite (NaN is not).
@@ -481,8 +495,7 @@ pub fn build(sc: &Scenario, path: &Path, seed: Option<u64>) -> Result<Built, Sce
     let hosts: Vec<u32> = (0..net.host_count()).collect();
 
     let mut classes = Vec::new();
-    // Each flow with its verb, its entry's transport and message split.
-    let mut flows: Vec<(FlowSpec, Verb, Option<TransportKind>, (u16, u16))> = Vec::new();
+    let mut flows: Vec<Planned> = Vec::new();
     for (i, entry) in sc.traffic.iter().enumerate() {
         let tr = &entry.pattern;
         let key = format!("traffic[{i}]");
@@ -638,7 +651,7 @@ pub fn build(sc: &Scenario, path: &Path, seed: Option<u64>) -> Result<Built, Sce
     }
     // One global order: by start time, ties by class then generation order.
     flows.sort_by_key(|(f, ..)| (f.start, f.class, f.id));
-    for (i, (f, v, transport, (messages, sync_per_10k))) in flows.iter().enumerate() {
+    for (i, (f, v, transport, split)) in flows.iter().enumerate() {
         let key = if (f.class as usize) < sc.traffic.len() {
             format!("traffic[{}]", f.class)
         } else {
@@ -647,12 +660,12 @@ pub fn build(sc: &Scenario, path: &Path, seed: Option<u64>) -> Result<Built, Sce
         if f.bytes == 0 {
             return Err(err(&key, format!("flow {i} has 0 bytes")));
         }
-        if u64::from(*messages) > f.bytes {
+        if u64::from(split.messages) > f.bytes {
             return Err(err(
                 &format!("{key}.messages"),
                 format!(
-                    "flow {i} has {} bytes, fewer than its {messages} messages",
-                    f.bytes
+                    "flow {i} has {} bytes, fewer than its {} messages",
+                    f.bytes, split.messages
                 ),
             ));
         }
@@ -680,8 +693,8 @@ pub fn build(sc: &Scenario, path: &Path, seed: Option<u64>) -> Result<Built, Sce
             verb: *v,
             class: f.class,
             reliability,
-            messages: *messages,
-            sync_per_10k: *sync_per_10k,
+            messages: split.messages,
+            sync_per_10k: split.sync_per_10k,
         })
         .map_err(|m| err(&key, m))?;
     }

@@ -87,3 +87,51 @@ impl FlowResult {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn flow(bytes: u64, messages: u16, sync_per_10k: u16) -> Flow {
+        Flow {
+            src: 0,
+            dst: 1,
+            bytes,
+            start: 0,
+            verb: Verb::Write,
+            class: 0,
+            reliability: 0,
+            messages,
+            sync_per_10k,
+        }
+    }
+
+    #[test]
+    fn messages_split_the_bytes_evenly() {
+        let f = flow(100_003, 7, 0);
+        let lens: Vec<u64> = (0..7).map(|i| f.message_len(i)).collect();
+        assert_eq!(lens.iter().sum::<u64>(), 100_003);
+        assert_eq!(
+            lens,
+            [14_287, 14_286, 14_286, 14_286, 14_286, 14_286, 14_286]
+        );
+        assert_eq!(flow(5, 1, 0).message_len(0), 5);
+        // The padding the two u16 fields took: a flow stays 32 bytes.
+        assert_eq!(std::mem::size_of::<Flow>(), 32);
+    }
+
+    #[test]
+    fn synchronise_messages_are_spread_at_the_ratio() {
+        let which =
+            |r: u16| -> Vec<u16> { (0..10).filter(|&i| flow(10, 10, r).is_sync(i)).collect() };
+        assert_eq!(which(0), Vec::<u16>::new());
+        assert_eq!(which(2_000), [4, 9]);
+        assert_eq!(which(5_000), [1, 3, 5, 7, 9]);
+        assert_eq!(which(8_000), [1, 2, 3, 4, 6, 7, 8, 9]);
+        assert_eq!(which(10_000), (0..10).collect::<Vec<_>>());
+        let n = (0..1280)
+            .filter(|&i| flow(1280, 1280, 6_000).is_sync(i))
+            .count();
+        assert_eq!(n, 768);
+    }
+}
