@@ -990,4 +990,48 @@ mod tests {
         let p = h.send_all(dt);
         assert_eq!((p[0].psn, hdr(&p[0]).sync), (2, true));
     }
+
+    #[test]
+    fn an_early_synchronise_message_is_counted_once() {
+        // PSN 0: a WRITE; 1: synchronise; 2..=3: synchronise (2 packets).
+        let mut h = H::new(8, 1000);
+        for len in [1000, 2000] {
+            h.s.post(
+                0,
+                WorkRequest {
+                    wr_id: 1,
+                    verb: Verb::Write,
+                    len,
+                    ..WorkRequest::default()
+                },
+                true,
+                1000,
+            );
+        }
+        h.send_all(0);
+        // The ACK of PSN 0 opens the first gate and gives an RTT sample;
+        // the second synchronise message waits its delay.
+        h.ack(10, ack(1, 0, 3, false, 0));
+        h.send_all(10);
+        let due = h.s.deadline().expect("synchronise delay");
+        h.s.on_timer(due);
+        let p = h.send_all(due);
+        assert_eq!(h.s.snd_nxt, 4, "{p:?}");
+        let sync_nack = |sack: u32| {
+            let mut n = ack(1, sack, 3, false, 0);
+            n.kind = PacketKind::Nack;
+            n.mp_flags |= MpHeader::SYNC;
+            n
+        };
+        let mut nack = |sack: u32| {
+            assert!(h
+                .s
+                .on_nack(due + 1, 0, &sync_nack(sack), &h.c, &mut h.st, &mut h.ev));
+            h.st.mp_sync_early
+        };
+        assert_eq!(nack(2), 1);
+        // The same message NACKed again (at another receiver step): once.
+        assert_eq!(nack(2), 1);
+        assert_eq!(nack(1), 2);
+    }
 }
