@@ -459,11 +459,13 @@ pub struct FlowCfg {
     pub verb: VerbCfg,
     /// This flow's reliability scheme, overriding `[transport] kind`.
     pub transport: Option<TransportKind>,
+    /// See [`MessagesCfg`].
     pub messages: Option<u32>,
     pub sync_ratio: Option<f64>,
 }
 
 impl FlowCfg {
+    /// This flow's `messages` and `sync_ratio`, as a traffic entry has them.
     pub fn messages(&self) -> MessagesCfg {
         MessagesCfg {
             messages: self.messages,
