@@ -157,6 +157,8 @@ pub fn build(
             verb: Verb::Write,
             class: 0,
             reliability: 0,
+            messages: 1,
+            sync_per_10k: 0,
         })?;
     }
     Ok(Built {

@@ -20,6 +20,61 @@ pub struct Built {
     pub stop: Option<Time>,
 }
 
+/// How an entry's flows are posted: as [`Flow::messages`] work requests,
+/// [`Flow::sync_per_10k`] of them synchronise.
+#[derive(Clone, Copy)]
+struct Split {
+    messages: u16,
+    sync_per_10k: u16,
+}
+
+/// A flow to add: its spec, verb, the entry's transport and split.
+type Planned = (FlowSpec, Verb, Option<TransportKind>, Split);
+
+/// An entry's `messages` and `sync_ratio` (key `key`, transport `kind`),
+/// checked.
+fn message_split(
+    m: &MessagesCfg,
+    kind: TransportKind,
+    key: &str,
+    file: &str,
+) -> Result<Split, ScenarioError> {
+    let messages = m.messages.unwrap_or(1);
+    let messages = u16::try_from(messages)
+        .ok()
+        .filter(|&n| n >= 1)
+        .ok_or_else(|| {
+            ScenarioError::new(
+                file,
+                format!("{key}.messages"),
+                format!("must be between 1 and 65535, not {messages}"),
+            )
+        })?;
+    let ratio = m.sync_ratio.unwrap_or(0.0);
+    if !(0.0..=1.0).contains(&ratio) {
+        return Err(ScenarioError::new(
+            file,
+            format!("{key}.sync_ratio"),
+            format!("must be between 0 and 1, not {ratio}"),
+        ));
+    }
+    if ratio > 0.0 && kind != TransportKind::Mprdma {
+        return Err(ScenarioError::new(
+            file,
+            format!("{key}.sync_ratio"),
+            format!(
+                "synchronise operations need transport \"mprdma\" (this entry's is \
+                 \"{}\", which delivers in order anyway)",
+                format!("{kind:?}").to_lowercase()
+            ),
+        ));
+    }
+    Ok(Split {
+        messages,
+        sync_per_10k: (ratio * 10_000.0).round() as u16,
+    })
+}
+
 /// Positive and finite (NaN is not).
 fn is_positive(x: f64) -> bool {
     x > 0.0 && x.is_finite()
@@ -440,10 +495,12 @@ pub fn build(sc: &Scenario, path: &Path, seed: Option<u64>) -> Result<Built, Sce
     let hosts: Vec<u32> = (0..net.host_count()).collect();
 
     let mut classes = Vec::new();
-    let mut flows: Vec<(FlowSpec, Verb, Option<TransportKind>)> = Vec::new();
+    let mut flows: Vec<Planned> = Vec::new();
     for (i, entry) in sc.traffic.iter().enumerate() {
         let tr = &entry.pattern;
         let key = format!("traffic[{i}]");
+        let kind = entry.transport.unwrap_or(sc.transport.kind);
+        let split = message_split(&entry.messages, kind, &key, &file)?;
         let class = i as u16;
         let mut rng = Rng::new(sc.seed, StreamKind::Workload, i as u64);
         let wl = |r: Result<Vec<FlowSpec>, workload::WorkloadError>| {
@@ -568,13 +625,15 @@ pub fn build(sc: &Scenario, path: &Path, seed: Option<u64>) -> Result<Built, Sce
         flows.extend(
             specs
                 .into_iter()
-                .map(|f| (FlowSpec { class, ..f }, verb(v), entry.transport)),
+                .map(|f| (FlowSpec { class, ..f }, verb(v), entry.transport, split)),
         );
     }
     if !sc.flows.is_empty() {
         let class = classes.len() as u16;
         classes.push("flows".into());
-        for f in &sc.flows {
+        for (j, f) in sc.flows.iter().enumerate() {
+            let kind = f.transport.unwrap_or(sc.transport.kind);
+            let split = message_split(&f.messages(), kind, &format!("flows[{j}]"), &file)?;
             flows.push((
                 FlowSpec {
                     id: 0,
@@ -586,12 +645,13 @@ pub fn build(sc: &Scenario, path: &Path, seed: Option<u64>) -> Result<Built, Sce
                 },
                 verb(f.verb),
                 f.transport,
+                split,
             ));
         }
     }
     // One global order: by start time, ties by class then generation order.
-    flows.sort_by_key(|(f, _, _)| (f.start, f.class, f.id));
-    for (i, (f, v, transport)) in flows.iter().enumerate() {
+    flows.sort_by_key(|(f, ..)| (f.start, f.class, f.id));
+    for (i, (f, v, transport, split)) in flows.iter().enumerate() {
         let key = if (f.class as usize) < sc.traffic.len() {
             format!("traffic[{}]", f.class)
         } else {
@@ -599,6 +659,15 @@ pub fn build(sc: &Scenario, path: &Path, seed: Option<u64>) -> Result<Built, Sce
         };
         if f.bytes == 0 {
             return Err(err(&key, format!("flow {i} has 0 bytes")));
+        }
+        if u64::from(split.messages) > f.bytes {
+            return Err(err(
+                &format!("{key}.messages"),
+                format!(
+                    "flow {i} has {} bytes, fewer than its {} messages",
+                    f.bytes, split.messages
+                ),
+            ));
         }
         let kind = transport.unwrap_or(sc.transport.kind);
         if !matches!(v, Verb::Write | Verb::Send) && kind == TransportKind::Mprdma {
@@ -624,6 +693,8 @@ pub fn build(sc: &Scenario, path: &Path, seed: Option<u64>) -> Result<Built, Sce
             verb: *v,
             class: f.class,
             reliability,
+            messages: split.messages,
+            sync_per_10k: split.sync_per_10k,
         })
         .map_err(|m| err(&key, m))?;
     }

@@ -200,6 +200,22 @@ pub struct MpRdmaSummary {
     /// `transport::mprdma::OodHistogram` buckets).
     pub ood_p99: u64,
     pub ood_p999: u64,
+    /// Only when synchronise operations were posted (so runs without any
+    /// keep their summary unchanged).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub synchronise: Option<SyncSummary>,
+}
+
+/// Synchronise operations and how many arrived out of order (paper Fig. 18:
+/// "fraction of out-of-order synchronise messages"): a synchronise message
+/// arrived early if the receiver dropped any of its packets because an
+/// earlier message was incomplete (each message counted once; `sync_drops`
+/// counts the dropped packets).
+#[derive(Serialize, Debug, Clone, PartialEq, Default)]
+pub struct SyncSummary {
+    pub messages: u64,
+    pub arrived_early: u64,
+    pub early_fraction: f64,
 }
 
 fn mprdma_summary(net: &fabric::Network) -> Option<MpRdmaSummary> {
@@ -212,6 +228,7 @@ fn mprdma_summary(net: &fabric::Network) -> Option<MpRdmaSummary> {
         ..MpRdmaSummary::default()
     };
     let mut ood = transport::mprdma::OodHistogram::default();
+    let mut sync = SyncSummary::default();
     for h in 0..net.host_count() {
         let st = net.nic(h).stats();
         m.early_retransmits += st.mp_early_retransmits;
@@ -223,9 +240,15 @@ fn mprdma_summary(net: &fabric::Network) -> Option<MpRdmaSummary> {
         m.sync_drops += st.mp_sync_drops;
         m.max_ooo_degree = m.max_ooo_degree.max(st.mp_max_ooo_degree);
         ood.merge(&st.mp_ood);
+        sync.messages += st.mp_sync_messages;
+        sync.arrived_early += st.mp_sync_early;
     }
     m.ood_p99 = ood.quantile(0.99);
     m.ood_p999 = ood.quantile(0.999);
+    if sync.messages > 0 {
+        sync.early_fraction = sync.arrived_early as f64 / sync.messages as f64;
+        m.synchronise = Some(sync);
+    }
     Some(m)
 }
 
@@ -665,6 +688,18 @@ pub fn render(s: &SummaryJson) -> String {
                 m.max_ooo_degree
             ),
         );
+        if let Some(y) = &m.synchronise {
+            line(
+                &mut out,
+                "synchronise",
+                format!(
+                    "{} messages, {} arrived early ({:.2}%)",
+                    y.messages,
+                    y.arrived_early,
+                    100.0 * y.early_fraction
+                ),
+            );
+        }
     }
     line(&mut out, "packet-hops", s.packet_hops.to_string());
     line(

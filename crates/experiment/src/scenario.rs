@@ -463,6 +463,29 @@ pub struct FlowCfg {
     pub verb: VerbCfg,
     /// This flow's reliability scheme, overriding `[transport] kind`.
     pub transport: Option<TransportKind>,
+    /// See [`MessagesCfg`].
+    pub messages: Option<u32>,
+    pub sync_ratio: Option<f64>,
+}
+
+impl FlowCfg {
+    /// This flow's `messages` and `sync_ratio`, as a traffic entry has them.
+    pub fn messages(&self) -> MessagesCfg {
+        MessagesCfg {
+            messages: self.messages,
+            sync_ratio: self.sync_ratio,
+        }
+    }
+}
+
+/// How a flow's bytes are posted (`[[flows]]` and `[[traffic]]` entries):
+/// as `messages` equal work requests at once on the flow's QP (default 1),
+/// the fraction `sync_ratio` of them (MP-RDMA only) as synchronise
+/// operations. Checked in `build`, where the transport is known.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct MessagesCfg {
+    pub messages: Option<u32>,
+    pub sync_ratio: Option<f64>,
 }
 
 /// One `[[traffic]]` entry: its pattern and, optionally, the reliability
@@ -473,6 +496,7 @@ pub struct FlowCfg {
 pub struct Traffic {
     pub pattern: TrafficCfg,
     pub transport: Option<TransportKind>,
+    pub messages: MessagesCfg,
 }
 
 /// A `[[traffic]]` entry as written: one flat table, so that a wrong type
@@ -483,6 +507,8 @@ pub struct Traffic {
 struct TrafficRaw {
     pattern: PatternKind,
     transport: Option<TransportKind>,
+    messages: Option<u32>,
+    sync_ratio: Option<f64>,
     bytes: Option<u64>,
     start_us: Option<f64>,
     verb: Option<VerbCfg>,
@@ -519,9 +545,14 @@ impl TryFrom<TrafficRaw> for Traffic {
 
     fn try_from(r: TrafficRaw) -> Result<Self, String> {
         let transport = r.transport;
+        let messages = MessagesCfg {
+            messages: r.messages,
+            sync_ratio: r.sync_ratio,
+        };
         Ok(Traffic {
             pattern: TrafficCfg::try_from(r)?,
             transport,
+            messages,
         })
     }
 }

@@ -19,7 +19,8 @@ use engine::stats::TimeSeries;
 use engine::time::serialization;
 use engine::{EventQueue, Rng, StreamKind, Time};
 use transport::{
-    CompletionSide, Event, Nic, NicConfig, QpConfig, Reliability, Transmit, WorkRequest,
+    CompletionSide, Event, Nic, NicConfig, QpConfig, Reliability, SendOptions, Transmit,
+    WorkRequest,
 };
 
 #[derive(Clone, Copy, Debug)]
@@ -305,6 +306,12 @@ impl Network {
         }
         if flow.src == flow.dst {
             return Err(format!("flow from host {} to itself", flow.src));
+        }
+        if flow.messages == 0 || flow.messages as u64 > flow.bytes {
+            return Err(format!(
+                "flow from host {} to host {}: {} messages for {} bytes (need 1..=bytes)",
+                flow.src, flow.dst, flow.messages, flow.bytes
+            ));
         }
         if flow.reliability as usize > self.reliabilities.len() {
             return Err(format!(
@@ -636,23 +643,30 @@ impl Network {
         let req_qp = create(req, resp, resp_qp);
         let got = create(resp, req, req_qp);
         debug_assert_eq!(got, resp_qp);
-        if r.flow.verb == transport::Verb::Send {
-            self.hosts[resp as usize]
-                .nic
-                .post_recv(resp_qp, id as u64, r.flow.bytes);
-        }
         self.flows[id as usize].requester_qp = req_qp;
         self.flows[id as usize].responder_qp = resp_qp;
-        self.hosts[req as usize].nic.post_send(
-            now,
-            req_qp,
-            WorkRequest {
-                wr_id: id as u64,
+        // Message i's work request is `id | i << 32`: completions name the
+        // flow and tell the last message apart.
+        for i in 0..r.flow.messages {
+            let len = r.flow.message_len(i);
+            if r.flow.verb == transport::Verb::Send {
+                self.hosts[resp as usize]
+                    .nic
+                    .post_recv(resp_qp, id as u64, len);
+            }
+            let wr = WorkRequest {
+                wr_id: id as u64 | (i as u64) << 32,
                 verb: r.flow.verb,
-                len: r.flow.bytes,
+                len,
                 ..WorkRequest::default()
-            },
-        );
+            };
+            let opts = SendOptions {
+                sync: r.flow.is_sync(i),
+            };
+            self.hosts[req as usize]
+                .nic
+                .post_send_with(now, req_qp, wr, opts);
+        }
         self.after_nic_input(now, req);
     }
 
@@ -669,8 +683,9 @@ impl Network {
                 Event::ArmTimer { qp, at } => self.q.schedule(at.max(now), Ev::Timer(h, qp)),
                 Event::Completion(c) => {
                     if c.side == CompletionSide::Requester {
-                        let f = &mut self.flows[c.wr_id as usize];
-                        if f.finish.is_none() {
+                        let f = &mut self.flows[c.wr_id as u32 as usize];
+                        let last = (c.wr_id >> 32) as u16 + 1 == f.flow.messages;
+                        if last && f.finish.is_none() {
                             f.finish = Some(now);
                             self.flows_done += 1;
                         }

@@ -254,6 +254,13 @@ pub struct NicStats {
     /// MP-RDMA: synchronise packets dropped for arriving before earlier
     /// messages completed.
     pub mp_sync_drops: u64,
+    /// MP-RDMA: synchronise operations posted.
+    pub mp_sync_messages: u64,
+    /// MP-RDMA: synchronise messages that arrived before earlier messages
+    /// were complete (dropped at least once), each counted once, by the
+    /// sender from the receiver's synchronise NACKs (a lost NACK goes
+    /// uncounted, but its message's later packets are NACKed again).
+    pub mp_sync_early: u64,
     /// MP-RDMA: the largest out-of-order degree (PSN - rcv_nxt) accepted.
     pub mp_max_ooo_degree: u64,
     /// MP-RDMA: the out-of-order degree of every new data packet.
@@ -350,6 +357,7 @@ impl Nic {
             .unwrap_or_else(|| panic!("no QP {qp}"));
         q.post(now, wr, opts.sync, mtu);
         if matches!(q.engine, Engine::MpRdma(_)) {
+            self.stats.mp_sync_messages += u64::from(opts.sync);
             // A synchronise gate may need a timer.
             q.sync_timer(events);
         }
