@@ -394,7 +394,7 @@ impl Network {
         Memory {
             // The packet in the arena, its header in a queue or on a wire,
             // and its free-list entry.
-            packet_bytes: size_of::<transport::Packet>()
+            packet_bytes: Arena::SLOT_BYTES
                 + size_of::<(Time, Frame)>().max(size_of::<Hdr>())
                 + size_of::<u32>(),
             peak_packets: self.arena.capacity(),
@@ -848,7 +848,7 @@ impl Network {
                 let node = self.ports[rx as usize].node;
                 match self.roles[node as usize] {
                     NodeRole::Host(h) => {
-                        let mut pkt = *self.arena.get(hdr.idx);
+                        let mut pkt = self.arena.get(hdr.idx);
                         pkt.ce = hdr.flags & Hdr::CE != 0;
                         self.arena.free(hdr.idx);
                         self.counters.delivered_packets += 1;
