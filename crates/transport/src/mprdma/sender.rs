@@ -161,8 +161,10 @@ impl Sender {
     pub fn post(&mut self, now: Time, wr: WorkRequest, sync: bool, mtu: u32) {
         let msn = match wr.verb {
             Verb::Send => {
-                self.send_msn += 1;
-                self.send_msn - 1
+                let m = self.send_msn;
+                // Wraps, as the receiver's MSN arithmetic does.
+                self.send_msn = m.wrapping_add(1);
+                m
             }
             Verb::Write => 0,
             v => panic!("MP-RDMA QPs carry WRITE and SEND only, not {v:?}"),
