@@ -1,9 +1,10 @@
 //! The MP-RDMA receiver (paper §3.1, §3.3.1, §3.4): places every packet on
 //! arrival (out of order: a WRITE packet at its address, a SEND packet at
-//! its offset in the buffer of the receive WQE its MSN names), tracks it in the 2-bit bitmap, moves `rcv_nxt`
-//! over contiguous received slots and completes messages in order as their
-//! tail slots pass, and answers every data packet with an ACK echoing its
-//! VP, PSN (SACK), ECN mark and ReTx bit, with the cumulative ACK.
+//! its offset in the buffer of the receive WQE its MSN names), tracks it
+//! in the 2-bit bitmap, moves `rcv_nxt` over contiguous received slots and
+//! completes messages in order as their tail slots pass, and answers every
+//! data packet with an ACK echoing its VP, PSN (SACK), ECN mark and ReTx
+//! bit, with the cumulative ACK.
 //!
 //! Drops are each answered by a NACK carrying the dropped packet's VP (so
 //! the sender's clock on that VP survives); only the first per step of
@@ -237,7 +238,7 @@ mod tests {
         }
     }
 
-    /// One registered region of `len` bytes at `BASE`.
+    /// One registered region: these bytes, from `BASE`.
     struct Mem(Vec<u8>);
 
     const BASE: u64 = 0x1000;

@@ -37,11 +37,13 @@ impl Mem {
         }
     }
 
+    /// The bytes at `addr..addr + len`; None, counted as a violation, if
+    /// they are not all inside the region.
     fn range(&mut self, addr: u64, len: usize) -> Option<std::ops::Range<usize>> {
         let r = addr
             .checked_sub(BASE)
-            .map(|a| a as usize)
-            .filter(|a| a + len <= self.bytes.len())
+            .and_then(|a| usize::try_from(a).ok())
+            .filter(|&a| a.checked_add(len).is_some_and(|e| e <= self.bytes.len()))
             .map(|a| a..a + len);
         self.violations += r.is_none() as u64;
         r
