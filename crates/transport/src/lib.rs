@@ -38,8 +38,8 @@ pub use irn::IrnConfig;
 pub use memory::Memory;
 pub use mprdma::{MpRdmaConfig, SyncMode};
 pub use nic::{
-    Completion, CompletionSide, Event, Nic, NicConfig, NicStats, Placement, QpConfig, QpId,
-    SendOptions, Transmit, WorkRequest,
+    Completion, CompletionSide, Event, Nic, NicConfig, NicStats, QpConfig, QpId, SendOptions,
+    Transmit, WorkRequest,
 };
 pub use packet::{MpHeader, Packet, PacketKind, Verb, ATOMIC_BYTES};
 pub use reliability::{Reliability, StateBytes};

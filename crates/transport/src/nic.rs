@@ -137,24 +137,6 @@ pub struct SendOptions {
     pub sync: bool,
 }
 
-/// Bytes an MP-RDMA responder placed into memory (recorded only after
-/// [`Nic::enable_placement_log`]; used by tests to check memory contents).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Placement {
-    pub qp: QpId,
-    pub verb: Verb,
-    /// Per-verb message sequence number: SEND: which receive WQE (the n-th
-    /// SEND of the QP); WRITE: which WRITE (the n-th), standing for the
-    /// remote address the requester chose.
-    pub msn: u32,
-    /// Byte offset within the message.
-    pub offset: u64,
-    pub len: u32,
-    pub psn: u32,
-    pub sync: bool,
-    pub at: Time,
-}
-
 /// What the NIC wants to put on the wire next.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Transmit {
@@ -283,8 +265,6 @@ pub struct Nic {
     stats: NicStats,
     /// The latest time passed in by any call.
     now: Time,
-    /// MP-RDMA placements, when logging is enabled.
-    placements: Option<VecDeque<Placement>>,
 }
 
 impl Nic {
@@ -301,7 +281,6 @@ impl Nic {
             sched: Scheduler::default(),
             stats: NicStats::default(),
             now: 0,
-            placements: None,
         }
     }
 
@@ -376,16 +355,6 @@ impl Nic {
         self.qp_mut(qp).post_recv(RecvWqe { wr_id, addr, len });
     }
 
-    /// Starts recording MP-RDMA placements (see [`Nic::poll_placement`]).
-    pub fn enable_placement_log(&mut self) {
-        self.placements.get_or_insert_with(VecDeque::new);
-    }
-
-    /// The oldest recorded placement not yet taken.
-    pub fn poll_placement(&mut self) -> Option<Placement> {
-        self.placements.as_mut()?.pop_front()
-    }
-
     pub fn on_packet(&mut self, now: Time, pkt: &Packet) {
         self.on_packet_dma(now, pkt, &mut Dma::none());
     }
@@ -426,8 +395,7 @@ impl Nic {
         let qp = &mut self.qps[qi];
         let id = qp.id;
         if matches!(qp.engine, Engine::MpRdma(_)) {
-            let wake =
-                Self::on_packet_mp(now, qp, pkt, cfg, stats, events, ctrl, &mut self.placements);
+            let wake = Self::on_packet_mp(now, qp, pkt, cfg, stats, events, ctrl, dma);
             qp.sync_timer(events);
             if wake {
                 self.wake(qi, now);
@@ -578,7 +546,7 @@ impl Nic {
         stats: &mut NicStats,
         events: &mut VecDeque<Event>,
         ctrl: &mut VecDeque<Packet>,
-        placements: &mut Option<VecDeque<Placement>>,
+        dma: &mut Dma,
     ) -> bool {
         let id = qp.id;
         let Engine::MpRdma(m) = &mut qp.engine else {
@@ -586,9 +554,7 @@ impl Nic {
         };
         match pkt.kind {
             PacketKind::Request => {
-                let reply = m
-                    .rcv
-                    .on_data(now, id, pkt, cfg, stats, events, placements.as_mut());
+                let reply = m.rcv.on_data(now, id, pkt, cfg, stats, events, dma);
                 if let Some(r) = reply {
                     stats.cnps_sent += r.ecn as u64;
                     let mut a =
@@ -596,7 +562,7 @@ impl Nic {
                     // The ACK travels on the data packet's VP too, so a
                     // failed path silences its own VP's clock both ways.
                     a.sport = pkt.sport;
-                    r.mp.apply(&mut a, cfg.mtu);
+                    r.mp.apply(&mut a);
                     ctrl.push_back(a);
                 }
                 false

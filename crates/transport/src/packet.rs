@@ -114,6 +114,7 @@ pub struct Packet {
     pub wqe_sn: u32,
     /// IRN Nack/ReadNack: the PSN whose arrival triggered it (selectively
     /// acknowledged) when above `psn`; equal to `psn` when nothing was.
+    /// MP-RDMA: the SACK on Ack/Nack, the iPSN on data ([`MpHeader`]).
     pub sack_psn: u32,
     /// MP-RDMA Ack/Nack: the virtual path (UDP source port) of the data
     /// packet answered.
@@ -124,18 +125,27 @@ pub struct Packet {
 }
 
 /// MP-RDMA's header fields (paper Fig. 3) as one value. They travel in
-/// [`Packet`]'s fields, so the packet does not grow: `wqe_sn` carries the
-/// message sequence number (SEND: which receive WQE; WRITE: which WRITE,
-/// standing for the address), `addr` the byte offset of the packet in its
-/// message (iPSN x MTU), `sack_psn` the selective ack (Nack: the PSN to
-/// resend from), `vp` the echoed virtual path and `mp_flags` the bits.
+/// [`Packet`]'s fields, so the packet does not grow (88 bytes):
+/// - `wqe_sn`: the message sequence number of a SEND (which receive WQE
+///   it lands in); WRITE packets carry 0, since the receiver places them
+///   at their address (paper §3.1: only SEND packets carry an MSN).
+/// - `sack_psn`: on data packets, which carry no selective ack, the iPSN
+///   (the packet's index in its message, from which the receiver finds
+///   the message's first PSN for the synchronise check); on Ack/Nack the
+///   selective ack (Nack: the PSN to resend from).
+/// - `vp`: the echoed virtual path; `mp_flags`: the bits.
+///
 /// `psn` keeps its meaning (data: the packet's PSN; Ack/Nack: the
-/// cumulative AACK).
+/// cumulative AACK), and so does `addr`, which is not part of this view:
+/// as with go-back-N and IRN, a WRITE packet carries the remote address of
+/// its first byte and a SEND packet its byte offset in the message (the
+/// iPSN x MTU the paper carries for SENDs).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct MpHeader {
     pub msn: u32,
-    /// Index of the packet within its message (iPSN).
+    /// Data: index of the packet within its message (iPSN).
     pub ipsn: u32,
+    /// Ack/Nack: the selective ack.
     pub sack: u32,
     pub vp: u16,
     /// Data: a retransmission; echoed on its ACK.
@@ -153,13 +163,19 @@ impl MpHeader {
     pub const SYNC: u8 = 2;
     pub const DUP: u8 = 4;
 
-    /// Reads the fields from `p` (`mtu`: payload bytes per full packet).
+    /// Reads the fields from `p` (`sack_psn` as the iPSN on data packets,
+    /// as the SACK otherwise).
     #[inline]
-    pub fn of(p: &Packet, mtu: u32) -> MpHeader {
+    pub fn of(p: &Packet) -> MpHeader {
+        let (ipsn, sack) = if p.is_data() {
+            (p.sack_psn, 0)
+        } else {
+            (0, p.sack_psn)
+        };
         MpHeader {
             msn: p.wqe_sn,
-            ipsn: u32::try_from(p.addr / mtu.max(1) as u64).unwrap_or(u32::MAX),
-            sack: p.sack_psn,
+            ipsn,
+            sack,
             vp: p.vp,
             retx: p.mp_flags & Self::RETX != 0,
             sync: p.mp_flags & Self::SYNC != 0,
@@ -167,12 +183,12 @@ impl MpHeader {
         }
     }
 
-    /// Writes the fields into `p`.
+    /// Writes the fields into `p`, whose `kind` must already be set (it
+    /// decides what `sack_psn` carries).
     #[inline]
-    pub fn apply(&self, p: &mut Packet, mtu: u32) {
+    pub fn apply(&self, p: &mut Packet) {
         p.wqe_sn = self.msn;
-        p.addr = self.ipsn as u64 * mtu as u64;
-        p.sack_psn = self.sack;
+        p.sack_psn = if p.is_data() { self.ipsn } else { self.sack };
         p.vp = self.vp;
         p.mp_flags = (self.retx as u8 * Self::RETX)
             | (self.sync as u8 * Self::SYNC)
@@ -185,5 +201,40 @@ impl Packet {
     #[inline]
     pub fn is_data(&self) -> bool {
         matches!(self.kind, PacketKind::Request | PacketKind::ReadResponse)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mp_rdma_fields_fit_the_packet() {
+        // The simulator holds every packet in flight: MP-RDMA's header
+        // reuses fields rather than growing it.
+        assert_eq!(std::mem::size_of::<Packet>(), 88);
+        let h = MpHeader {
+            msn: 3,
+            ipsn: 7,
+            vp: 9,
+            retx: true,
+            sync: true,
+            ..MpHeader::default()
+        };
+        let mut data = Packet::default();
+        h.apply(&mut data);
+        assert_eq!(MpHeader::of(&data), h, "data: sack_psn is the iPSN");
+        let a = MpHeader {
+            sack: 11,
+            dup: true,
+            ..MpHeader::default()
+        };
+        let mut ack = Packet {
+            kind: PacketKind::Ack,
+            ..Packet::default()
+        };
+        a.apply(&mut ack);
+        assert_eq!(ack.sack_psn, 11);
+        assert_eq!(MpHeader::of(&ack), a, "Ack: sack_psn is the SACK");
     }
 }

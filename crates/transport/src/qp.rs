@@ -130,7 +130,7 @@ impl Qp {
         match &mut self.engine {
             Engine::GoBackN { resp, .. } => resp.post_recv(wqe),
             Engine::Irn { resp, .. } => resp.post_recv(wqe),
-            Engine::MpRdma(m) => m.rcv.post_recv(wqe.wr_id),
+            Engine::MpRdma(m) => m.rcv.post_recv(wqe),
         }
     }
 
@@ -213,7 +213,7 @@ impl Qp {
             (Engine::Irn { resp, .. }, true) => resp.next_packet(now, cfg, stats, dma),
             (Engine::Irn { req, .. }, false) => req.next_packet(now, cfg, stats, dma),
             // The MP-RDMA sender chose the VP (source port) itself.
-            (Engine::MpRdma(m), _) => m.snd.next_packet(now, cfg, stats),
+            (Engine::MpRdma(m), _) => m.snd.next_packet(now, cfg, stats, dma),
         };
         if !matches!(self.engine, Engine::MpRdma(_)) {
             pkt.sport = self.cfg.sport;

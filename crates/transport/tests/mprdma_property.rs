@@ -1,21 +1,20 @@
 //! MP-RDMA end to end over a hostile channel (random loss, duplication,
-//! reordering, four paths of different delays), with real bytes: the
-//! responder's memory, rebuilt from the placements it reports, must equal
-//! applying every message in post order; every work request completes once
-//! and in post order; a synchronise message is never placed before every
-//! message posted earlier is completely placed.
+//! reordering, four paths of different delays), with real bytes moved
+//! through `Nic::poll_transmit_with` / `Nic::on_packet_with`: the
+//! responder's memory must end byte-identical to applying every message
+//! in post order; every work request completes once and in post order; no
+//! access falls outside a registered region; a synchronise message is
+//! never placed before every message posted earlier is completely placed.
 
 mod common;
 
-use std::collections::{HashMap, HashSet};
-
-use common::chaos::{four_paths, Chaos, ChaosWorld};
+use common::chaos::{four_paths, Chaos, ChaosWorld, Mem, BASE};
 use engine::time::{MS, US};
+use engine::{Rng, StreamKind};
 use proptest::prelude::*;
 use transport::{
-    CompletionSide, MpRdmaConfig, NicConfig, Reliability, SyncMode, Verb, WorkRequest,
+    CompletionSide, MpHeader, MpRdmaConfig, NicConfig, Reliability, SyncMode, Verb, WorkRequest,
 };
-
 #[derive(Clone, Debug)]
 struct Op {
     verb: Verb,
@@ -33,44 +32,64 @@ fn byte(m: usize, o: u64) -> u8 {
         ^ (o >> 8) as u8
 }
 
-/// Where each WRITE goes: a fresh region, or (synchronise WRITEs) over an
-/// earlier message's region, which only ordered placement gets right.
-fn layout(ops: &[Op]) -> (Vec<u64>, usize) {
-    let mut addr = Vec::new();
+/// Bytes between receive buffers (and after the last): a SEND overrunning
+/// its buffer would change them.
+const GAP: u64 = 64;
+
+/// Where everything lives, as offsets from `BASE`.
+struct Layout {
+    /// Responder: each WRITE's target (a fresh slot, or for synchronise
+    /// WRITEs an earlier WRITE's slot, which only ordered placement gets
+    /// right); each SEND's receive buffer, after the WRITE slots.
+    remote: Vec<u64>,
+    resp_len: u64,
+    /// Requester: each message's source bytes.
+    local: Vec<u64>,
+    req_len: u64,
+}
+
+fn layout(ops: &[Op]) -> Layout {
+    let mut remote = vec![0; ops.len()];
     let mut top = 0u64;
     let mut writes: Vec<u64> = Vec::new();
+    // Slots of the largest message's size, so a synchronise WRITE over an
+    // earlier slot never spills into a later message's slot.
     let slot = ops.iter().map(|o| o.len).max().unwrap_or(0).max(1);
     for (i, op) in ops.iter().enumerate() {
         if op.verb != Verb::Write {
-            addr.push(0);
             continue;
         }
-        // Slots of the largest message's size, so a synchronise WRITE over an
-        // earlier slot never spills into a later message's slot.
-        let a = if op.sync && !writes.is_empty() {
+        remote[i] = if op.sync && !writes.is_empty() {
             writes[i % writes.len()]
         } else {
-            let a = top;
             top += slot;
-            a
+            top - slot
         };
-        writes.push(a);
-        addr.push(a);
+        writes.push(remote[i]);
     }
-    (addr, (top + slot) as usize)
+    for (i, op) in ops.iter().enumerate() {
+        if op.verb == Verb::Send {
+            remote[i] = top + GAP;
+            top += GAP + op.len;
+        }
+    }
+    let local: Vec<u64> = ops
+        .iter()
+        .scan(0, |at, o| {
+            *at += o.len;
+            Some(*at - o.len)
+        })
+        .collect();
+    Layout {
+        remote,
+        resp_len: top + GAP,
+        local,
+        req_len: ops.iter().map(|o| o.len).sum::<u64>().max(1),
+    }
 }
 
 /// What the run exercised: (dropped, duplicated, sender stats, receiver stats).
 type Exercised = (u64, u64, transport::NicStats, transport::NicStats);
-
-fn stats(w: &ChaosWorld) -> Exercised {
-    (
-        w.dropped,
-        w.duplicated,
-        *w.nics[0].stats(),
-        *w.nics[1].stats(),
-    )
-}
 
 /// `alpha` scales the synchronise delay; 0 sends synchronise messages
 /// right away, so they often overtake earlier ones and must be dropped.
@@ -95,18 +114,39 @@ fn run(
         reliability: Reliability::MpRdma(mp),
         ..NicConfig::default()
     };
-    let mut w = ChaosWorld::new(cfg, chaos, seed);
+    let mtu = cfg.mtu as u64;
+    let at = layout(ops);
+    let mut src = vec![0u8; at.req_len as usize];
+    for (i, op) in ops.iter().enumerate() {
+        for o in 0..op.len {
+            src[(at.local[i] + o) as usize] = byte(i, o);
+        }
+    }
+    // The responder's memory starts with noise, and the reference is that
+    // noise with every message applied in post order.
+    let mut rng = Rng::new(seed, StreamKind::Host, 1);
+    let noise: Vec<u8> = (0..at.resp_len).map(|_| rng.next_u64() as u8).collect();
+    let mut want = noise.clone();
+    for (i, op) in ops.iter().enumerate() {
+        for o in 0..op.len {
+            want[(at.remote[i] + o) as usize] = byte(i, o);
+        }
+    }
+    let mut w =
+        ChaosWorld::new(cfg, chaos, seed).with_memory(Mem::new(src.clone()), Mem::new(noise));
     let sends: Vec<usize> = (0..ops.len())
         .filter(|&i| ops[i].verb == Verb::Send)
         .collect();
-    for (k, _) in sends.iter().enumerate() {
-        w.post_recv(100 + k as u64, 1 << 20);
+    for (k, &i) in sends.iter().enumerate() {
+        w.post_recv(100 + k as u64, BASE + at.remote[i], ops[i].len);
     }
     for (i, op) in ops.iter().enumerate() {
         let wr = WorkRequest {
             wr_id: i as u64,
             verb: op.verb,
             len: op.len,
+            remote_addr: BASE + at.remote[i],
+            local_addr: BASE + at.local[i],
             ..WorkRequest::default()
         };
         w.post_send(wr, op.sync);
@@ -127,90 +167,66 @@ fn run(
         .filter(|(n, c)| *n == 1 && c.side == CompletionSide::Responder)
         .map(|(_, c)| (c.wr_id, c.len))
         .collect();
-    let want: Vec<(u64, u64)> = sends
+    let want_resp: Vec<(u64, u64)> = sends
         .iter()
         .enumerate()
         .map(|(k, &i)| (100 + k as u64, ops[i].len))
         .collect();
-    prop_assert_eq!(resp, want);
+    prop_assert_eq!(resp, want_resp);
 
-    // Memory rebuilt from placements vs in-order application.
-    let (addr, size) = layout(ops);
-    let mut mem = vec![0u8; size];
-    let mut want_mem = vec![0u8; size];
-    let mut bufs: Vec<Vec<u8>> = sends
+    // Memory: the responder's equals in-order application, the requester's
+    // is only read, nothing outside a registered region.
+    let [a, b] = w.mems.as_ref().expect("with memory");
+    prop_assert!(
+        b.bytes == want,
+        "responder memory differs from in-order application"
+    );
+    prop_assert!(a.bytes == src, "requester memory changed");
+    prop_assert_eq!((a.violations, b.violations), (0, 0));
+    let errors = (
+        w.nics[0].stats().access_errors,
+        w.nics[1].stats().access_errors,
+    );
+    prop_assert_eq!(errors, (0, 0));
+
+    // Placement order: every packet placed once, and a synchronise
+    // message's packets only once every earlier PSN was placed.
+    let first: Vec<u32> = ops
         .iter()
-        .map(|&i| vec![0; ops[i].len as usize])
+        .scan(0u32, |psn, o| {
+            *psn += o.len.div_ceil(mtu).max(1) as u32;
+            Some(*psn - o.len.div_ceil(mtu).max(1) as u32)
+        })
         .collect();
-    let want_bufs: Vec<Vec<u8>> = sends
-        .iter()
-        .map(|&i| (0..ops[i].len).map(|o| byte(i, o)).collect())
-        .collect();
-    for (i, op) in ops.iter().enumerate() {
-        if op.verb == Verb::Write {
-            for o in 0..op.len {
-                want_mem[(addr[i] + o) as usize] = byte(i, o);
-            }
-        }
-    }
-    let writes: Vec<usize> = (0..ops.len())
-        .filter(|&i| ops[i].verb == Verb::Write)
-        .collect();
-    let mtu = 1000u64;
-    // Packets of each message placed so far (duplicates counted once).
-    let mut placed: Vec<HashSet<u64>> = vec![HashSet::new(); ops.len()];
-    let npkts: Vec<u64> = ops.iter().map(|o| o.len.div_ceil(mtu).max(1)).collect();
-    let mut complete_upto = 0usize;
-    let index: HashMap<(bool, u32), usize> = writes
-        .iter()
-        .enumerate()
-        .map(|(k, &i)| ((true, k as u32), i))
-        .chain(
-            sends
-                .iter()
-                .enumerate()
-                .map(|(k, &i)| ((false, k as u32), i)),
-        )
-        .collect();
-    for p in &w.placements {
-        let Some(&m) = index.get(&(p.verb == Verb::Write, p.msn)) else {
-            return Err(TestCaseError::fail(format!(
-                "placement of unknown message {p:?}"
-            )));
-        };
-        prop_assert_eq!(p.sync, ops[m].sync);
+    let total = ops.iter().map(|o| o.len.div_ceil(mtu).max(1)).sum::<u64>();
+    let mut placed = vec![false; total as usize];
+    // Every PSN below this was placed.
+    let mut prefix = 0u32;
+    for p in &w.placed {
+        let m = first.partition_point(|&f| f <= p.psn) - 1;
+        prop_assert_eq!(MpHeader::of(p).sync, ops[m].sync);
+        prop_assert!(!placed[p.psn as usize], "PSN {} placed twice", p.psn);
         if ops[m].sync {
             prop_assert!(
-                complete_upto >= m,
-                "synchronise message {} placed while message {} was incomplete",
+                prefix >= first[m],
+                "synchronise message {} placed while PSN {} was missing",
                 m,
-                complete_upto
+                prefix
             );
         }
-        for o in p.offset..p.offset + p.len as u64 {
-            let b = byte(m, o);
-            match p.verb {
-                Verb::Write => mem[(addr[m] + o) as usize] = b,
-                _ => {
-                    let k = sends.iter().position(|&s| s == m).unwrap();
-                    bufs[k][o as usize] = b;
-                }
-            }
-        }
-        placed[m].insert(p.offset / mtu);
-        while complete_upto < ops.len()
-            && placed[complete_upto].len() as u64 == npkts[complete_upto]
-        {
-            complete_upto += 1;
+        placed[p.psn as usize] = true;
+        while placed.get(prefix as usize) == Some(&true) {
+            prefix += 1;
         }
     }
-    prop_assert!(
-        mem == want_mem,
-        "WRITE memory differs from in-order application"
-    );
-    prop_assert!(bufs == want_bufs, "SEND buffers differ");
+    prop_assert_eq!(prefix as u64, total, "every packet placed");
     prop_assert!(w.nics[0].is_quiescent(), "requester not quiescent");
-    Ok(stats(&w))
+    Ok((
+        w.dropped,
+        w.duplicated,
+        *w.nics[0].stats(),
+        *w.nics[1].stats(),
+    ))
 }
 
 fn op() -> impl Strategy<Value = Op> {

@@ -211,7 +211,9 @@ pub fn state_fields(cfg: &MpRdmaConfig) -> Vec<(&'static str, u32)> {
         ("burst timer", 32),
         ("synchronise gate time", 32),
         ("pending clocked VPs (count 8 + current VP 16)", 24),
-        ("message sequence numbers (SEND, WRITE)", 48),
+        // The sender's next SEND MSN and the receiver's MSN of its front
+        // receive WQE (WRITEs need none: they carry their address).
+        ("SEND message sequence numbers (sender, receiver)", 48),
         ("receiver bitmap (2 bits x L)", 2 * cfg.l_slots),
         ("bitmap head index", idx_bits),
         ("NACK state (last NACKed PSN, sync NACK key)", 24 + 48),

@@ -1,8 +1,10 @@
 //! The MP-RDMA receiver (paper §3.1, §3.3.1, §3.4): places every packet on
-//! arrival (out of order), tracks it in the 2-bit bitmap, moves `rcv_nxt`
-//! over contiguous received slots and completes messages in order as their
-//! tail slots pass, and answers every data packet with an ACK echoing its
-//! VP, PSN (SACK), ECN mark and ReTx bit, with the cumulative ACK.
+//! arrival (out of order: a WRITE packet at its address, a SEND packet at
+//! its offset in the buffer of the receive WQE its MSN names), tracks it
+//! in the 2-bit bitmap, moves `rcv_nxt` over contiguous received slots and
+//! completes messages in order as their tail slots pass, and answers every
+//! data packet with an ACK echoing its VP, PSN (SACK), ECN mark and ReTx
+//! bit, with the cumulative ACK.
 //!
 //! Drops are each answered by a NACK carrying the dropped packet's VP (so
 //! the sender's clock on that VP survives); only the first per step of
@@ -22,14 +24,17 @@ use std::collections::VecDeque;
 
 use super::bitmap::{Bitmap, Slot};
 use super::MpRdmaConfig;
-use crate::nic::{Completion, CompletionSide, Event, NicConfig, NicStats, Placement, QpId};
+use crate::memory::Dma;
+use crate::nic::{Completion, CompletionSide, Event, NicConfig, NicStats, QpId};
 use crate::packet::{MpHeader, Packet, PacketKind, Verb};
+use crate::responder::RecvWqe;
 
 #[derive(Clone, Copy, Debug)]
-struct RecvWqe {
-    wr_id: u64,
+struct Recv {
+    /// The posted WQE: its buffer's address and length.
+    wqe: RecvWqe,
     /// Bytes of the SEND it receives, known once its tail arrived.
-    len: u64,
+    got: u64,
 }
 
 /// The reply to one data packet: its kind, the cumulative ACK and the
@@ -51,7 +56,7 @@ pub(crate) struct Receiver {
     /// (first PSN of the synchronise message, `rcv_nxt`) at the last
     /// synchronise NACK.
     sync_nacked: Option<(u32, u32)>,
-    recv: VecDeque<RecvWqe>,
+    recv: VecDeque<Recv>,
     /// MSN of the SEND the front receive WQE belongs to.
     send_base: u32,
 }
@@ -68,13 +73,12 @@ impl Receiver {
         }
     }
 
-    pub fn post_recv(&mut self, wr_id: u64) {
-        self.recv.push_back(RecvWqe { wr_id, len: 0 });
+    pub fn post_recv(&mut self, wqe: RecvWqe) {
+        self.recv.push_back(Recv { wqe, got: 0 });
     }
 
-    /// Processes a WRITE/SEND data packet. `None`: no reply (malformed,
-    /// RNR, or a drop already NACKed). `placements`, when logging, receives
-    /// the bytes placed.
+    /// Processes a WRITE/SEND data packet, placing its payload through
+    /// `dma`. `None`: no reply (malformed, RNR or an access error).
     #[allow(clippy::too_many_arguments)]
     pub fn on_data(
         &mut self,
@@ -84,9 +88,9 @@ impl Receiver {
         cfg: &NicConfig,
         stats: &mut NicStats,
         events: &mut VecDeque<Event>,
-        placements: Option<&mut VecDeque<Placement>>,
+        dma: &mut Dma,
     ) -> Option<Reply> {
-        let h = MpHeader::of(pkt, cfg.mtu);
+        let h = MpHeader::of(pkt);
         if pkt.verb == Verb::Read || pkt.payload > cfg.mtu || h.ipsn > pkt.psn {
             stats.malformed_dropped += 1;
             return None;
@@ -144,7 +148,7 @@ impl Receiver {
             stats.duplicates_received += 1;
             return Some(ack(self.rcv_nxt, true));
         }
-        if pkt.verb == Verb::Send {
+        let placed = if pkt.verb == Verb::Send {
             let k = h.msn.wrapping_sub(self.send_base) as usize;
             let Some(w) = self.recv.get_mut(k) else {
                 // RNR: no receive WQE for this SEND yet; the sender's
@@ -152,21 +156,25 @@ impl Receiver {
                 stats.rnr_drops += 1;
                 return None;
             };
-            if pkt.last {
-                w.len = pkt.msg_len;
+            // A SEND lands in its receive buffer, which it may not overrun
+            // (`addr` is the packet's offset in the message).
+            let fits = pkt
+                .addr
+                .checked_add(pkt.payload as u64)
+                .is_some_and(|end| end <= w.wqe.len);
+            let placed = fits && dma.place(w.wqe.addr + pkt.addr);
+            if placed && pkt.last {
+                w.got = pkt.msg_len;
             }
-        }
-        if let Some(log) = placements {
-            log.push_back(Placement {
-                qp,
-                verb: pkt.verb,
-                msn: h.msn,
-                offset: h.ipsn as u64 * cfg.mtu as u64,
-                len: pkt.payload,
-                psn: p,
-                sync: h.sync,
-                at: now,
-            });
+            placed
+        } else {
+            dma.place(pkt.addr)
+        };
+        if !placed {
+            // Dropped unacknowledged, as go-back-N and IRN do (a real NIC
+            // would fail the QP with a remote access error; not modelled).
+            stats.access_errors += 1;
+            return None;
         }
         let slot = match (pkt.last, pkt.verb) {
             (false, _) => Slot::Received,
@@ -184,9 +192,9 @@ impl Receiver {
                     self.send_base = self.send_base.wrapping_add(1);
                     events.push_back(Event::Completion(Completion {
                         qp,
-                        wr_id: w.wr_id,
+                        wr_id: w.wqe.wr_id,
                         verb: Verb::Send,
-                        len: w.len,
+                        len: w.got,
                         side: CompletionSide::Responder,
                         at: now,
                         imm: 0,
@@ -201,6 +209,7 @@ impl Receiver {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::memory::Memory;
 
     fn data(psn: u32, ipsn: u32, last: bool, verb: Verb) -> Packet {
         Packet {
@@ -221,9 +230,32 @@ mod tests {
             last,
             msg_len: 1000 * (ipsn as u64 + 1),
             sent_at: 0,
-            // iPSN x MTU (1000), as MpHeader carries it.
+            // The offset in the message (SEND), or the address (WRITE) of a
+            // message at 0; the iPSN travels in `sack_psn` (MpHeader).
             addr: ipsn as u64 * 1000,
+            sack_psn: ipsn,
             ..Packet::default()
+        }
+    }
+
+    /// One registered region: these bytes, from `BASE`.
+    struct Mem(Vec<u8>);
+
+    const BASE: u64 = 0x1000;
+
+    impl Memory for Mem {
+        fn read(&mut self, _: u64, _: &mut [u8]) -> bool {
+            unreachable!("the receiver only writes")
+        }
+        fn write(&mut self, addr: u64, data: &[u8]) -> bool {
+            let Some(a) = addr.checked_sub(BASE).map(|a| a as usize) else {
+                return false;
+            };
+            if a + data.len() > self.0.len() {
+                return false;
+            }
+            self.0[a..a + data.len()].copy_from_slice(data);
+            true
         }
     }
 
@@ -249,8 +281,25 @@ mod tests {
             }
         }
         fn rx(&mut self, p: Packet) -> Option<Reply> {
+            self.r.on_data(
+                0,
+                0,
+                &p,
+                &self.c,
+                &mut self.st,
+                &mut self.ev,
+                &mut Dma::none(),
+            )
+        }
+        /// Receives `p` with a payload of `p.payload` copies of `fill`.
+        fn rx_bytes(&mut self, p: Packet, fill: u8, mem: &mut Mem) -> Option<Reply> {
+            let bytes = vec![fill; p.payload as usize];
+            let mut dma = Dma::rx(mem, &bytes);
             self.r
-                .on_data(0, 0, &p, &self.c, &mut self.st, &mut self.ev, None)
+                .on_data(0, 0, &p, &self.c, &mut self.st, &mut self.ev, &mut dma)
+        }
+        fn post_recv(&mut self, wr_id: u64, addr: u64, len: u64) {
+            self.r.post_recv(RecvWqe { wr_id, addr, len });
         }
         fn done(&mut self) -> Vec<(u64, u64)> {
             self.ev
@@ -279,8 +328,8 @@ mod tests {
     #[test]
     fn completes_head_of_line_sends_in_order_with_tail_states() {
         let mut h = H::new(8);
-        h.r.post_recv(10);
-        h.r.post_recv(11);
+        h.post_recv(10, 0, 1 << 20);
+        h.post_recv(11, 0, 1 << 20);
         // SEND 0 = PSNs 0,1; SEND 1 = PSN 2. Arrive 2, 1, 0.
         let mut s1 = data(2, 0, true, Verb::Send);
         s1.wqe_sn = 1;
@@ -352,5 +401,64 @@ mod tests {
         // Now the synchronise message is accepted.
         assert_eq!(h.rx(s0).unwrap().kind, PacketKind::Ack);
         assert_eq!(h.rx(s).unwrap().aack, 3);
+    }
+
+    #[test]
+    fn places_writes_at_their_address_and_sends_in_their_buffer() {
+        let mut h = H::new(16);
+        let mut mem = Mem(vec![0; 6000]);
+        // Two receive WQEs; SEND 1 (MSN 1) lands in the second buffer.
+        h.post_recv(10, BASE, 1000);
+        h.post_recv(11, BASE + 1000, 2000);
+        // PSN 0: SEND 0 (one packet); PSNs 1-2: SEND 1; PSNs 3-4: a WRITE
+        // at BASE + 3000. They arrive in reverse order.
+        let mut w1 = data(4, 1, true, Verb::Write);
+        w1.addr = BASE + 4000;
+        let mut w0 = data(3, 0, false, Verb::Write);
+        w0.addr = BASE + 3000;
+        let mut s1b = data(2, 1, true, Verb::Send);
+        s1b.wqe_sn = 1;
+        s1b.payload = 500;
+        s1b.msg_len = 1500;
+        let mut s1a = data(1, 0, false, Verb::Send);
+        s1a.wqe_sn = 1;
+        let s0 = data(0, 0, true, Verb::Send);
+        for (p, fill) in [(w1, 5), (w0, 4), (s1b, 3), (s1a, 2), (s0, 1)] {
+            assert_eq!(h.rx_bytes(p, fill, &mut mem).unwrap().kind, PacketKind::Ack);
+        }
+        let mut want = vec![1; 1000];
+        want.extend([2; 1000]);
+        want.extend([3; 500]);
+        want.extend([0; 500]);
+        want.extend([4; 1000]);
+        want.extend([5; 1000]);
+        want.extend([0; 1000]);
+        assert!(mem.0 == want, "placed by address and receive buffer");
+        assert_eq!(h.done(), vec![(10, 1000), (11, 1500)]);
+        assert_eq!(h.st.access_errors, 0);
+    }
+
+    #[test]
+    fn a_send_longer_than_its_buffer_or_a_write_outside_memory_is_not_placed() {
+        let mut h = H::new(16);
+        let mut mem = Mem(vec![0; 3000]);
+        h.post_recv(10, BASE, 1500);
+        // A 2000-byte SEND into a 1500-byte buffer: its second packet would
+        // overrun into the (registered) bytes after the buffer.
+        let a = data(0, 0, false, Verb::Send);
+        let mut b = data(1, 1, true, Verb::Send);
+        b.msg_len = 2000;
+        assert!(h.rx_bytes(a, 7, &mut mem).is_some());
+        assert_eq!(h.rx_bytes(b, 8, &mut mem), None, "dropped, no reply");
+        assert_eq!(h.st.access_errors, 1);
+        assert!(mem.0[..1000].iter().all(|&x| x == 7));
+        assert!(mem.0[1000..].iter().all(|&x| x == 0), "nothing overrun");
+        assert!(h.done().is_empty(), "the SEND never completes");
+        // A WRITE outside the registered region.
+        let mut w = data(2, 0, true, Verb::Write);
+        w.addr = BASE + 2500;
+        assert_eq!(h.rx_bytes(w, 9, &mut mem), None);
+        assert_eq!(h.st.access_errors, 2);
+        assert_eq!(h.r.rcv_nxt, 1, "neither is recorded as received");
     }
 }

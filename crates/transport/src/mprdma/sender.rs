@@ -20,9 +20,10 @@
 use std::collections::VecDeque;
 
 use super::{MpRdmaConfig, SyncMode};
+use crate::memory::Dma;
 use crate::nic::{Completion, CompletionSide, Event, NicConfig, NicStats, QpId, WorkRequest};
 use crate::packet::{MpHeader, Packet, PacketKind, Verb};
-use crate::requester::{npkts, payload_of};
+use crate::requester::{npkts, offset_of, payload_of};
 use engine::{Rng, Time};
 
 /// An ACK clocks out at most this many packets on its VP.
@@ -39,8 +40,13 @@ struct SendWqe {
     wr_id: u64,
     verb: Verb,
     len: u64,
+    /// WRITE: where the message goes at the receiver.
+    remote_addr: u64,
+    /// Where the payload is read from.
+    local_addr: u64,
     first_psn: u32,
     npkts: u32,
+    /// SEND: the message sequence number (which receive WQE).
     msn: u32,
     sync: bool,
     /// A synchronise message the receiver NACKed for arriving early
@@ -74,8 +80,8 @@ pub(crate) struct Sender {
     /// Index in `wqes` of the WQE holding `snd_nxt`.
     cursor: usize,
     next_psn: u32,
-    /// Next MSN of SENDs and of WRITEs.
-    msn: [u32; 2],
+    /// MSN of the next SEND.
+    send_msn: u32,
     pub snd_una: u32,
     pub snd_nxt: u32,
     pub cwnd: f64,
@@ -123,7 +129,7 @@ impl Sender {
             wqes: VecDeque::new(),
             cursor: 0,
             next_psn: 0,
-            msn: [0; 2],
+            send_msn: 0,
             snd_una: 0,
             snd_nxt: 0,
             cwnd: cfg.initial_window as f64,
@@ -153,9 +159,14 @@ impl Sender {
 
     /// Posts a WRITE or SEND. Panics on READ (not carried by MP-RDMA here).
     pub fn post(&mut self, now: Time, wr: WorkRequest, sync: bool, mtu: u32) {
-        let slot = match wr.verb {
-            Verb::Send => 0,
-            Verb::Write => 1,
+        let msn = match wr.verb {
+            Verb::Send => {
+                let m = self.send_msn;
+                // Wraps, as the receiver's MSN arithmetic does.
+                self.send_msn = m.wrapping_add(1);
+                m
+            }
+            Verb::Write => 0,
             v => panic!("MP-RDMA QPs carry WRITE and SEND only, not {v:?}"),
         };
         let n = npkts(wr.len, mtu).expect("message too long: more than 2^32 packets");
@@ -163,13 +174,14 @@ impl Sender {
             wr_id: wr.wr_id,
             verb: wr.verb,
             len: wr.len,
+            remote_addr: wr.remote_addr,
+            local_addr: wr.local_addr,
             first_psn: self.next_psn,
             npkts: n,
-            msn: self.msn[slot],
+            msn,
             sync,
             early: false,
         });
-        self.msn[slot] += 1;
         self.next_psn = self
             .next_psn
             .checked_add(n)
@@ -360,9 +372,16 @@ impl Sender {
         }
     }
 
-    /// Builds the next packet on the oldest granted VP; `has_data()` must be
-    /// true. The caller fills the addresses.
-    pub fn next_packet(&mut self, now: Time, cfg: &NicConfig, stats: &mut NicStats) -> Packet {
+    /// Builds the next packet on the oldest granted VP, its payload read
+    /// through `dma`; `has_data()` must be true. The caller fills the hosts
+    /// and QPs.
+    pub fn next_packet(
+        &mut self,
+        now: Time,
+        cfg: &NicConfig,
+        stats: &mut NicStats,
+        dma: &mut Dma,
+    ) -> Packet {
         let vp = self
             .tokens
             .pop_front()
@@ -409,6 +428,14 @@ impl Sender {
         let w = self.wqes[i];
         let idx = psn - w.first_psn;
         let payload = payload_of(w.len, cfg.mtu, idx);
+        let off = offset_of(cfg.mtu, idx).min(w.len);
+        if !dma.fetch(w.local_addr + off, payload) {
+            stats.access_errors += 1;
+        }
+        let addr = match w.verb {
+            Verb::Send => off,
+            _ => w.remote_addr + off,
+        };
         let mut pkt = Packet {
             src: 0,
             dst: 0,
@@ -427,6 +454,7 @@ impl Sender {
             last: idx + 1 == w.npkts,
             msg_len: w.len,
             sent_at: now,
+            addr,
             ..Packet::default()
         };
         MpHeader {
@@ -436,7 +464,7 @@ impl Sender {
             sync: w.sync,
             ..MpHeader::default()
         }
-        .apply(&mut pkt, cfg.mtu);
+        .apply(&mut pkt);
         pkt
     }
 
@@ -521,7 +549,7 @@ impl Sender {
         if !self.valid(pkt) {
             return false;
         }
-        let h = MpHeader::of(pkt, cfg.mtu);
+        let h = MpHeader::of(pkt);
         if !h.retx && !h.dup {
             let sample = now.saturating_sub(pkt.sent_at);
             self.srtt = if self.srtt == 0 {
@@ -577,7 +605,7 @@ impl Sender {
         if !self.valid(pkt) {
             return false;
         }
-        let h = MpHeader::of(pkt, cfg.mtu);
+        let h = MpHeader::of(pkt);
         // The dropped packet left the network.
         self.inflate += 1;
         self.cumulative(now, qp, pkt.psn, cfg, events);
@@ -721,9 +749,8 @@ mod tests {
         );
     }
 
-    /// The MP-RDMA fields of `p` (MTU 1000, as `cfg()`).
     fn hdr(p: &Packet) -> MpHeader {
-        MpHeader::of(p, 1000)
+        MpHeader::of(p)
     }
 
     fn ack(aack: u32, sack: u32, vp: u16, ece: bool, sent_at: Time) -> Packet {
@@ -752,7 +779,7 @@ mod tests {
             vp,
             ..MpHeader::default()
         }
-        .apply(&mut p, 1000);
+        .apply(&mut p);
         p
     }
 
@@ -777,7 +804,10 @@ mod tests {
         fn send_all(&mut self, now: Time) -> Vec<Packet> {
             let mut v = vec![];
             while self.s.has_data() {
-                v.push(self.s.next_packet(now, &self.c, &mut self.st));
+                v.push(
+                    self.s
+                        .next_packet(now, &self.c, &mut self.st, &mut Dma::none()),
+                );
             }
             v
         }
@@ -1033,5 +1063,77 @@ mod tests {
         // The same message NACKed again (at another receiver step): once.
         assert_eq!(nack(2), 1);
         assert_eq!(nack(1), 2);
+    }
+
+    #[test]
+    fn packets_carry_addresses_and_bytes_read_from_memory() {
+        /// Registered from 0x1000 to 0x3000; each byte is its address's low
+        /// byte.
+        struct Src;
+        impl crate::memory::Memory for Src {
+            fn read(&mut self, addr: u64, buf: &mut [u8]) -> bool {
+                if addr < 0x1000 || addr + buf.len() as u64 > 0x3000 {
+                    return false;
+                }
+                for (i, b) in buf.iter_mut().enumerate() {
+                    *b = (addr + i as u64) as u8;
+                }
+                true
+            }
+            fn write(&mut self, _: u64, _: &[u8]) -> bool {
+                unreachable!("the sender only reads")
+            }
+        }
+        let mut s = sender(8);
+        let post = |s: &mut Sender, verb, len, remote_addr, local_addr| {
+            let wr = WorkRequest {
+                wr_id: 1,
+                verb,
+                len,
+                remote_addr,
+                local_addr,
+                ..WorkRequest::default()
+            };
+            s.post(0, wr, false, 1000);
+        };
+        post(&mut s, Verb::Write, 2500, 0x9000, 0x1000);
+        post(&mut s, Verb::Send, 1200, 0, 0x2000);
+        post(&mut s, Verb::Send, 10, 0, 0x2ffc);
+        let (c, mut st) = (cfg(), NicStats::default());
+        let mut got = vec![];
+        while s.has_data() {
+            let mut bytes = vec![];
+            let p = s.next_packet(0, &c, &mut st, &mut Dma::tx(&mut Src, &mut bytes));
+            assert_eq!(bytes.len(), p.payload as usize);
+            got.push((p.verb, p.addr, hdr(&p).ipsn, hdr(&p).msn, bytes));
+        }
+        let want_bytes = |from: u64, n: u64| (from..from + n).map(|a| a as u8).collect::<Vec<_>>();
+        let want = vec![
+            // WRITE: the remote address of each packet's first byte.
+            (Verb::Write, 0x9000, 0, 0, want_bytes(0x1000, 1000)),
+            (
+                Verb::Write,
+                0x9000 + 1000,
+                1,
+                0,
+                want_bytes(0x1000 + 1000, 1000),
+            ),
+            (
+                Verb::Write,
+                0x9000 + 2000,
+                2,
+                0,
+                want_bytes(0x1000 + 2000, 500),
+            ),
+            // SEND: the offset in the message; MSN = the n-th SEND.
+            (Verb::Send, 0, 0, 0, want_bytes(0x2000, 1000)),
+            (Verb::Send, 1000, 1, 0, want_bytes(0x2000 + 1000, 200)),
+            // A source running past the registered region: nothing is
+            // read and the error counted; the packet still goes (as with
+            // go-back-N and IRN).
+            (Verb::Send, 0, 0, 1, vec![0; 10]),
+        ];
+        assert!(got == want, "packets (verb, addr, iPSN, MSN, bytes) differ");
+        assert_eq!(st.access_errors, 1);
     }
 }

@@ -2,16 +2,72 @@
 //! dropped, duplicated or delayed (reordered) by a seeded RNG, and its base
 //! delay depends on its UDP source port, as if ECMP mapped virtual paths
 //! onto physical paths of different lengths. Each NIC port serialises at
-//! its line rate. Responder placements are recorded (MP-RDMA QPs).
+//! its line rate. With [`ChaosWorld::with_memory`] the NICs move real
+//! bytes between two [`Mem`]s, and the responder's placements are recorded
+//! as they reach its memory.
 
 #![allow(dead_code)]
+
+use std::collections::HashMap;
 
 use engine::time::{serialization, US};
 use engine::{EventQueue, Rng, StreamKind, Time};
 use transport::{
-    Completion, Event, Nic, NicConfig, Packet, Placement, QpConfig, SendOptions, Transmit,
-    WorkRequest,
+    Completion, Event, Memory, Nic, NicConfig, Packet, QpConfig, SendOptions, Transmit, WorkRequest,
 };
+
+/// Address of the first byte of every [`Mem`] (address 0 is outside).
+pub const BASE: u64 = 0x1000;
+
+/// A host's memory: one registered region of `bytes.len()` bytes at
+/// [`BASE`]. Accesses outside it are refused and counted.
+pub struct Mem {
+    pub bytes: Vec<u8>,
+    pub violations: u64,
+    /// Successful writes (a zero-length placement counts too).
+    pub writes: u64,
+}
+
+impl Mem {
+    pub fn new(bytes: Vec<u8>) -> Mem {
+        Mem {
+            bytes,
+            violations: 0,
+            writes: 0,
+        }
+    }
+
+    /// The bytes at `addr..addr + len`; None, counted as a violation, if
+    /// they are not all inside the region.
+    fn range(&mut self, addr: u64, len: usize) -> Option<std::ops::Range<usize>> {
+        let r = addr
+            .checked_sub(BASE)
+            .and_then(|a| usize::try_from(a).ok())
+            .filter(|&a| a.checked_add(len).is_some_and(|e| e <= self.bytes.len()))
+            .map(|a| a..a + len);
+        self.violations += r.is_none() as u64;
+        r
+    }
+}
+
+impl Memory for Mem {
+    fn read(&mut self, addr: u64, buf: &mut [u8]) -> bool {
+        let Some(r) = self.range(addr, buf.len()) else {
+            return false;
+        };
+        buf.copy_from_slice(&self.bytes[r]);
+        true
+    }
+
+    fn write(&mut self, addr: u64, data: &[u8]) -> bool {
+        let Some(r) = self.range(addr, data.len()) else {
+            return false;
+        };
+        self.bytes[r].copy_from_slice(data);
+        self.writes += 1;
+        true
+    }
+}
 
 pub struct Chaos {
     pub drop: f64,
@@ -28,7 +84,8 @@ pub struct Chaos {
 enum Ev {
     PortFree(usize),
     Wake(usize),
-    Arrive(usize, Packet),
+    /// A packet and the key of its payload bytes in `payloads`.
+    Arrive(usize, Packet, u64),
     Timer(usize, u32),
 }
 
@@ -40,8 +97,15 @@ pub struct ChaosWorld {
     chaos: Chaos,
     rng: Rng,
     pub completions: Vec<(usize, Completion)>,
-    /// (time, placement) at the responder (NIC 1), in order.
-    pub placements: Vec<Placement>,
+    /// With memory: NIC 0's and NIC 1's.
+    pub mems: Option<[Mem; 2]>,
+    /// With memory: payloads of the packets in flight (the event queue
+    /// holds plain values), and the next key.
+    payloads: HashMap<u64, Vec<u8>>,
+    next_payload: u64,
+    /// With memory: the data packets whose payload the responder (NIC 1)
+    /// wrote into its memory, in the order it did.
+    pub placed: Vec<Packet>,
     pub dropped: u64,
     pub duplicated: u64,
 }
@@ -63,7 +127,6 @@ impl ChaosWorld {
                 sport: 1000 + 1000 * i as u16,
             });
         }
-        nics[1].enable_placement_log();
         ChaosWorld {
             nics,
             q: EventQueue::new(),
@@ -72,10 +135,20 @@ impl ChaosWorld {
             chaos,
             rng: Rng::new(seed, StreamKind::LinkLoss, 0),
             completions: vec![],
-            placements: vec![],
+            mems: None,
+            payloads: HashMap::new(),
+            next_payload: 0,
+            placed: vec![],
             dropped: 0,
             duplicated: 0,
         }
+    }
+
+    /// Moves real bytes: NIC 0 reads payloads from `a`, NIC 1 places them
+    /// into `b` (and the other way for anything NIC 1 sends).
+    pub fn with_memory(mut self, a: Mem, b: Mem) -> ChaosWorld {
+        self.mems = Some([a, b]);
+        self
     }
 
     pub fn post_send(&mut self, wr: WorkRequest, sync: bool) {
@@ -84,8 +157,9 @@ impl ChaosWorld {
         self.after_input(0);
     }
 
-    pub fn post_recv(&mut self, wr_id: u64, len: u64) {
-        self.nics[1].post_recv(0, wr_id, len);
+    /// Posts a receive WQE at NIC 1 whose buffer is `len` bytes at `addr`.
+    pub fn post_recv(&mut self, wr_id: u64, addr: u64, len: u64) {
+        self.nics[1].post_recv_at(0, wr_id, addr, len);
     }
 
     /// Runs until nothing is left to do or `until`.
@@ -105,8 +179,18 @@ impl ChaosWorld {
                     }
                     self.poll(i);
                 }
-                Ev::Arrive(i, p) => {
-                    self.nics[i].on_packet(now, &p);
+                Ev::Arrive(i, p, key) => {
+                    match &mut self.mems {
+                        None => self.nics[i].on_packet(now, &p),
+                        Some(mems) => {
+                            let bytes = self.payloads.remove(&key).expect("payload in flight");
+                            let before = mems[i].writes;
+                            self.nics[i].on_packet_with(now, &p, &bytes, &mut mems[i]);
+                            if i == 1 && mems[i].writes > before {
+                                self.placed.push(p);
+                            }
+                        }
+                    }
                     self.after_input(i);
                 }
                 Ev::Timer(i, qp) => {
@@ -126,9 +210,6 @@ impl ChaosWorld {
                 Event::Completion(c) => self.completions.push((i, c)),
             }
         }
-        while let Some(p) = self.nics[i].poll_placement() {
-            self.placements.push(p);
-        }
     }
 
     fn after_input(&mut self, i: usize) {
@@ -141,7 +222,11 @@ impl ChaosWorld {
             return;
         }
         let now = self.q.now();
-        let tx = self.nics[i].poll_transmit(now, 0);
+        let mut bytes = vec![];
+        let tx = match &mut self.mems {
+            None => self.nics[i].poll_transmit(now, 0),
+            Some(mems) => self.nics[i].poll_transmit_with(now, 0, &mut mems[i], &mut bytes),
+        };
         self.drain(i);
         match tx {
             Transmit::Packet(p) => {
@@ -166,7 +251,13 @@ impl ChaosWorld {
                     } else {
                         0
                     };
-                    self.q.schedule(done + path + extra, Ev::Arrive(1 - i, p));
+                    let key = self.next_payload;
+                    self.next_payload += 1;
+                    if self.mems.is_some() {
+                        self.payloads.insert(key, bytes.clone());
+                    }
+                    self.q
+                        .schedule(done + path + extra, Ev::Arrive(1 - i, p, key));
                 }
             }
             Transmit::At(t) => {
