@@ -5,26 +5,6 @@
 mod common;
 use common::*;
 
-/// Mean of a series over [from_ms, to_ms).
-fn mean(o: &experiment::Outcome, name: &str, from_ms: f64, to_ms: f64) -> f64 {
-    let ts = o
-        .net
-        .series()
-        .iter()
-        .find(|s| s.name == name)
-        .unwrap_or_else(|| panic!("no series {name}"));
-    let v: Vec<f64> = ts
-        .points
-        .iter()
-        .filter(|(t, _)| {
-            let ms = *t as f64 / 1e9;
-            ms >= from_ms && ms < to_ms
-        })
-        .map(|&(_, v)| v)
-        .collect();
-    v.iter().sum::<f64>() / v.len() as f64
-}
-
 #[test]
 fn mprdma_moves_off_the_path_a_single_path_flow_congests() {
     let text = std::fs::read_to_string(concat!(
@@ -39,16 +19,21 @@ fn mprdma_moves_off_the_path_a_single_path_flow_congests() {
     assert_eq!(s.nic_state["roce"].qps, 2);
     // 4 KB payloads over 4048-byte frames: a full 10G path carries 9.88 Gb/s.
     let path = 10.0 * 4000.0 / 4048.0;
-    let alone = mean(&o, "throughput_gbps:flow0", 3.0, 10.0);
-    let mp = mean(&o, "throughput_gbps:flow0", 12.0, 16.0);
-    let sp = mean(&o, "throughput_gbps:flow1", 12.0, 16.0);
+    let alone = mean(&series_values(&o, "throughput_gbps:flow0", 3.0, 10.0));
+    let mp = mean(&series_values(&o, "throughput_gbps:flow0", 12.0, 16.0));
+    let sp = mean(&series_values(&o, "throughput_gbps:flow1", 12.0, 16.0));
     eprintln!("MP-RDMA alone {alone:.2} Gb/s; with the single-path flow {mp:.2} + {sp:.2}");
     assert!(alone > 3.9 * path, "alone {alone}");
     // The single-path flow keeps its whole path; MP-RDMA the other three.
     assert!(sp > 0.97 * path, "single-path flow {sp}");
     assert!(mp > 2.9 * path && mp < 3.1 * path, "MP-RDMA {mp}");
     for k in 0..4 {
-        let u = mean(&o, &format!("util:tor0->spine{k}"), 12.0, 16.0);
+        let u = mean(&series_values(
+            &o,
+            &format!("util:tor0->spine{k}"),
+            12.0,
+            16.0,
+        ));
         assert!(u > 0.97, "path {k} utilisation {u}");
     }
 }

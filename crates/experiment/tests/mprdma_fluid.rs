@@ -15,25 +15,6 @@ fn scenario(name: &str) -> String {
     .expect("scenario file")
 }
 
-/// The values of series `name` from `from_ms` on.
-fn values(o: &experiment::Outcome, name: &str, from_ms: f64) -> Vec<f64> {
-    let ts = o
-        .net
-        .series()
-        .iter()
-        .find(|s| s.name == name)
-        .unwrap_or_else(|| panic!("no series {name}"));
-    ts.points
-        .iter()
-        .filter(|(t, _)| *t as f64 / 1e9 >= from_ms)
-        .map(|&(_, v)| v)
-        .collect()
-}
-
-fn mean(v: &[f64]) -> f64 {
-    v.iter().sum::<f64>() / v.len() as f64
-}
-
 fn std_dev(v: &[f64]) -> f64 {
     let m = mean(v);
     (v.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / v.len() as f64).sqrt()
@@ -43,11 +24,11 @@ fn std_dev(v: &[f64]) -> f64 {
 /// the mean utilisation.
 fn queue_after_convergence(text: &str) -> (f64, f64, f64) {
     let o = run_toml(text);
-    let q: Vec<f64> = values(&o, "queue_bytes:sw0->sw1", 10.0)
+    let q: Vec<f64> = series_values(&o, "queue_bytes:sw0->sw1", 10.0, f64::INFINITY)
         .iter()
         .map(|b| b / 1048.0)
         .collect();
-    let util = mean(&values(&o, "util:sw0->sw1", 10.0));
+    let util = mean(&series_values(&o, "util:sw0->sw1", 10.0, f64::INFINITY));
     (mean(&q), std_dev(&q), util)
 }
 
@@ -106,8 +87,18 @@ fn marking_ratios_converge_across_paths_with_different_pmax() {
             .stats
             .tx_packets;
         assert_eq!(e.data_packets, tx_packets, "{}", e.port);
-        let r = mean(&values(&o, &format!("ecn_mark_ratio:{}", e.port), 3.0));
-        let util = mean(&values(&o, &format!("util:{}", e.port), 3.0));
+        let r = mean(&series_values(
+            &o,
+            &format!("ecn_mark_ratio:{}", e.port),
+            3.0,
+            f64::INFINITY,
+        ));
+        let util = mean(&series_values(
+            &o,
+            &format!("util:{}", e.port),
+            3.0,
+            f64::INFINITY,
+        ));
         eprintln!(
             "{}: Pmax {:.1}, marking ratio {r:.4} after 3 ms ({:.4} over the run), {:.2} Gb/s",
             e.port,
@@ -127,7 +118,14 @@ fn marking_ratios_converge_across_paths_with_different_pmax() {
     // Equal marking under different RED curves means different queues:
     // the lower Pmax, the longer the queue.
     let q: Vec<f64> = (0..4)
-        .map(|k| mean(&values(&o, &format!("queue_bytes:tor0->spine{k}"), 3.0)))
+        .map(|k| {
+            mean(&series_values(
+                &o,
+                &format!("queue_bytes:tor0->spine{k}"),
+                3.0,
+                f64::INFINITY,
+            ))
+        })
         .collect();
     assert!(q.windows(2).all(|w| w[0] > w[1]), "queues {q:?}");
 }

@@ -23,3 +23,24 @@ pub fn run_toml_seed(text: &str, seed: Option<u64>) -> Outcome {
 pub fn summary(o: &Outcome) -> report::SummaryJson {
     report::summary(o, "test", 0)
 }
+
+/// The values of series `name` sampled in [from_ms, to_ms).
+#[allow(dead_code)]
+pub fn series_values(o: &Outcome, name: &str, from_ms: f64, to_ms: f64) -> Vec<f64> {
+    let ts = o
+        .net
+        .series()
+        .iter()
+        .find(|s| s.name == name)
+        .unwrap_or_else(|| panic!("no series {name}"));
+    ts.points
+        .iter()
+        .filter(|(t, _)| (from_ms..to_ms).contains(&(*t as f64 / 1e9)))
+        .map(|&(_, v)| v)
+        .collect()
+}
+
+#[allow(dead_code)]
+pub fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len() as f64
+}
