@@ -218,10 +218,14 @@ pub struct SyncSummary {
     pub early_fraction: f64,
 }
 
+/// MP-RDMA's block, when the NICs or any flow run it.
 fn mprdma_summary(net: &fabric::Network) -> Option<MpRdmaSummary> {
-    let transport::Reliability::MpRdma(cfg) = net.nic(0).config().reliability else {
-        return None;
-    };
+    let cfg = std::iter::once(&net.nic(0).config().reliability)
+        .chain(net.flow_reliabilities())
+        .find_map(|r| match r {
+            transport::Reliability::MpRdma(c) => Some(*c),
+            _ => None,
+        })?;
     let mut m = MpRdmaSummary {
         state_bytes_per_qp: transport::mprdma::state_bytes(&cfg),
         paper_state_bytes: 66,

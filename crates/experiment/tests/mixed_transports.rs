@@ -54,3 +54,23 @@ transport = "tcp"
     let e = experiment::scenario::Scenario::parse(text, "t.toml").unwrap_err();
     assert_eq!(e.key, "flows[0].transport", "{e}");
 }
+
+/// MP-RDMA chosen per flow on a RoCE fabric still gets its summary block.
+#[test]
+fn mprdma_block_reports_per_flow_mprdma() {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../scenarios/mprdma_congestion_aware.toml"
+    ))
+    .expect("scenario file")
+    .replace("stop_ms = 30", "stop_ms = 2")
+    .replace("kind = \"mprdma\"", "kind = \"roce\"")
+    .replace(
+        "bytes = 1_000_000_000\n\n",
+        "bytes = 1_000_000_000\ntransport = \"mprdma\"\n\n",
+    );
+    let s = summary(&run_toml(&text));
+    assert_eq!(s.nic_state["mprdma"].qps, 2);
+    let m = s.mprdma.expect("an mprdma block");
+    assert!(m.state_bytes_per_qp > 0 && m.ood_p99 > 0, "{m:?}");
+}

@@ -284,6 +284,11 @@ impl Network {
     /// Adds a flow; it starts at `flow.start`. Returns its id.
     /// Registers a reliability scheme flows can choose instead of their
     /// NICs' own; returns the value for `Flow::reliability`.
+    /// The reliability schemes flows chose instead of their NICs' own.
+    pub fn flow_reliabilities(&self) -> &[Reliability] {
+        &self.reliabilities
+    }
+
     pub fn add_reliability(&mut self, r: Reliability) -> Result<u8, String> {
         r.validate()?;
         if let Some(i) = self.reliabilities.iter().position(|x| *x == r) {
