@@ -58,31 +58,43 @@ impl Factor {
     }
 }
 
+/// Hot fields first, on one cache line (`repr(C)`): PFC-mode admission
+/// and release read nothing else of the switch's MMU.
 #[derive(Clone, Debug)]
+#[repr(C, align(64))]
 pub struct Mmu {
-    cfg: MmuConfig,
-    alpha: Factor,
-    egress_alpha: Factor,
-    total_headroom: u64,
-    total_reserve: u64,
+    /// By port, by class.
+    ports: Box<[[Account; CLASSES]]>,
+    /// The buffer less every port's headroom and every reserve: the pool
+    /// the dynamic threshold shares.
+    pool: u64,
     shared_used: u64,
     total_used: u64,
-    ports: Vec<PortAccount>,
+    reserve: u64,
+    alpha: Factor,
+    pfc: bool,
+    egress_alpha: Factor,
+    buffer: u64,
+    resume_offset: u64,
 }
 
-/// What the MMU accounts for one port, by class: together, so a packet's
-/// admission touches one ingress and one egress record.
-#[derive(Clone, Debug, Default)]
-struct PortAccount {
+/// What the MMU accounts for one (port, class), in one 32-byte record: a
+/// packet touches one record of its ingress port and one of its egress
+/// port. (Per-port arrays of each counter put a class's counters on three
+/// cache lines; the MMU was a fifth of the event loop's L1 misses.)
+#[derive(Clone, Copy, Debug, Default)]
+#[repr(align(32))]
+struct Account {
     /// Bytes that entered on this port and are still in the switch, outside
     /// headroom (reserve first, then shared).
-    ingress: [u64; CLASSES],
-    hdrm_used: [u64; CLASSES],
+    ingress: u64,
     /// Bytes queued for egress on this port.
-    egress: [u64; CLASSES],
-    headroom: u64,
-    /// Classes for which a PAUSE is outstanding upstream.
-    paused: u8,
+    egress: u64,
+    hdrm_used: u32,
+    /// The port's headroom, in every class's record so admission reads one.
+    headroom: u32,
+    /// A PAUSE is outstanding upstream.
+    paused: bool,
 }
 
 /// Headroom that absorbs what is still coming after a PAUSE: one frame
@@ -102,34 +114,35 @@ pub struct Admitted {
 impl Mmu {
     pub fn new(cfg: MmuConfig, headroom: Vec<u64>) -> Mmu {
         let ports = headroom.len();
-        let total_headroom = if cfg.pfc { headroom.iter().sum() } else { 0 };
+        let total_headroom: u64 = if cfg.pfc { headroom.iter().sum() } else { 0 };
         let total_reserve = cfg.reserve * (ports * CLASSES) as u64;
         Mmu {
-            alpha: Factor::new(cfg.alpha),
-            egress_alpha: Factor::new(cfg.egress_alpha),
-            cfg,
-            total_headroom,
-            total_reserve,
-            shared_used: 0,
-            total_used: 0,
             ports: headroom
                 .into_iter()
-                .map(|headroom| PortAccount {
-                    headroom,
-                    ..Default::default()
+                .map(|h| {
+                    [Account {
+                        // Beyond 4 GB a headroom is never reached anyway.
+                        headroom: u32::try_from(h).unwrap_or(u32::MAX),
+                        ..Account::default()
+                    }; CLASSES]
                 })
                 .collect(),
+            pool: cfg.buffer.saturating_sub(total_headroom + total_reserve),
+            shared_used: 0,
+            total_used: 0,
+            reserve: cfg.reserve,
+            alpha: Factor::new(cfg.alpha),
+            pfc: cfg.pfc,
+            egress_alpha: Factor::new(cfg.egress_alpha),
+            buffer: cfg.buffer,
+            resume_offset: cfg.resume_offset,
         }
     }
 
     /// Bytes of the shared pool a (port, class) may still grow into.
     #[inline]
     fn threshold(&self) -> u64 {
-        let free = self
-            .cfg
-            .buffer
-            .saturating_sub(self.total_headroom + self.total_reserve + self.shared_used);
-        self.alpha.of(free)
+        self.alpha.of(self.pool.saturating_sub(self.shared_used))
     }
 
     /// Admits (and accounts) a packet of `size` bytes arriving on `in_port`
@@ -143,45 +156,44 @@ impl Mmu {
         size: u64,
     ) -> Result<Admitted, Refusal> {
         let c = class % CLASSES;
-        let reserve = self.cfg.reserve;
-        if self.cfg.pfc {
+        let reserve = self.reserve;
+        if self.pfc {
             let thresh = self.threshold();
-            let ip = &mut self.ports[in_port];
-            let new_bytes = ip.ingress[c] + size;
+            let ia = &mut self.ports[in_port][c];
+            let new_bytes = ia.ingress + size;
             if new_bytes <= reserve {
-                ip.ingress[c] = new_bytes;
+                ia.ingress = new_bytes;
             } else if new_bytes - reserve > thresh {
-                if ip.hdrm_used[c] + size > ip.headroom {
+                if ia.hdrm_used as u64 + size > ia.headroom as u64 {
                     return Err(Refusal::HeadroomOverflow);
                 }
-                ip.hdrm_used[c] += size;
+                // Within headroom, so within u32.
+                ia.hdrm_used += size as u32;
             } else {
                 self.shared_used += size.min(new_bytes - reserve);
-                ip.ingress[c] = new_bytes;
+                ia.ingress = new_bytes;
             }
         } else {
-            if self.total_used + size > self.cfg.buffer {
+            if self.total_used + size > self.buffer {
                 return Err(Refusal::BufferFull);
             }
-            let free = self.cfg.buffer - self.total_used;
-            let queued = self.ports[out_port].egress[c];
+            let free = self.buffer - self.total_used;
+            let queued = self.ports[out_port][c].egress;
             if queued + size > self.egress_alpha.of(free) && queued > 0 {
                 return Err(Refusal::EgressThreshold);
             }
-            self.ports[in_port].ingress[c] += size;
+            self.ports[in_port][c].ingress += size;
         }
         self.total_used += size;
-        self.ports[out_port].egress[c] += size;
-        if !self.cfg.pfc {
+        self.ports[out_port][c].egress += size;
+        if !self.pfc {
             return Ok(Admitted { send_pause: false });
         }
         let thresh = self.threshold();
-        let ip = &mut self.ports[in_port];
-        let send_pause = ip.paused & (1 << c) == 0
-            && (ip.hdrm_used[c] > 0 || ip.ingress[c].saturating_sub(reserve) >= thresh);
-        if send_pause {
-            ip.paused |= 1 << c;
-        }
+        let ia = &mut self.ports[in_port][c];
+        let send_pause =
+            !ia.paused && (ia.hdrm_used > 0 || ia.ingress.saturating_sub(reserve) >= thresh);
+        ia.paused |= send_pause;
         Ok(Admitted { send_pause })
     }
 
@@ -190,25 +202,25 @@ impl Mmu {
     #[inline]
     pub fn release(&mut self, in_port: usize, out_port: usize, class: usize, size: u64) -> bool {
         let c = class % CLASSES;
-        let reserve = self.cfg.reserve;
+        let reserve = self.reserve;
         self.total_used -= size;
-        self.ports[out_port].egress[c] -= size;
-        let ip = &mut self.ports[in_port];
-        if !self.cfg.pfc {
-            ip.ingress[c] -= size;
+        self.ports[out_port][c].egress -= size;
+        let ia = &mut self.ports[in_port][c];
+        if !self.pfc {
+            ia.ingress -= size;
             return false;
         }
-        let from_hdrm = ip.hdrm_used[c].min(size);
-        ip.hdrm_used[c] -= from_hdrm;
+        let from_hdrm = (ia.hdrm_used as u64).min(size);
+        ia.hdrm_used -= from_hdrm as u32;
         let rest = size - from_hdrm;
-        let from_shared = rest.min(ip.ingress[c].saturating_sub(reserve));
-        ip.ingress[c] -= rest;
+        let from_shared = rest.min(ia.ingress.saturating_sub(reserve));
+        ia.ingress -= rest;
         self.shared_used -= from_shared;
-        let ip = &self.ports[in_port];
-        if ip.paused & (1 << c) != 0 && ip.hdrm_used[c] == 0 {
-            let shared = ip.ingress[c].saturating_sub(reserve);
-            if shared == 0 || shared + self.cfg.resume_offset <= self.threshold() {
-                self.ports[in_port].paused &= !(1 << c);
+        let ia = self.ports[in_port][c];
+        if ia.paused && ia.hdrm_used == 0 {
+            let shared = ia.ingress.saturating_sub(reserve);
+            if shared == 0 || shared + self.resume_offset <= self.threshold() {
+                self.ports[in_port][c].paused = false;
                 return true;
             }
         }
@@ -218,7 +230,7 @@ impl Mmu {
     /// Bytes queued for egress on (port, class): the ECN marking metric.
     #[inline]
     pub fn egress_bytes(&self, port: usize, class: usize) -> u64 {
-        self.ports[port].egress[class % CLASSES]
+        self.ports[port][class % CLASSES].egress
     }
 
     pub fn used(&self) -> u64 {
