@@ -11,7 +11,7 @@ use crate::config::{EcnSetting, FabricConfig};
 use crate::counters::{Counters, DropReason};
 use crate::flows::{Flow, FlowResult};
 use crate::mmu::{headroom_for, Mmu, Refusal};
-use crate::port::{Frame, Port};
+use crate::port::{Frame, Peer, Port};
 use crate::routing::{Adjacency, Routes};
 use crate::topology::{NodeKind, Topology};
 use engine::rng::stream_seed;
@@ -168,13 +168,22 @@ impl Network {
         let mut node_ports: Vec<Vec<u32>> = vec![Vec::new(); topo.nodes.len()];
         let mut ports = Vec::with_capacity(topo.links.len() * 2);
         for (i, l) in topo.links.iter().enumerate() {
-            for (end, node) in [(0u32, l.a), (1, l.b)] {
-                let id = 2 * i as u32 + end;
-                let local = node_ports[node as usize].len() as u16;
+            // Each end's index among its node's ports (a link never joins a
+            // node to itself).
+            let ends = [l.a, l.b];
+            let locals = ends.map(|n| node_ports[n as usize].len() as u16);
+            for end in 0..2 {
+                let (node, far) = (ends[end], 1 - end);
+                let id = 2 * i as u32 + end as u32;
                 node_ports[node as usize].push(id);
+                let peer = match roles[ends[far] as usize] {
+                    NodeRole::Host(h) => Peer::Host(h),
+                    NodeRole::Switch(s) => Peer::Switch(s, locals[far]),
+                };
                 ports.push(Port::new(
                     node,
-                    local,
+                    locals[end],
+                    peer,
                     l.rate_bps,
                     l.delay,
                     Rng::new(cfg.seed, StreamKind::LinkLoss, id as u64),
@@ -836,7 +845,7 @@ impl Network {
                 self.arena.prefetch(h.idx);
             }
         }
-        let up = port.up;
+        let (up, peer) = (port.up, port.peer);
         let rx = p ^ 1;
         match frame {
             Frame::Pfc { class, pause } => {
@@ -850,9 +859,8 @@ impl Network {
                     self.arena.free(hdr.idx);
                     return;
                 }
-                let node = self.ports[rx as usize].node;
-                match self.roles[node as usize] {
-                    NodeRole::Host(h) => {
+                match peer {
+                    Peer::Host(h) => {
                         let mut pkt = self.arena.get(hdr.idx);
                         pkt.ce = hdr.flags & Hdr::CE != 0;
                         self.arena.free(hdr.idx);
@@ -868,15 +876,15 @@ impl Network {
                         self.hosts[h as usize].nic.on_packet(now, &pkt);
                         self.after_nic_input(now, h);
                     }
-                    NodeRole::Switch(s) => self.forward(now, s, rx, hdr),
+                    Peer::Switch(s, in_local) => self.forward(now, s, rx, in_local, hdr),
                 }
             }
         }
     }
 
-    /// A packet entered switch `s` on port `in_port`: route, admit, queue.
-    fn forward(&mut self, now: Time, s: u32, in_port: u32, mut hdr: Hdr) {
-        let in_local = self.ports[in_port as usize].local;
+    /// A packet entered switch `s` on port `in_port` (its `in_local`-th
+    /// port): route, admit, queue.
+    fn forward(&mut self, now: Time, s: u32, in_port: u32, in_local: u16, mut hdr: Hdr) {
         hdr.in_port = in_local;
         let sw = &mut self.switches[s as usize];
         let hops = self.routes.next_hops(s, hdr.dst);

@@ -22,6 +22,16 @@ pub enum Frame {
     },
 }
 
+/// What is at the other end of a port's link, as the arrival of a frame
+/// needs it. Kept in the sending port, which the arrival has in cache
+/// (the wire is its own), rather than read from the partner port.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Peer {
+    Host(u32),
+    /// A switch, and the index of the receiving port among its ports.
+    Switch(u32, u16),
+}
+
 #[derive(Clone, Debug, Default, PartialEq)]
 #[repr(C)]
 pub struct PortStats {
@@ -66,6 +76,7 @@ pub struct Port {
     /// Classes the link partner has paused.
     pub paused: u8,
     pub up: bool,
+    pub peer: Peer,
     /// Frames on the wire toward the partner, with their arrival times.
     pub wire: VecDeque<(Time, Frame)>,
     /// PFC frames waiting to be sent on this port.
@@ -82,6 +93,7 @@ impl Port {
     pub fn new(
         node: u32,
         local: u16,
+        peer: Peer,
         rate_bps: u64,
         delay: Time,
         loss_rng: Rng,
@@ -90,6 +102,7 @@ impl Port {
         let mut port = Port {
             node,
             local,
+            peer,
             rate_bps: 0,
             ps_per_byte: 0,
             delay,
