@@ -6,6 +6,7 @@
 
 pub mod prefetch;
 pub mod queue;
+pub mod ring;
 pub mod rng;
 pub mod stats;
 pub mod time;

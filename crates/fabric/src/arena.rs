@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use transport::{Packet, PacketKind, Verb};
 
 /// What links and switches need of a packet (20 bytes).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Hdr {
     /// The packet in the arena.
     pub idx: u32,

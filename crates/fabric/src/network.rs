@@ -11,7 +11,7 @@ use crate::config::{EcnSetting, FabricConfig};
 use crate::counters::{Counters, DropReason};
 use crate::flows::{Flow, FlowResult};
 use crate::mmu::{headroom_for, Mmu, Refusal};
-use crate::port::{Frame, Peer, Port};
+use crate::port::{End, Frame, Port};
 use crate::routing::{Adjacency, Routes};
 use crate::topology::{NodeKind, Topology};
 use engine::rng::stream_seed;
@@ -176,14 +176,14 @@ impl Network {
                 let (node, far) = (ends[end], 1 - end);
                 let id = 2 * i as u32 + end as u32;
                 node_ports[node as usize].push(id);
-                let peer = match roles[ends[far] as usize] {
-                    NodeRole::Host(h) => Peer::Host(h),
-                    NodeRole::Switch(s) => Peer::Switch(s, locals[far]),
+                let end_of = |k: usize| match roles[ends[k] as usize] {
+                    NodeRole::Host(h) => End::Host(h),
+                    NodeRole::Switch(s) => End::Switch(s, locals[k]),
                 };
                 ports.push(Port::new(
                     node,
-                    locals[end],
-                    peer,
+                    end_of(end),
+                    end_of(far),
                     l.rate_bps,
                     l.delay,
                     Rng::new(cfg.seed, StreamKind::LinkLoss, id as u64),
@@ -392,10 +392,7 @@ impl Network {
 
     /// True if the port belongs to a switch (false: a host NIC port).
     pub fn is_switch_port(&self, port: u32) -> bool {
-        matches!(
-            self.roles[self.ports[port as usize].node as usize],
-            NodeRole::Switch(_)
-        )
+        matches!(self.ports[port as usize].owner, End::Switch(..))
     }
 
     pub fn nic(&self, host: u32) -> &Nic {
@@ -723,12 +720,12 @@ impl Network {
             self.transmit(now, p, Frame::Pfc { class, pause });
             return;
         }
-        match self.roles[port.node as usize] {
-            NodeRole::Switch(s) => {
+        match port.owner {
+            End::Switch(s, local_out) => {
                 let Some(mut hdr) = port.pop_eligible() else {
                     return;
                 };
-                let local_out = port.local as usize;
+                let local_out = local_out as usize;
                 let (class, wire) = (hdr.class as usize, hdr.wire);
                 port.queued_bytes -= wire as u64;
                 let in_local = hdr.in_port as usize;
@@ -759,7 +756,7 @@ impl Network {
                 }
                 self.transmit(now, p, Frame::Packet(hdr));
             }
-            NodeRole::Host(h) => {
+            End::Host(h) => {
                 let paused = port.paused;
                 let host = &mut self.hosts[h as usize];
                 match host.nic.poll_transmit(now, paused) {
@@ -793,7 +790,7 @@ impl Network {
         let done = now + port.tx_time(bytes);
         port.busy_until = done;
         // A host port polls its NIC when the frame is done.
-        if port.has_work() || matches!(self.roles[port.node as usize], NodeRole::Host(_)) {
+        if port.has_work() || matches!(port.owner, End::Host(_)) {
             port.tx_done_pending = true;
             self.q.schedule(done, Ev::TxDone(p));
         }
@@ -837,15 +834,16 @@ impl Network {
     fn arrive(&mut self, now: Time, p: u32) {
         let port = &mut self.ports[p as usize];
         let (_, frame) = port.wire.pop_front().expect("arrival without a frame");
+        let (up, peer) = (port.up, port.peer);
         if let Some(&(t, next)) = port.wire.front() {
             self.q.schedule(t, Ev::Arrive(p));
             // A host reads the whole packet, last touched hops ago: fetch
-            // the next one now, while this one is handled.
-            if let Frame::Packet(h) = next {
+            // the next one now, while this one is handled. (A switch never
+            // reads it; a prefetch there costs a TLB walk for nothing.)
+            if let (Frame::Packet(h), End::Host(_)) = (next, peer) {
                 self.arena.prefetch(h.idx);
             }
         }
-        let (up, peer) = (port.up, port.peer);
         let rx = p ^ 1;
         match frame {
             Frame::Pfc { class, pause } => {
@@ -860,7 +858,7 @@ impl Network {
                     return;
                 }
                 match peer {
-                    Peer::Host(h) => {
+                    End::Host(h) => {
                         let mut pkt = self.arena.get(hdr.idx);
                         pkt.ce = hdr.flags & Hdr::CE != 0;
                         self.arena.free(hdr.idx);
@@ -876,7 +874,7 @@ impl Network {
                         self.hosts[h as usize].nic.on_packet(now, &pkt);
                         self.after_nic_input(now, h);
                     }
-                    Peer::Switch(s, in_local) => self.forward(now, s, rx, in_local, hdr),
+                    End::Switch(s, in_local) => self.forward(now, s, rx, in_local, hdr),
                 }
             }
         }
@@ -901,7 +899,10 @@ impl Network {
                 hops[(mix64(key ^ sw.ecmp_seed) % n as u64) as usize]
             }
         };
-        let out_local = self.ports[out as usize].local as usize;
+        let End::Switch(_, out_local) = self.ports[out as usize].owner else {
+            unreachable!("a switch's route leaves by a host's port");
+        };
+        let out_local = out_local as usize;
         let class = hdr.class as usize;
         match sw
             .mmu
@@ -962,11 +963,11 @@ impl Network {
         let mut packets = 0;
         let mut bytes = 0;
         for port in &self.ports {
-            for hdr in port.queues.iter().flatten() {
+            for hdr in port.queues.iter().flat_map(|q| q.iter()) {
                 packets += 1;
                 bytes += hdr.wire as u64;
             }
-            for &(_, f) in &port.wire {
+            for &(_, f) in port.wire.iter() {
                 if let Frame::Packet(hdr) = f {
                     packets += 1;
                     bytes += hdr.wire as u64;

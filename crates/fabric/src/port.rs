@@ -8,8 +8,8 @@
 use crate::arena::Hdr;
 use crate::mmu::CLASSES;
 use engine::time::{serialization, SEC};
+use engine::ring::Ring;
 use engine::{Rng, Time};
-use std::collections::VecDeque;
 
 /// What crosses a link: a packet, or a PFC frame.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -22,13 +22,24 @@ pub enum Frame {
     },
 }
 
-/// What is at the other end of a port's link, as the arrival of a frame
-/// needs it. Kept in the sending port, which the arrival has in cache
-/// (the wire is its own), rather than read from the partner port.
+/// The filler of a ring's unused slots.
+impl Default for Frame {
+    fn default() -> Self {
+        Frame::Pfc {
+            class: 0,
+            pause: false,
+        }
+    }
+}
+
+/// One end of a link: a host, or a switch and the index of the port among
+/// the switch's ports. A port keeps both its own end (`owner`: which kind of
+/// node sends, without a lookup by node id) and the far one (`peer`: where
+/// an arriving frame goes, kept in the sending port, which the arrival has
+/// in cache since the wire is its own).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Peer {
+pub enum End {
     Host(u32),
-    /// A switch, and the index of the receiving port among its ports.
     Switch(u32, u16),
 }
 
@@ -64,8 +75,7 @@ pub struct Port {
     pub queued_bytes: u64,
     pub loss: f64,
     pub node: u32,
-    /// Index of this port among its node's ports.
-    pub local: u16,
+    pub owner: End,
     /// A `TxDone` event is scheduled at `busy_until`. A switch port that has
     /// nothing else to send when it starts a frame schedules none: most
     /// hops at moderate load then cost one event instead of two, and a
@@ -76,13 +86,13 @@ pub struct Port {
     /// Classes the link partner has paused.
     pub paused: u8,
     pub up: bool,
-    pub peer: Peer,
+    pub peer: End,
     /// Frames on the wire toward the partner, with their arrival times.
-    pub wire: VecDeque<(Time, Frame)>,
+    pub wire: Ring<(Time, Frame)>,
     /// PFC frames waiting to be sent on this port.
-    pub pfc_out: VecDeque<(u8, bool)>,
+    pub pfc_out: Ring<(u8, bool)>,
     pub stats: PortStats,
-    pub queues: [VecDeque<Hdr>; CLASSES],
+    pub queues: [Ring<Hdr>; CLASSES],
     rate_bps: u64,
     pub paused_since: Time,
     pub loss_rng: Rng,
@@ -92,8 +102,8 @@ pub struct Port {
 impl Port {
     pub fn new(
         node: u32,
-        local: u16,
-        peer: Peer,
+        owner: End,
+        peer: End,
         rate_bps: u64,
         delay: Time,
         loss_rng: Rng,
@@ -101,7 +111,7 @@ impl Port {
     ) -> Port {
         let mut port = Port {
             node,
-            local,
+            owner,
             peer,
             rate_bps: 0,
             ps_per_byte: 0,
@@ -114,10 +124,10 @@ impl Port {
             queues: Default::default(),
             queued_bytes: 0,
             backlogged: 0,
-            pfc_out: VecDeque::new(),
+            pfc_out: Ring::new(),
             paused: 0,
             paused_since: 0,
-            wire: VecDeque::new(),
+            wire: Ring::new(),
             ecn_rng,
             stats: Default::default(),
         };
