@@ -53,6 +53,7 @@ impl<'a> Dma<'a> {
     }
 
     /// Writes the received payload to `addr`.
+    #[inline]
     pub fn place(&mut self, addr: u64) -> bool {
         match self.mem.as_deref_mut() {
             None => true,
@@ -61,6 +62,7 @@ impl<'a> Dma<'a> {
     }
 
     /// Appends `len` bytes read at `addr` to the outgoing payload.
+    #[inline]
     pub fn fetch(&mut self, addr: u64, len: u32) -> bool {
         let (Some(m), Some(tx)) = (self.mem.as_deref_mut(), self.tx.as_deref_mut()) else {
             return true;
@@ -71,6 +73,7 @@ impl<'a> Dma<'a> {
     }
 
     /// Appends `bytes` to the outgoing payload.
+    #[inline]
     pub fn put(&mut self, bytes: &[u8]) {
         if let Some(tx) = self.tx.as_deref_mut() {
             tx.extend_from_slice(bytes);
