@@ -659,9 +659,10 @@ impl Nic {
     }
 
     /// The data half of [`Nic::poll_transmit`], when a QP is ready or due.
-    /// Out of line: most polls send a control packet or find nothing due,
-    /// and stay cheap without this body's register saves.
-    #[inline(never)]
+    /// Inlined into the caller's port loop (through `poll_transmit`): as a
+    /// call it cost register saves and a copy of the packet on every data
+    /// packet.
+    #[inline(always)]
     fn transmit_data(&mut self, now: Time, dma: &mut Dma) -> Transmit {
         while let Some((t, qi)) = self.sched.pop_due(now) {
             let q = &mut self.qps[qi as usize];
