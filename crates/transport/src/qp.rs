@@ -1,6 +1,7 @@
 //! One queue pair: its requester and responder halves (of the reliability
 //! scheme it runs), its congestion control state, its rate limiter (time
-//! and size of the last packet sent) and the bookkeeping of its single
+//! and size of the last packet sent; [`LineRate`], the NIC's serialisation
+//! at line rate without a division) and the bookkeeping of its single
 //! armed timer.
 
 use std::collections::VecDeque;
