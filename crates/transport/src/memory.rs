@@ -16,71 +16,77 @@ pub trait Memory {
     fn write(&mut self, addr: u64, data: &[u8]) -> bool;
 }
 
-/// The NIC's access to memory and payload bytes during one call.
-pub(crate) struct Dma<'a> {
-    mem: Option<&'a mut dyn Memory>,
-    /// Payload of the packet being received.
-    rx: &'a [u8],
-    /// Payload of the packet being built (appended to).
-    tx: Option<&'a mut Vec<u8>>,
+/// The NIC's access to memory and payload bytes during one call. An enum
+/// so that the simulator's `None`, built for every packet, is one byte.
+pub(crate) enum Dma<'a> {
+    /// No memory: lengths only (the simulator).
+    None,
+    /// Receiving: the payload of the packet being received.
+    Rx {
+        mem: &'a mut dyn Memory,
+        payload: &'a [u8],
+    },
+    /// Sending: the payload of the packet being built (appended to).
+    Tx {
+        mem: &'a mut dyn Memory,
+        payload: &'a mut Vec<u8>,
+    },
 }
 
 impl<'a> Dma<'a> {
-    /// No memory: lengths only (the simulator).
     pub fn none() -> Dma<'static> {
-        Dma {
-            mem: None,
-            rx: &[],
-            tx: None,
-        }
+        Dma::None
     }
 
     pub fn rx(mem: &'a mut dyn Memory, payload: &'a [u8]) -> Dma<'a> {
-        Dma {
-            mem: Some(mem),
-            rx: payload,
-            tx: None,
-        }
+        Dma::Rx { mem, payload }
     }
 
     pub fn tx(mem: &'a mut dyn Memory, payload: &'a mut Vec<u8>) -> Dma<'a> {
         payload.clear();
-        Dma {
-            mem: Some(mem),
-            rx: &[],
-            tx: Some(payload),
+        Dma::Tx { mem, payload }
+    }
+
+    fn mem(&mut self) -> Option<&mut dyn Memory> {
+        match self {
+            Dma::None => None,
+            Dma::Rx { mem, .. } | Dma::Tx { mem, .. } => Some(&mut **mem),
         }
     }
 
-    /// Writes the received payload to `addr`.
+    /// Writes the received payload to `addr` (nothing while sending).
+    #[inline]
     pub fn place(&mut self, addr: u64) -> bool {
-        match self.mem.as_deref_mut() {
-            None => true,
-            Some(m) => m.write(addr, self.rx),
+        match self {
+            Dma::None => true,
+            Dma::Rx { mem, payload } => mem.write(addr, payload),
+            Dma::Tx { mem, .. } => mem.write(addr, &[]),
         }
     }
 
     /// Appends `len` bytes read at `addr` to the outgoing payload.
+    #[inline]
     pub fn fetch(&mut self, addr: u64, len: u32) -> bool {
-        let (Some(m), Some(tx)) = (self.mem.as_deref_mut(), self.tx.as_deref_mut()) else {
+        let Dma::Tx { mem, payload } = self else {
             return true;
         };
-        let at = tx.len();
-        tx.resize(at + len as usize, 0);
-        m.read(addr, &mut tx[at..])
+        let at = payload.len();
+        payload.resize(at + len as usize, 0);
+        mem.read(addr, &mut payload[at..])
     }
 
     /// Appends `bytes` to the outgoing payload.
+    #[inline]
     pub fn put(&mut self, bytes: &[u8]) {
-        if let Some(tx) = self.tx.as_deref_mut() {
-            tx.extend_from_slice(bytes);
+        if let Dma::Tx { payload, .. } = self {
+            payload.extend_from_slice(bytes);
         }
     }
 
     /// Executes an atomic at `addr` and returns the original value; None on
     /// an access error. Without memory the original value is 0.
     pub fn atomic(&mut self, verb: Verb, addr: u64, imm: u64, compare: u64) -> Option<u64> {
-        let Some(m) = self.mem.as_deref_mut() else {
+        let Some(m) = self.mem() else {
             return Some(0);
         };
         let mut b = [0u8; 8];

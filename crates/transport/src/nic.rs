@@ -14,7 +14,7 @@ use crate::cc::{Cc, CcConfig};
 use crate::dcqcn::Notification;
 use crate::memory::{Dma, Memory};
 use crate::packet::{Packet, PacketKind, Verb};
-use crate::qp::{Engine, Qp};
+use crate::qp::{Engine, LineRate, Qp};
 use crate::reliability::Reliability;
 use crate::responder::{RecvWqe, Reply};
 use crate::sched::{SchedState, Scheduler};
@@ -262,6 +262,7 @@ pub struct Nic {
     ctrl: VecDeque<Packet>,
     events: VecDeque<Event>,
     sched: Scheduler,
+    line: LineRate,
     stats: NicStats,
     /// The latest time passed in by any call.
     now: Time,
@@ -274,6 +275,7 @@ impl Nic {
             panic!("invalid NicConfig: {e}");
         }
         Nic {
+            line: LineRate::new(cfg.line_rate_bps),
             cfg,
             qps: Vec::new(),
             ctrl: VecDeque::new(),
@@ -355,6 +357,7 @@ impl Nic {
         self.qp_mut(qp).post_recv(RecvWqe { wr_id, addr, len });
     }
 
+    #[inline]
     pub fn on_packet(&mut self, now: Time, pkt: &Packet) {
         self.on_packet_dma(now, pkt, &mut Dma::none());
     }
@@ -620,6 +623,7 @@ impl Nic {
     /// Sending the first packet of a flight arms the retransmission timer:
     /// this call may queue an [`Event::ArmTimer`] (never a completion), so
     /// drain [`Nic::poll_event`] after it too.
+    #[inline]
     pub fn poll_transmit(&mut self, now: Time, paused: u8) -> Transmit {
         self.poll_transmit_dma(now, paused, &mut Dma::none())
     }
@@ -636,6 +640,7 @@ impl Nic {
         self.poll_transmit_dma(now, paused, &mut Dma::tx(mem, payload))
     }
 
+    #[inline]
     fn poll_transmit_dma(&mut self, now: Time, paused: u8, dma: &mut Dma) -> Transmit {
         self.now = self.now.max(now);
         if !self.ctrl.is_empty() && paused & (1u8 << self.cfg.ctrl_priority) == 0 {
@@ -646,6 +651,19 @@ impl Nic {
         if paused & (1u8 << self.cfg.data_priority) != 0 {
             return Transmit::Idle;
         }
+        if self.sched.has_work(now) {
+            self.transmit_data(now, dma)
+        } else {
+            self.next_data_time()
+        }
+    }
+
+    /// The data half of [`Nic::poll_transmit`], when a QP is ready or due.
+    /// Inlined into the caller's port loop (through `poll_transmit`): as a
+    /// call it cost register saves and a copy of the packet on every data
+    /// packet.
+    #[inline(always)]
+    fn transmit_data(&mut self, now: Time, dma: &mut Dma) -> Transmit {
         while let Some((t, qi)) = self.sched.pop_due(now) {
             let q = &mut self.qps[qi as usize];
             if q.sched == SchedState::Waiting(t) {
@@ -659,7 +677,7 @@ impl Nic {
             if !q.has_data() {
                 continue;
             }
-            let e = q.eligible_at(now, &mut self.stats.rate_decreases);
+            let e = q.eligible_at(now, &self.line, &mut self.stats.rate_decreases);
             if e > now {
                 self.sched.push_waiting(qi, e, &mut q.sched);
                 continue;
@@ -669,16 +687,15 @@ impl Nic {
             self.stats.data_bytes_sent += pkt.payload as u64;
             self.stats.data_wire_bytes_sent += pkt.wire as u64;
             q.sync_timer(&mut self.events);
-            if q.has_data() {
-                let e = q.eligible_at(now, &mut self.stats.rate_decreases);
-                if e <= now {
-                    self.sched.push_ready(qi, &mut q.sched);
-                } else {
-                    self.sched.push_waiting(qi, e, &mut q.sched);
-                }
-            }
+            self.wake(qi as usize, now);
             return Transmit::Packet(pkt);
         }
+        self.next_data_time()
+    }
+
+    /// What to answer when no QP may send now.
+    #[inline]
+    fn next_data_time(&mut self) -> Transmit {
         let qps = &self.qps;
         match self
             .sched
@@ -689,6 +706,7 @@ impl Nic {
         }
     }
 
+    #[inline]
     pub fn poll_event(&mut self) -> Option<Event> {
         self.events.pop_front()
     }
@@ -759,12 +777,13 @@ impl Nic {
     }
 
     /// Puts an idle QP that has something to send into the scheduler.
+    #[inline(always)]
     fn wake(&mut self, qi: usize, now: Time) {
         let q = &mut self.qps[qi];
         if q.sched != SchedState::Idle || !q.has_data() {
             return;
         }
-        let e = q.eligible_at(now, &mut self.stats.rate_decreases);
+        let e = q.eligible_at(now, &self.line, &mut self.stats.rate_decreases);
         if e <= now {
             self.sched.push_ready(q.id, &mut q.sched);
         } else {

@@ -159,8 +159,14 @@ impl Requester {
     /// them are already outstanding before it.
     #[inline]
     fn rd_atomic_limited(&self) -> bool {
-        self.cursor >= MAX_RD_ATOMIC
-            && self.wqes[self.cursor].verb.reads()
+        self.cursor >= MAX_RD_ATOMIC && self.rd_atomic_full()
+    }
+
+    /// The counting half of [`Self::rd_atomic_limited`], kept out of line so
+    /// that `has_data`, asked several times per packet, inlines.
+    #[inline(never)]
+    fn rd_atomic_full(&self) -> bool {
+        self.wqes[self.cursor].verb.reads()
             && self
                 .wqes
                 .range(..self.cursor)
@@ -191,6 +197,7 @@ impl Requester {
 
     /// Builds the next packet from `snd_nxt` and advances it. The caller
     /// fills the addresses and `sent_at`; `has_data()` must be true.
+    #[inline]
     pub fn next_packet(
         &mut self,
         now: Time,
@@ -265,6 +272,7 @@ impl Requester {
     }
 
     /// Cumulative ACK: the responder expects `psn` next.
+    #[inline(always)]
     pub fn on_ack(
         &mut self,
         now: Time,
@@ -290,6 +298,7 @@ impl Requester {
 
     /// ACK and NACK both acknowledge everything below `psn`; a NACK also
     /// sends from `psn` again.
+    #[inline(always)]
     fn on_cumulative(
         &mut self,
         now: Time,
@@ -387,16 +396,18 @@ impl Requester {
 
     /// Completes finished WQEs from the front, in post order, and moves
     /// `snd_una` over acknowledged WRITE/SEND PSNs.
+    #[inline(always)]
     fn advance(&mut self, now: Time, qp: QpId, events: &mut VecDeque<Event>) {
-        while let Some(&w) = self.wqes.front() {
+        while let Some(w) = self.wqes.front() {
+            let end = w.end();
             if !w.verb.reads() && self.acked > self.snd_una {
-                self.snd_una = self.acked.min(w.end());
+                self.snd_una = self.acked.min(end);
             }
-            let done = self.snd_una >= w.end();
+            let done = self.snd_una >= end;
             if !done {
                 break;
             }
-            self.wqes.pop_front();
+            let w = self.wqes.pop_front().expect("front exists");
             self.cursor = self.cursor.saturating_sub(1);
             events.push_back(Event::Completion(Completion {
                 qp,
@@ -426,6 +437,7 @@ impl Requester {
 
     /// Timer bookkeeping after an input: restart on progress, clear when
     /// nothing is outstanding.
+    #[inline(always)]
     fn finish(&mut self, now: Time, old_una: u32, cfg: &NicConfig) -> Outcome {
         let progressed = self.snd_una > old_una;
         if progressed {

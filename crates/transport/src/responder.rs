@@ -119,6 +119,7 @@ impl Responder {
 
     /// Processes a Request packet (WRITE/SEND data, READ or atomic request).
     #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
     pub fn on_request(
         &mut self,
         now: Time,
