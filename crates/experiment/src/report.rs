@@ -153,7 +153,7 @@ fn ecn_ports(net: &fabric::Network, end: engine::Time) -> Vec<EcnPort> {
     net.sampled_ecn_ports()
         .iter()
         .map(|&p| {
-            let st = &net.ports()[p as usize].stats;
+            let st = net.ports()[p as usize].stats();
             let ratio = if st.ecn_eligible == 0 {
                 0.0
             } else {

@@ -83,9 +83,7 @@ fn marking_ratios_converge_across_paths_with_different_pmax() {
     let mut ratios = Vec::new();
     for (k, (e, gbps)) in s.ecn_ports.iter().zip([20.0, 40.0, 60.0, 80.0]).enumerate() {
         // Every packet on tor0 -> spineN is a first-hop data packet.
-        let tx_packets = o.net.ports()[o.net.sampled_ecn_ports()[k] as usize]
-            .stats
-            .tx_packets;
+        let tx_packets = o.net.ports()[o.net.sampled_ecn_ports()[k] as usize].tx_packets;
         assert_eq!(e.data_packets, tx_packets, "{}", e.port);
         let r = mean(&series_values(
             &o,

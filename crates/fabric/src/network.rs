@@ -112,7 +112,6 @@ pub struct Network {
     hosts: Vec<Host>,
     switches: Vec<Switch>,
     routes: Routes,
-    ecn: Vec<Option<EcnSetting>>,
     arena: Arena,
     flows: Vec<FlowResult>,
     flows_done: usize,
@@ -180,12 +179,17 @@ impl Network {
                     NodeRole::Host(h) => End::Host(h),
                     NodeRole::Switch(s) => End::Switch(s, locals[k]),
                 };
+                let ecn = match roles[node as usize] {
+                    NodeRole::Switch(_) => cfg.ecn_for(l.rate_bps),
+                    NodeRole::Host(_) => None,
+                };
                 ports.push(Port::new(
                     node,
                     end_of(end),
                     end_of(far),
                     l.rate_bps,
                     l.delay,
+                    ecn,
                     Rng::new(cfg.seed, StreamKind::LinkLoss, id as u64),
                     Rng::new(cfg.seed, StreamKind::Ecn, id as u64),
                 ));
@@ -227,7 +231,6 @@ impl Network {
                 }
             }
         }
-        let ecn = ports.iter().map(|p| cfg.ecn_for(p.rate_bps())).collect();
         let mut net = Network {
             cfg,
             topo,
@@ -237,7 +240,6 @@ impl Network {
             hosts,
             switches,
             routes: Routes::default(),
-            ecn,
             arena: Arena::default(),
             flows: Vec::new(),
             flows_done: 0,
@@ -587,7 +589,7 @@ impl Network {
         let mut k = 0;
         for (i, &p) in s.spec.ports.iter().enumerate() {
             let port = &self.ports[p as usize];
-            let tx = port.stats.tx_bytes;
+            let tx = port.tx_bytes;
             let util = (tx - s.last_tx[i]) as f64 * 8.0 / secs / port.rate_bps() as f64;
             s.last_tx[i] = tx;
             s.series[k].push(now, port.queued_bytes as f64);
@@ -610,8 +612,8 @@ impl Network {
             k += 2;
         }
         for (i, &p) in s.spec.ecn_ports.iter().enumerate() {
-            let st = &self.ports[p as usize].stats;
-            let (marked, eligible) = (st.ecn_marked, st.ecn_eligible);
+            let port = &self.ports[p as usize];
+            let (marked, eligible) = (port.ecn_marked, port.ecn_eligible);
             let (m0, e0) = s.last_ecn[i];
             s.last_ecn[i] = (marked, eligible);
             // An interval in which no data packet left has no ratio.
@@ -734,11 +736,11 @@ impl Network {
                     let in_port = sw.ports[in_local];
                     self.send_pfc(now, in_port, class as u8, false);
                 }
-                if let Some(e) = self.ecn[p as usize] {
+                if let Some(e) = self.ports[p as usize].ecn {
                     if hdr.flags & (Hdr::DATA | Hdr::CE) == Hdr::DATA && class != 0 {
                         let qlen = self.switches[s as usize].mmu.egress_bytes(local_out, class);
                         let port = &mut self.ports[p as usize];
-                        port.stats.ecn_eligible += 1;
+                        port.ecn_eligible += 1;
                         let mark = if qlen > e.kmax {
                             true
                         } else if qlen > e.kmin {
@@ -749,7 +751,7 @@ impl Network {
                         };
                         if mark {
                             hdr.flags |= Hdr::CE;
-                            port.stats.ecn_marked += 1;
+                            port.ecn_marked += 1;
                             self.counters.ecn_marked += 1;
                         }
                     }
@@ -796,8 +798,8 @@ impl Network {
         }
         if let Frame::Packet(hdr) = frame {
             self.counters.packet_hops += 1;
-            port.stats.tx_packets += 1;
-            port.stats.tx_bytes += bytes as u64;
+            port.tx_packets += 1;
+            port.tx_bytes += bytes as u64;
             let lost = if !port.up {
                 Some(DropReason::LinkDown)
             } else if port.loss > 0.0 && port.loss_rng.bernoulli(port.loss) {
@@ -822,10 +824,10 @@ impl Network {
         let port = &mut self.ports[p as usize];
         port.pfc_out.push_back((class, pause));
         if pause {
-            port.stats.pause_sent += 1;
+            port.pause_sent += 1;
             self.counters.pause_frames += 1;
         } else {
-            port.stats.resume_sent += 1;
+            port.resume_sent += 1;
             self.counters.resume_frames += 1;
         }
         self.kick(now, p);
@@ -944,7 +946,7 @@ impl Network {
                     self.ports[p].up = up;
                 }
                 FaultAction::Rate(bps) => self.ports[p].set_rate(bps),
-                FaultAction::Ecn(e) => self.ecn[p] = Some(e),
+                FaultAction::Ecn(e) => self.ports[p].ecn = Some(e),
                 FaultAction::Loss(l) => self.ports[p].loss = l,
             }
         }
@@ -963,7 +965,7 @@ impl Network {
         let mut packets = 0;
         let mut bytes = 0;
         for port in &self.ports {
-            for hdr in port.queues.iter().flat_map(|q| q.iter()) {
+            for hdr in port.queues.iter().flat_map(|q| q.0.iter()) {
                 packets += 1;
                 bytes += hdr.wire as u64;
             }
