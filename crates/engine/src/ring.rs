@@ -104,9 +104,15 @@ mod tests {
         let mut reference = VecDeque::new();
         let mut x = 7u64;
         for step in 0..10_000u32 {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             // Grow for a while, then mostly drain, so the head wraps.
-            let push = if step % 2000 < 1200 { x >> 62 != 0 } else { x >> 62 == 0 };
+            let push = if step % 2000 < 1200 {
+                x >> 62 != 0
+            } else {
+                x >> 62 == 0
+            };
             if push {
                 ring.push_back(step);
                 reference.push_back(step);
