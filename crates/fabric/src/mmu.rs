@@ -63,8 +63,8 @@ impl Factor {
 #[derive(Clone, Debug)]
 #[repr(C, align(64))]
 pub struct Mmu {
-    /// By port, by class.
-    ports: Box<[[Account; CLASSES]]>,
+    /// By port, then class (see [`account`]).
+    accounts: Box<[Account]>,
     /// The buffer less every port's headroom and every reserve: the pool
     /// the dynamic threshold shares.
     pool: u64,
@@ -97,6 +97,12 @@ struct Account {
     paused: bool,
 }
 
+/// Index of a (port, class) record.
+#[inline]
+fn account(port: usize, class: usize) -> usize {
+    port * CLASSES + class % CLASSES
+}
+
 /// Headroom that absorbs what is still coming after a PAUSE: one frame
 /// in serialisation on each side, the PAUSE itself, and a round trip of the
 /// link's bandwidth-delay product.
@@ -117,9 +123,9 @@ impl Mmu {
         let total_headroom: u64 = if cfg.pfc { headroom.iter().sum() } else { 0 };
         let total_reserve = cfg.reserve * (ports * CLASSES) as u64;
         Mmu {
-            ports: headroom
+            accounts: headroom
                 .into_iter()
-                .map(|h| {
+                .flat_map(|h| {
                     [Account {
                         // Beyond 4 GB a headroom is never reached anyway.
                         headroom: u32::try_from(h).unwrap_or(u32::MAX),
@@ -155,45 +161,44 @@ impl Mmu {
         class: usize,
         size: u64,
     ) -> Result<Admitted, Refusal> {
-        let c = class % CLASSES;
-        let reserve = self.reserve;
-        if self.pfc {
-            let thresh = self.threshold();
-            let ia = &mut self.ports[in_port][c];
-            let new_bytes = ia.ingress + size;
-            if new_bytes <= reserve {
-                ia.ingress = new_bytes;
-            } else if new_bytes - reserve > thresh {
-                if ia.hdrm_used as u64 + size > ia.headroom as u64 {
-                    return Err(Refusal::HeadroomOverflow);
-                }
-                // Within headroom, so within u32.
-                ia.hdrm_used += size as u32;
-            } else {
-                self.shared_used += size.min(new_bytes - reserve);
-                ia.ingress = new_bytes;
-            }
-        } else {
+        let (i, o) = (account(in_port, class), account(out_port, class));
+        if !self.pfc {
             if self.total_used + size > self.buffer {
                 return Err(Refusal::BufferFull);
             }
             let free = self.buffer - self.total_used;
-            let queued = self.ports[out_port][c].egress;
+            let queued = self.accounts[o].egress;
             if queued + size > self.egress_alpha.of(free) && queued > 0 {
                 return Err(Refusal::EgressThreshold);
             }
-            self.ports[in_port][c].ingress += size;
-        }
-        self.total_used += size;
-        self.ports[out_port][c].egress += size;
-        if !self.pfc {
+            self.accounts[i].ingress += size;
+            self.total_used += size;
+            self.accounts[o].egress += size;
             return Ok(Admitted { send_pause: false });
         }
-        let thresh = self.threshold();
-        let ia = &mut self.ports[in_port][c];
+        let reserve = self.reserve;
+        let mut thresh = self.threshold();
+        let ia = &mut self.accounts[i];
+        let new_bytes = ia.ingress + size;
+        if new_bytes <= reserve {
+            ia.ingress = new_bytes;
+        } else if new_bytes - reserve > thresh {
+            if ia.hdrm_used as u64 + size > ia.headroom as u64 {
+                return Err(Refusal::HeadroomOverflow);
+            }
+            // Within headroom, so within u32.
+            ia.hdrm_used += size as u32;
+        } else {
+            ia.ingress = new_bytes;
+            self.shared_used += size.min(new_bytes - reserve);
+            thresh = self.threshold();
+        }
+        let ia = &mut self.accounts[i];
         let send_pause =
             !ia.paused && (ia.hdrm_used > 0 || ia.ingress.saturating_sub(reserve) >= thresh);
         ia.paused |= send_pause;
+        self.total_used += size;
+        self.accounts[o].egress += size;
         Ok(Admitted { send_pause })
     }
 
@@ -201,26 +206,26 @@ impl Mmu {
     /// ingress (port, class) should RESUME its upstream now.
     #[inline]
     pub fn release(&mut self, in_port: usize, out_port: usize, class: usize, size: u64) -> bool {
-        let c = class % CLASSES;
-        let reserve = self.reserve;
+        let (i, o) = (account(in_port, class), account(out_port, class));
         self.total_used -= size;
-        self.ports[out_port][c].egress -= size;
-        let ia = &mut self.ports[in_port][c];
+        self.accounts[o].egress -= size;
+        let ia = &mut self.accounts[i];
         if !self.pfc {
             ia.ingress -= size;
             return false;
         }
+        let reserve = self.reserve;
         let from_hdrm = (ia.hdrm_used as u64).min(size);
         ia.hdrm_used -= from_hdrm as u32;
         let rest = size - from_hdrm;
         let from_shared = rest.min(ia.ingress.saturating_sub(reserve));
         ia.ingress -= rest;
+        let (paused, hdrm_used, ingress) = (ia.paused, ia.hdrm_used, ia.ingress);
         self.shared_used -= from_shared;
-        let ia = self.ports[in_port][c];
-        if ia.paused && ia.hdrm_used == 0 {
-            let shared = ia.ingress.saturating_sub(reserve);
+        if paused && hdrm_used == 0 {
+            let shared = ingress.saturating_sub(reserve);
             if shared == 0 || shared + self.resume_offset <= self.threshold() {
-                self.ports[in_port][c].paused = false;
+                self.accounts[i].paused = false;
                 return true;
             }
         }
@@ -230,7 +235,7 @@ impl Mmu {
     /// Bytes queued for egress on (port, class): the ECN marking metric.
     #[inline]
     pub fn egress_bytes(&self, port: usize, class: usize) -> u64 {
-        self.ports[port][class % CLASSES].egress
+        self.accounts[account(port, class)].egress
     }
 
     pub fn used(&self) -> u64 {
