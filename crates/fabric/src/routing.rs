@@ -165,9 +165,13 @@ impl Routes {
 mod tests {
     use super::*;
 
+    /// Per node: (port, neighbour, up).
+    type Links = Vec<Vec<(u32, u32, bool)>>;
+
     /// Nodes 0-1 spines, 2-4 leaves, then hosts: two under each leaf, one
     /// more on leaves 2 and 3 at once (multi-homed), one whose link is down.
-    fn fabric() -> (Vec<Vec<(u32, u32, bool)>>, Vec<Option<u32>>, Vec<u32>) {
+    /// Returns the links, the switch index of each node and the host nodes.
+    fn fabric() -> (Links, Vec<Option<u32>>, Vec<u32>) {
         let mut links = Vec::new();
         for leaf in 2..5 {
             for spine in 0..2 {
