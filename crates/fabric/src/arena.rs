@@ -36,7 +36,7 @@ impl Hdr {
     pub const CE: u8 = 2;
 
     #[inline]
-    pub fn new(idx: u32, pkt: &Packet) -> Hdr {
+    fn new(idx: u32, pkt: &Packet) -> Hdr {
         Hdr {
             idx,
             dst: pkt.dst,
@@ -51,20 +51,22 @@ impl Hdr {
 
 /// A packet as the slab keeps it: all of [`Packet`] but the operands only
 /// WRITE-with-immediate and atomic packets carry (`imm`, `compare`), which
-/// would make every slot 16 bytes larger. At a few million packets in
-/// flight (a 1024-host permutation peaks at 1.27 M) that is 20 MB.
-#[derive(Clone, Copy)]
+/// would make every slot 16 bytes larger (at a few million packets in
+/// flight, a 1024-host permutation peaks at 1.27 M, that is 20 MB), and but
+/// `dst` and `wire`, which its [`Hdr`] carries anyway. What is left is one
+/// cache line, aligned: a host reading a packet that left its sender long
+/// ago waits for one line, not two.
+#[derive(Clone, Copy, Debug, Default)]
+#[repr(align(64))]
 struct Slot {
     msg_len: u64,
     sent_at: engine::Time,
     addr: u64,
     src: u32,
-    dst: u32,
     src_qp: u32,
     dst_qp: u32,
     psn: u32,
     payload: u32,
-    wire: u32,
     wqe_sn: u32,
     sack_psn: u32,
     sport: u16,
@@ -109,17 +111,17 @@ fn split(p: Packet) -> (Slot, (u64, u64)) {
         vp,
         mp_flags,
     } = p;
+    // `dst` and `wire` travel in the header.
+    let _ = (dst, wire);
     let slot = Slot {
         msg_len,
         sent_at,
         addr,
         src,
-        dst,
         src_qp,
         dst_qp,
         psn,
         payload,
-        wire,
         wqe_sn,
         sack_psn,
         sport,
@@ -137,10 +139,10 @@ fn split(p: Packet) -> (Slot, (u64, u64)) {
 }
 
 #[inline]
-fn join(s: Slot, (imm, compare): (u64, u64)) -> Packet {
+fn join(s: Slot, hdr: &Hdr, (imm, compare): (u64, u64)) -> Packet {
     Packet {
         src: s.src,
-        dst: s.dst,
+        dst: hdr.dst,
         src_qp: s.src_qp,
         dst_qp: s.dst_qp,
         sport: s.sport,
@@ -148,7 +150,7 @@ fn join(s: Slot, (imm, compare): (u64, u64)) -> Packet {
         verb: s.verb,
         psn: s.psn,
         payload: s.payload,
-        wire: s.wire,
+        wire: hdr.wire,
         priority: s.priority,
         ce: s.ce,
         ecn_echo: s.ecn_echo,
@@ -166,9 +168,18 @@ fn join(s: Slot, (imm, compare): (u64, u64)) -> Packet {
     }
 }
 
+/// log2 of the slots in one chunk of the slab (1 MiB).
+const CHUNK_SHIFT: u32 = 14;
+const CHUNK: usize = 1 << CHUNK_SHIFT;
+
 #[derive(Default)]
 pub struct Arena {
-    slots: Vec<Slot>,
+    /// The slab, in chunks that never move: growing it copies nothing, so
+    /// the peak memory is what the packets use (a doubling `Vec` of
+    /// cache-aligned slots would be copied, old and new alive at once).
+    chunks: Vec<Box<[Slot; CHUNK]>>,
+    /// Slots handed out so far (the peak number of packets alive at once).
+    len: u32,
     free: Vec<u32>,
     /// The nonzero (`imm`, `compare`) of live packets, by slot. Looked up by
     /// key only, never iterated, so it cannot affect the order of anything.
@@ -179,23 +190,28 @@ impl Arena {
     /// Bytes the slab holds per packet.
     pub const SLOT_BYTES: usize = std::mem::size_of::<Slot>();
 
+    /// Stores a packet; its header, which goes where the packet goes, holds
+    /// the rest of it.
     #[inline]
-    pub fn alloc(&mut self, pkt: Packet) -> u32 {
+    pub fn alloc(&mut self, pkt: Packet) -> Hdr {
         let (slot, operands) = split(pkt);
         let i = match self.free.pop() {
-            Some(i) => {
-                self.slots[i as usize] = slot;
-                i
-            }
+            Some(i) => i,
             None => {
-                self.slots.push(slot);
-                self.slots.len() as u32 - 1
+                if self.len as usize == self.chunks.len() * CHUNK {
+                    let chunk = vec![Slot::default(); CHUNK].into_boxed_slice();
+                    self.chunks
+                        .push(chunk.try_into().expect("a chunk has CHUNK slots"));
+                }
+                self.len += 1;
+                self.len - 1
             }
         };
+        *self.slot_mut(i) = slot;
         if operands != (0, 0) {
             self.operands.insert(i, operands);
         }
-        i
+        Hdr::new(i, &pkt)
     }
 
     #[inline]
@@ -206,32 +222,44 @@ impl Arena {
         self.free.push(i);
     }
 
-    /// Hints the CPU to bring packet `i` into cache.
     #[inline]
-    pub fn prefetch(&self, i: u32) {
-        if let Some(p) = self.slots.get(i as usize) {
-            engine::prefetch::prefetch(p);
-        }
+    fn slot(&self, i: u32) -> &Slot {
+        &self.chunks[(i >> CHUNK_SHIFT) as usize][i as usize & (CHUNK - 1)]
     }
 
     #[inline]
-    pub fn get(&self, i: u32) -> Packet {
+    fn slot_mut(&mut self, i: u32) -> &mut Slot {
+        &mut self.chunks[(i >> CHUNK_SHIFT) as usize][i as usize & (CHUNK - 1)]
+    }
+
+    /// Hints the CPU to bring packet `i` into cache.
+    #[inline]
+    pub fn prefetch(&self, i: u32) {
+        if i < self.len {
+            engine::prefetch::prefetch(self.slot(i));
+        }
+    }
+
+    /// The packet behind a header.
+    #[inline]
+    pub fn get(&self, hdr: &Hdr) -> Packet {
+        let i = hdr.idx;
         let operands = if self.operands.is_empty() {
             (0, 0)
         } else {
             self.operands.get(&i).copied().unwrap_or_default()
         };
-        join(self.slots[i as usize], operands)
+        join(*self.slot(i), hdr, operands)
     }
 
     /// Packets currently allocated.
     pub fn live(&self) -> usize {
-        self.slots.len() - self.free.len()
+        self.len as usize - self.free.len()
     }
 
     /// Peak number of packets alive at once (the slab never shrinks).
     pub fn capacity(&self) -> usize {
-        self.slots.len()
+        self.len as usize
     }
 }
 
@@ -241,11 +269,14 @@ mod tests {
 
     #[test]
     fn packets_come_back_whole_and_slots_are_smaller() {
-        assert_eq!(Arena::SLOT_BYTES + 16, std::mem::size_of::<Packet>());
+        // One cache line a packet (the header carries `dst` and `wire`).
+        assert_eq!(Arena::SLOT_BYTES, 64);
+        assert_eq!(std::mem::align_of::<Slot>(), 64);
         let mut a = Arena::default();
         let plain = Packet {
             src: 3,
             dst: 9,
+            wire: 1048,
             psn: 77,
             addr: 1 << 40,
             msg_len: 5000,
@@ -260,11 +291,12 @@ mod tests {
             ..plain
         };
         let (i, j) = (a.alloc(atomic), a.alloc(plain));
-        assert_eq!((a.get(i), a.get(j)), (atomic, plain));
+        assert_eq!((i.dst, i.wire), (9, 1048));
+        assert_eq!((a.get(&i), a.get(&j)), (atomic, plain));
         // A freed slot's operands do not leak into the next packet there.
-        a.free(i);
+        a.free(i.idx);
         let k = a.alloc(plain);
-        assert_eq!((k, a.get(k)), (i, plain));
+        assert_eq!((k.idx, a.get(&k)), (i.idx, plain));
         assert_eq!(a.live(), 2);
     }
 }

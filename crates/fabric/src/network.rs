@@ -763,7 +763,7 @@ impl Network {
                 let host = &mut self.hosts[h as usize];
                 match host.nic.poll_transmit(now, paused) {
                     Transmit::Packet(pkt) => {
-                        let hdr = Hdr::new(self.arena.alloc(pkt), &pkt);
+                        let hdr = self.arena.alloc(pkt);
                         self.counters.injected_packets += 1;
                         self.counters.injected_bytes += pkt.wire as u64;
                         self.transmit(now, p, Frame::Packet(hdr));
@@ -861,7 +861,7 @@ impl Network {
                 }
                 match peer {
                     End::Host(h) => {
-                        let mut pkt = self.arena.get(hdr.idx);
+                        let mut pkt = self.arena.get(&hdr);
                         pkt.ce = hdr.flags & Hdr::CE != 0;
                         self.arena.free(hdr.idx);
                         self.counters.delivered_packets += 1;
