@@ -249,29 +249,23 @@ impl Qp {
     ) -> Packet {
         // Requester data or a READ response, alternating when both wait.
         let turn = self.resp_turn;
+        // The same choice for either scheme's (requester, responder) types.
+        macro_rules! alternate {
+            ($req:expr, $resp:expr) => {{
+                let use_resp = $resp.has_data() && (turn || !$req.has_data());
+                self.resp_turn = !use_resp;
+                let mut p = if use_resp {
+                    $resp.next_packet(now, cfg, stats, dma)
+                } else {
+                    $req.next_packet(now, cfg, stats, dma)
+                };
+                p.sport = self.cfg.sport;
+                p
+            }};
+        }
         let mut pkt = match &mut self.engine {
-            Engine::GoBackN { req, resp } => {
-                let use_resp = resp.has_data() && (turn || !req.has_data());
-                self.resp_turn = !use_resp;
-                let mut p = if use_resp {
-                    resp.next_packet(now, cfg, stats, dma)
-                } else {
-                    req.next_packet(now, cfg, stats, dma)
-                };
-                p.sport = self.cfg.sport;
-                p
-            }
-            Engine::Irn { req, resp } => {
-                let use_resp = resp.has_data() && (turn || !req.has_data());
-                self.resp_turn = !use_resp;
-                let mut p = if use_resp {
-                    resp.next_packet(now, cfg, stats, dma)
-                } else {
-                    req.next_packet(now, cfg, stats, dma)
-                };
-                p.sport = self.cfg.sport;
-                p
-            }
+            Engine::GoBackN { req, resp } => alternate!(req, resp),
+            Engine::Irn { req, resp } => alternate!(req, resp),
             // The MP-RDMA sender chose the VP (source port) itself.
             Engine::MpRdma(m) => {
                 self.resp_turn = true;
