@@ -4,8 +4,9 @@
 //! allocates nothing. Queues and wires carry a [`Hdr`]: the arena handle
 //! plus the few fields a switch reads, so a hop never touches the packet
 //! itself (which is cold by then: it was written a whole hop ago). A slot
-//! holds the packet without the operands of WRITE with immediate and
-//! atomics; the few packets that carry them keep them in a side table.
+//! holds the packet without what its header carries (`dst`, `wire`) and
+//! without the operands of WRITE with immediate and atomics, which the few
+//! packets that carry them keep in a side table: one cache line a packet.
 
 use std::collections::HashMap;
 

@@ -1,6 +1,6 @@
 //! One direction of a link as seen from its sending port: the egress queues
 //! (eight classes, strict priority), the PFC state imposed by the link
-//! partner, and the packets on the wire toward the partner.
+//! partner, the ECN marker, and the packets on the wire toward the partner.
 //!
 //! Link `i` owns ports `2i` (at its `a` end) and `2i + 1` (at `b`), so a
 //! port's partner is `port ^ 1`.
