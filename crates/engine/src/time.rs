@@ -21,6 +21,29 @@ pub fn serialization(bytes: u64, bps: u64) -> Time {
     bits.div_ceil(bps as u128) as Time
 }
 
+/// Picoseconds per byte at `bps` when that is a whole number below 2^32
+/// (every standard rate), else 0. With it, [`serialization_at`] multiplies
+/// where [`serialization`] divides 128-bit integers, on the time of every
+/// frame.
+pub fn ps_per_byte(bps: u64) -> u32 {
+    let per_byte = 8 * SEC;
+    if per_byte.is_multiple_of(bps) {
+        u32::try_from(per_byte / bps).unwrap_or(0)
+    } else {
+        0
+    }
+}
+
+/// `serialization(bytes, bps)`, given `ps_per_byte(bps)`.
+#[inline(always)]
+pub fn serialization_at(bytes: u64, bps: u64, ps_per_byte: u32) -> Time {
+    if ps_per_byte != 0 {
+        bytes * ps_per_byte as Time
+    } else {
+        serialization(bytes, bps)
+    }
+}
+
 /// Converts picoseconds to (fractional) nanoseconds for reports.
 #[inline]
 pub fn to_ns_f64(t: Time) -> f64 {
@@ -36,6 +59,33 @@ pub fn from_secs_f64(s: f64) -> Time {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The multiplication agrees with the division wherever it is used, and
+    /// is not used where a byte is no whole number of picoseconds or too
+    /// many for a u32.
+    #[test]
+    fn serialization_at_agrees_with_serialization() {
+        for bps in [
+            100_000_000_000,
+            25_000_000_000,
+            1_000_000_000,
+            3,
+            1,
+            7_000_000_001,
+        ] {
+            let ps = ps_per_byte(bps);
+            for bytes in [0, 1, 60, 1048, 9000] {
+                assert_eq!(
+                    serialization_at(bytes, bps, ps),
+                    serialization(bytes, bps),
+                    "{bytes} bytes at {bps} b/s"
+                );
+            }
+        }
+        assert_eq!(ps_per_byte(100_000_000_000), 80);
+        assert_eq!(ps_per_byte(3), 0, "8e12 / 3 is not whole");
+        assert_eq!(ps_per_byte(1), 0, "8e12 ps per byte does not fit a u32");
+    }
 
     #[test]
     fn serialization_rounds_up() {

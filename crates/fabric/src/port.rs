@@ -9,7 +9,7 @@ use crate::arena::Hdr;
 use crate::config::EcnSetting;
 use crate::mmu::CLASSES;
 use engine::ring::Ring;
-use engine::time::{serialization, SEC};
+use engine::time::{ps_per_byte, serialization_at};
 use engine::{Rng, Time};
 
 /// What crosses a link: a packet, or a PFC frame.
@@ -83,9 +83,7 @@ pub struct Port {
     pub wire: Ring<(Time, Frame)>,
     pub peer: End,
     pub owner: End,
-    /// Serialisation time of one byte when it is a whole number of
-    /// picoseconds below 2^32 (every standard rate), else 0: saves a
-    /// 128-bit division per frame.
+    /// [`ps_per_byte`] of the port's rate.
     ps_per_byte: u32,
     /// A `TxDone` event is scheduled at `busy_until`. A switch port that has
     /// nothing else to send when it starts a frame schedules none: most
@@ -192,22 +190,13 @@ impl Port {
 
     pub fn set_rate(&mut self, bps: u64) {
         self.rate_bps = bps;
-        let per_byte = 8 * SEC;
-        self.ps_per_byte = if per_byte.is_multiple_of(bps) {
-            u32::try_from(per_byte / bps).unwrap_or(0)
-        } else {
-            0
-        };
+        self.ps_per_byte = ps_per_byte(bps);
     }
 
     /// Time to serialise `bytes` at this port's rate (rounded up).
     #[inline]
     pub fn tx_time(&self, bytes: u32) -> Time {
-        if self.ps_per_byte != 0 {
-            bytes as Time * self.ps_per_byte as Time
-        } else {
-            serialization(bytes as u64, self.rate_bps)
-        }
+        serialization_at(bytes as u64, self.rate_bps, self.ps_per_byte)
     }
 
     /// The next queued packet this port may send: strict priority over the

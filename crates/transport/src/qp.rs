@@ -18,7 +18,7 @@ use crate::reliability::Reliability;
 use crate::requester::Requester;
 use crate::responder::{RecvWqe, Responder};
 use crate::sched::SchedState;
-use engine::time::serialization;
+use engine::time::{ps_per_byte, serialization, serialization_at};
 use engine::Time;
 
 /// The requester and responder halves of one reliability scheme.
@@ -43,33 +43,27 @@ pub(crate) enum Engine {
     MpRdma(Box<MpQp>),
 }
 
-/// Serialisation times at the NIC's line rate, where most packets leave:
-/// [`serialization`] divides 128-bit integers, but when a byte takes a
-/// whole number of picoseconds at line rate a multiplication gives the same
-/// result.
+/// Serialisation times at the NIC's line rate, where most packets leave,
+/// without a division when the rate allows (see [`ps_per_byte`]).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct LineRate {
     bps: u64,
-    /// Picoseconds per byte at `bps`, or 0 if not a whole number.
-    ps_per_byte: u64,
+    ps_per_byte: u32,
 }
 
 impl LineRate {
     pub fn new(bps: u64) -> LineRate {
-        let per_byte = 8 * engine::time::SEC;
-        let ps_per_byte = if per_byte.is_multiple_of(bps) {
-            per_byte / bps
-        } else {
-            0
-        };
-        LineRate { bps, ps_per_byte }
+        LineRate {
+            bps,
+            ps_per_byte: ps_per_byte(bps),
+        }
     }
 
     /// `serialization(bytes, rate)`.
     #[inline(always)]
     fn serialization(&self, bytes: u32, rate: u64) -> Time {
-        if rate == self.bps && self.ps_per_byte != 0 {
-            bytes as Time * self.ps_per_byte
+        if rate == self.bps {
+            serialization_at(bytes as u64, rate, self.ps_per_byte)
         } else {
             serialization(bytes as u64, rate)
         }
