@@ -482,6 +482,12 @@ impl Network {
             };
             n += 1;
             self.counters.events += 1;
+            // The next event's port is usually out of L1 (thousands of hops
+            // pass between two visits in a large run): ask for it while
+            // this event is handled.
+            if let Some(Ev::Arrive(p) | Ev::TxDone(p)) = self.q.peek_next() {
+                engine::prefetch::prefetch(&self.ports[*p as usize]);
+            }
             match ev {
                 Ev::TxDone(p) => {
                     let port = &mut self.ports[p as usize];
