@@ -1,8 +1,9 @@
 //! The shared-buffer memory management unit of one switch: ingress
 //! accounting per (port, class) with a guaranteed reserve, a dynamic
 //! threshold over the free shared pool, per-port PFC headroom, and the
-//! PAUSE/RESUME decisions; egress accounting per (port, class) for ECN and
-//! for the lossy-mode drop rule.
+//! PAUSE/RESUME decisions; the lossy-mode drop rule. Egress bytes per
+//! (port, class) are the port's own count (`ClassQueue::bytes`), passed in
+//! where a rule reads them.
 //!
 //! The lossless rules follow the HPCC ns-3 switch MMU (see
 //! data/params/pfc_buffer.toml [hpcc_mmu]) with alpha configurable: a
@@ -78,18 +79,17 @@ pub struct Mmu {
     resume_offset: u64,
 }
 
-/// What the MMU accounts for one (port, class), in one 32-byte record: a
-/// packet touches one record of its ingress port and one of its egress
-/// port. (Per-port arrays of each counter put a class's counters on three
-/// cache lines; the MMU was a fifth of the event loop's L1 misses.)
+/// What the MMU accounts for one ingress (port, class), in one 32-byte
+/// record: a packet touches the one record of its ingress port. (Per-port
+/// arrays of each counter put a class's counters on three cache lines; the
+/// MMU was a fifth of the event loop's L1 misses. Egress bytes lived here
+/// too, until the port's queue, which a hop reads anyway, took them.)
 #[derive(Clone, Copy, Debug, Default)]
 #[repr(align(32))]
 struct Account {
     /// Bytes that entered on this port and are still in the switch, outside
     /// headroom (reserve first, then shared).
     ingress: u64,
-    /// Bytes queued for egress on this port.
-    egress: u64,
     hdrm_used: u32,
     /// The port's headroom, in every class's record so admission reads one.
     headroom: u32,
@@ -152,28 +152,26 @@ impl Mmu {
     }
 
     /// Admits (and accounts) a packet of `size` bytes arriving on `in_port`
-    /// for egress `out_port`, or refuses it.
+    /// for an egress (port, class) that holds `queued` bytes, or refuses it.
     #[inline]
     pub fn admit(
         &mut self,
         in_port: usize,
-        out_port: usize,
         class: usize,
         size: u64,
+        queued: u64,
     ) -> Result<Admitted, Refusal> {
-        let (i, o) = (account(in_port, class), account(out_port, class));
+        let i = account(in_port, class);
         if !self.pfc {
             if self.total_used + size > self.buffer {
                 return Err(Refusal::BufferFull);
             }
             let free = self.buffer - self.total_used;
-            let queued = self.accounts[o].egress;
             if queued + size > self.egress_alpha.of(free) && queued > 0 {
                 return Err(Refusal::EgressThreshold);
             }
             self.accounts[i].ingress += size;
             self.total_used += size;
-            self.accounts[o].egress += size;
             return Ok(Admitted { send_pause: false });
         }
         let reserve = self.reserve;
@@ -198,17 +196,15 @@ impl Mmu {
             !ia.paused && (ia.hdrm_used > 0 || ia.ingress.saturating_sub(reserve) >= thresh);
         ia.paused |= send_pause;
         self.total_used += size;
-        self.accounts[o].egress += size;
         Ok(Admitted { send_pause })
     }
 
     /// Releases a packet that leaves the switch; returns true when the
     /// ingress (port, class) should RESUME its upstream now.
     #[inline]
-    pub fn release(&mut self, in_port: usize, out_port: usize, class: usize, size: u64) -> bool {
-        let (i, o) = (account(in_port, class), account(out_port, class));
+    pub fn release(&mut self, in_port: usize, class: usize, size: u64) -> bool {
+        let i = account(in_port, class);
         self.total_used -= size;
-        self.accounts[o].egress -= size;
         let ia = &mut self.accounts[i];
         if !self.pfc {
             ia.ingress -= size;
@@ -230,12 +226,6 @@ impl Mmu {
             }
         }
         false
-    }
-
-    /// Bytes queued for egress on (port, class): the ECN marking metric.
-    #[inline]
-    pub fn egress_bytes(&self, port: usize, class: usize) -> u64 {
-        self.accounts[account(port, class)].egress
     }
 
     pub fn used(&self) -> u64 {
@@ -267,7 +257,7 @@ mod tests {
         let mut sent = 0;
         let mut paused_at = None;
         while paused_at.is_none() {
-            let a = m.admit(0, 1, 3, 1_000).unwrap();
+            let a = m.admit(0, 3, 1_000, 0).unwrap();
             sent += 1;
             if a.send_pause {
                 paused_at = Some(sent);
@@ -278,10 +268,10 @@ mod tests {
         // 1k reserve + 22 packets of shared.
         assert_eq!(n, 23);
         // No second PAUSE while one is outstanding.
-        assert!(!m.admit(0, 1, 3, 1_000).unwrap().send_pause);
+        assert!(!m.admit(0, 3, 1_000, 0).unwrap().send_pause);
         let mut resumed = false;
         for _ in 0..n + 1 {
-            resumed |= m.release(0, 1, 3, 1_000);
+            resumed |= m.release(0, 3, 1_000);
         }
         assert!(resumed);
         assert_eq!(m.used(), 0);
@@ -292,7 +282,7 @@ mod tests {
         let mut m = lossless();
         let mut admitted = 0u64;
         loop {
-            match m.admit(0, 1, 3, 1_000) {
+            match m.admit(0, 3, 1_000, 0) {
                 Ok(_) => admitted += 1_000,
                 Err(r) => {
                     assert_eq!(r, Refusal::HeadroomOverflow);
@@ -316,8 +306,9 @@ mod tests {
             egress_alpha: 1.0,
         };
         let mut m = Mmu::new(cfg, vec![0; 2]);
+        // The caller keeps the egress queue's bytes.
         let mut ok = 0;
-        while m.admit(0, 1, 3, 1_000).is_ok() {
+        while m.admit(0, 3, 1_000, ok * 1_000).is_ok() {
             ok += 1;
         }
         // q + 1000 > buffer - q  ->  refused once q reaches 5000.

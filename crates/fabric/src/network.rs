@@ -729,23 +729,22 @@ impl Network {
             return;
         }
         match port.owner {
-            End::Switch(s, local_out) => {
+            End::Switch(s, _) => {
                 let Some(mut hdr) = port.pop_eligible() else {
                     return;
                 };
-                let local_out = local_out as usize;
                 let (class, wire) = (hdr.class as usize, hdr.wire);
                 port.queued_bytes -= wire as u64;
                 let in_local = hdr.in_port as usize;
                 let sw = &mut self.switches[s as usize];
-                if sw.mmu.release(in_local, local_out, class, wire as u64) {
+                if sw.mmu.release(in_local, class, wire as u64) {
                     let in_port = sw.ports[in_local];
                     self.send_pfc(now, in_port, class as u8, false);
                 }
                 if let Some(e) = self.ports[p as usize].ecn {
                     if hdr.flags & (Hdr::DATA | Hdr::CE) == Hdr::DATA && class != 0 {
-                        let qlen = self.switches[s as usize].mmu.egress_bytes(local_out, class);
                         let port = &mut self.ports[p as usize];
+                        let qlen = port.queues[class].bytes;
                         port.ecn_eligible += 1;
                         let mark = if qlen > e.kmax {
                             true
@@ -907,14 +906,11 @@ impl Network {
                 hops[(mix64(key ^ sw.ecmp_seed) % n as u64) as usize]
             }
         };
-        let End::Switch(_, out_local) = self.ports[out as usize].owner else {
-            unreachable!("a switch's route leaves by a host's port");
-        };
-        let out_local = out_local as usize;
         let class = hdr.class as usize;
+        let queued = self.ports[out as usize].queues[class].bytes;
         match sw
             .mmu
-            .admit(in_local as usize, out_local, class, hdr.wire as u64)
+            .admit(in_local as usize, class, hdr.wire as u64, queued)
         {
             Err(r) => {
                 let reason = match r {
@@ -971,7 +967,7 @@ impl Network {
         let mut packets = 0;
         let mut bytes = 0;
         for port in &self.ports {
-            for hdr in port.queues.iter().flat_map(|q| q.0.iter()) {
+            for hdr in port.queues.iter().flat_map(|q| q.hdrs.iter()) {
                 packets += 1;
                 bytes += hdr.wire as u64;
             }

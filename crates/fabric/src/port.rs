@@ -60,11 +60,17 @@ pub struct PortStats {
     pub ecn_eligible: u64,
 }
 
-/// One class's egress queue, alone in its half of a cache line, so that a
-/// hop reads one line for it.
+/// One class's egress queue and the wire bytes it holds, alone in its half
+/// of a cache line, so that a hop reads one line for it. Its bytes are the
+/// switch's egress accounting of the (port, class): what ECN marks on and
+/// what the lossy drop rule reads, kept here because a hop touches the
+/// queue anyway.
 #[derive(Clone, Debug, Default)]
 #[repr(C, align(32))]
-pub struct ClassQueue(pub Ring<Hdr>);
+pub struct ClassQueue {
+    pub hdrs: Ring<Hdr>,
+    pub bytes: u64,
+}
 
 /// A port, laid out by cache line (`repr(C)`): in a large run a port is
 /// touched every few hundred nanoseconds, long enough for the L1 and often
@@ -208,9 +214,10 @@ impl Port {
             return None;
         }
         let class = ready.trailing_zeros() as usize;
-        let q = &mut self.queues[class].0;
-        let pkt = q.pop_front()?;
-        if q.is_empty() {
+        let q = &mut self.queues[class];
+        let pkt = q.hdrs.pop_front()?;
+        q.bytes -= pkt.wire as u64;
+        if q.hdrs.is_empty() {
             self.backlogged &= !(1 << class);
         }
         Some(pkt)
@@ -218,7 +225,9 @@ impl Port {
 
     #[inline]
     pub fn push(&mut self, hdr: Hdr) {
-        self.queues[hdr.class as usize].0.push_back(hdr);
+        let q = &mut self.queues[hdr.class as usize];
+        q.hdrs.push_back(hdr);
+        q.bytes += hdr.wire as u64;
         self.queued_bytes += hdr.wire as u64;
         self.backlogged |= 1 << hdr.class;
     }
@@ -279,5 +288,45 @@ mod tests {
         assert!(offset_of!(Port, ecn_eligible) + 8 <= 192);
         assert_eq!(offset_of!(Port, queues), 192);
         assert_eq!(std::mem::size_of::<ClassQueue>(), 32);
+    }
+
+    fn hdr(class: u8, wire: u32) -> Hdr {
+        Hdr {
+            class,
+            wire,
+            ..Hdr::default()
+        }
+    }
+
+    /// A class queue's bytes (the switch's egress accounting) follow its
+    /// packets in and out, class by class (strict priority: the lowest class
+    /// number first; a paused class waits).
+    #[test]
+    fn class_bytes_follow_the_queue() {
+        let mut port = Port::new(
+            0,
+            End::Switch(0, 0),
+            End::Host(0),
+            100_000_000_000,
+            1_000_000,
+            None,
+            Rng::new(1, engine::StreamKind::LinkLoss, 0),
+            Rng::new(1, engine::StreamKind::Ecn, 0),
+        );
+        port.push(hdr(3, 1000));
+        port.push(hdr(3, 64));
+        port.push(hdr(0, 500));
+        assert_eq!(port.queues[3].bytes, 1064);
+        assert_eq!(port.queues[0].bytes, 500);
+        assert_eq!(port.pop_eligible(), Some(hdr(0, 500)));
+        assert_eq!(port.queues[0].bytes, 0);
+        port.paused = 1 << 3;
+        assert_eq!(port.pop_eligible(), None);
+        assert_eq!(port.queues[3].bytes, 1064);
+        port.paused = 0;
+        assert_eq!(port.pop_eligible(), Some(hdr(3, 1000)));
+        assert_eq!(port.queues[3].bytes, 64);
+        assert_eq!(port.pop_eligible(), Some(hdr(3, 64)));
+        assert_eq!(port.queues[3].bytes, 0);
     }
 }
