@@ -73,7 +73,6 @@ struct Switch {
     /// Global ids of this switch's ports, by local index.
     ports: Vec<u32>,
     mmu: Mmu,
-    ecmp_seed: u64,
 }
 
 enum NodeRole {
@@ -111,6 +110,10 @@ pub struct Network {
     roles: Vec<NodeRole>,
     hosts: Vec<Host>,
     switches: Vec<Switch>,
+    /// Each switch's ECMP hash seed, by switch index: side by side, a few
+    /// lines for the whole fabric that stay in cache, where a field of the
+    /// switch cost a cache line per hop.
+    ecmp_seeds: Vec<u64>,
     routes: Routes,
     arena: Arena,
     flows: Vec<FlowResult>,
@@ -198,6 +201,7 @@ impl Network {
         let max_frame = (cfg.nic.mtu + cfg.nic.header_bytes) as u64;
         let mut hosts = Vec::new();
         let mut switches = Vec::new();
+        let mut ecmp_seeds = Vec::new();
         for (node, role) in roles.iter().enumerate() {
             match role {
                 NodeRole::Host(h) => {
@@ -226,8 +230,8 @@ impl Network {
                     switches.push(Switch {
                         ports: node_ports[node].clone(),
                         mmu: Mmu::new(cfg.mmu.clone(), headroom),
-                        ecmp_seed: stream_seed(cfg.seed, StreamKind::Ecmp, *s as u64),
                     });
+                    ecmp_seeds.push(stream_seed(cfg.seed, StreamKind::Ecmp, *s as u64));
                 }
             }
         }
@@ -239,6 +243,7 @@ impl Network {
             roles,
             hosts,
             switches,
+            ecmp_seeds,
             routes: Routes::default(),
             arena: Arena::default(),
             flows: Vec::new(),
@@ -903,7 +908,7 @@ impl Network {
             n => {
                 // The RoCEv2 5-tuple: addresses, UDP source port, 4791, UDP.
                 let key = (hdr.flow as u64) << 32 | (hdr.dst ^ (4791 << 16 | 17)) as u64;
-                hops[(mix64(key ^ sw.ecmp_seed) % n as u64) as usize]
+                hops[(mix64(key ^ self.ecmp_seeds[s as usize]) % n as u64) as usize]
             }
         };
         let class = hdr.class as usize;
