@@ -793,6 +793,7 @@ impl Network {
     }
 
     /// Serialises a frame on port `p` and puts it on the wire (or loses it).
+    #[inline(always)]
     fn transmit(&mut self, now: Time, p: u32, frame: Frame) {
         let port = &mut self.ports[p as usize];
         let bytes = match frame {
