@@ -1,7 +1,8 @@
 //! Shortest-path routing tables with equal-cost next-hop groups (ECMP).
 //!
 //! For every switch and destination host there is one group id; a group is
-//! a slice of egress ports. Identical groups are stored once, and so are
+//! a slice of egress ports, stored after its length in one array, so that
+//! a lookup reads the length and the ports from one line. Identical groups are stored once, and so are
 //! identical columns (a destination's group at every switch) once the
 //! switch the host hangs from is set aside: hosts under one ToR share a
 //! column, and only their last hop, kept per host, differs. A 1024-host fat
@@ -29,8 +30,8 @@ pub struct Routes {
     dests: Vec<Dest>,
     /// column * switches + switch index -> group id (UNREACHABLE: none).
     columns: Vec<u32>,
-    /// group id -> (start, len) in `members`.
-    groups: Vec<(u32, u32)>,
+    /// Groups one after another, each its length and then its ports; a
+    /// group id is the index of its length.
     members: Vec<u32>,
 }
 
@@ -58,7 +59,6 @@ impl Routes {
             switches: switches as u32,
             dests: Vec::with_capacity(hosts as usize),
             columns: Vec::new(),
-            groups: Vec::new(),
             members: Vec::new(),
         };
         let mut interned: HashMap<Vec<u32>, u32> = HashMap::new();
@@ -114,11 +114,10 @@ impl Routes {
                     continue;
                 }
                 let id = *interned.entry(hops.clone()).or_insert_with(|| {
-                    routes
-                        .groups
-                        .push((routes.members.len() as u32, hops.len() as u32));
+                    let id = routes.members.len() as u32;
+                    routes.members.push(hops.len() as u32);
                     routes.members.extend_from_slice(&hops);
-                    routes.groups.len() as u32 - 1
+                    id
                 });
                 column[*sw as usize] = id;
                 if to_host && hops.len() == 1 {
@@ -156,8 +155,8 @@ impl Routes {
         if g == UNREACHABLE {
             return &[];
         }
-        let (start, len) = self.groups[g as usize];
-        &self.members[start as usize..(start + len) as usize]
+        let start = g as usize + 1;
+        &self.members[start..start + self.members[g as usize] as usize]
     }
 }
 
