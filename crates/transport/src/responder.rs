@@ -84,20 +84,23 @@ pub(crate) struct RxOutcome {
     pub malformed: bool,
 }
 
+/// Laid out in declaration order (`repr(C)`): what a WRITE packet reads
+/// comes first, in the QP's line after the requester's (see `Qp`).
 #[derive(Debug, Default)]
+#[repr(C)]
 pub(crate) struct Responder {
     epsn: u32,
-    nak_sent: bool,
     unacked: u32,
+    nak_sent: bool,
     ce_pending: bool,
-    recv: VecDeque<RecvWqe>,
-    /// SEND in progress: (receive WQE, bytes so far).
-    cur_send: Option<(RecvWqe, u64)>,
+    /// One past the highest READ response PSN ever sent.
+    read_max: u32,
     /// WRITE in progress: bytes so far.
     cur_write: Option<u64>,
     reads: VecDeque<ReadJob>,
-    /// One past the highest READ response PSN ever sent.
-    read_max: u32,
+    recv: VecDeque<RecvWqe>,
+    /// SEND in progress: (receive WQE, bytes so far).
+    cur_send: Option<(RecvWqe, u64)>,
     /// (PSN, original value) of the latest atomics.
     atomics: VecDeque<(u32, u64)>,
 }
