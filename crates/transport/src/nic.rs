@@ -23,12 +23,13 @@ use engine::Time;
 /// NIC-local queue pair number.
 pub type QpId = u32;
 
+/// Fields in declaration order (`repr(C)`): what every packet reads comes
+/// first, so that it shares a cache line inside [`Nic`].
 #[derive(Clone, Debug)]
+#[repr(C)]
 pub struct NicConfig {
     /// This host's id (the `src` of every packet it sends).
     pub host: u32,
-    /// Line rate of the NIC port, bits per second.
-    pub line_rate_bps: u64,
     /// Payload bytes per full packet (1000 by default, as HPCC/ConWeave ns-3).
     pub mtu: u32,
     /// Header bytes added to every data packet (48 by default, as HPCC ns-3).
@@ -38,11 +39,13 @@ pub struct NicConfig {
     /// Acknowledge every n-th data packet (1 = every packet); the last
     /// packet of a message and out-of-order events are always answered.
     pub ack_every: u32,
-    /// Retransmission timeout.
-    pub rto: Time,
     /// Traffic class of data packets and of control packets.
     pub data_priority: u8,
     pub ctrl_priority: u8,
+    /// Line rate of the NIC port, bits per second.
+    pub line_rate_bps: u64,
+    /// Retransmission timeout.
+    pub rto: Time,
     /// Congestion control of every QP (unless overridden per QP with
     /// [`Nic::create_qp_with_cc`]); also selects how this NIC, as a
     /// notification point, reports CE marks (see
@@ -180,37 +183,21 @@ pub enum Event {
 }
 
 /// Counters of one NIC (all QPs).
+/// In declaration order, from a line boundary (`repr(C, align(64))`): the
+/// counters every packet updates come first, on one cache line.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(C, align(64))]
 pub struct NicStats {
     /// Data packets sent (WRITE/SEND data, READ requests, READ responses),
     /// retransmissions included.
     pub data_packets_sent: u64,
     /// Payload bytes of those packets.
     pub data_bytes_sent: u64,
-    /// Data packets sent with a PSN sent before (go-back-N, timeouts,
-    /// re-issued READ requests, re-executed READ responses).
-    pub retransmitted_packets: u64,
+    /// Wire bytes (payload + headers) of the data packets sent.
+    pub data_wire_bytes_sent: u64,
     /// ACK, NACK and CNP packets sent.
     pub ctrl_packets_sent: u64,
     pub acks_received: u64,
-    pub nacks_received: u64,
-    /// Retransmission timer expiries (each goes back to `snd_una`).
-    pub timeouts: u64,
-    /// Data packets dropped for arriving out of order (requests at the
-    /// responder, READ responses at the requester).
-    pub out_of_order_dropped: u64,
-    /// Wire bytes (payload + headers) of the data packets sent.
-    pub data_wire_bytes_sent: u64,
-    /// Data packets below the expected PSN (requests re-ACKed or READs
-    /// re-executed; stale READ responses ignored).
-    pub duplicates_received: u64,
-    /// First packets of a SEND dropped because no receive WQE was posted.
-    pub rnr_drops: u64,
-    /// Packets dropped as invalid for this NIC / QP (wrong address or QP,
-    /// PSN never sent, inconsistent message framing).
-    pub malformed_dropped: u64,
-    /// READ re-issued because of a gap in its responses.
-    pub read_reissues: u64,
     /// Congestion notifications sent: CNP packets plus ACK/NACKs carrying
     /// `ecn_echo`.
     pub cnps_sent: u64,
@@ -221,6 +208,25 @@ pub struct NicStats {
     /// next brought up to date (when the QP next wants to send or receives
     /// a notification), so the count may lag behind the rate itself.
     pub rate_decreases: u64,
+    /// Data packets sent with a PSN sent before (go-back-N, timeouts,
+    /// re-issued READ requests, re-executed READ responses).
+    pub retransmitted_packets: u64,
+    pub nacks_received: u64,
+    /// Retransmission timer expiries (each goes back to `snd_una`).
+    pub timeouts: u64,
+    /// Data packets dropped for arriving out of order (requests at the
+    /// responder, READ responses at the requester).
+    pub out_of_order_dropped: u64,
+    /// Data packets below the expected PSN (requests re-ACKed or READs
+    /// re-executed; stale READ responses ignored).
+    pub duplicates_received: u64,
+    /// First packets of a SEND dropped because no receive WQE was posted.
+    pub rnr_drops: u64,
+    /// Packets dropped as invalid for this NIC / QP (wrong address or QP,
+    /// PSN never sent, inconsistent message framing).
+    pub malformed_dropped: u64,
+    /// READ re-issued because of a gap in its responses.
+    pub read_reissues: u64,
     /// MP-RDMA: packets retransmitted early (no new data to send).
     pub mp_early_retransmits: u64,
     /// MP-RDMA: ACKs from a path more than Delta behind (cwnd - 1, no clock).
@@ -256,16 +262,24 @@ pub struct NicStats {
 }
 
 /// One host's RNIC: its queue pairs, their packets, timers and completions.
+///
+/// Laid out by cache line (`repr(C)`), as the per-packet path reads it: a
+/// NIC is out of cache whenever its next packet comes in a large run. Line
+/// 0 holds the QPs and the control queue, lines 1-2 the scheduler and the
+/// event queue, line 2 also the line rate and the configuration's
+/// per-packet fields, and the counters every packet updates fill one line
+/// of their own.
+#[repr(C, align(64))]
 pub struct Nic {
-    cfg: NicConfig,
     qps: Vec<Qp>,
     ctrl: VecDeque<Packet>,
-    events: VecDeque<Event>,
-    sched: Scheduler,
-    line: LineRate,
-    stats: NicStats,
     /// The latest time passed in by any call.
     now: Time,
+    sched: Scheduler,
+    events: VecDeque<Event>,
+    line: LineRate,
+    cfg: NicConfig,
+    stats: NicStats,
 }
 
 impl Nic {
@@ -796,6 +810,19 @@ impl Nic {
 mod tests {
     use super::*;
     use engine::time::{serialization, US};
+    use std::mem::offset_of;
+
+    /// The layout the per-packet path was measured with (see [`Nic`]).
+    #[test]
+    fn hot_fields_share_lines() {
+        assert_eq!(std::mem::align_of::<Nic>(), 64);
+        assert!(offset_of!(Nic, now) + 8 <= 64);
+        assert_eq!(offset_of!(Nic, sched), 64);
+        let cfg = offset_of!(Nic, cfg);
+        assert!(cfg >= 128 && cfg + offset_of!(NicConfig, ctrl_priority) < 192);
+        assert_eq!(offset_of!(Nic, stats) % 64, 0);
+        assert!(offset_of!(NicStats, rate_decreases) + 8 <= 64);
+    }
 
     fn nic_with_qps(n: u32) -> Nic {
         let mut nic = Nic::new(NicConfig::default());
