@@ -2,7 +2,8 @@
 # Wall-clock comparison of two rdmalab binaries on one benchmark run, for a
 # machine whose speed drifts (a shared VM): the binaries alternate, round by
 # round, and the minimum and median event-loop seconds of each are printed.
-# The minimum is the figure least disturbed by other load.
+# The minimum is the figure least disturbed by other load; the median of
+# the per-round new/old ratios is the steadiest when the machine drifts.
 #
 # usage: bench/compare.sh OLD_BINARY NEW_BINARY SCENARIO MODE [ROUNDS] [FLOWS]
 #   e.g. bench/compare.sh /tmp/rdmalab.old target/release/rdmalab ws128 line-rate 5
@@ -32,3 +33,11 @@ for which in old new; do
   median=$(sed -n "$(((${#v[@]} + 1) / 2))p" <<<"$sorted")
   echo "compare $scenario $mode $which min_loop_s=$min median_loop_s=$median runs=${#v[@]}"
 done
+# Each round's new/old ratio: a drift in the machine's speed between rounds
+# cancels within a round, so the median ratio is the steadiest figure.
+read -r -a o <<<"${times[old]}"
+read -r -a n <<<"${times[new]}"
+ratios=$(for ((i = 0; i < ${#o[@]}; i++)); do
+  awk -v a="${o[$i]}" -v b="${n[$i]}" 'BEGIN { printf "%.3f\n", (a > 0 ? b / a : 0) }'
+done | sort -n)
+echo "compare $scenario $mode new/old median_ratio=$(sed -n "$(((${#o[@]} + 1) / 2))p" <<<"$ratios") min_ratio=$(head -1 <<<"$ratios") max_ratio=$(tail -1 <<<"$ratios")"
