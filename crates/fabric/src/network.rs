@@ -735,38 +735,11 @@ impl Network {
         }
         match port.owner {
             End::Switch(s, _) => {
-                let Some(mut hdr) = port.pop_eligible() else {
+                let Some(hdr) = port.pop_eligible() else {
                     return;
                 };
-                let (class, wire) = (hdr.class as usize, hdr.wire);
-                port.queued_bytes -= wire as u64;
-                let in_local = hdr.in_port as usize;
-                let sw = &mut self.switches[s as usize];
-                if sw.mmu.release(in_local, class, wire as u64) {
-                    let in_port = sw.ports[in_local];
-                    self.send_pfc(now, in_port, class as u8, false);
-                }
-                if let Some(e) = self.ports[p as usize].ecn {
-                    if hdr.flags & (Hdr::DATA | Hdr::CE) == Hdr::DATA && class != 0 {
-                        let port = &mut self.ports[p as usize];
-                        let qlen = port.queues[class].bytes;
-                        port.ecn_eligible += 1;
-                        let mark = if qlen > e.kmax {
-                            true
-                        } else if qlen > e.kmin {
-                            let prob = e.pmax * (qlen - e.kmin) as f64 / (e.kmax - e.kmin) as f64;
-                            port.ecn_rng.bernoulli(prob)
-                        } else {
-                            false
-                        };
-                        if mark {
-                            hdr.flags |= Hdr::CE;
-                            port.ecn_marked += 1;
-                            self.counters.ecn_marked += 1;
-                        }
-                    }
-                }
-                self.transmit(now, p, Frame::Packet(hdr));
+                port.queued_bytes -= hdr.wire as u64;
+                self.depart(now, p, s, hdr);
             }
             End::Host(h) => {
                 let paused = port.paused;
@@ -790,6 +763,41 @@ impl Network {
                 }
             }
         }
+    }
+
+    /// A packet leaves switch `s` by its port `p`: the buffer is released
+    /// (and the ingress port may RESUME its upstream), the ECN marker
+    /// decides, and the packet is serialised.
+    #[inline(always)]
+    fn depart(&mut self, now: Time, p: u32, s: u32, mut hdr: Hdr) {
+        let (class, wire) = (hdr.class as usize, hdr.wire);
+        let in_local = hdr.in_port as usize;
+        let sw = &mut self.switches[s as usize];
+        if sw.mmu.release(in_local, class, wire as u64) {
+            let in_port = sw.ports[in_local];
+            self.send_pfc(now, in_port, class as u8, false);
+        }
+        if let Some(e) = self.ports[p as usize].ecn {
+            if hdr.flags & (Hdr::DATA | Hdr::CE) == Hdr::DATA && class != 0 {
+                let port = &mut self.ports[p as usize];
+                let qlen = port.queues[class].bytes;
+                port.ecn_eligible += 1;
+                let mark = if qlen > e.kmax {
+                    true
+                } else if qlen > e.kmin {
+                    let prob = e.pmax * (qlen - e.kmin) as f64 / (e.kmax - e.kmin) as f64;
+                    port.ecn_rng.bernoulli(prob)
+                } else {
+                    false
+                };
+                if mark {
+                    hdr.flags |= Hdr::CE;
+                    port.ecn_marked += 1;
+                    self.counters.ecn_marked += 1;
+                }
+            }
+        }
+        self.transmit(now, p, Frame::Packet(hdr));
     }
 
     /// Serialises a frame on port `p` and puts it on the wire (or loses it).
@@ -931,8 +939,16 @@ impl Network {
                 if a.send_pause {
                     self.send_pfc(now, in_port, class as u8, true);
                 }
-                self.ports[out as usize].push(hdr);
-                self.kick(now, out);
+                // A packet the idle port would take at once skips its queue:
+                // what `kick` does after the pop, without the queue's lines
+                // (in a large run, the queue's tail slot is the costliest
+                // load of a hop).
+                if self.ports[out as usize].takes_at_once(now, class) {
+                    self.depart(now, out, s, hdr);
+                } else {
+                    self.ports[out as usize].push(hdr);
+                    self.kick(now, out);
+                }
             }
         }
     }

@@ -232,6 +232,16 @@ impl Port {
         self.backlogged |= 1 << hdr.class;
     }
 
+    /// A packet of `class` pushed now would be the next to go, at once: the
+    /// port is idle, has no PFC frame and nothing else eligible to send,
+    /// and the class is not paused.
+    #[inline]
+    pub fn takes_at_once(&self, now: Time, class: usize) -> bool {
+        now >= self.busy_until
+            && (self.backlogged & !self.paused) | (self.paused & 1 << class) == 0
+            && self.pfc_out.is_empty()
+    }
+
     /// Something waits to go out: a PFC frame or a packet of an unpaused class.
     #[inline]
     pub fn has_work(&self) -> bool {
@@ -328,5 +338,34 @@ mod tests {
         assert_eq!(port.queues[3].bytes, 64);
         assert_eq!(port.pop_eligible(), Some(hdr(3, 64)));
         assert_eq!(port.queues[3].bytes, 0);
+    }
+
+    /// A packet skips the queue only when `pop_eligible` would return it
+    /// next and the port would start it now.
+    #[test]
+    fn takes_at_once_only_when_the_pop_would_return_it() {
+        let mut port = Port::new(
+            0,
+            End::Switch(0, 0),
+            End::Host(0),
+            100_000_000_000,
+            1_000_000,
+            None,
+            Rng::new(1, engine::StreamKind::LinkLoss, 0),
+            Rng::new(1, engine::StreamKind::Ecn, 0),
+        );
+        assert!(port.takes_at_once(0, 3));
+        port.busy_until = 10;
+        assert!(!port.takes_at_once(9, 3));
+        assert!(port.takes_at_once(10, 3));
+        // Another class waiting and eligible goes first.
+        port.push(hdr(5, 100));
+        assert!(!port.takes_at_once(10, 3));
+        // Paused, it does not; but a paused class of its own must wait.
+        port.paused = 1 << 5;
+        assert!(port.takes_at_once(10, 3));
+        assert!(!port.takes_at_once(10, 5));
+        port.pfc_out.push_back((3, true));
+        assert!(!port.takes_at_once(10, 3));
     }
 }
