@@ -152,14 +152,16 @@ impl Mmu {
     }
 
     /// Admits (and accounts) a packet of `size` bytes arriving on `in_port`
-    /// for an egress (port, class) that holds `queued` bytes, or refuses it.
+    /// for an egress (port, class) that holds `queued()` bytes, or refuses
+    /// it. Only the lossy rule asks for `queued()`: it reads the egress
+    /// port's queue, a cache line a PFC-mode hop need not touch.
     #[inline]
     pub fn admit(
         &mut self,
         in_port: usize,
         class: usize,
         size: u64,
-        queued: u64,
+        queued: impl FnOnce() -> u64,
     ) -> Result<Admitted, Refusal> {
         let i = account(in_port, class);
         if !self.pfc {
@@ -167,6 +169,7 @@ impl Mmu {
                 return Err(Refusal::BufferFull);
             }
             let free = self.buffer - self.total_used;
+            let queued = queued();
             if queued + size > self.egress_alpha.of(free) && queued > 0 {
                 return Err(Refusal::EgressThreshold);
             }
@@ -257,7 +260,7 @@ mod tests {
         let mut sent = 0;
         let mut paused_at = None;
         while paused_at.is_none() {
-            let a = m.admit(0, 3, 1_000, 0).unwrap();
+            let a = m.admit(0, 3, 1_000, || 0).unwrap();
             sent += 1;
             if a.send_pause {
                 paused_at = Some(sent);
@@ -268,7 +271,7 @@ mod tests {
         // 1k reserve + 22 packets of shared.
         assert_eq!(n, 23);
         // No second PAUSE while one is outstanding.
-        assert!(!m.admit(0, 3, 1_000, 0).unwrap().send_pause);
+        assert!(!m.admit(0, 3, 1_000, || 0).unwrap().send_pause);
         let mut resumed = false;
         for _ in 0..n + 1 {
             resumed |= m.release(0, 3, 1_000);
@@ -282,7 +285,7 @@ mod tests {
         let mut m = lossless();
         let mut admitted = 0u64;
         loop {
-            match m.admit(0, 3, 1_000, 0) {
+            match m.admit(0, 3, 1_000, || 0) {
                 Ok(_) => admitted += 1_000,
                 Err(r) => {
                     assert_eq!(r, Refusal::HeadroomOverflow);
@@ -308,7 +311,7 @@ mod tests {
         let mut m = Mmu::new(cfg, vec![0; 2]);
         // The caller keeps the egress queue's bytes.
         let mut ok = 0;
-        while m.admit(0, 3, 1_000, ok * 1_000).is_ok() {
+        while m.admit(0, 3, 1_000, || ok * 1_000).is_ok() {
             ok += 1;
         }
         // q + 1000 > buffer - q  ->  refused once q reaches 5000.

@@ -739,7 +739,8 @@ impl Network {
                     return;
                 };
                 port.queued_bytes -= hdr.wire as u64;
-                self.depart(now, p, s, hdr);
+                let qlen = port.queues[hdr.class as usize].bytes;
+                self.depart(now, p, s, hdr, qlen);
             }
             End::Host(h) => {
                 let paused = port.paused;
@@ -765,11 +766,12 @@ impl Network {
         }
     }
 
-    /// A packet leaves switch `s` by its port `p`: the buffer is released
+    /// A packet leaves switch `s` by its port `p`, whose queue of the
+    /// packet's class holds `qlen` bytes after it: the buffer is released
     /// (and the ingress port may RESUME its upstream), the ECN marker
     /// decides, and the packet is serialised.
     #[inline(always)]
-    fn depart(&mut self, now: Time, p: u32, s: u32, mut hdr: Hdr) {
+    fn depart(&mut self, now: Time, p: u32, s: u32, mut hdr: Hdr, qlen: u64) {
         let (class, wire) = (hdr.class as usize, hdr.wire);
         let in_local = hdr.in_port as usize;
         let sw = &mut self.switches[s as usize];
@@ -780,7 +782,6 @@ impl Network {
         if let Some(e) = self.ports[p as usize].ecn {
             if hdr.flags & (Hdr::DATA | Hdr::CE) == Hdr::DATA && class != 0 {
                 let port = &mut self.ports[p as usize];
-                let qlen = port.queues[class].bytes;
                 port.ecn_eligible += 1;
                 let mark = if qlen > e.kmax {
                     true
@@ -921,7 +922,8 @@ impl Network {
             }
         };
         let class = hdr.class as usize;
-        let queued = self.ports[out as usize].queues[class].bytes;
+        let ports = &self.ports;
+        let queued = || ports[out as usize].queues[class].bytes;
         match sw
             .mmu
             .admit(in_local as usize, class, hdr.wire as u64, queued)
@@ -944,7 +946,8 @@ impl Network {
                 // (in a large run, the queue's tail slot is the costliest
                 // load of a hop).
                 if self.ports[out as usize].takes_at_once(now, class) {
-                    self.depart(now, out, s, hdr);
+                    // Its class's queue is empty.
+                    self.depart(now, out, s, hdr, 0);
                 } else {
                     self.ports[out as usize].push(hdr);
                     self.kick(now, out);
