@@ -300,6 +300,20 @@ mod tests {
         assert_eq!(std::mem::size_of::<ClassQueue>(), 32);
     }
 
+    /// A 100 Gb/s switch port toward a host.
+    fn switch_port() -> Port {
+        Port::new(
+            0,
+            End::Switch(0, 0),
+            End::Host(0),
+            100_000_000_000,
+            1_000_000,
+            None,
+            Rng::new(1, engine::StreamKind::LinkLoss, 0),
+            Rng::new(1, engine::StreamKind::Ecn, 0),
+        )
+    }
+
     fn hdr(class: u8, wire: u32) -> Hdr {
         Hdr {
             class,
@@ -313,16 +327,7 @@ mod tests {
     /// number first; a paused class waits).
     #[test]
     fn class_bytes_follow_the_queue() {
-        let mut port = Port::new(
-            0,
-            End::Switch(0, 0),
-            End::Host(0),
-            100_000_000_000,
-            1_000_000,
-            None,
-            Rng::new(1, engine::StreamKind::LinkLoss, 0),
-            Rng::new(1, engine::StreamKind::Ecn, 0),
-        );
+        let mut port = switch_port();
         port.push(hdr(3, 1000));
         port.push(hdr(3, 64));
         port.push(hdr(0, 500));
@@ -344,16 +349,7 @@ mod tests {
     /// next and the port would start it now.
     #[test]
     fn takes_at_once_only_when_the_pop_would_return_it() {
-        let mut port = Port::new(
-            0,
-            End::Switch(0, 0),
-            End::Host(0),
-            100_000_000_000,
-            1_000_000,
-            None,
-            Rng::new(1, engine::StreamKind::LinkLoss, 0),
-            Rng::new(1, engine::StreamKind::Ecn, 0),
-        );
+        let mut port = switch_port();
         assert!(port.takes_at_once(0, 3));
         port.busy_until = 10;
         assert!(!port.takes_at_once(9, 3));
