@@ -603,7 +603,7 @@ impl Network {
             let tx = port.tx_bytes;
             let util = (tx - s.last_tx[i]) as f64 * 8.0 / secs / port.rate_bps() as f64;
             s.last_tx[i] = tx;
-            s.series[k].push(now, port.queued_bytes as f64);
+            s.series[k].push(now, port.queued_bytes() as f64);
             s.series[k + 1].push(now, util);
             k += 2;
         }
@@ -738,7 +738,6 @@ impl Network {
                 let Some(hdr) = port.pop_eligible() else {
                     return;
                 };
-                port.queued_bytes -= hdr.wire as u64;
                 let qlen = port.queues[hdr.class as usize].bytes;
                 self.depart(now, p, s, hdr, qlen);
             }

@@ -76,8 +76,9 @@ pub struct ClassQueue {
 /// touched every few hundred nanoseconds, long enough for the L1 and often
 /// the L2 to lose it, so what matters is how many lines a hop reads.
 /// Line 0 holds what the transmitter and the arrival read, line 1 what a
-/// switch hop adds, line 2 the ECN marker (read only where marking is on),
-/// then one line per pair of class queues; the rest is cold.
+/// switch hop adds and what sending a PFC frame updates, line 2 the ECN
+/// marker (read only where marking is on), then one line per pair of class
+/// queues; the rest is cold.
 #[repr(C, align(64))]
 pub struct Port {
     // Line 0.
@@ -102,8 +103,7 @@ pub struct Port {
     pub paused: u8,
     pub up: bool,
     // Line 1.
-    /// Wire bytes waiting in the queues.
-    pub queued_bytes: u64,
+    pub pause_sent: u64,
     /// PFC frames waiting to be sent on this port.
     pub pfc_out: Ring<(u8, bool)>,
     pub tx_packets: u64,
@@ -117,7 +117,6 @@ pub struct Port {
     // Lines 3-6.
     pub queues: [ClassQueue; CLASSES],
     // Cold.
-    pub pause_sent: u64,
     pub resume_sent: u64,
     pub pause_received: u64,
     paused_time: Time,
@@ -151,7 +150,6 @@ impl Port {
             backlogged: 0,
             paused: 0,
             up: true,
-            queued_bytes: 0,
             pfc_out: Ring::new(),
             tx_packets: 0,
             tx_bytes: 0,
@@ -228,8 +226,12 @@ impl Port {
         let q = &mut self.queues[hdr.class as usize];
         q.hdrs.push_back(hdr);
         q.bytes += hdr.wire as u64;
-        self.queued_bytes += hdr.wire as u64;
         self.backlogged |= 1 << hdr.class;
+    }
+
+    /// Wire bytes waiting in the queues.
+    pub fn queued_bytes(&self) -> u64 {
+        self.queues.iter().map(|q| q.bytes).sum()
     }
 
     /// A packet of `class` pushed now would be the next to go, at once: the
@@ -291,7 +293,7 @@ mod tests {
         for end in [offset_of!(Port, up), offset_of!(Port, owner)] {
             assert!(end < 64, "line 0 overflows at {end}");
         }
-        assert_eq!(offset_of!(Port, queued_bytes), 64);
+        assert_eq!(offset_of!(Port, pause_sent), 64);
         assert!(offset_of!(Port, loss) + 8 <= 128);
         // The option's tag ends line 1; the setting itself is on line 2.
         assert!(offset_of!(Port, ecn) + 8 <= 128);

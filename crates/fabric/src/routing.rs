@@ -2,12 +2,13 @@
 //!
 //! For every switch and destination host there is one group id; a group is
 //! a slice of egress ports, stored after its length in one array, so that
-//! a lookup reads the length and the ports from one line. Identical groups are stored once, and so are
-//! identical columns (a destination's group at every switch) once the
-//! switch the host hangs from is set aside: hosts under one ToR share a
-//! column, and only their last hop, kept per host, differs. A 1024-host fat
-//! tree thus needs 160 KB of columns instead of 1.3 MB of (switch, host)
-//! entries, small enough to stay in cache on the path of every hop; never
+//! a lookup reads the length and the ports from one line. Identical groups
+//! are stored once, and so are identical columns (a destination's group at
+//! every switch) once the switch the host hangs from is set aside: hosts
+//! under one ToR share a column, and only their last hop, kept per host,
+//! differs. A 1024-host fat tree thus needs 160 KB of columns instead of
+//! 1.3 MB of (switch, host) entries, small enough to stay in cache on the
+//! path of every hop; never
 //! per-host-pair state. Tables are built by one breadth-first search per
 //! destination and rebuilt when a link fails or returns.
 
