@@ -22,3 +22,18 @@ pub fn prefetch<T>(x: &T) {
     #[cfg(not(target_arch = "x86_64"))]
     let _ = x;
 }
+
+/// Hints the CPU to bring the cache line at `at` into L1. `at` need not
+/// point at anything valid (it is never read), so callers compute it with
+/// `wrapping_add` and skip the bounds check.
+#[inline]
+pub fn prefetch_ptr<T>(at: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        // SAFETY: as in `prefetch`.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(at.cast()) }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = at;
+}

@@ -57,6 +57,13 @@ impl<T: Copy + Default> Ring<T> {
             return None;
         }
         let v = self.buf[self.head as usize];
+        // A deep FIFO is read a line at a time, each line written long
+        // before: ask for the next line now, a few pops ahead of its use.
+        // (In a shorter ring the slot is stale or already cached, and the
+        // hint costs nothing.)
+        let ahead = 64 / std::mem::size_of::<T>().max(1);
+        let next = (self.head as usize + ahead) & (self.buf.len() - 1);
+        crate::prefetch::prefetch_ptr(self.buf.as_ptr().wrapping_add(next));
         self.head = (self.head + 1) & (self.buf.len() as u32 - 1);
         self.len -= 1;
         Some(v)
