@@ -12,7 +12,9 @@
 //! in key order, so pop takes the first event of the earliest bucket and
 //! nothing is ever sorted. Events mostly reach a bucket in time order, so
 //! most insertions append (seven in ten in a fabric at line rate); of the
-//! rest, four in ten go first and the others are walked in from the first.
+//! rest, four in ten go first and the others are walked in from the first
+//! node, or from the node the bucket's previous such insertion placed when
+//! that one is not later (runs of equal times, see [`Bucket::hint`]).
 //! Everything further out goes to the heap, and moves into the wheel as
 //! soon as now comes within a span of it; so every wheel event precedes
 //! every heap event, and the heap is consulted only when the wheel is
@@ -62,12 +64,19 @@ struct Node<E> {
 }
 
 /// A bucket's list: first and last node, `first` NIL when empty (`last`
-/// is then stale). Side by side, as an insertion that does not append
-/// needs both.
+/// is then stale), and the node the latest insertion inside the list
+/// placed (NIL once popped). Side by side, as an insertion that does not
+/// append needs them all.
 #[derive(Clone, Copy)]
 struct Bucket {
     first: u32,
     last: u32,
+    /// Where the next insertion inside starts its walk, if its time is not
+    /// earlier. Fabrics in lockstep (a permutation at line rate) schedule
+    /// runs of events at one picosecond into a bucket that already holds
+    /// later ones: walking from `first` each time made the walk a quarter
+    /// of a 1024-host run.
+    hint: u32,
 }
 
 const NIL: u32 = u32::MAX;
@@ -119,6 +128,7 @@ impl<E: Copy> EventQueue<E> {
             buckets: [Bucket {
                 first: NIL,
                 last: NIL,
+                hint: NIL,
             }; BUCKETS],
             occupied: [0; WORDS],
             current: 0,
@@ -159,10 +169,14 @@ impl<E: Copy> EventQueue<E> {
     #[inline(always)]
     fn insert(&mut self, b: usize, time: Time, event: E) {
         self.in_wheel += 1;
-        let Bucket { first, last } = self.buckets[b];
+        let Bucket { first, last, hint } = self.buckets[b];
         if first == NIL {
             let i = self.alloc(time, event, NIL);
-            self.buckets[b] = Bucket { first: i, last: i };
+            self.buckets[b] = Bucket {
+                first: i,
+                last: i,
+                hint: NIL,
+            };
             self.occupied[b / 64] |= 1 << (b % 64);
         } else if time >= self.nodes[last as usize].time {
             let i = self.alloc(time, event, NIL);
@@ -171,16 +185,21 @@ impl<E: Copy> EventQueue<E> {
         } else if time < self.nodes[first as usize].time {
             self.buckets[b].first = self.alloc(time, event, first);
         } else {
-            self.insert_inside(first, time, event);
+            let start = if hint != NIL && self.nodes[hint as usize].time <= time {
+                hint
+            } else {
+                first
+            };
+            self.buckets[b].hint = self.insert_inside(start, time, event);
         }
     }
 
-    /// `insert` when the event is due at or after the bucket's first one
-    /// and before its last one.
+    /// `insert` when the event is due at or after node `start` of the
+    /// bucket and before its last one; returns the new node.
     #[inline(never)]
-    fn insert_inside(&mut self, first: u32, time: Time, event: E) {
+    fn insert_inside(&mut self, start: u32, time: Time, event: E) -> u32 {
         // The walk stops at the last node at the latest.
-        let mut p = first;
+        let mut p = start;
         loop {
             let n = self.nodes[p as usize].next;
             if time < self.nodes[n as usize].time {
@@ -190,6 +209,7 @@ impl<E: Copy> EventQueue<E> {
         }
         let i = self.alloc(time, event, self.nodes[p as usize].next);
         self.nodes[p as usize].next = i;
+        i
     }
 
     #[cold]
@@ -308,6 +328,9 @@ impl<E: Copy> EventQueue<E> {
             return None;
         }
         self.buckets[b].first = next;
+        if self.buckets[b].hint == i {
+            self.buckets[b].hint = NIL;
+        }
         self.nodes[i as usize].next = self.free;
         self.free = i;
         if next == NIL {
