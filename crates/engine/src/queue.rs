@@ -14,7 +14,7 @@
 //! most insertions append (seven in ten in a fabric at line rate); of the
 //! rest, four in ten go first and the others are walked in from the first
 //! node, or from the node the bucket's previous such insertion placed when
-//! that one is not later (runs of equal times, see [`Bucket::hint`]).
+//! that one is not later (runs of equal times, see `Bucket::hint`).
 //! Everything further out goes to the heap, and moves into the wheel as
 //! soon as now comes within a span of it; so every wheel event precedes
 //! every heap event, and the heap is consulted only when the wheel is
