@@ -372,6 +372,18 @@ impl<E: Copy> EventQueue<E> {
         self.nodes.get(first as usize).map(|n| &n.event)
     }
 
+    /// The event after `peek_next`'s, if the wheel knows it without a
+    /// search (it is in the same bucket): a cache hint, like `peek_next`.
+    #[inline]
+    pub fn peek_second(&self) -> Option<&E> {
+        if self.current == 0 {
+            return None;
+        }
+        let first = self.buckets[self.current_bucket].first;
+        let second = self.nodes.get(first as usize)?.next;
+        self.nodes.get(second as usize).map(|n| &n.event)
+    }
+
     pub fn len(&self) -> usize {
         self.in_wheel + self.far.len()
     }

@@ -487,12 +487,7 @@ impl Network {
             };
             n += 1;
             self.counters.events += 1;
-            // The next event's port is usually out of L1 (thousands of hops
-            // pass between two visits in a large run): ask for it while
-            // this event is handled.
-            if let Some(Ev::Arrive(p) | Ev::TxDone(p)) = self.q.peek_next() {
-                engine::prefetch::prefetch(&self.ports[*p as usize]);
-            }
+            self.prefetch_ahead();
             match ev {
                 Ev::TxDone(p) => {
                     let port = &mut self.ports[p as usize];
@@ -520,6 +515,40 @@ impl Network {
                 Ev::Fault(i) => self.apply_fault(now, i),
                 Ev::Sample => self.sample(now),
             }
+        }
+    }
+
+    /// Asks for what the next two events will read first, while this one
+    /// is handled: in a large run, thousands of hops pass between two
+    /// visits to a port, so its lines are out of L1 and often out of L2.
+    /// The event after next gets its port's lines; the next one, whose
+    /// port was asked for one event ago and is in cache by now, gets the
+    /// slot it will pop (the wire's first frame for an arrival, the first
+    /// eligible queue's head for a finished transmission), found through
+    /// that port.
+    #[inline(always)]
+    fn prefetch_ahead(&self) {
+        use engine::prefetch::{prefetch, prefetch_ptr};
+        if let Some(Ev::Arrive(p) | Ev::TxDone(p)) = self.q.peek_second() {
+            prefetch(&self.ports[*p as usize]);
+        }
+        match self.q.peek_next() {
+            Some(Ev::Arrive(p)) => {
+                if let Some(w) = self.ports[*p as usize].wire.front() {
+                    prefetch_ptr(w);
+                }
+            }
+            Some(Ev::TxDone(p)) => {
+                let port = &self.ports[*p as usize];
+                let ready = port.backlogged & !port.paused;
+                if ready != 0 {
+                    let q = &port.queues[ready.trailing_zeros() as usize];
+                    if let Some(h) = q.hdrs.front() {
+                        prefetch_ptr(h);
+                    }
+                }
+            }
+            _ => {}
         }
     }
 
