@@ -78,6 +78,15 @@ impl<T: Copy + Default> Ring<T> {
         }
     }
 
+    /// The `k`-th value from the front.
+    #[inline]
+    pub fn get(&self, k: usize) -> Option<&T> {
+        if k >= self.len as usize {
+            return None;
+        }
+        Some(&self.buf[(self.head as usize + k) & (self.buf.len() - 1)])
+    }
+
     /// The values, first to last.
     pub fn iter(&self) -> impl Iterator<Item = &T> + '_ {
         let mask = self.buf.len().wrapping_sub(1);

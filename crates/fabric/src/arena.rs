@@ -241,6 +241,13 @@ impl Arena {
         }
     }
 
+    /// The destination QP of packet `i`, for a cache hint (the slot should
+    /// be in cache already: [`Arena::prefetch`] it first, well ahead).
+    #[inline]
+    pub fn dst_qp(&self, i: u32) -> Option<u32> {
+        (i < self.len).then(|| self.slot(i).dst_qp)
+    }
+
     /// The packet behind a header.
     #[inline]
     pub fn get(&self, hdr: &Hdr) -> Packet {

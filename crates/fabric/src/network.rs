@@ -887,11 +887,22 @@ impl Network {
         let (up, peer) = (port.up, port.peer);
         if let Some(&(t, next)) = port.wire.front() {
             self.q.schedule(t, Ev::Arrive(p));
-            // A host reads the whole packet, last touched hops ago: fetch
-            // the next one now, while this one is handled. (A switch never
-            // reads it; a prefetch there costs a TLB walk for nothing.)
-            if let (Frame::Packet(h), End::Host(_)) = (next, peer) {
-                self.arena.prefetch(h.idx);
+            // A host reads the whole packet and then its QP, both last
+            // touched long ago: a pipeline over the frames on the wire asks
+            // for the packet two frames ahead and, through the packet one
+            // frame ahead (asked for at the previous arrival), for its QP.
+            // (A switch never reads the packet; a prefetch there costs a
+            // TLB walk for nothing.)
+            if let (Frame::Packet(h1), End::Host(host)) = (next, peer) {
+                self.arena.prefetch(h1.idx);
+                // Only on a busy wire: there the previous arrival saw this
+                // frame two ahead, so the read below does not wait for it.
+                if let Some((_, Frame::Packet(h2))) = port.wire.get(1) {
+                    self.arena.prefetch(h2.idx);
+                    if let Some(qp) = self.arena.dst_qp(h1.idx) {
+                        self.hosts[host as usize].nic.prefetch_qp(qp);
+                    }
+                }
             }
         }
         let rx = p ^ 1;

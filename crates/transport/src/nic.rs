@@ -720,6 +720,15 @@ impl Nic {
         }
     }
 
+    /// Hints the CPU to fetch what a packet for `qp` will read (a cache
+    /// hint: an unknown QP is ignored).
+    #[inline]
+    pub fn prefetch_qp(&self, qp: QpId) {
+        if let Some(q) = self.qps.get(qp as usize) {
+            q.prefetch();
+        }
+    }
+
     #[inline]
     pub fn poll_event(&mut self) -> Option<Event> {
         self.events.pop_front()

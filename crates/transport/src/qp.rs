@@ -136,6 +136,18 @@ impl Qp {
         }
     }
 
+    /// Hints the CPU to fetch the lines a packet for this QP reads first:
+    /// line 0, the engine's first three lines (the go-back-N requester and
+    /// the start of the responder) and the line of the notification state
+    /// and the congestion control's tag.
+    #[inline]
+    pub fn prefetch(&self) {
+        use engine::prefetch::{prefetch, prefetch_ptr};
+        prefetch(self);
+        let at: *const u8 = (self as *const Qp).cast();
+        prefetch_ptr(at.wrapping_add(128));
+    }
+
     #[inline(always)]
     pub fn has_data(&self) -> bool {
         self.req_has_data() || self.resp_has_data()
