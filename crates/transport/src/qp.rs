@@ -137,9 +137,9 @@ impl Qp {
     }
 
     /// Hints the CPU to fetch the lines a packet for this QP reads first:
-    /// line 0, the engine's first three lines (the go-back-N requester and
-    /// the start of the responder) and the line of the notification state
-    /// and the congestion control's tag.
+    /// line 0 and the engine's first two lines (the go-back-N requester and
+    /// the start of the responder). Two more lines (the rest of the
+    /// responder, the notification state) made a web-search run slower.
     #[inline]
     pub fn prefetch(&self) {
         use engine::prefetch::{prefetch, prefetch_ptr};
