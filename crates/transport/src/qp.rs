@@ -138,8 +138,8 @@ impl Qp {
 
     /// Hints the CPU to fetch the lines a packet for this QP reads first:
     /// line 0 and the engine's first two lines (the go-back-N requester and
-    /// the start of the responder). Two more lines (the rest of the
-    /// responder, the notification state) made a web-search run slower.
+    /// the start of the responder); asking for two more (the rest of the
+    /// responder, the notification state) showed no gain.
     #[inline]
     pub fn prefetch(&self) {
         use engine::prefetch::{prefetch, prefetch_ptr};
