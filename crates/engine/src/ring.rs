@@ -5,7 +5,8 @@
 //! wrap-around branch, paid four times per packet-hop (queue in, queue out,
 //! wire in, wire out). Here an index is a mask, the slots are plain values
 //! (`Default` fills the unused ones, so no `unsafe`), and only growth is
-//! out of line. Touches nothing else.
+//! out of line. Touches nothing else (a pop only asks the cache for the
+//! slot a line ahead).
 
 /// A growable FIFO ring.
 #[derive(Clone, Debug)]
