@@ -3,24 +3,15 @@
 //! events after it was sent): asking for the next item while the current
 //! one is handled hides most of the wait. Touches nothing else.
 
-/// Hints the CPU to bring the two cache lines at `x` into L1.
+/// Hints the CPU to bring the cache line at `x`, and the next one if `T`
+/// is larger than a line, into L1.
 #[inline]
 pub fn prefetch<T>(x: &T) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        let at: *const i8 = (x as *const T).cast();
-        // SAFETY: a prefetch is only a hint: it reads nothing the program
-        // sees and cannot fault; SSE is baseline on x86_64.
-        unsafe {
-            _mm_prefetch::<_MM_HINT_T0>(at);
-            if std::mem::size_of::<T>() > 64 {
-                _mm_prefetch::<_MM_HINT_T0>(at.wrapping_add(64));
-            }
-        }
+    let at: *const u8 = (x as *const T).cast();
+    prefetch_ptr(at);
+    if std::mem::size_of::<T>() > 64 {
+        prefetch_ptr(at.wrapping_add(64));
     }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = x;
 }
 
 /// Hints the CPU to bring the cache line at `at` into L1. `at` need not
@@ -31,7 +22,8 @@ pub fn prefetch_ptr<T>(at: *const T) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        // SAFETY: as in `prefetch`.
+        // SAFETY: a prefetch is only a hint: it reads nothing the program
+        // sees and cannot fault; SSE is baseline on x86_64.
         unsafe { _mm_prefetch::<_MM_HINT_T0>(at.cast()) }
     }
     #[cfg(not(target_arch = "x86_64"))]

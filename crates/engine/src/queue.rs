@@ -412,6 +412,20 @@ mod tests {
         assert_eq!(order, vec![(5, "a"), (7, "x"), (10, "b"), (10, "c")]);
     }
 
+    /// The peeks name the events the next pops return, within a bucket,
+    /// and give up rather than search beyond it.
+    #[test]
+    fn peeks_name_the_next_two_events() {
+        let mut q = EventQueue::new();
+        q.schedule(10, 'a');
+        q.schedule(10, 'b');
+        q.schedule(10 + 4 * BUCKET_PS, 'c');
+        assert_eq!(q.peek_time(), Some(10));
+        assert_eq!((q.peek_next(), q.peek_second()), (Some(&'a'), Some(&'b')));
+        assert_eq!(q.pop(), Some((10, 'a')));
+        assert_eq!((q.peek_next(), q.peek_second()), (Some(&'b'), None));
+    }
+
     #[test]
     fn schedule_at_now_after_pop() {
         let mut q = EventQueue::new();

@@ -138,6 +138,9 @@ mod tests {
             }
             assert_eq!(ring.len(), reference.len());
             assert_eq!(ring.front(), reference.front());
+            for k in [1, 2, reference.len()] {
+                assert_eq!(ring.get(k), reference.get(k));
+            }
         }
         assert!(ring.iter().eq(reference.iter()));
         while let Some(v) = reference.pop_front() {
