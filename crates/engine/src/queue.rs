@@ -96,7 +96,9 @@ pub struct EventQueue<E> {
     /// Bucket `b` holds events whose time `t` has `(t >> BUCKET_SHIFT) %
     /// BUCKETS == b`, sorted by (time, sequence); all lie within one span
     /// of now, so buckets in circular order from now's are in time order.
-    buckets: [Bucket; BUCKETS],
+    /// On the heap: at 192 KiB, inline it overflowed the 2 MiB stack of a
+    /// sweep's worker thread in a debug build, where moves are copies.
+    buckets: Box<[Bucket; BUCKETS]>,
     /// Bit b: bucket b holds events.
     occupied: [u64; WORDS],
     /// 1 + the absolute index (`time >> BUCKET_SHIFT`) of the earliest
@@ -130,11 +132,17 @@ impl<E: Copy> EventQueue<E> {
         EventQueue {
             nodes: Vec::new(),
             free: NIL,
-            buckets: [Bucket {
-                first: NIL,
-                last: NIL,
-                hint: NIL,
-            }; BUCKETS],
+            buckets: vec![
+                Bucket {
+                    first: NIL,
+                    last: NIL,
+                    hint: NIL,
+                };
+                BUCKETS
+            ]
+            .into_boxed_slice()
+            .try_into()
+            .unwrap_or_else(|_| unreachable!("BUCKETS buckets")),
             occupied: [0; WORDS],
             current: 0,
             current_bucket: 0,
