@@ -6,6 +6,8 @@
 //! by `u32`, packets in an arena, one pending event per link (the head of
 //! its wire FIFO) and one per busy port, no allocation per packet.
 
+use std::collections::BinaryHeap;
+
 use crate::arena::{Arena, Hdr};
 use crate::config::{EcnSetting, FabricConfig};
 use crate::counters::{Counters, DropReason};
@@ -32,9 +34,78 @@ enum Ev {
     /// A host's NIC asked to be polled again (rate limiter).
     NicWake(u32),
     Timer(u32, u32),
+}
+
+/// Events that touch more than one node (a flow's start creates QPs at
+/// both ends; a fault acts on both ends of a link; a sample reads the
+/// whole fabric): each runs alone, between two windows.
+#[derive(Clone, Copy, Debug)]
+enum Global {
     FlowStart(u32),
     Fault(u32),
     Sample,
+}
+
+/// The current node's events due in this window that were scheduled during
+/// it: a few (a switch has one pending arrival per input wire and one
+/// transmission end per busy port), in (time, scheduling order), the order
+/// a new one mostly joins at the back.
+#[derive(Default)]
+struct Local {
+    v: Vec<(Time, Ev)>,
+    head: usize,
+}
+
+impl Local {
+    #[inline]
+    fn push(&mut self, at: Time, ev: Ev) {
+        let mut i = self.v.len();
+        while i > self.head && self.v[i - 1].0 > at {
+            i -= 1;
+        }
+        self.v.insert(i, (at, ev));
+    }
+
+    #[inline]
+    fn peek_time(&self) -> Option<Time> {
+        self.v.get(self.head).map(|e| e.0)
+    }
+
+    #[inline]
+    fn pop(&mut self) -> (Time, Ev) {
+        let e = self.v[self.head];
+        self.head += 1;
+        if self.head == self.v.len() {
+            self.v.clear();
+            self.head = 0;
+        }
+        e
+    }
+}
+
+/// An event in a heap, ordered by (time, sequence).
+#[derive(Clone, Copy, Debug)]
+struct Pending<E> {
+    at: Time,
+    seq: u64,
+    ev: E,
+}
+
+impl<E> PartialEq for Pending<E> {
+    fn eq(&self, o: &Self) -> bool {
+        (self.at, self.seq) == (o.at, o.seq)
+    }
+}
+impl<E> Eq for Pending<E> {}
+impl<E> PartialOrd for Pending<E> {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl<E> Ord for Pending<E> {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        (o.at, o.seq).cmp(&(self.at, self.seq))
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -127,6 +198,21 @@ pub struct Network {
     /// (`Flow::reliability` - 1 indexes this).
     reliabilities: Vec<Reliability>,
     pub counters: Counters,
+    now: Time,
+    seq: u64,
+    globals: BinaryHeap<Pending<Global>>,
+    /// The shortest link delay: what one node does at time t reaches
+    /// another no earlier than t plus this.
+    lookahead: Time,
+    /// End (exclusive) of the window being run; 0 between windows.
+    window_end: Time,
+    /// The current node's events of this window scheduled during it.
+    local: Local,
+    batch: Vec<(Time, Ev)>,
+    by_node: Vec<(Time, Ev)>,
+    starts: Vec<u32>,
+    port_node: Vec<u32>,
+    host_node: Vec<u32>,
 }
 
 /// What to sample, and how often.
@@ -253,7 +339,22 @@ impl Network {
             sampling: None,
             reliabilities: Vec::new(),
             counters: Counters::default(),
+            now: 0,
+            seq: 0,
+            globals: BinaryHeap::new(),
+            lookahead: 0,
+            window_end: 0,
+            local: Local::default(),
+            batch: Vec::new(),
+            by_node: Vec::new(),
+            starts: Vec::new(),
+            port_node: Vec::new(),
+            host_node: Vec::new(),
         };
+        net.port_node = net.ports.iter().map(|p| p.node).collect();
+        net.host_node = net.hosts.iter().map(|h| h.node).collect();
+        net.lookahead = net.ports.iter().map(|p| p.delay).min().unwrap_or(0).max(1);
+        net.starts = vec![0; net.roles.len() + 1];
         net.rebuild_routes();
         Ok(net)
     }
@@ -294,7 +395,7 @@ impl Network {
     }
 
     pub fn now(&self) -> Time {
-        self.q.now()
+        self.now
     }
 
     /// Adds a flow; it starts at `flow.start`. Returns its id.
@@ -349,8 +450,7 @@ impl Network {
             requester_qp: u32::MAX,
             responder_qp: u32::MAX,
         });
-        self.q
-            .schedule(flow.start.max(self.q.now()), Ev::FlowStart(id));
+        self.schedule_global(flow.start.max(self.now), Global::FlowStart(id));
         Ok(id)
     }
 
@@ -363,10 +463,8 @@ impl Network {
             ));
         }
         self.faults.push(fault);
-        self.q.schedule(
-            fault.at.max(self.q.now()),
-            Ev::Fault(self.faults.len() as u32 - 1),
-        );
+        let i = self.faults.len() as u32 - 1;
+        self.schedule_global(fault.at.max(self.now), Global::Fault(i));
         Ok(())
     }
 
@@ -476,80 +574,151 @@ impl Network {
             if n >= budget {
                 return RunState::Budget;
             }
-            let Some((now, ev)) = self.q.pop_until(until) else {
-                return if !self.q.is_empty() {
-                    RunState::TimeLimit
-                } else if self.flows_done == self.flows.len() {
+            let next = self.q.peek_time();
+            let global = self.globals.peek().map(|g| g.at);
+            if let Some(tg) = global {
+                if next.is_none_or(|t| tg <= t) {
+                    if tg > until {
+                        return RunState::TimeLimit;
+                    }
+                    let g = self.globals.pop().expect("peeked");
+                    self.now = tg;
+                    n += 1;
+                    self.counters.events += 1;
+                    match g.ev {
+                        Global::FlowStart(f) => self.start_flow(tg, f),
+                        Global::Fault(i) => self.apply_fault(tg, i),
+                        Global::Sample => self.sample(tg),
+                    }
+                    continue;
+                }
+            }
+            let Some(t0) = next else {
+                return if self.flows_done == self.flows.len() {
                     RunState::Done
                 } else {
                     RunState::Stuck
                 };
             };
-            n += 1;
-            self.counters.events += 1;
-            self.prefetch_ahead();
-            match ev {
-                Ev::TxDone(p) => {
-                    let port = &mut self.ports[p as usize];
-                    // Stale: the port started another frame at the instant
-                    // this one was due, and that frame has its own event.
-                    if now >= port.busy_until {
-                        port.tx_done_pending = false;
-                        self.kick(now, p);
+            if t0 > until {
+                return RunState::TimeLimit;
+            }
+            let end = t0
+                .saturating_add(self.lookahead)
+                .min(global.unwrap_or(Time::MAX))
+                .min(until.saturating_add(1));
+            n += self.run_window(end);
+        }
+    }
+
+    fn node_of(&self, ev: Ev) -> u32 {
+        match ev {
+            Ev::TxDone(p) => self.port_node[p as usize],
+            Ev::Arrive(p) => self.port_node[p as usize ^ 1],
+            Ev::NicWake(h) | Ev::Timer(h, _) => self.host_node[h as usize],
+        }
+    }
+
+    /// Runs every event before `end`, node by node.
+    fn run_window(&mut self, end: Time) -> u64 {
+        let mut batch = std::mem::take(&mut self.batch);
+        let mut by_node = std::mem::take(&mut self.by_node);
+        batch.clear();
+        while let Some(e) = self.q.pop_until(end - 1) {
+            batch.push(e);
+        }
+        // Counting sort by node, stable: each node's events stay in order.
+        let starts = &mut self.starts;
+        starts.iter_mut().for_each(|c| *c = 0);
+        for &(_, ev) in &batch {
+            let k = match ev {
+                Ev::TxDone(p) => self.port_node[p as usize],
+                Ev::Arrive(p) => self.port_node[p as usize ^ 1],
+                Ev::NicWake(h) | Ev::Timer(h, _) => self.host_node[h as usize],
+            };
+            starts[k as usize + 1] += 1;
+        }
+        for i in 1..starts.len() {
+            starts[i] += starts[i - 1];
+        }
+        by_node.clear();
+        by_node.resize(batch.len(), (0, Ev::TxDone(0)));
+        for &(t, ev) in &batch {
+            let k = self.node_of(ev) as usize;
+            let at = self.starts[k];
+            self.starts[k] += 1;
+            by_node[at as usize] = (t, ev);
+        }
+        self.window_end = end;
+        let mut n = batch.len() as u64;
+        let mut i = 0;
+        // After the scatter, `starts[k]` is the end of node k's events.
+        for k in 0..self.starts.len() - 1 {
+            let group_end = self.starts[k] as usize;
+            while i < group_end || self.local.peek_time().is_some() {
+                let (now, ev) = match self.local.peek_time() {
+                    Some(t) if i == group_end || t < by_node[i].0 => {
+                        n += 1;
+                        self.local.pop()
                     }
-                }
-                Ev::Arrive(p) => self.arrive(now, p),
-                Ev::NicWake(h) => {
-                    let host = &mut self.hosts[h as usize];
-                    if host.wake_at == now {
-                        host.wake_at = Time::MAX;
-                        let port = host.port;
-                        self.kick(now, port);
+                    _ => {
+                        i += 1;
+                        by_node[i - 1]
                     }
+                };
+                self.now = now;
+                self.counters.events += 1;
+                self.handle(now, ev);
+            }
+        }
+        self.window_end = 0;
+        self.batch = batch;
+        self.by_node = by_node;
+        n
+    }
+
+    fn handle(&mut self, now: Time, ev: Ev) {
+        match ev {
+            Ev::TxDone(p) => {
+                let port = &mut self.ports[p as usize];
+                // Stale: the port started another frame at the instant
+                // this one was due, and that frame has its own event.
+                if now >= port.busy_until {
+                    port.tx_done_pending = false;
+                    self.kick(now, p);
                 }
-                Ev::Timer(h, qp) => {
-                    self.hosts[h as usize].nic.on_timer(now, qp);
-                    self.after_nic_input(now, h);
+            }
+            Ev::Arrive(p) => self.arrive(now, p),
+            Ev::NicWake(h) => {
+                let host = &mut self.hosts[h as usize];
+                if host.wake_at == now {
+                    host.wake_at = Time::MAX;
+                    let port = host.port;
+                    self.kick(now, port);
                 }
-                Ev::FlowStart(f) => self.start_flow(now, f),
-                Ev::Fault(i) => self.apply_fault(now, i),
-                Ev::Sample => self.sample(now),
+            }
+            Ev::Timer(h, qp) => {
+                self.hosts[h as usize].nic.on_timer(now, qp);
+                self.after_nic_input(now, h);
             }
         }
     }
 
-    /// Asks for what the next two events will read first, while this one
-    /// is handled: in a large run, thousands of hops pass between two
-    /// visits to a port, so its lines are out of L1 and often out of L2.
-    /// The event after next gets its port's lines; the next one, whose
-    /// port was asked for one event ago and is in cache by now, gets the
-    /// slot it will pop (the wire's first frame for an arrival, the first
-    /// eligible queue's head for a finished transmission), found through
-    /// that port.
-    #[inline(always)]
-    fn prefetch_ahead(&self) {
-        use engine::prefetch::{prefetch, prefetch_ptr};
-        if let Some(Ev::Arrive(p) | Ev::TxDone(p)) = self.q.peek_second() {
-            prefetch(&self.ports[*p as usize]);
+    fn schedule(&mut self, at: Time, ev: Ev) {
+        if at < self.window_end {
+            self.local.push(at, ev);
+        } else {
+            self.q.schedule(at, ev);
         }
-        match self.q.peek_next() {
-            Some(Ev::Arrive(p)) => {
-                if let Some(w) = self.ports[*p as usize].wire.front() {
-                    prefetch_ptr(w);
-                }
-            }
-            Some(Ev::TxDone(p)) => {
-                let port = &self.ports[*p as usize];
-                let ready = port.backlogged & !port.paused;
-                if ready != 0 {
-                    let q = &port.queues[ready.trailing_zeros() as usize];
-                    if let Some(h) = q.hdrs.front() {
-                        prefetch_ptr(h);
-                    }
-                }
-            }
-            _ => {}
-        }
+    }
+
+    fn schedule_global(&mut self, at: Time, ev: Global) {
+        self.seq += 1;
+        self.globals.push(Pending {
+            at,
+            seq: self.seq,
+            ev,
+        });
     }
 
     /// Records time series from now on (see [`SampleSpec`]); series names
@@ -593,8 +762,7 @@ impl Network {
             series,
             spec,
         });
-        let now = self.q.now();
-        self.q.schedule(now, Ev::Sample);
+        self.schedule_global(self.now, Global::Sample);
         Ok(())
     }
 
@@ -663,7 +831,7 @@ impl Network {
             k += 1;
         }
         let next = now + s.spec.interval;
-        self.q.schedule(next, Ev::Sample);
+        self.schedule_global(next, Global::Sample);
     }
 
     fn start_flow(&mut self, now: Time, id: u32) {
@@ -733,7 +901,7 @@ impl Network {
     fn drain_nic_events(&mut self, now: Time, h: u32) {
         while let Some(ev) = self.hosts[h as usize].nic.poll_event() {
             match ev {
-                Event::ArmTimer { qp, at } => self.q.schedule(at.max(now), Ev::Timer(h, qp)),
+                Event::ArmTimer { qp, at } => self.schedule(at.max(now), Ev::Timer(h, qp)),
                 Event::Completion(c) => {
                     if c.side == CompletionSide::Requester {
                         let f = &mut self.flows[c.wr_id as u32 as usize];
@@ -754,7 +922,8 @@ impl Network {
         if now < port.busy_until {
             if !port.tx_done_pending {
                 port.tx_done_pending = true;
-                self.q.schedule(port.busy_until, Ev::TxDone(p));
+                let at = port.busy_until;
+                self.schedule(at, Ev::TxDone(p));
             }
             return;
         }
@@ -785,7 +954,7 @@ impl Network {
                     Transmit::At(t) => {
                         if t < host.wake_at {
                             host.wake_at = t;
-                            self.q.schedule(t.max(now), Ev::NicWake(h));
+                            self.schedule(t.max(now), Ev::NicWake(h));
                         }
                     }
                     Transmit::Idle => {}
@@ -842,8 +1011,9 @@ impl Network {
         // A host port polls its NIC when the frame is done.
         if port.has_work() || matches!(port.owner, End::Host(_)) {
             port.tx_done_pending = true;
-            self.q.schedule(done, Ev::TxDone(p));
+            self.schedule(done, Ev::TxDone(p));
         }
+        let port = &mut self.ports[p as usize];
         if let Frame::Packet(hdr) = frame {
             self.counters.packet_hops += 1;
             port.tx_packets += 1;
@@ -864,7 +1034,7 @@ impl Network {
         let arrival = done + port.delay;
         port.wire.push_back((arrival, frame));
         if port.wire.len() == 1 {
-            self.q.schedule(arrival, Ev::Arrive(p));
+            self.schedule(arrival, Ev::Arrive(p));
         }
     }
 
@@ -886,7 +1056,8 @@ impl Network {
         let (_, frame) = port.wire.pop_front().expect("arrival without a frame");
         let (up, peer) = (port.up, port.peer);
         if let Some(&(t, next)) = port.wire.front() {
-            self.q.schedule(t, Ev::Arrive(p));
+            self.schedule(t, Ev::Arrive(p));
+            let port = &self.ports[p as usize];
             // A host reads the whole packet and then its QP, both last
             // touched long ago: a pipeline over the frames on the wire asks
             // for the packet two frames ahead and, through the packet one
