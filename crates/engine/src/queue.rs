@@ -371,30 +371,6 @@ impl<E: Copy> EventQueue<E> {
         Some(self.nodes[self.buckets[b].first as usize].time)
     }
 
-    /// The event that is next as things stand, if the wheel knows it
-    /// without a search: a cache hint, since an event scheduled before it
-    /// is popped may still come first.
-    #[inline]
-    pub fn peek_next(&self) -> Option<&E> {
-        if self.current == 0 {
-            return None;
-        }
-        let first = self.buckets[self.current_bucket].first;
-        self.nodes.get(first as usize).map(|n| &n.event)
-    }
-
-    /// The event after `peek_next`'s, if the wheel knows it without a
-    /// search (it is in the same bucket): a cache hint, like `peek_next`.
-    #[inline]
-    pub fn peek_second(&self) -> Option<&E> {
-        if self.current == 0 {
-            return None;
-        }
-        let first = self.buckets[self.current_bucket].first;
-        let second = self.nodes.get(first as usize)?.next;
-        self.nodes.get(second as usize).map(|n| &n.event)
-    }
-
     pub fn len(&self) -> usize {
         self.in_wheel + self.far.len()
     }
@@ -418,20 +394,6 @@ mod tests {
         q.schedule(7, "x");
         let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
         assert_eq!(order, vec![(5, "a"), (7, "x"), (10, "b"), (10, "c")]);
-    }
-
-    /// The peeks name the events the next pops return, within a bucket,
-    /// and give up rather than search beyond it.
-    #[test]
-    fn peeks_name_the_next_two_events() {
-        let mut q = EventQueue::new();
-        q.schedule(10, 'a');
-        q.schedule(10, 'b');
-        q.schedule(10 + 4 * BUCKET_PS, 'c');
-        assert_eq!(q.peek_time(), Some(10));
-        assert_eq!((q.peek_next(), q.peek_second()), (Some(&'a'), Some(&'b')));
-        assert_eq!(q.pop(), Some((10, 'a')));
-        assert_eq!((q.peek_next(), q.peek_second()), (Some(&'b'), None));
     }
 
     #[test]

@@ -14,6 +14,7 @@ mod network;
 pub mod port;
 pub mod routing;
 pub mod topology;
+mod window;
 
 pub use config::{EcnSetting, FabricConfig};
 pub use counters::{Counters, DropReason};

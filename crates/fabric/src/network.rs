@@ -6,8 +6,6 @@
 //! by `u32`, packets in an arena, one pending event per link (the head of
 //! its wire FIFO) and one per busy port, no allocation per packet.
 
-use std::collections::BinaryHeap;
-
 use crate::arena::{Arena, Hdr};
 use crate::config::{EcnSetting, FabricConfig};
 use crate::counters::{Counters, DropReason};
@@ -16,6 +14,7 @@ use crate::mmu::{headroom_for, Mmu, Refusal};
 use crate::port::{End, Frame, Port};
 use crate::routing::{Adjacency, Routes};
 use crate::topology::{NodeKind, Topology};
+use crate::window::{ByNode, Globals, NodeQueue};
 use engine::rng::stream_seed;
 use engine::stats::TimeSeries;
 use engine::time::serialization;
@@ -44,73 +43,6 @@ enum Global {
     FlowStart(u32),
     Fault(u32),
     Sample,
-}
-
-/// The current node's events due in this window that were scheduled during
-/// it: a few (a switch has one pending arrival per input wire and one
-/// transmission end per busy port), in (time, scheduling order), the order
-/// a new one mostly joins at the back.
-#[derive(Default)]
-struct Local {
-    v: Vec<(Time, Ev)>,
-    head: usize,
-}
-
-impl Local {
-    #[inline]
-    fn push(&mut self, at: Time, ev: Ev) {
-        // One step of an insertion sort: a new event belongs a few places
-        // from the back (two on average in WS128, four in P1024), where a
-        // call to `memmove` costs more than the shifts.
-        let mut i = self.v.len();
-        self.v.push((at, ev));
-        while i > self.head && self.v[i - 1].0 > at {
-            self.v[i] = self.v[i - 1];
-            i -= 1;
-        }
-        self.v[i] = (at, ev);
-    }
-
-    #[inline]
-    fn peek_time(&self) -> Option<Time> {
-        self.v.get(self.head).map(|e| e.0)
-    }
-
-    #[inline]
-    fn pop(&mut self) -> (Time, Ev) {
-        let e = self.v[self.head];
-        self.head += 1;
-        if self.head == self.v.len() {
-            self.v.clear();
-            self.head = 0;
-        }
-        e
-    }
-}
-
-/// An event in a heap, ordered by (time, sequence).
-#[derive(Clone, Copy, Debug)]
-struct Pending<E> {
-    at: Time,
-    seq: u64,
-    ev: E,
-}
-
-impl<E> PartialEq for Pending<E> {
-    fn eq(&self, o: &Self) -> bool {
-        (self.at, self.seq) == (o.at, o.seq)
-    }
-}
-impl<E> Eq for Pending<E> {}
-impl<E> PartialOrd for Pending<E> {
-    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl<E> Ord for Pending<E> {
-    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
-        (o.at, o.seq).cmp(&(self.at, self.seq))
-    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -203,21 +135,25 @@ pub struct Network {
     /// (`Flow::reliability` - 1 indexes this).
     reliabilities: Vec<Reliability>,
     pub counters: Counters,
+    /// The latest time handled (see [`Network::now`]).
     now: Time,
-    seq: u64,
-    globals: BinaryHeap<Pending<Global>>,
-    /// The shortest link delay: what one node does at time t reaches
-    /// another no earlier than t plus this.
+    /// Events that act on more than one node.
+    globals: Globals<Global>,
+    /// The shortest link delay (at least 1 ps): what one node does at time
+    /// t reaches another no earlier than t plus this.
     lookahead: Time,
-    /// End (exclusive) of the window being run; 0 between windows.
+    /// The window being run: its events by node, its end (exclusive; 0
+    /// between windows), the node running and that node's events
+    /// scheduled during the window.
+    window: ByNode<Ev>,
     window_end: Time,
-    /// The current node's events of this window scheduled during it.
-    local: Local,
-    batch: Vec<(Time, Ev)>,
-    by_node: Vec<(Time, Ev)>,
-    starts: Vec<u32>,
+    window_node: u32,
+    local: NodeQueue<Ev>,
+    /// The node of each port and of each host, for grouping events.
     port_node: Vec<u32>,
     host_node: Vec<u32>,
+    /// When the last flow finished.
+    last_finish: Time,
 }
 
 /// What to sample, and how often.
@@ -345,21 +281,20 @@ impl Network {
             reliabilities: Vec::new(),
             counters: Counters::default(),
             now: 0,
-            seq: 0,
-            globals: BinaryHeap::new(),
+            globals: Globals::default(),
             lookahead: 0,
+            window: ByNode::new(0),
             window_end: 0,
-            local: Local::default(),
-            batch: Vec::new(),
-            by_node: Vec::new(),
-            starts: Vec::new(),
+            window_node: 0,
+            local: NodeQueue::default(),
             port_node: Vec::new(),
             host_node: Vec::new(),
+            last_finish: 0,
         };
         net.port_node = net.ports.iter().map(|p| p.node).collect();
         net.host_node = net.hosts.iter().map(|h| h.node).collect();
         net.lookahead = net.ports.iter().map(|p| p.delay).min().unwrap_or(0).max(1);
-        net.starts = vec![0; net.roles.len() + 1];
+        net.window = ByNode::new(net.roles.len());
         net.rebuild_routes();
         Ok(net)
     }
@@ -399,6 +334,8 @@ impl Network {
         self.ports[self.hosts[host as usize].port as usize].rate_bps()
     }
 
+    /// How far the run has got: the latest event time handled, or, once
+    /// every flow is done, when the last one finished.
     pub fn now(&self) -> Time {
         self.now
     }
@@ -455,7 +392,8 @@ impl Network {
             requester_qp: u32::MAX,
             responder_qp: u32::MAX,
         });
-        self.schedule_global(flow.start.max(self.now), Global::FlowStart(id));
+        self.globals
+            .push(flow.start.max(self.now), Global::FlowStart(id));
         Ok(id)
     }
 
@@ -469,7 +407,7 @@ impl Network {
         }
         self.faults.push(fault);
         let i = self.faults.len() as u32 - 1;
-        self.schedule_global(fault.at.max(self.now), Global::Fault(i));
+        self.globals.push(fault.at.max(self.now), Global::Fault(i));
         Ok(())
     }
 
@@ -574,29 +512,28 @@ impl Network {
         let mut n = 0;
         loop {
             if self.flows_done == self.flows.len() && !self.flows.is_empty() {
+                self.now = self.last_finish;
                 return RunState::Done;
             }
             if n >= budget {
                 return RunState::Budget;
             }
             let next = self.q.peek_time();
-            let global = self.globals.peek().map(|g| g.at);
-            if let Some(tg) = global {
-                if next.is_none_or(|t| tg <= t) {
-                    if tg > until {
-                        return RunState::TimeLimit;
-                    }
-                    let g = self.globals.pop().expect("peeked");
-                    self.now = tg;
-                    n += 1;
-                    self.counters.events += 1;
-                    match g.ev {
-                        Global::FlowStart(f) => self.start_flow(tg, f),
-                        Global::Fault(i) => self.apply_fault(tg, i),
-                        Global::Sample => self.sample(tg),
-                    }
-                    continue;
+            let global = self.globals.peek_time();
+            if let Some(tg) = global.filter(|&tg| next.is_none_or(|t| tg <= t)) {
+                if tg > until {
+                    return RunState::TimeLimit;
                 }
+                let (_, g) = self.globals.pop().expect("peeked");
+                self.now = self.now.max(tg);
+                n += 1;
+                self.counters.events += 1;
+                match g {
+                    Global::FlowStart(f) => self.start_flow(tg, f),
+                    Global::Fault(i) => self.apply_fault(tg, i),
+                    Global::Sample => self.sample(tg),
+                }
+                continue;
             }
             let Some(t0) = next else {
                 return if self.flows_done == self.flows.len() {
@@ -616,6 +553,7 @@ impl Network {
         }
     }
 
+    #[inline(always)]
     fn node_of(&self, ev: Ev) -> u32 {
         match ev {
             Ev::TxDone(p) => self.port_node[p as usize],
@@ -624,61 +562,45 @@ impl Network {
         }
     }
 
-    /// Runs every event before `end`, node by node.
+    /// Runs every event due before `end` (see `window.rs`), node by node;
+    /// returns how many.
     fn run_window(&mut self, end: Time) -> u64 {
-        let mut batch = std::mem::take(&mut self.batch);
-        let mut by_node = std::mem::take(&mut self.by_node);
-        batch.clear();
-        while let Some(e) = self.q.pop_until(end - 1) {
-            batch.push(e);
+        let mut w = std::mem::replace(&mut self.window, ByNode::new(0));
+        w.clear();
+        while let Some((t, ev)) = self.q.pop_until(end - 1) {
+            w.push(self.node_of(ev), t, ev);
         }
-        // Counting sort by node, stable: each node's events stay in order.
-        let starts = &mut self.starts;
-        starts.iter_mut().for_each(|c| *c = 0);
-        for &(_, ev) in &batch {
-            let k = match ev {
-                Ev::TxDone(p) => self.port_node[p as usize],
-                Ev::Arrive(p) => self.port_node[p as usize ^ 1],
-                Ev::NicWake(h) | Ev::Timer(h, _) => self.host_node[h as usize],
-            };
-            starts[k as usize + 1] += 1;
-        }
-        for i in 1..starts.len() {
-            starts[i] += starts[i - 1];
-        }
-        by_node.clear();
-        by_node.resize(batch.len(), (0, Ev::TxDone(0)));
-        for &(t, ev) in &batch {
-            let k = self.node_of(ev) as usize;
-            let at = self.starts[k];
-            self.starts[k] += 1;
-            by_node[at as usize] = (t, ev);
-        }
+        w.sort();
         self.window_end = end;
-        let mut n = batch.len() as u64;
+        let mut n = w.len() as u64;
+        let mut latest = self.now;
+        let events = w.events();
         let mut i = 0;
-        // After the scatter, `starts[k]` is the end of node k's events.
-        for k in 0..self.starts.len() - 1 {
-            let group_end = self.starts[k] as usize;
+        for (node, &group_end) in w.ends().iter().enumerate() {
+            let group_end = group_end as usize;
+            if i == group_end {
+                continue;
+            }
+            self.window_node = node as u32;
             while i < group_end || self.local.peek_time().is_some() {
                 let (now, ev) = match self.local.peek_time() {
-                    Some(t) if i == group_end || t < by_node[i].0 => {
+                    Some(t) if i == group_end || t < events[i].0 => {
                         n += 1;
                         self.local.pop()
                     }
                     _ => {
                         i += 1;
-                        by_node[i - 1]
+                        events[i - 1]
                     }
                 };
-                self.now = now;
+                latest = latest.max(now);
                 self.counters.events += 1;
                 self.handle(now, ev);
             }
         }
         self.window_end = 0;
-        self.batch = batch;
-        self.by_node = by_node;
+        self.now = latest;
+        self.window = w;
         n
     }
 
@@ -709,21 +631,18 @@ impl Network {
         }
     }
 
+    /// Schedules a node event: into the running node's own queue if it is
+    /// due in the window, else into the wheel. (Only an event for another
+    /// node due in the window goes to the wheel too: a frame that took no
+    /// time over a link of no delay, run in a window of its own at the
+    /// same picosecond.)
+    #[inline(always)]
     fn schedule(&mut self, at: Time, ev: Ev) {
-        if at < self.window_end {
+        if at < self.window_end && self.node_of(ev) == self.window_node {
             self.local.push(at, ev);
         } else {
             self.q.schedule(at, ev);
         }
-    }
-
-    fn schedule_global(&mut self, at: Time, ev: Global) {
-        self.seq += 1;
-        self.globals.push(Pending {
-            at,
-            seq: self.seq,
-            ev,
-        });
     }
 
     /// Records time series from now on (see [`SampleSpec`]); series names
@@ -767,7 +686,7 @@ impl Network {
             series,
             spec,
         });
-        self.schedule_global(self.now, Global::Sample);
+        self.globals.push(self.now, Global::Sample);
         Ok(())
     }
 
@@ -836,7 +755,7 @@ impl Network {
             k += 1;
         }
         let next = now + s.spec.interval;
-        self.schedule_global(next, Global::Sample);
+        self.globals.push(next, Global::Sample);
     }
 
     fn start_flow(&mut self, now: Time, id: u32) {
@@ -914,6 +833,7 @@ impl Network {
                         if last && f.finish.is_none() {
                             f.finish = Some(now);
                             self.flows_done += 1;
+                            self.last_finish = self.last_finish.max(now);
                         }
                     }
                 }

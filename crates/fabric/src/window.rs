@@ -1,0 +1,258 @@
+//! The order of the event loop: conservative time windows, run node by node.
+//!
+//! Whatever a node does at time t reaches another node no earlier than t
+//! plus the shortest link delay (the lookahead): a frame sent at t arrives
+//! after its serialisation and its flight. So all events due in a window
+//! `[t0, t0 + lookahead)` can run one node at a time, each node's in time
+//! order: nothing a node does in the window changes what another node sees
+//! in it. A node's ports, switch, MMU records and NIC then stay in L1 for
+//! its whole share of the window (about 30 events a window in WS128),
+//! where the global time order visited a port again only after thousands
+//! of other hops, long out of cache.
+//!
+//! This file holds the three containers of that order; `network.rs` runs
+//! the loop. It touches nothing else.
+//!
+//! Ties: events at the same picosecond at different nodes are independent,
+//! and run in node order. At one node, events from before the window come
+//! first, in the wheel's order, then those scheduled during it, in the
+//! order they were scheduled. Events that act on several nodes (a flow's
+//! start creates QPs at both ends, a fault acts on both ends of a link, a
+//! sample reads the whole fabric) are [`Globals`]: each runs alone, before
+//! any other event due at the same time.
+
+use engine::Time;
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+/// The events of one window, grouped by node (a stable counting sort: each
+/// node's events keep their time order).
+pub(crate) struct ByNode<E> {
+    /// (node, time, event), as they came from the wheel.
+    batch: Vec<(u32, Time, E)>,
+    sorted: Vec<(Time, E)>,
+    /// After [`ByNode::sort`], `ends[k]` is the end of node k's events in
+    /// `sorted`.
+    ends: Vec<u32>,
+}
+
+impl<E: Copy> ByNode<E> {
+    pub fn new(nodes: usize) -> ByNode<E> {
+        ByNode {
+            batch: Vec::new(),
+            sorted: Vec::new(),
+            ends: vec![0; nodes + 1],
+        }
+    }
+
+    pub fn clear(&mut self) {
+        self.batch.clear();
+    }
+
+    /// Adds the next event of the window (events come in time order).
+    #[inline]
+    pub fn push(&mut self, node: u32, at: Time, ev: E) {
+        self.batch.push((node, at, ev));
+    }
+
+    pub fn len(&self) -> usize {
+        self.batch.len()
+    }
+
+    /// Groups the events by node.
+    pub fn sort(&mut self) {
+        let ends = &mut self.ends;
+        ends.fill(0);
+        for &(k, _, _) in &self.batch {
+            ends[k as usize + 1] += 1;
+        }
+        for i in 1..ends.len() {
+            ends[i] += ends[i - 1];
+        }
+        self.sorted.clear();
+        if let Some(&(_, t, ev)) = self.batch.first() {
+            self.sorted.resize(self.batch.len(), (t, ev));
+        }
+        // Scattering moves each node's start to its end.
+        for &(k, t, ev) in &self.batch {
+            let at = &mut ends[k as usize];
+            self.sorted[*at as usize] = (t, ev);
+            *at += 1;
+        }
+    }
+
+    /// The end of each node's events in [`ByNode::events`], node by node.
+    pub fn ends(&self) -> &[u32] {
+        &self.ends[..self.ends.len() - 1]
+    }
+
+    pub fn events(&self) -> &[(Time, E)] {
+        &self.sorted
+    }
+}
+
+/// The current node's events due in the window that were scheduled during
+/// it, in (time, scheduling order). A switch has a few at a time: one
+/// arrival per busy input wire, one transmission end per busy port.
+pub(crate) struct NodeQueue<E> {
+    v: Vec<(Time, E)>,
+    head: usize,
+}
+
+impl<E> Default for NodeQueue<E> {
+    fn default() -> Self {
+        NodeQueue {
+            v: Vec::new(),
+            head: 0,
+        }
+    }
+}
+
+impl<E: Copy> NodeQueue<E> {
+    #[inline]
+    pub fn push(&mut self, at: Time, ev: E) {
+        // One step of an insertion sort: a new event belongs a few places
+        // from the back (two on average in WS128, four in P1024), where a
+        // call to `memmove` would cost more than the shifts.
+        let mut i = self.v.len();
+        self.v.push((at, ev));
+        while i > self.head && self.v[i - 1].0 > at {
+            self.v[i] = self.v[i - 1];
+            i -= 1;
+        }
+        self.v[i] = (at, ev);
+    }
+
+    #[inline]
+    pub fn peek_time(&self) -> Option<Time> {
+        self.v.get(self.head).map(|e| e.0)
+    }
+
+    /// Takes the first event; there must be one.
+    #[inline]
+    pub fn pop(&mut self) -> (Time, E) {
+        let e = self.v[self.head];
+        self.head += 1;
+        if self.head == self.v.len() {
+            self.v.clear();
+            self.head = 0;
+        }
+        e
+    }
+}
+
+/// Events that act on more than one node, in (time, scheduling order).
+pub(crate) struct Globals<G> {
+    heap: BinaryHeap<Pending<G>>,
+    seq: u64,
+}
+
+impl<G> Default for Globals<G> {
+    fn default() -> Self {
+        Globals {
+            heap: BinaryHeap::new(),
+            seq: 0,
+        }
+    }
+}
+
+impl<G: Copy> Globals<G> {
+    pub fn push(&mut self, at: Time, ev: G) {
+        self.seq += 1;
+        self.heap.push(Pending {
+            at,
+            seq: self.seq,
+            ev,
+        });
+    }
+
+    pub fn peek_time(&self) -> Option<Time> {
+        self.heap.peek().map(|p| p.at)
+    }
+
+    pub fn pop(&mut self) -> Option<(Time, G)> {
+        self.heap.pop().map(|p| (p.at, p.ev))
+    }
+}
+
+struct Pending<G> {
+    at: Time,
+    seq: u64,
+    ev: G,
+}
+
+impl<G> PartialEq for Pending<G> {
+    fn eq(&self, o: &Self) -> bool {
+        (self.at, self.seq) == (o.at, o.seq)
+    }
+}
+
+impl<G> Eq for Pending<G> {}
+
+impl<G> PartialOrd for Pending<G> {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+
+impl<G> Ord for Pending<G> {
+    // Reversed: `BinaryHeap` is a max-heap.
+    fn cmp(&self, o: &Self) -> Ordering {
+        (o.at, o.seq).cmp(&(self.at, self.seq))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn groups_by_node_keeping_each_nodes_order() {
+        let mut b = ByNode::new(3);
+        for (node, at, ev) in [
+            (2, 1, 'a'),
+            (0, 2, 'b'),
+            (2, 3, 'c'),
+            (1, 3, 'd'),
+            (0, 5, 'e'),
+        ] {
+            b.push(node, at, ev);
+        }
+        b.sort();
+        assert_eq!(b.ends(), &[2, 3, 5]);
+        let evs: String = b.events().iter().map(|e| e.1).collect();
+        assert_eq!(evs, "bedac");
+        // Reused for the next window: nothing of this one is left.
+        b.clear();
+        b.push(1, 7, 'f');
+        b.sort();
+        assert_eq!((b.ends(), b.events()), (&[0, 1, 1][..], &[(7, 'f')][..]));
+    }
+
+    #[test]
+    fn node_queue_orders_by_time_then_scheduling() {
+        let mut q = NodeQueue::default();
+        q.push(10, 'a');
+        q.push(5, 'b');
+        q.push(10, 'c');
+        q.push(7, 'd');
+        assert_eq!(q.pop(), (5, 'b'));
+        // A push after a pop goes behind what is already due earlier.
+        q.push(6, 'e');
+        q.push(10, 'f');
+        let rest: Vec<_> = std::iter::from_fn(|| q.peek_time().map(|_| q.pop())).collect();
+        assert_eq!(rest, [(6, 'e'), (7, 'd'), (10, 'a'), (10, 'c'), (10, 'f')]);
+        assert_eq!(q.peek_time(), None);
+    }
+
+    #[test]
+    fn globals_by_time_then_scheduling() {
+        let mut g = Globals::default();
+        g.push(4, 'a');
+        g.push(2, 'b');
+        g.push(4, 'c');
+        assert_eq!(g.peek_time(), Some(2));
+        let all: Vec<_> = std::iter::from_fn(|| g.pop()).collect();
+        assert_eq!(all, [(2, 'b'), (4, 'a'), (4, 'c')]);
+    }
+}
