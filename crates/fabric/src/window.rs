@@ -14,12 +14,17 @@
 //! the loop. It touches nothing else.
 //!
 //! Ties: events at the same picosecond at different nodes are independent,
-//! and run in node order. At one node, events from before the window come
-//! first, in the wheel's order, then those scheduled during it, in the
-//! order they were scheduled. Events that act on several nodes (a flow's
-//! start creates QPs at both ends, a fault acts on both ends of a link, a
-//! sample reads the whole fabric) are [`Globals`]: each runs alone, before
-//! any other event due at the same time.
+//! and run in node order. At one node they run in the order of the events
+//! themselves (`Ord` of the event type: its kind, then its port or QP), not
+//! in the order they were scheduled. So the order of a node's events, and
+//! with it every result, does not depend on where windows begin and end:
+//! a run whose windows are a picosecond long (one time value each, which
+//! is the global time order) gives exactly the results of full windows
+//! (tested), and so does a run cut by a time limit or sampled. Events that
+//! act on several nodes (a flow's start creates QPs at both ends, a fault
+//! acts on both ends of a link, a sample reads the whole fabric) are
+//! [`Globals`]: each runs alone, before any other event due at the same
+//! time, in the order they were scheduled.
 
 use engine::Time;
 use std::cmp::Ordering;
@@ -36,7 +41,7 @@ pub(crate) struct ByNode<E> {
     ends: Vec<u32>,
 }
 
-impl<E: Copy> ByNode<E> {
+impl<E: Copy + Ord> ByNode<E> {
     pub fn new(nodes: usize) -> ByNode<E> {
         ByNode {
             batch: Vec::new(),
@@ -59,7 +64,7 @@ impl<E: Copy> ByNode<E> {
         self.batch.len()
     }
 
-    /// Groups the events by node.
+    /// Groups the events by node, each node's in (time, event) order.
     pub fn sort(&mut self) {
         let ends = &mut self.ends;
         ends.fill(0);
@@ -79,6 +84,13 @@ impl<E: Copy> ByNode<E> {
             self.sorted[*at as usize] = (t, ev);
             *at += 1;
         }
+        // The wheel gave each node's events in time order, ties in the
+        // order they were scheduled: put the ties in event order.
+        let mut start = 0;
+        for &end in &ends[..ends.len() - 1] {
+            insertion_sort(&mut self.sorted[start..end as usize]);
+            start = end as usize;
+        }
     }
 
     /// The end of each node's events in [`ByNode::events`], node by node.
@@ -91,9 +103,22 @@ impl<E: Copy> ByNode<E> {
     }
 }
 
+/// Sorts a slice that is nearly in order (here: in time order, ties not).
+fn insertion_sort<T: Copy + Ord>(v: &mut [T]) {
+    for i in 1..v.len() {
+        let x = v[i];
+        let mut j = i;
+        while j > 0 && v[j - 1] > x {
+            v[j] = v[j - 1];
+            j -= 1;
+        }
+        v[j] = x;
+    }
+}
+
 /// The current node's events due in the window that were scheduled during
-/// it, in (time, scheduling order). A switch has a few at a time: one
-/// arrival per busy input wire, one transmission end per busy port.
+/// it, in (time, event) order. A switch has a few at a time: one arrival
+/// per busy input wire, one transmission end per busy port.
 pub(crate) struct NodeQueue<E> {
     v: Vec<(Time, E)>,
     head: usize,
@@ -108,7 +133,7 @@ impl<E> Default for NodeQueue<E> {
     }
 }
 
-impl<E: Copy> NodeQueue<E> {
+impl<E: Copy + Ord> NodeQueue<E> {
     #[inline]
     pub fn push(&mut self, at: Time, ev: E) {
         // One step of an insertion sort: a new event belongs a few places
@@ -116,7 +141,7 @@ impl<E: Copy> NodeQueue<E> {
         // call to `memmove` would cost more than the shifts.
         let mut i = self.v.len();
         self.v.push((at, ev));
-        while i > self.head && self.v[i - 1].0 > at {
+        while i > self.head && self.v[i - 1] > (at, ev) {
             self.v[i] = self.v[i - 1];
             i -= 1;
         }
@@ -124,8 +149,8 @@ impl<E: Copy> NodeQueue<E> {
     }
 
     #[inline]
-    pub fn peek_time(&self) -> Option<Time> {
-        self.v.get(self.head).map(|e| e.0)
+    pub fn peek(&self) -> Option<&(Time, E)> {
+        self.v.get(self.head)
     }
 
     /// Takes the first event; there must be one.
@@ -230,19 +255,19 @@ mod tests {
     }
 
     #[test]
-    fn node_queue_orders_by_time_then_scheduling() {
+    fn node_queue_orders_by_time_then_event() {
         let mut q = NodeQueue::default();
-        q.push(10, 'a');
-        q.push(5, 'b');
         q.push(10, 'c');
+        q.push(5, 'b');
+        q.push(10, 'a');
         q.push(7, 'd');
         assert_eq!(q.pop(), (5, 'b'));
         // A push after a pop goes behind what is already due earlier.
         q.push(6, 'e');
         q.push(10, 'f');
-        let rest: Vec<_> = std::iter::from_fn(|| q.peek_time().map(|_| q.pop())).collect();
+        let rest: Vec<_> = std::iter::from_fn(|| q.peek().is_some().then(|| q.pop())).collect();
         assert_eq!(rest, [(6, 'e'), (7, 'd'), (10, 'a'), (10, 'c'), (10, 'f')]);
-        assert_eq!(q.peek_time(), None);
+        assert_eq!(q.peek(), None);
     }
 
     #[test]
