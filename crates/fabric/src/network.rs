@@ -14,7 +14,7 @@ use crate::mmu::{headroom_for, Mmu, Refusal};
 use crate::port::{End, Frame, Port};
 use crate::routing::{Adjacency, Routes};
 use crate::topology::{NodeKind, Topology};
-use crate::window::{ByNode, Globals, NodeQueue};
+use crate::window::{precedes, ByNode, Globals, NodeQueue, Tie};
 use engine::rng::stream_seed;
 use engine::stats::TimeSeries;
 use engine::time::serialization;
@@ -24,9 +24,8 @@ use transport::{
     WorkRequest,
 };
 
-/// A node's event. Ties at one node run in this order (see `window.rs`):
-/// arrivals, then transmission ends, then NIC wake-ups and timers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+/// An event at one node (see `window.rs` for the order of events).
+#[derive(Clone, Copy, Debug)]
 enum Ev {
     /// The head of the port's wire FIFO reaches the partner.
     Arrive(u32),
@@ -35,6 +34,22 @@ enum Ev {
     /// A host's NIC asked to be polled again (rate limiter).
     NicWake(u32),
     Timer(u32, u32),
+}
+
+impl Tie for Ev {
+    /// Distinct for distinct events at one node (a timer's host, like a
+    /// wake-up's, is the node itself), as `mix64` is a bijection; scrambled
+    /// by the time, so no port or QP wins every tie.
+    #[inline]
+    fn tie(&self, at: Time) -> u64 {
+        let code = match *self {
+            Ev::Arrive(p) => p as u64,
+            Ev::TxDone(p) => 1 << 32 | p as u64,
+            Ev::NicWake(_) => 2 << 32,
+            Ev::Timer(_, qp) => 3 << 32 | qp as u64,
+        };
+        mix64(code ^ at.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+    }
 }
 
 /// Events that touch more than one node (a flow's start creates QPs at
@@ -594,7 +609,7 @@ impl Network {
             self.window_node = node as u32;
             while i < group_end || self.local.peek().is_some() {
                 let (now, ev) = match self.local.peek() {
-                    Some(l) if i == group_end || *l < events[i] => {
+                    Some(l) if i == group_end || precedes(l, &events[i]) => {
                         n += 1;
                         self.local.pop()
                     }
