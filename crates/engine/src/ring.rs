@@ -50,6 +50,11 @@ impl<T: Copy + Default> Ring<T> {
         let i = (self.head + self.len) as usize & (self.buf.len() - 1);
         self.buf[i] = v;
         self.len += 1;
+        // The tail of a deep FIFO was last touched a whole ring ago: ask for
+        // the line the next pushes will write, as `pop_front` does for reads.
+        let ahead = 64 / std::mem::size_of::<T>().max(1);
+        let next = (i + ahead) & (self.buf.len() - 1);
+        crate::prefetch::prefetch_ptr(self.buf.as_ptr().wrapping_add(next));
     }
 
     #[inline]
