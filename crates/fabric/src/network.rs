@@ -599,14 +599,22 @@ impl Network {
         self.window_end = end;
         let mut n = w.len() as u64;
         let mut latest = self.now;
-        let events = w.events();
+        let (events, groups) = (w.events(), w.groups());
         let mut i = 0;
-        for (node, &group_end) in w.ends().iter().enumerate() {
+        for (g, &(node, group_end)) in groups.iter().enumerate() {
             let group_end = group_end as usize;
-            if i == group_end {
-                continue;
+            // The first events of a node's share read its ports, its wire
+            // heads and its queue heads, last touched a window ago and out
+            // of L2 since. Two groups ahead its ports are asked for; one
+            // ahead, once they are in, the slots found through them.
+            if let Some(&(_, end)) = groups.get(g + 2) {
+                let start = groups[g + 1].1 as usize;
+                self.prefetch_ports(&events[start..end as usize]);
             }
-            self.window_node = node as u32;
+            if let Some(&(_, end)) = groups.get(g + 1) {
+                self.prefetch_slots(&events[group_end..end as usize]);
+            }
+            self.window_node = node;
             while i < group_end || self.local.peek().is_some() {
                 let (now, ev) = match self.local.peek() {
                     Some(l) if i == group_end || precedes(l, &events[i]) => {
@@ -627,6 +635,48 @@ impl Network {
         self.now = latest;
         self.window = w;
         n
+    }
+
+    /// How many of a node's first events `prefetch_ports` and
+    /// `prefetch_slots` look at.
+    const PREFETCH_EVENTS: usize = 16;
+
+    fn prefetch_ports(&self, events: &[(Time, Ev)]) {
+        use engine::prefetch::prefetch;
+        for &(_, ev) in events.iter().take(Self::PREFETCH_EVENTS) {
+            match ev {
+                Ev::Arrive(p) => {
+                    prefetch(&self.ports[p as usize]);
+                    prefetch(&self.ports[p as usize ^ 1]);
+                }
+                Ev::TxDone(p) => prefetch(&self.ports[p as usize]),
+                _ => {}
+            }
+        }
+    }
+
+    fn prefetch_slots(&self, events: &[(Time, Ev)]) {
+        use engine::prefetch::prefetch_ptr;
+        for &(_, ev) in events.iter().take(Self::PREFETCH_EVENTS) {
+            match ev {
+                Ev::Arrive(p) => {
+                    if let Some(w) = self.ports[p as usize].wire.front() {
+                        prefetch_ptr(w);
+                    }
+                }
+                Ev::TxDone(p) => {
+                    let port = &self.ports[p as usize];
+                    let ready = port.backlogged & !port.paused;
+                    if ready != 0 {
+                        let q = &port.queues[ready.trailing_zeros() as usize];
+                        if let Some(h) = q.hdrs.front() {
+                            prefetch_ptr(h);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
     }
 
     fn handle(&mut self, now: Time, ev: Ev) {

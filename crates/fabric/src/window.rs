@@ -56,6 +56,8 @@ pub(crate) struct ByNode<E> {
     /// After [`ByNode::sort`], `ends[k]` is the end of node k's events in
     /// `sorted`.
     ends: Vec<u32>,
+    /// The nodes that have events, with the end of their events.
+    groups: Vec<(u32, u32)>,
 }
 
 impl<E: Tie> ByNode<E> {
@@ -64,6 +66,7 @@ impl<E: Tie> ByNode<E> {
             batch: Vec::new(),
             sorted: Vec::new(),
             ends: vec![0; nodes + 1],
+            groups: Vec::new(),
         }
     }
 
@@ -103,16 +106,22 @@ impl<E: Tie> ByNode<E> {
         }
         // The wheel gave each node's events in time order, ties in the
         // order they were scheduled: put the ties in `Tie` order.
+        self.groups.clear();
         let mut start = 0;
-        for &end in &ends[..ends.len() - 1] {
-            insertion_sort(&mut self.sorted[start..end as usize]);
-            start = end as usize;
+        for (k, &end) in ends[..ends.len() - 1].iter().enumerate() {
+            if end as usize > start {
+                insertion_sort(&mut self.sorted[start..end as usize]);
+                self.groups.push((k as u32, end));
+                start = end as usize;
+            }
         }
     }
 
-    /// The end of each node's events in [`ByNode::events`], node by node.
-    pub fn ends(&self) -> &[u32] {
-        &self.ends[..self.ends.len() - 1]
+    /// The nodes that have events, in order, each with the end of its
+    /// events in [`ByNode::events`] (where the previous one's end, or 0,
+    /// is its start).
+    pub fn groups(&self) -> &[(u32, u32)] {
+        &self.groups
     }
 
     pub fn events(&self) -> &[(Time, E)] {
@@ -275,7 +284,7 @@ mod tests {
         b.clear();
         b.push(1, 7, 'f');
         b.sort();
-        assert_eq!((b.ends(), b.events()), (&[0, 1, 1][..], &[(7, 'f')][..]));
+        assert_eq!((b.groups(), b.events()), (&[(1, 1)][..], &[(7, 'f')][..]));
     }
 
     #[test]
