@@ -267,19 +267,23 @@ mod tests {
     #[test]
     fn groups_by_node_keeping_each_nodes_order() {
         let mut b = ByNode::new(3);
-        for (node, at, ev) in [
+        // In time order, as from the wheel; node 0's tie at 2 in the order
+        // it was scheduled, not in `Tie` order.
+        let batch = [
             (2, 1, 'a'),
+            (0, 2, 'x'),
             (0, 2, 'b'),
             (2, 3, 'c'),
             (1, 3, 'd'),
             (0, 5, 'e'),
-        ] {
+        ];
+        for (node, at, ev) in batch {
             b.push(node, at, ev);
         }
         b.sort();
-        assert_eq!(b.ends(), &[2, 3, 5]);
+        assert_eq!(b.groups(), &[(0, 3), (1, 4), (2, 6)]);
         let evs: String = b.events().iter().map(|e| e.1).collect();
-        assert_eq!(evs, "bedac");
+        assert_eq!(evs, "bxedac");
         // Reused for the next window: nothing of this one is left.
         b.clear();
         b.push(1, 7, 'f');
