@@ -15,9 +15,12 @@ fn results(file: &str, window: Option<u64>) -> (String, String) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../scenarios")
         .join(file);
-    let text = std::fs::read_to_string(&path).unwrap();
-    let sc = Scenario::parse(&text, file).unwrap();
-    let mut built = experiment::build(&sc, &path, None).unwrap();
+    results_of(&std::fs::read_to_string(&path).unwrap(), &path, window)
+}
+
+fn results_of(text: &str, path: &Path, window: Option<u64>) -> (String, String) {
+    let sc = Scenario::parse(text, "test.toml").unwrap();
+    let mut built = experiment::build(&sc, path, None).unwrap();
     if let Some(ps) = window {
         built.net.set_window(ps);
     }
@@ -43,5 +46,51 @@ fn one_picosecond_windows_give_the_same_results() {
         let (flows_1ps, series_1ps) = results(file, Some(1));
         assert_eq!(flows, flows_1ps, "{file}: flow results");
         assert_eq!(series, series_1ps, "{file}: time series");
+    }
+}
+
+/// An incast with DCQCN over links of the given delay.
+fn incast(delay_ns: u64) -> String {
+    format!(
+        r#"
+[topology]
+kind = "leaf_spine"
+leaves = 2
+spines = 2
+hosts_per_leaf = 8
+delay_ns = {delay_ns}
+[switch]
+pfc = true
+buffer_mb = 1
+[transport]
+cc = "dcqcn"
+[[traffic]]
+pattern = "incast"
+receiver = 0
+senders = [8, 9, 10, 11, 12, 13, 14, 15, 1, 2]
+bytes = 200_000
+[output]
+sample_us = 5
+"#
+    )
+}
+
+#[test]
+fn long_and_zero_delay_links() {
+    // 10 us windows hold many events of a node; links of no delay make
+    // windows of one picosecond, with frames that arrive when sent.
+    for delay_ns in [10_000, 0] {
+        let text = incast(delay_ns);
+        let path = Path::new("test.toml");
+        let (flows, series) = results_of(&text, path, None);
+        assert!(
+            !flows.contains("None"),
+            "{delay_ns} ns: every flow finished"
+        );
+        assert_eq!(
+            (flows, series),
+            results_of(&text, path, Some(1)),
+            "{delay_ns} ns"
+        );
     }
 }

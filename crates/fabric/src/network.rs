@@ -706,14 +706,13 @@ impl Network {
         }
     }
 
-    /// Schedules a node event: into the running node's own queue if it is
-    /// due in the window, else into the wheel. (Only an event for another
-    /// node due in the window goes to the wheel too: a frame that took no
-    /// time over a link of no delay, run in a window of its own at the
-    /// same picosecond.)
+    /// Schedules an event of the running node (any node between windows):
+    /// into the node's own queue if it is due in the window, else into the
+    /// wheel.
     #[inline(always)]
     fn schedule(&mut self, at: Time, ev: Ev) {
-        if at < self.window_end && self.node_of(ev) == self.window_node {
+        if at < self.window_end {
+            debug_assert_eq!(self.node_of(ev), self.window_node, "{ev:?} at {at}");
             self.local.push(at, ev);
         } else {
             self.q.schedule(at, ev);
@@ -1034,7 +1033,12 @@ impl Network {
         let arrival = done + port.delay;
         port.wire.push_back((arrival, frame));
         if port.wire.len() == 1 {
-            self.schedule(arrival, Ev::Arrive(p));
+            // The arrival is the peer's event, due after the window (it is
+            // at least a link delay away), so it goes to the wheel. Over a
+            // link of no delay a frame that takes no time to send arrives
+            // at this very picosecond: the wheel runs it in a window of its
+            // own, after this one.
+            self.q.schedule(arrival, Ev::Arrive(p));
         }
     }
 
