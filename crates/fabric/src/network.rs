@@ -1007,8 +1007,14 @@ impl Network {
         };
         let done = now + port.tx_time(bytes);
         port.busy_until = done;
-        // A host port polls its NIC when the frame is done.
-        if port.has_work() || matches!(port.owner, End::Host(_)) {
+        // A host port polls its NIC when the frame is done, if the NIC has
+        // anything that could go then; if not, its next input kicks the
+        // port (`after_nic_input`).
+        let poll = match port.owner {
+            End::Host(h) => self.hosts[h as usize].nic.may_transmit(),
+            End::Switch(..) => false,
+        };
+        if poll || port.has_work() {
             port.tx_done_pending = true;
             self.schedule(done, Ev::TxDone(p));
         }

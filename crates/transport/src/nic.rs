@@ -642,6 +642,15 @@ impl Nic {
         self.poll_transmit_dma(now, paused, &mut Dma::none())
     }
 
+    /// Whether [`Nic::poll_transmit`] could return anything but `Idle`
+    /// without new input: a control packet is queued, or a QP is ready or
+    /// waits for its rate limiter. (It may still return `Idle`, if the
+    /// class is paused or the waiting QPs have nothing left.)
+    #[inline]
+    pub fn may_transmit(&self) -> bool {
+        !self.ctrl.is_empty() || !self.sched.is_empty()
+    }
+
     /// As [`Nic::poll_transmit`], reading the payload of a data packet from
     /// `mem` into `payload` (cleared first; left empty for control packets).
     pub fn poll_transmit_with(

@@ -64,6 +64,12 @@ impl Scheduler {
         self.ready.pop_front()
     }
 
+    /// No QP is ready or waiting.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.ready.is_empty() && self.waiting.is_empty()
+    }
+
     /// A QP is ready, or waits for a time at or before `now`.
     #[inline]
     pub fn has_work(&self, now: Time) -> bool {
