@@ -1138,7 +1138,15 @@ impl Network {
             n => {
                 // The RoCEv2 5-tuple: addresses, UDP source port, 4791, UDP.
                 let key = (hdr.flow as u64) << 32 | (hdr.dst ^ (4791 << 16 | 17)) as u64;
-                hops[(mix64(key ^ self.ecmp_seeds[s as usize]) % n as u64) as usize]
+                let h = mix64(key ^ self.ecmp_seeds[s as usize]);
+                // A fat tree's fan-out is a power of two: a mask gives the
+                // same choice as the (slow, 64-bit) division.
+                let i = if n.is_power_of_two() {
+                    h & (n as u64 - 1)
+                } else {
+                    h % n as u64
+                };
+                hops[i as usize]
             }
         };
         let class = hdr.class as usize;
