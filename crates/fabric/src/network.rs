@@ -603,16 +603,24 @@ impl Network {
         let mut i = 0;
         for (g, &(node, group_end)) in groups.iter().enumerate() {
             let group_end = group_end as usize;
-            // The first events of a node's share read its ports, its wire
-            // heads and its queue heads, last touched a window ago and out
-            // of L2 since. Two groups ahead its ports are asked for; one
-            // ahead, once they are in, the slots found through them.
-            if let Some(&(_, end)) = groups.get(g + 2) {
-                let start = groups[g + 1].1 as usize;
-                self.prefetch_ports(&events[start..end as usize]);
+            // A node's first events read its ports, its wire and queue
+            // heads and, at a host, the arriving packets and their QPs, all
+            // last touched a window ago and out of L2 since. A pipeline
+            // over the groups asks for each in turn, a group apart, each
+            // stage reading what the one before brought in.
+            let span = |k: usize| {
+                let &(_, end) = groups.get(k)?;
+                let start = if k == 0 { 0 } else { groups[k - 1].1 as usize };
+                Some(&events[start..end as usize])
+            };
+            if let Some(evs) = span(g + 3) {
+                self.prefetch_ports(evs);
             }
-            if let Some(&(_, end)) = groups.get(g + 1) {
-                self.prefetch_slots(&events[group_end..end as usize]);
+            if let Some(evs) = span(g + 2) {
+                self.prefetch_slots(evs);
+            }
+            if let Some(evs) = span(g + 1) {
+                self.prefetch_packets(evs, end);
             }
             self.window_node = node;
             while i < group_end || self.local.peek().is_some() {
@@ -677,6 +685,28 @@ impl Network {
                 _ => {}
             }
         }
+    }
+
+    /// The frames arriving at a host in the window, for `f`.
+    #[inline]
+    fn host_arrivals(&self, events: &[(Time, Ev)], end: Time, mut f: impl FnMut(u32, Hdr)) {
+        for &(_, ev) in events.iter().take(Self::PREFETCH_EVENTS) {
+            if let Ev::Arrive(p) = ev {
+                let port = &self.ports[p as usize];
+                if let End::Host(h) = port.peer {
+                    let frames = port.wire.iter().take_while(|(t, _)| *t < end);
+                    for (_, frame) in frames.take(Self::PREFETCH_EVENTS) {
+                        if let Frame::Packet(hdr) = frame {
+                            f(h, *hdr);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn prefetch_packets(&self, events: &[(Time, Ev)], end: Time) {
+        self.host_arrivals(events, end, |_, hdr| self.arena.prefetch(hdr.idx));
     }
 
     fn handle(&mut self, now: Time, ev: Ev) {
@@ -1067,22 +1097,13 @@ impl Network {
         let (up, peer) = (port.up, port.peer);
         if let Some(&(t, next)) = port.wire.front() {
             self.schedule(t, Ev::Arrive(p));
-            let port = &self.ports[p as usize];
-            // A host reads the whole packet and then its QP, both last
-            // touched long ago: a pipeline over the frames on the wire asks
-            // for the packet two frames ahead and, through the packet one
-            // frame ahead (asked for at the previous arrival), for its QP.
-            // (A switch never reads the packet; a prefetch there costs a
-            // TLB walk for nothing.)
+            // A host reads the packet and then its QP, last touched long
+            // ago. The packets arriving in the window were asked for a
+            // group ago (`prefetch_packets`); through the next one, ask for
+            // its QP.
             if let (Frame::Packet(h1), End::Host(host)) = (next, peer) {
-                self.arena.prefetch(h1.idx);
-                // Only on a busy wire: there the previous arrival saw this
-                // frame two ahead, so the read below does not wait for it.
-                if let Some((_, Frame::Packet(h2))) = port.wire.get(1) {
-                    self.arena.prefetch(h2.idx);
-                    if let Some(qp) = self.arena.dst_qp(h1.idx) {
-                        self.hosts[host as usize].nic.prefetch_qp(qp);
-                    }
+                if let Some(qp) = self.arena.dst_qp(h1.idx) {
+                    self.hosts[host as usize].nic.prefetch_qp(qp);
                 }
             }
         }
