@@ -251,6 +251,23 @@ pub fn fabric_config(sc: &Scenario, file: &str) -> Result<FabricConfig, Scenario
     if t.mtu == 0 {
         return Err(err("transport.mtu", "must be at least 1".into()));
     }
+    if t.mtu as u64 + t.header_bytes as u64 > fabric::MAX_FRAME_BYTES as u64 {
+        return Err(err(
+            "transport.mtu",
+            format!(
+                "{} payload + {} header bytes make frames larger than the fabric carries ({} bytes)",
+                t.mtu,
+                t.header_bytes,
+                fabric::MAX_FRAME_BYTES
+            ),
+        ));
+    }
+    if t.ack_bytes > fabric::MAX_FRAME_BYTES {
+        return Err(err(
+            "transport.ack_bytes",
+            format!("at most {} bytes", fabric::MAX_FRAME_BYTES),
+        ));
+    }
     if t.ack_every == 0 {
         return Err(err("transport.ack_every", "must be at least 1".into()));
     }

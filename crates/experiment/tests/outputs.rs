@@ -93,6 +93,25 @@ links = [{ a = "a", b = "s" }, { a = "s", b = "ghost" }]
         format!("{RANDOM}[[faults]]\nlink = [\"leaf0\", \"spine1\"]\naction = \"loss\"\n");
     let e = build_err(&no_loss);
     assert!(e.contains("faults[0].loss"), "{e}");
+
+    let jumbo = format!("{RANDOM}[transport]\nmtu = 20000\n");
+    let e = build_err(&jumbo);
+    assert!(e.contains("transport.mtu") && e.contains("16383"), "{e}");
+
+    // A switch of 300 ports: more than a header can name.
+    let hosts: Vec<String> = (0..300)
+        .map(|i| format!("{{ name = \"h{i}\", kind = \"host\" }}"))
+        .collect();
+    let links: Vec<String> = (0..300)
+        .map(|i| format!("{{ a = \"h{i}\", b = \"s\" }}"))
+        .collect();
+    let wide = format!(
+        "[topology]\nkind = \"edges\"\nnodes = [{{ name = \"s\", kind = \"switch\" }}, {}]\nlinks = [{}]\n",
+        hosts.join(", "),
+        links.join(", ")
+    );
+    let e = build_err(&wide);
+    assert!(e.contains("switch s has 300 ports"), "{e}");
 }
 
 #[test]

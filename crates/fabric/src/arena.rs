@@ -12,7 +12,10 @@ use std::collections::HashMap;
 
 use transport::{Packet, PacketKind, Verb};
 
-/// What links and switches need of a packet (20 bytes).
+/// What links and switches need of a packet, in 16 bytes: four to a cache
+/// line in a queue, and with its arrival time 24 bytes on a wire (`Frame`
+/// keeps PFC frames in the values `class` cannot take). Hence the limits
+/// [`Hdr::MAX_WIRE`] and [`Hdr::MAX_PORTS`], which `Network::new` checks.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Hdr {
     /// The packet in the arena.
@@ -20,33 +23,95 @@ pub struct Hdr {
     pub dst: u32,
     /// `src ^ sport << 16`: with `dst`, the ECMP key of the 5-tuple.
     pub flow: u32,
-    /// Bytes on the wire.
-    pub wire: u32,
+    /// Bytes on the wire (low 14 bits), [`Hdr::DATA`] and [`Hdr::CE`].
+    wire_flags: u16,
     /// Local index of the ingress port at the switch that holds it (for
     /// buffer release).
-    pub in_port: u16,
-    pub class: u8,
-    /// [`Hdr::DATA`] and [`Hdr::CE`].
-    pub flags: u8,
+    pub in_port: u8,
+    class: Class,
+}
+
+/// A traffic class, 0..8.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(u8)]
+enum Class {
+    #[default]
+    C0,
+    C1,
+    C2,
+    C3,
+    C4,
+    C5,
+    C6,
+    C7,
 }
 
 impl Hdr {
-    pub const DATA: u8 = 1;
+    /// The largest frame a header can describe (MTU plus headers).
+    pub const MAX_WIRE: u32 = (1 << 14) - 1;
+    /// The most ports a switch may have.
+    pub const MAX_PORTS: usize = 256;
+    const DATA: u16 = 1 << 14;
     /// Congestion experienced, set by a switch; copied into the packet on
     /// delivery.
-    pub const CE: u8 = 2;
+    const CE: u16 = 1 << 15;
+
+    /// A header for tests and tools: no packet behind it.
+    pub fn of(class: u8, wire: u32, data: bool) -> Hdr {
+        debug_assert!(wire <= Hdr::MAX_WIRE);
+        const CLASSES: [Class; 8] = [
+            Class::C0,
+            Class::C1,
+            Class::C2,
+            Class::C3,
+            Class::C4,
+            Class::C5,
+            Class::C6,
+            Class::C7,
+        ];
+        Hdr {
+            wire_flags: wire as u16 | if data { Hdr::DATA } else { 0 },
+            class: CLASSES[class as usize & 7],
+            ..Hdr::default()
+        }
+    }
 
     #[inline]
     fn new(idx: u32, pkt: &Packet) -> Hdr {
-        Hdr {
-            idx,
-            dst: pkt.dst,
-            flow: pkt.src ^ (pkt.sport as u32) << 16,
-            wire: pkt.wire,
-            in_port: 0,
-            class: pkt.priority & 7,
-            flags: if pkt.is_data() { Hdr::DATA } else { 0 } | if pkt.ce { Hdr::CE } else { 0 },
+        let mut h = Hdr::of(pkt.priority, pkt.wire, pkt.is_data());
+        h.idx = idx;
+        h.dst = pkt.dst;
+        h.flow = pkt.src ^ (pkt.sport as u32) << 16;
+        if pkt.ce {
+            h.set_ce();
         }
+        h
+    }
+
+    /// Bytes on the wire.
+    #[inline(always)]
+    pub fn wire(&self) -> u32 {
+        (self.wire_flags & Hdr::MAX_WIRE as u16) as u32
+    }
+
+    #[inline(always)]
+    pub fn class(&self) -> usize {
+        self.class as usize
+    }
+
+    #[inline(always)]
+    pub fn is_data(&self) -> bool {
+        self.wire_flags & Hdr::DATA != 0
+    }
+
+    #[inline(always)]
+    pub fn ce(&self) -> bool {
+        self.wire_flags & Hdr::CE != 0
+    }
+
+    #[inline(always)]
+    pub fn set_ce(&mut self) {
+        self.wire_flags |= Hdr::CE;
     }
 }
 
@@ -151,7 +216,7 @@ fn join(s: Slot, hdr: &Hdr, (imm, compare): (u64, u64)) -> Packet {
         verb: s.verb,
         psn: s.psn,
         payload: s.payload,
-        wire: hdr.wire,
+        wire: hdr.wire(),
         priority: s.priority,
         ce: s.ce,
         ecn_echo: s.ecn_echo,
@@ -299,12 +364,33 @@ mod tests {
             ..plain
         };
         let (i, j) = (a.alloc(atomic), a.alloc(plain));
-        assert_eq!((i.dst, i.wire), (9, 1048));
+        assert_eq!(
+            (i.dst, i.wire(), i.is_data(), i.ce()),
+            (9, 1048, true, false)
+        );
         assert_eq!((a.get(&i), a.get(&j)), (atomic, plain));
         // A freed slot's operands do not leak into the next packet there.
         a.free(i.idx);
         let k = a.alloc(plain);
         assert_eq!((k.idx, a.get(&k)), (i.idx, plain));
         assert_eq!(a.live(), 2);
+    }
+
+    #[test]
+    fn a_header_is_16_bytes_and_a_wire_slot_24() {
+        use crate::port::Frame;
+        assert_eq!(std::mem::size_of::<Hdr>(), 16);
+        // A PFC frame fits in the values a header's class cannot take.
+        assert_eq!(std::mem::size_of::<(engine::Time, Frame)>(), 24);
+        let mut h = Hdr::of(7, Hdr::MAX_WIRE, false);
+        assert_eq!(
+            (h.class(), h.wire(), h.is_data(), h.ce()),
+            (7, Hdr::MAX_WIRE, false, false)
+        );
+        h.set_ce();
+        assert_eq!(
+            (h.wire(), h.is_data(), h.ce()),
+            (Hdr::MAX_WIRE, false, true)
+        );
     }
 }

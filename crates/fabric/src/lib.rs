@@ -17,6 +17,9 @@ pub mod topology;
 mod window;
 
 pub use config::{EcnSetting, FabricConfig};
+
+/// The largest frame (payload and headers) the fabric carries, in bytes.
+pub const MAX_FRAME_BYTES: u32 = arena::Hdr::MAX_WIRE;
 pub use counters::{Counters, DropReason};
 pub use flows::{Flow, FlowResult};
 pub use network::{Fault, FaultAction, Memory, Network, RunState, SampleSpec};

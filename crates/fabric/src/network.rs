@@ -197,6 +197,16 @@ struct Sampling {
 impl Network {
     pub fn new(topo: Topology, cfg: FabricConfig) -> Result<Network, String> {
         topo.validate()?;
+        let nic = &cfg.nic;
+        let frame = nic.mtu as u64 + nic.header_bytes as u64;
+        if frame.max(nic.ctrl_bytes as u64) > Hdr::MAX_WIRE as u64 {
+            return Err(format!(
+                "frames of {frame} bytes (MTU {} + {} header bytes): the fabric carries at most {}",
+                nic.mtu,
+                nic.header_bytes,
+                Hdr::MAX_WIRE
+            ));
+        }
         let mut roles = Vec::with_capacity(topo.nodes.len());
         let (mut nh, mut ns) = (0u32, 0u32);
         for n in &topo.nodes {
@@ -239,6 +249,16 @@ impl Network {
                     ecn,
                     Rng::new(cfg.seed, StreamKind::LinkLoss, id as u64),
                     Rng::new(cfg.seed, StreamKind::Ecn, id as u64),
+                ));
+            }
+        }
+        for (node, ports) in node_ports.iter().enumerate() {
+            if matches!(roles[node], NodeRole::Switch(_)) && ports.len() > Hdr::MAX_PORTS {
+                return Err(format!(
+                    "switch {} has {} ports: at most {} are supported",
+                    topo.nodes[node].name,
+                    ports.len(),
+                    Hdr::MAX_PORTS
                 ));
             }
         }
@@ -965,7 +985,7 @@ impl Network {
                 let Some(hdr) = port.pop_eligible() else {
                     return;
                 };
-                let qlen = port.queues[hdr.class as usize].bytes;
+                let qlen = port.queues[hdr.class()].bytes;
                 self.depart(now, p, s, hdr, qlen);
             }
             End::Host(h) => {
@@ -998,7 +1018,7 @@ impl Network {
     /// decides, and the packet is serialised.
     #[inline(always)]
     fn depart(&mut self, now: Time, p: u32, s: u32, mut hdr: Hdr, qlen: u64) {
-        let (class, wire) = (hdr.class as usize, hdr.wire);
+        let (class, wire) = (hdr.class(), hdr.wire());
         let in_local = hdr.in_port as usize;
         let sw = &mut self.switches[s as usize];
         if sw.mmu.release(in_local, class, wire as u64) {
@@ -1006,7 +1026,7 @@ impl Network {
             self.send_pfc(now, in_port, class as u8, false);
         }
         if let Some(e) = self.ports[p as usize].ecn {
-            if hdr.flags & (Hdr::DATA | Hdr::CE) == Hdr::DATA && class != 0 {
+            if hdr.is_data() && !hdr.ce() && class != 0 {
                 let port = &mut self.ports[p as usize];
                 port.ecn_eligible += 1;
                 let mark = if qlen > e.kmax {
@@ -1018,7 +1038,7 @@ impl Network {
                     false
                 };
                 if mark {
-                    hdr.flags |= Hdr::CE;
+                    hdr.set_ce();
                     port.ecn_marked += 1;
                     self.counters.ecn_marked += 1;
                 }
@@ -1032,7 +1052,7 @@ impl Network {
     fn transmit(&mut self, now: Time, p: u32, frame: Frame) {
         let port = &mut self.ports[p as usize];
         let bytes = match frame {
-            Frame::Packet(hdr) => hdr.wire,
+            Frame::Packet(hdr) => hdr.wire(),
             Frame::Pfc { .. } => self.cfg.pfc_frame_bytes,
         };
         let done = now + port.tx_time(bytes);
@@ -1116,14 +1136,14 @@ impl Network {
             }
             Frame::Packet(hdr) => {
                 if !up {
-                    self.counters.drop(DropReason::LinkDown, hdr.wire);
+                    self.counters.drop(DropReason::LinkDown, hdr.wire());
                     self.arena.free(hdr.idx);
                     return;
                 }
                 match peer {
                     End::Host(h) => {
                         let mut pkt = self.arena.get(&hdr);
-                        pkt.ce = hdr.flags & Hdr::CE != 0;
+                        pkt.ce = hdr.ce();
                         self.arena.free(hdr.idx);
                         self.counters.delivered_packets += 1;
                         self.counters.delivered_bytes += pkt.wire as u64;
@@ -1146,12 +1166,12 @@ impl Network {
     /// A packet entered switch `s` on port `in_port` (its `in_local`-th
     /// port): route, admit, queue.
     fn forward(&mut self, now: Time, s: u32, in_port: u32, in_local: u16, mut hdr: Hdr) {
-        hdr.in_port = in_local;
+        hdr.in_port = in_local as u8;
         let sw = &mut self.switches[s as usize];
         let hops = self.routes.next_hops(s, hdr.dst);
         let out = match hops.len() {
             0 => {
-                self.counters.drop(DropReason::NoRoute, hdr.wire);
+                self.counters.drop(DropReason::NoRoute, hdr.wire());
                 self.arena.free(hdr.idx);
                 return;
             }
@@ -1170,12 +1190,12 @@ impl Network {
                 hops[i as usize]
             }
         };
-        let class = hdr.class as usize;
+        let class = hdr.class();
         let ports = &self.ports;
         let queued = || ports[out as usize].queues[class].bytes;
         match sw
             .mmu
-            .admit(in_local as usize, class, hdr.wire as u64, queued)
+            .admit(in_local as usize, class, hdr.wire() as u64, queued)
         {
             Err(r) => {
                 let reason = match r {
@@ -1183,7 +1203,7 @@ impl Network {
                     Refusal::BufferFull => DropReason::BufferFull,
                     Refusal::EgressThreshold => DropReason::EgressThreshold,
                 };
-                self.counters.drop(reason, hdr.wire);
+                self.counters.drop(reason, hdr.wire());
                 self.arena.free(hdr.idx);
             }
             Ok(a) => {
@@ -1243,12 +1263,12 @@ impl Network {
         for port in &self.ports {
             for hdr in port.queues.iter().flat_map(|q| q.hdrs.iter()) {
                 packets += 1;
-                bytes += hdr.wire as u64;
+                bytes += hdr.wire() as u64;
             }
             for &(_, f) in port.wire.iter() {
                 if let Frame::Packet(hdr) = f {
                     packets += 1;
-                    bytes += hdr.wire as u64;
+                    bytes += hdr.wire() as u64;
                 }
             }
         }

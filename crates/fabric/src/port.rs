@@ -214,7 +214,7 @@ impl Port {
         let class = ready.trailing_zeros() as usize;
         let q = &mut self.queues[class];
         let pkt = q.hdrs.pop_front()?;
-        q.bytes -= pkt.wire as u64;
+        q.bytes -= pkt.wire() as u64;
         if q.hdrs.is_empty() {
             self.backlogged &= !(1 << class);
         }
@@ -223,10 +223,10 @@ impl Port {
 
     #[inline]
     pub fn push(&mut self, hdr: Hdr) {
-        let q = &mut self.queues[hdr.class as usize];
+        let q = &mut self.queues[hdr.class()];
         q.hdrs.push_back(hdr);
-        q.bytes += hdr.wire as u64;
-        self.backlogged |= 1 << hdr.class;
+        q.bytes += hdr.wire() as u64;
+        self.backlogged |= 1 << hdr.class();
     }
 
     /// Wire bytes waiting in the queues.
@@ -317,11 +317,7 @@ mod tests {
     }
 
     fn hdr(class: u8, wire: u32) -> Hdr {
-        Hdr {
-            class,
-            wire,
-            ..Hdr::default()
-        }
+        Hdr::of(class, wire, true)
     }
 
     /// A class queue's bytes (the switch's egress accounting) follow its
