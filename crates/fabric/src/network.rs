@@ -55,7 +55,7 @@ impl Tie for Ev {
 /// Events that touch more than one node (a flow's start creates QPs at
 /// both ends; a fault acts on both ends of a link; a sample reads the
 /// whole fabric): each runs alone, between two windows.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Global {
     FlowStart(u32),
     Fault(u32),

@@ -27,7 +27,7 @@
 //! time, in the order they were scheduled.
 
 use engine::Time;
-use std::cmp::Ordering;
+use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 /// How events due at the same picosecond at one node are ordered.
@@ -194,11 +194,13 @@ impl<E: Tie> NodeQueue<E> {
 
 /// Events that act on more than one node, in (time, scheduling order).
 pub(crate) struct Globals<G> {
-    heap: BinaryHeap<Pending<G>>,
+    /// (time, sequence, event): the sequence is unique, so the event's own
+    /// order never decides.
+    heap: BinaryHeap<Reverse<(Time, u64, G)>>,
     seq: u64,
 }
 
-impl<G> Default for Globals<G> {
+impl<G: Ord> Default for Globals<G> {
     fn default() -> Self {
         Globals {
             heap: BinaryHeap::new(),
@@ -207,49 +209,18 @@ impl<G> Default for Globals<G> {
     }
 }
 
-impl<G: Copy> Globals<G> {
+impl<G: Copy + Ord> Globals<G> {
     pub fn push(&mut self, at: Time, ev: G) {
         self.seq += 1;
-        self.heap.push(Pending {
-            at,
-            seq: self.seq,
-            ev,
-        });
+        self.heap.push(Reverse((at, self.seq, ev)));
     }
 
     pub fn peek_time(&self) -> Option<Time> {
-        self.heap.peek().map(|p| p.at)
+        self.heap.peek().map(|Reverse((at, _, _))| *at)
     }
 
     pub fn pop(&mut self) -> Option<(Time, G)> {
-        self.heap.pop().map(|p| (p.at, p.ev))
-    }
-}
-
-struct Pending<G> {
-    at: Time,
-    seq: u64,
-    ev: G,
-}
-
-impl<G> PartialEq for Pending<G> {
-    fn eq(&self, o: &Self) -> bool {
-        (self.at, self.seq) == (o.at, o.seq)
-    }
-}
-
-impl<G> Eq for Pending<G> {}
-
-impl<G> PartialOrd for Pending<G> {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-
-impl<G> Ord for Pending<G> {
-    // Reversed: `BinaryHeap` is a max-heap.
-    fn cmp(&self, o: &Self) -> Ordering {
-        (o.at, o.seq).cmp(&(self.at, self.seq))
+        self.heap.pop().map(|Reverse((at, _, ev))| (at, ev))
     }
 }
 
@@ -310,11 +281,12 @@ mod tests {
     #[test]
     fn globals_by_time_then_scheduling() {
         let mut g = Globals::default();
-        g.push(4, 'a');
-        g.push(2, 'b');
         g.push(4, 'c');
+        g.push(2, 'b');
+        g.push(4, 'a');
         assert_eq!(g.peek_time(), Some(2));
+        // The tie at 4 in the order scheduled, not in the events' order.
         let all: Vec<_> = std::iter::from_fn(|| g.pop()).collect();
-        assert_eq!(all, [(2, 'b'), (4, 'a'), (4, 'c')]);
+        assert_eq!(all, [(2, 'b'), (4, 'c'), (4, 'a')]);
     }
 }
