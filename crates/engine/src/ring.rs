@@ -84,15 +84,6 @@ impl<T: Copy + Default> Ring<T> {
         }
     }
 
-    /// The `k`-th value from the front.
-    #[inline]
-    pub fn get(&self, k: usize) -> Option<&T> {
-        if k >= self.len as usize {
-            return None;
-        }
-        Some(&self.buf[(self.head as usize + k) & (self.buf.len() - 1)])
-    }
-
     /// The values, first to last.
     pub fn iter(&self) -> impl Iterator<Item = &T> + '_ {
         let mask = self.buf.len().wrapping_sub(1);
@@ -144,7 +135,7 @@ mod tests {
             assert_eq!(ring.len(), reference.len());
             assert_eq!(ring.front(), reference.front());
             for k in [1, 2, reference.len()] {
-                assert_eq!(ring.get(k), reference.get(k));
+                assert_eq!(ring.iter().nth(k), reference.get(k));
             }
         }
         assert!(ring.iter().eq(reference.iter()));
