@@ -4,7 +4,9 @@
 //!
 //! Hot path shape (DESIGN.md): integer time, components in `Vec`s indexed
 //! by `u32`, packets in an arena, one pending event per link (the head of
-//! its wire FIFO) and one per busy port, no allocation per packet.
+//! its wire FIFO) and one per busy port, no allocation per packet. Events
+//! run in windows of the shortest link delay, node by node (`window.rs`,
+//! `Network::run_window`).
 
 use crate::arena::{Arena, Hdr};
 use crate::config::{EcnSetting, FabricConfig};
@@ -624,8 +626,8 @@ impl Network {
         for (g, &(node, group_end)) in groups.iter().enumerate() {
             let group_end = group_end as usize;
             // A node's first events read its ports, its wire and queue
-            // heads and, at a host, the arriving packets and their QPs, all
-            // last touched a window ago and out of L2 since. A pipeline
+            // heads and, at a host, the arriving packets, all last touched
+            // a window ago and out of L2 since. A pipeline
             // over the groups asks for each in turn, a group apart, each
             // stage reading what the one before brought in.
             let span = |k: usize| {
@@ -665,8 +667,8 @@ impl Network {
         n
     }
 
-    /// How many of a node's first events `prefetch_ports` and
-    /// `prefetch_slots` look at.
+    /// How many of a node's first events (and of the frames on a host's
+    /// wire) the prefetch stages look at.
     const PREFETCH_EVENTS: usize = 16;
 
     fn prefetch_ports(&self, events: &[(Time, Ev)]) {
