@@ -33,14 +33,21 @@ fn results_of(text: &str, path: &Path, window: Option<u64>) -> (String, String) 
 
 #[test]
 fn one_picosecond_windows_give_the_same_results() {
-    // PFC pauses and same-picosecond incast ties; ECN marking draws and
-    // DCQCN; MP-RDMA's multipath with the synchronise flag; a link failure
-    // and recovery with sampled series.
+    // PFC pauses and same-picosecond incast ties; drops in a lossy fabric;
+    // go-back-N and IRN under random loss; ECN marking draws and DCQCN;
+    // MP-RDMA with the synchronise flag, with lossy paths and with a link
+    // that goes down and up; a link failure with sampled series; the
+    // built-in example.
     for file in [
         "incast_pfc.toml",
+        "incast_lossy.toml",
+        "lossy_path.toml",
         "dcqcn_fairness.toml",
         "mprdma_sync.toml",
+        "mprdma_lossy_paths.toml",
+        "mprdma_link_updown.toml",
         "link_failure.toml",
+        "example.toml",
     ] {
         let (flows, series) = results(file, None);
         let (flows_1ps, series_1ps) = results(file, Some(1));
