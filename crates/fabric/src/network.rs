@@ -627,9 +627,9 @@ impl Network {
             let group_end = group_end as usize;
             // A node's first events read its ports, its wire and queue
             // heads and, at a host, the arriving packets, all last touched
-            // a window ago and out of L2 since. A pipeline
-            // over the groups asks for each in turn, a group apart, each
-            // stage reading what the one before brought in.
+            // a window ago and out of L2 since. A pipeline over the groups
+            // asks for each in turn, a group apart, each stage reading what
+            // the one before brought in.
             let span = |k: usize| {
                 let &(_, end) = groups.get(k)?;
                 let start = if k == 0 { 0 } else { groups[k - 1].1 as usize };
@@ -695,13 +695,8 @@ impl Network {
                     }
                 }
                 Ev::TxDone(p) => {
-                    let port = &self.ports[p as usize];
-                    let ready = port.backlogged & !port.paused;
-                    if ready != 0 {
-                        let q = &port.queues[ready.trailing_zeros() as usize];
-                        if let Some(h) = q.hdrs.front() {
-                            prefetch_ptr(h);
-                        }
+                    if let Some(h) = self.ports[p as usize].peek_eligible() {
+                        prefetch_ptr(h);
                     }
                 }
                 _ => {}
@@ -709,26 +704,22 @@ impl Network {
         }
     }
 
-    /// The frames arriving at a host in the window, for `f`.
-    #[inline]
-    fn host_arrivals(&self, events: &[(Time, Ev)], end: Time, mut f: impl FnMut(u32, Hdr)) {
+    /// The packets arriving at a host in the window (its wire's frames due
+    /// before `end`).
+    fn prefetch_packets(&self, events: &[(Time, Ev)], end: Time) {
         for &(_, ev) in events.iter().take(Self::PREFETCH_EVENTS) {
             if let Ev::Arrive(p) = ev {
                 let port = &self.ports[p as usize];
-                if let End::Host(h) = port.peer {
+                if let End::Host(_) = port.peer {
                     let frames = port.wire.iter().take_while(|(t, _)| *t < end);
                     for (_, frame) in frames.take(Self::PREFETCH_EVENTS) {
                         if let Frame::Packet(hdr) = frame {
-                            f(h, *hdr);
+                            self.arena.prefetch(hdr.idx);
                         }
                     }
                 }
             }
         }
-    }
-
-    fn prefetch_packets(&self, events: &[(Time, Ev)], end: Time) {
-        self.host_arrivals(events, end, |_, hdr| self.arena.prefetch(hdr.idx));
     }
 
     fn handle(&mut self, now: Time, ev: Ev) {

@@ -203,15 +203,25 @@ impl Port {
         serialization_at(bytes as u64, self.rate_bps, self.ps_per_byte)
     }
 
+    /// The class `pop_eligible` would serve: the highest-priority (lowest)
+    /// class with packets and not paused.
+    #[inline]
+    fn eligible_class(&self) -> Option<usize> {
+        let ready = self.backlogged & !self.paused;
+        (ready != 0).then(|| ready.trailing_zeros() as usize)
+    }
+
+    /// The packet `pop_eligible` would return, in place (for a cache hint).
+    #[inline]
+    pub fn peek_eligible(&self) -> Option<&Hdr> {
+        self.queues[self.eligible_class()?].hdrs.front()
+    }
+
     /// The next queued packet this port may send: strict priority over the
     /// classes the partner has not paused.
     #[inline]
     pub fn pop_eligible(&mut self) -> Option<Hdr> {
-        let ready = self.backlogged & !self.paused;
-        if ready == 0 {
-            return None;
-        }
-        let class = ready.trailing_zeros() as usize;
+        let class = self.eligible_class()?;
         let q = &mut self.queues[class];
         let pkt = q.hdrs.pop_front()?;
         q.bytes -= pkt.wire() as u64;
@@ -331,9 +341,11 @@ mod tests {
         port.push(hdr(0, 500));
         assert_eq!(port.queues[3].bytes, 1064);
         assert_eq!(port.queues[0].bytes, 500);
+        assert_eq!(port.peek_eligible(), Some(&hdr(0, 500)));
         assert_eq!(port.pop_eligible(), Some(hdr(0, 500)));
         assert_eq!(port.queues[0].bytes, 0);
         port.paused = 1 << 3;
+        assert_eq!(port.peek_eligible(), None);
         assert_eq!(port.pop_eligible(), None);
         assert_eq!(port.queues[3].bytes, 1064);
         port.paused = 0;
