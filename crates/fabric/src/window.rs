@@ -144,8 +144,10 @@ fn insertion_sort<E: Tie>(v: &mut [(Time, E)]) {
 
 /// The current node's events due in the window that were scheduled during
 /// it, in [`precedes`] order. A switch has a few at a time: one arrival
-/// per busy input wire, one transmission end per busy port.
+/// per busy input wire, one transmission end per busy port (6 on average
+/// in WS128, 12 in A2A128).
 pub(crate) struct NodeQueue<E> {
+    /// Sorted from `head` on; the slots before it were popped.
     v: Vec<(Time, E)>,
     head: usize,
 }
@@ -162,16 +164,35 @@ impl<E> Default for NodeQueue<E> {
 impl<E: Tie> NodeQueue<E> {
     #[inline]
     pub fn push(&mut self, at: Time, ev: E) {
-        // One step of an insertion sort: a new event belongs a few places
-        // from the back (two on average in WS128, four in P1024), where a
-        // call to `memmove` would cost more than the shifts.
-        let mut i = self.v.len();
-        self.v.push((at, ev));
-        while i > self.head && precedes(&(at, ev), &self.v[i - 1]) {
+        // One step of an insertion sort, from the nearer end: a new event
+        // belongs a few places from the back in WS128 (two on average, four
+        // in P1024), where a call to `memmove` would cost more than the
+        // shifts; but in A2A128 a switch holds a dozen events, and a
+        // 64-byte ACK's end lands among them, so it shifts from the front
+        // when it can (into slots pops freed) if that is the shorter way.
+        // A2A128 0.92-0.95 of the time of back-only insertion, the others
+        // 0.98-1.0.
+        let e = (at, ev);
+        let len = self.v.len();
+        if self.head > 0 && precedes(&e, &self.v[(self.head + len) / 2]) {
+            // It belongs in the front half: shift what comes before it one
+            // place into the slot the last pop freed.
+            let mut i = self.head - 1;
+            while precedes(&self.v[i + 1], &e) {
+                self.v[i] = self.v[i + 1];
+                i += 1;
+            }
+            self.v[i] = e;
+            self.head -= 1;
+            return;
+        }
+        let mut i = len;
+        self.v.push(e);
+        while i > self.head && precedes(&e, &self.v[i - 1]) {
             self.v[i] = self.v[i - 1];
             i -= 1;
         }
-        self.v[i] = (at, ev);
+        self.v[i] = e;
     }
 
     #[inline]
@@ -276,6 +297,46 @@ mod tests {
         let rest: Vec<_> = std::iter::from_fn(|| q.peek().is_some().then(|| q.pop())).collect();
         assert_eq!(rest, [(6, 'e'), (7, 'd'), (10, 'a'), (10, 'c'), (10, 'f')]);
         assert_eq!(q.peek(), None);
+    }
+
+    /// Pushes and pops interleaved at random (many ties, both insertion
+    /// ends) come out as a sort of everything pushed would order them.
+    #[test]
+    fn node_queue_is_a_priority_queue() {
+        let mut q = NodeQueue::default();
+        let mut reference: Vec<(Time, char)> = Vec::new();
+        let mut x = 11u64;
+        let mut now = 0;
+        for step in 0..20_000u32 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let pop = x >> 62 == 0 && !reference.is_empty() || step % 512 > 500;
+            if pop {
+                if reference.is_empty() {
+                    continue;
+                }
+                let got = q.pop();
+                let best = (0..reference.len())
+                    .reduce(|a, b| {
+                        if precedes(&reference[b], &reference[a]) {
+                            b
+                        } else {
+                            a
+                        }
+                    })
+                    .expect("not empty");
+                assert_eq!(got, reference.remove(best), "step {step}");
+                now = got.0;
+            } else {
+                // Never before the last pop, as in a window.
+                let ev = (b'a' + (x >> 40) as u8 % 26) as char;
+                let at = now + (x >> 20) % 8;
+                q.push(at, ev);
+                reference.push((at, ev));
+            }
+            assert_eq!(q.peek().is_some(), !reference.is_empty());
+        }
     }
 
     #[test]
