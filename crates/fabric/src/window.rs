@@ -170,8 +170,8 @@ impl<E: Tie> NodeQueue<E> {
         // shifts; but in A2A128 a switch holds a dozen events, and a
         // 64-byte ACK's end lands among them, so it shifts from the front
         // when it can (into slots pops freed) if that is the shorter way.
-        // A2A128 0.92-0.95 of the time of back-only insertion, the others
-        // 0.98-1.0.
+        // Against back-only insertion: A2A128 0.92-0.95, WS128 about 1.01,
+        // P1024 0.975-1.035 (docs/speed.md).
         let e = (at, ev);
         let len = self.v.len();
         if self.head > 0 && precedes(&e, &self.v[(self.head + len) / 2]) {
