@@ -505,11 +505,27 @@ impl Network {
                 + size_of::<u32>(),
             peak_packets: self.arena.capacity(),
             // Its record, received-bytes counter, the QP-to-flow entries at
-            // both ends, and the requester and responder QPs.
+            // both ends, and the requester and responder QPs (as large as
+            // this run's QPs are on average, boxes included).
             flow_bytes: size_of::<FlowResult>()
                 + size_of::<u64>()
                 + 2 * size_of::<u32>()
-                + 2 * Nic::QP_BYTES,
+                + 2 * self.mean_qp_bytes(),
+        }
+    }
+
+    /// The mean fixed state of this run's QPs (a plain go-back-N QP's
+    /// before any exists).
+    fn mean_qp_bytes(&self) -> usize {
+        let (qps, bytes) = self
+            .hosts
+            .iter()
+            .map(|h| h.nic.qp_memory())
+            .fold((0, 0), |(n, b), (n1, b1)| (n + n1, b + b1));
+        if qps == 0 {
+            Nic::QP_BYTES
+        } else {
+            bytes.div_ceil(qps)
         }
     }
 

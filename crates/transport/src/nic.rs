@@ -426,9 +426,7 @@ impl Nic {
                     Engine::GoBackN { resp, .. } => {
                         resp.on_request(now, id, pkt, cfg, stats, events, dma)
                     }
-                    Engine::Irn { resp, .. } => {
-                        resp.on_request(now, id, pkt, cfg, stats, events, dma)
-                    }
+                    Engine::Irn(i) => i.resp.on_request(now, id, pkt, cfg, stats, events, dma),
                     Engine::MpRdma(_) => unreachable!("MP-RDMA QPs go to on_packet_mp"),
                 };
                 if o.malformed {
@@ -475,9 +473,9 @@ impl Nic {
                         req.on_read_response(now, id, pkt, cfg, stats, events, dma),
                         None,
                     ),
-                    Engine::Irn { req, .. } => {
-                        req.on_read_response(now, id, pkt, cfg, stats, events, dma)
-                    }
+                    Engine::Irn(i) => i
+                        .req
+                        .on_read_response(now, id, pkt, cfg, stats, events, dma),
                     Engine::MpRdma(_) => unreachable!("MP-RDMA QPs go to on_packet_mp"),
                 };
                 if o.malformed {
@@ -511,7 +509,7 @@ impl Nic {
                         req.on_ack(now, id, pkt.psn, cfg, events)
                     }
                     Engine::GoBackN { req, .. } => req.on_nack(now, id, pkt.psn, cfg, events),
-                    Engine::Irn { req, .. } => req.on_ack(now, id, pkt, events),
+                    Engine::Irn(i) => i.req.on_ack(now, id, pkt, events),
                     Engine::MpRdma(_) => unreachable!("MP-RDMA QPs go to on_packet_mp"),
                 };
                 if o.malformed {
@@ -531,7 +529,7 @@ impl Nic {
             }
             PacketKind::ReadAck | PacketKind::ReadNack => {
                 let o = match &mut qp.engine {
-                    Engine::Irn { resp, .. } => resp.on_read_ack(now, pkt),
+                    Engine::Irn(i) => i.resp.on_read_ack(now, pkt),
                     Engine::GoBackN { .. } => crate::requester::Outcome { malformed: true },
                     Engine::MpRdma(_) => unreachable!("MP-RDMA QPs go to on_packet_mp"),
                 };
@@ -618,8 +616,8 @@ impl Nic {
         let Some(q) = self.qps.get_mut(qi) else {
             return;
         };
-        if q.armed.is_some_and(|a| a <= now) {
-            q.armed = None;
+        if q.armed <= now {
+            q.armed = Time::MAX;
         }
         self.stats.timeouts += q.on_timer(now);
         q.sync_timer(&mut self.events);
@@ -747,9 +745,15 @@ impl Nic {
         &self.stats
     }
 
-    /// Simulator memory of one QP's fixed state, in bytes (its work-request
-    /// queues grow on the heap with what is posted).
+    /// Simulator memory of one go-back-N QP without congestion control,
+    /// in bytes (its work-request queues grow on the heap with what is
+    /// posted; other schemes box more, see [`Nic::qp_memory`]).
     pub const QP_BYTES: usize = std::mem::size_of::<Qp>();
+
+    /// The number of QPs and the bytes of their fixed state, boxes included.
+    pub fn qp_memory(&self) -> (usize, usize) {
+        (self.qps.len(), self.qps.iter().map(Qp::bytes).sum())
+    }
 
     /// Number of QPs created.
     pub fn num_qps(&self) -> usize {
@@ -769,7 +773,7 @@ impl Nic {
 
     /// The QP's sending rate at `now` (not before the latest time seen).
     pub fn qp_rate_bps_at(&self, qp: QpId, now: Time) -> u64 {
-        self.qp(qp).cc.rate_at(now)
+        self.qp(qp).cc.rate_at(now, self.cfg.line_rate_bps)
     }
 
     /// The QP's congestion-control state (e.g. DCQCN's alpha), as of its

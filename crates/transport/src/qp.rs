@@ -29,18 +29,25 @@ use engine::Time;
 /// tag costs 8 bytes; `Qp::last_tx` saved them, so `Qp` keeps its size.)
 #[derive(Debug)]
 #[repr(u8)]
+// Go-back-N, the common case at scale, inline; the larger schemes boxed.
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum Engine {
     GoBackN {
         req: Requester,
         resp: Responder,
     },
-    Irn {
-        req: irn::requester::Requester,
-        resp: irn::responder::Responder,
-    },
-    /// Both halves in one (boxed: go-back-N QPs, the common case at
-    /// scale, stay small).
+    /// Boxed, as MP-RDMA's: go-back-N QPs, the common case at scale, stay
+    /// small (IRN's halves are 440 bytes, go-back-N's 256).
+    Irn(Box<IrnQp>),
+    /// Both halves in one (boxed, as IRN's).
     MpRdma(Box<MpQp>),
+}
+
+/// IRN's requester and responder halves.
+#[derive(Debug)]
+pub(crate) struct IrnQp {
+    pub req: irn::requester::Requester,
+    pub resp: irn::responder::Responder,
 }
 
 /// Serialisation times at the NIC's line rate, where most packets leave,
@@ -73,8 +80,9 @@ impl LineRate {
 /// A QP, laid out by cache line (`repr(C)`): in a large run a QP is out of
 /// cache whenever its next packet comes, so what matters is how many lines
 /// a packet reads. Line 0 holds what every packet reads (scheduling, rate
-/// limiter, timer, addressing); the engine's tag and the requester's and
-/// responder's hot fields follow on lines 1-2; the rest is read less.
+/// limiter, congestion control, timer, addressing); the engine's tag and
+/// the requester's and responder's hot fields follow on lines 1-2; the
+/// rest is read less.
 #[derive(Debug)]
 #[repr(C, align(64))]
 pub(crate) struct Qp {
@@ -82,8 +90,10 @@ pub(crate) struct Qp {
     pub sched: SchedState,
     /// Time and wire size of the last data packet sent (rate limiter).
     pub last_tx: Option<(Time, NonZeroU32)>,
-    /// The earliest `ArmTimer` handed out and not yet fired.
-    pub armed: Option<Time>,
+    /// The earliest `ArmTimer` handed out and not yet fired (`Time::MAX`:
+    /// none; a plain time keeps line 0 within 64 bytes).
+    pub armed: Time,
+    pub cc: Cc,
     pub id: QpId,
     pub cfg: QpConfig,
     // Lines 1-2 and on.
@@ -94,7 +104,6 @@ pub(crate) struct Qp {
     pub last_cnp: Option<Time>,
     /// Alternates requester data and READ responses when both are waiting.
     pub resp_turn: bool,
-    pub cc: Cc,
     pub reliability: Reliability,
 }
 
@@ -111,10 +120,10 @@ impl Qp {
                 req: Requester::default(),
                 resp: Responder::default(),
             },
-            Reliability::Irn(c) => Engine::Irn {
+            Reliability::Irn(c) => Engine::Irn(Box::new(IrnQp {
                 req: irn::requester::Requester::new(c),
                 resp: irn::responder::Responder::new(c),
-            },
+            })),
             Reliability::MpRdma(c) => {
                 // Seeded per QP: its random VPs and probes.
                 let seed = (cfg.peer_host as u64) << 32 | id as u64;
@@ -131,9 +140,22 @@ impl Qp {
             last_cnp: None,
             last_tx: None,
             resp_turn: false,
-            armed: None,
+            armed: Time::MAX,
             sched: SchedState::Idle,
         }
+    }
+
+    /// Bytes of this QP's fixed state: the QP and what it boxes (IRN's or
+    /// MP-RDMA's halves, DCQCN's state). Its work-request queues, which
+    /// grow with what is posted, are not counted.
+    pub fn bytes(&self) -> usize {
+        use std::mem::size_of;
+        let engine = match &self.engine {
+            Engine::GoBackN { .. } => 0,
+            Engine::Irn(_) => size_of::<IrnQp>(),
+            Engine::MpRdma(_) => size_of::<MpQp>(),
+        };
+        size_of::<Qp>() + engine + self.cc.heap_bytes()
     }
 
     /// Hints the CPU to fetch the lines a packet for this QP reads first:
@@ -157,7 +179,7 @@ impl Qp {
     fn req_has_data(&self) -> bool {
         match &self.engine {
             Engine::GoBackN { req, .. } => req.has_data(),
-            Engine::Irn { req, .. } => req.has_data(),
+            Engine::Irn(i) => i.req.has_data(),
             Engine::MpRdma(m) => m.snd.has_data(),
         }
     }
@@ -166,7 +188,7 @@ impl Qp {
     fn resp_has_data(&self) -> bool {
         match &self.engine {
             Engine::GoBackN { resp, .. } => resp.has_data(),
-            Engine::Irn { resp, .. } => resp.has_data(),
+            Engine::Irn(i) => i.resp.has_data(),
             Engine::MpRdma(_) => false,
         }
     }
@@ -176,7 +198,7 @@ impl Qp {
     pub fn post(&mut self, now: Time, wr: WorkRequest, sync: bool, mtu: u32) {
         match &mut self.engine {
             Engine::GoBackN { req, .. } => req.post(wr, mtu),
-            Engine::Irn { req, .. } => req.post(wr, mtu),
+            Engine::Irn(i) => i.req.post(wr, mtu),
             Engine::MpRdma(m) => m.snd.post(now, wr, sync, mtu),
         }
     }
@@ -184,7 +206,7 @@ impl Qp {
     pub fn post_recv(&mut self, wqe: RecvWqe) {
         match &mut self.engine {
             Engine::GoBackN { resp, .. } => resp.post_recv(wqe),
-            Engine::Irn { resp, .. } => resp.post_recv(wqe),
+            Engine::Irn(i) => i.resp.post_recv(wqe),
             Engine::MpRdma(m) => m.rcv.post_recv(wqe),
         }
     }
@@ -193,7 +215,7 @@ impl Qp {
     pub fn outstanding(&self) -> bool {
         match &self.engine {
             Engine::GoBackN { req, .. } => req.outstanding(),
-            Engine::Irn { req, resp } => req.win.outstanding() || resp.win.outstanding(),
+            Engine::Irn(i) => i.req.win.outstanding() || i.resp.win.outstanding(),
             Engine::MpRdma(m) => m.snd.outstanding(),
         }
     }
@@ -202,7 +224,7 @@ impl Qp {
     pub fn pending_wrs(&self) -> usize {
         match &self.engine {
             Engine::GoBackN { req, .. } => req.pending_wrs(),
-            Engine::Irn { req, .. } => req.pending_wrs(),
+            Engine::Irn(i) => i.req.pending_wrs(),
             Engine::MpRdma(m) => m.snd.pending_wrs(),
         }
     }
@@ -212,7 +234,7 @@ impl Qp {
     fn deadline(&self) -> Option<Time> {
         match &self.engine {
             Engine::GoBackN { req, .. } => req.rto_deadline,
-            Engine::Irn { req, resp } => match (req.win.deadline, resp.win.deadline) {
+            Engine::Irn(i) => match (i.req.win.deadline, i.resp.win.deadline) {
                 (Some(a), Some(b)) => Some(a.min(b)),
                 (a, b) => a.or(b),
             },
@@ -225,7 +247,7 @@ impl Qp {
     pub fn on_timer(&mut self, now: Time) -> u64 {
         match &mut self.engine {
             Engine::GoBackN { req, .. } => req.on_timer(now) as u64,
-            Engine::Irn { req, resp } => req.on_timer(now) as u64 + resp.on_timer(now) as u64,
+            Engine::Irn(i) => i.req.on_timer(now) as u64 + i.resp.on_timer(now) as u64,
             Engine::MpRdma(m) => m.snd.on_timer(now) as u64,
         }
     }
@@ -242,7 +264,7 @@ impl Qp {
         let Some((t, wire)) = self.last_tx else {
             return now;
         };
-        let rate = self.cc.rate(now, decreases);
+        let rate = self.cc.rate(now, line.bps, decreases);
         let free = t + line.serialization(wire.get(), rate);
         if free <= now {
             now
@@ -279,7 +301,7 @@ impl Qp {
         }
         let mut pkt = match &mut self.engine {
             Engine::GoBackN { req, resp } => alternate!(req, resp),
-            Engine::Irn { req, resp } => alternate!(req, resp),
+            Engine::Irn(i) => alternate!(i.req, i.resp),
             // The MP-RDMA sender chose the VP (source port) itself.
             Engine::MpRdma(m) => {
                 self.resp_turn = true;
@@ -370,8 +392,8 @@ impl Qp {
     #[inline(always)]
     pub fn sync_timer(&mut self, events: &mut VecDeque<Event>) {
         if let Some(d) = self.deadline() {
-            if self.armed.is_none_or(|a| d < a) {
-                self.armed = Some(d);
+            if d < self.armed {
+                self.armed = d;
                 events.push_back(Event::ArmTimer { qp: self.id, at: d });
             }
         }
@@ -390,7 +412,44 @@ mod tests {
     fn hot_fields_share_lines() {
         assert_eq!(std::mem::align_of::<Qp>(), 64);
         assert!(offset_of!(Qp, cfg) + std::mem::size_of::<QpConfig>() <= 64);
+        assert!(offset_of!(Qp, cc) + std::mem::size_of::<Cc>() <= 64);
         assert_eq!(offset_of!(Qp, engine), 64);
+    }
+
+    /// A go-back-N QP without congestion control stays within seven lines
+    /// (the common case at scale: a flow's memory is mostly its two QPs);
+    /// the other schemes' state is boxed and counted in `bytes`.
+    #[test]
+    fn schemes_box_what_go_back_n_does_not_need() {
+        use crate::cc::CcConfig;
+        use crate::dcqcn::DcqcnParams;
+        let cfg = QpConfig {
+            peer_host: 1,
+            peer_qp: 0,
+            sport: 7,
+        };
+        let qp = |reliability, cc: &CcConfig| {
+            let cc = Cc::new(cc, 100_000_000_000);
+            Qp::new(0, cfg, reliability, cc, Notification::AckEcho)
+        };
+        let plain = std::mem::size_of::<Qp>();
+        assert!(plain <= 7 * 64, "{plain} bytes");
+        assert_eq!(qp(Reliability::GoBackN, &CcConfig::None).bytes(), plain);
+        let dcqcn = CcConfig::Dcqcn(DcqcnParams::default());
+        assert_eq!(
+            qp(Reliability::GoBackN, &dcqcn).bytes(),
+            plain + std::mem::size_of::<crate::dcqcn::Dcqcn>()
+        );
+        let irn = Reliability::Irn(crate::irn::IrnConfig::default());
+        assert_eq!(
+            qp(irn, &CcConfig::None).bytes(),
+            plain + std::mem::size_of::<IrnQp>()
+        );
+        let mp = Reliability::MpRdma(crate::mprdma::MpRdmaConfig::default());
+        assert_eq!(
+            qp(mp, &dcqcn).bytes(),
+            plain + std::mem::size_of::<MpQp>() + std::mem::size_of::<crate::dcqcn::Dcqcn>()
+        );
     }
 
     /// The multiplication agrees with the division, at line rate and off it.
