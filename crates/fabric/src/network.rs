@@ -517,11 +517,8 @@ impl Network {
     /// The mean fixed state of this run's QPs (a plain go-back-N QP's
     /// before any exists).
     fn mean_qp_bytes(&self) -> usize {
-        let (qps, bytes) = self
-            .hosts
-            .iter()
-            .map(|h| h.nic.qp_memory())
-            .fold((0, 0), |(n, b), (n1, b1)| (n + n1, b + b1));
+        let qps: usize = self.hosts.iter().map(|h| h.nic.num_qps()).sum();
+        let bytes: usize = self.hosts.iter().map(|h| h.nic.qp_bytes()).sum();
         if qps == 0 {
             Nic::QP_BYTES
         } else {

@@ -747,12 +747,12 @@ impl Nic {
 
     /// Simulator memory of one go-back-N QP without congestion control,
     /// in bytes (its work-request queues grow on the heap with what is
-    /// posted; other schemes box more, see [`Nic::qp_memory`]).
+    /// posted; other schemes box more, see [`Nic::qp_bytes`]).
     pub const QP_BYTES: usize = std::mem::size_of::<Qp>();
 
-    /// The number of QPs and the bytes of their fixed state, boxes included.
-    pub fn qp_memory(&self) -> (usize, usize) {
-        (self.qps.len(), self.qps.iter().map(Qp::bytes).sum())
+    /// Bytes of all QPs' fixed state, boxes included.
+    pub fn qp_bytes(&self) -> usize {
+        self.qps.iter().map(Qp::bytes).sum()
     }
 
     /// Number of QPs created.

@@ -25,8 +25,8 @@ use engine::Time;
 ///
 /// `repr(u8)` gives the variant a tag byte of its own: the NIC matches on
 /// the engine several times per packet, and decoding a tag hidden in a
-/// niche of the requester's fields took six instructions each time. (The
-/// tag costs 8 bytes; `Qp::last_tx` saved them, so `Qp` keeps its size.)
+/// niche of the requester's fields took six instructions each time (the
+/// tag costs 8 bytes).
 #[derive(Debug)]
 #[repr(u8)]
 // Go-back-N, the common case at scale, inline; the larger schemes boxed.
