@@ -73,17 +73,18 @@ pub(crate) fn response_payload(verb: Verb, len: u64, mtu: u32, idx: u32) -> u32 
     }
 }
 
-#[derive(Clone, Copy, Debug)]
+/// A posted send WQE (64 bytes).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 struct SendWqe {
-    wr_id: u64,
-    verb: Verb,
-    len: u64,
     first_psn: u32,
     npkts: u32,
+    len: u64,
     remote_addr: u64,
     local_addr: u64,
     imm: u64,
     compare: u64,
+    verb: Verb,
+    wr_id: u64,
 }
 
 impl SendWqe {
@@ -107,24 +108,40 @@ pub(crate) struct Outcome {
     pub malformed: bool,
 }
 
+/// Laid out in declaration order (`repr(C)`), on the QP's lines 1-2 (see
+/// `Qp`): the PSNs and the timer, then a copy of the WQE being sent, so
+/// that sending a packet or taking an ACK reads no line of the send queue's
+/// own allocation (at scale, a miss and often a TLB miss of its own). The
+/// queue is read when a WQE starts being sent or completes.
 #[derive(Debug, Default)]
+#[repr(C)]
 pub(crate) struct Requester {
-    wqes: VecDeque<SendWqe>,
-    /// Index in `wqes` of the WQE containing `snd_nxt` (== len if none).
-    cursor: usize,
     next_psn: u32,
     snd_una: u32,
     snd_nxt: u32,
     snd_max: u32,
     acked: u32,
+    /// `wqes.front()`'s end PSN and whether it reads (valid if any).
+    front_end: u32,
+    /// Index in `wqes` of the WQE containing `snd_nxt` (== len if none).
+    cursor: u32,
+    front_reads: bool,
+    /// Retransmission deadline; Some iff data is outstanding.
+    pub rto_deadline: Option<Time>,
+    /// `wqes[cursor]` (valid if `cursor < wqes.len()`).
+    cur: SendWqe,
+    wqes: VecDeque<SendWqe>,
     /// A READ-response gap at this `snd_una` already triggered a re-issue
     /// (one re-issue per gap episode, like the responder's NAK state).
     read_rewound_at: Option<u32>,
-    /// Retransmission deadline; Some iff data is outstanding.
-    pub rto_deadline: Option<Time>,
 }
 
 impl Requester {
+    /// Bytes from the start that sending a packet or taking an ACK reads.
+    #[cfg(test)]
+    pub const HOT_BYTES: usize =
+        std::mem::offset_of!(Requester, cur) + std::mem::size_of::<SendWqe>();
+
     pub fn post(&mut self, wr: WorkRequest, mtu: u32) {
         let len = if wr.verb.is_atomic() {
             ATOMIC_BYTES as u64
@@ -143,6 +160,12 @@ impl Requester {
             imm: wr.imm,
             compare: wr.compare,
         });
+        if self.wqes.len() == 1 {
+            self.load_front();
+        }
+        if self.cursor as usize == self.wqes.len() - 1 {
+            self.load_cur();
+        }
         self.next_psn = self
             .next_psn
             .checked_add(n)
@@ -159,17 +182,17 @@ impl Requester {
     /// them are already outstanding before it.
     #[inline]
     fn rd_atomic_limited(&self) -> bool {
-        self.cursor >= MAX_RD_ATOMIC && self.rd_atomic_full()
+        self.cursor as usize >= MAX_RD_ATOMIC && self.rd_atomic_full()
     }
 
     /// The counting half of [`Self::rd_atomic_limited`], kept out of line so
     /// that `has_data`, asked several times per packet, inlines.
     #[inline(never)]
     fn rd_atomic_full(&self) -> bool {
-        self.wqes[self.cursor].verb.reads()
+        self.cur.verb.reads()
             && self
                 .wqes
-                .range(..self.cursor)
+                .range(..self.cursor as usize)
                 .filter(|w| w.verb.reads())
                 .count()
                 >= MAX_RD_ATOMIC
@@ -205,7 +228,8 @@ impl Requester {
         stats: &mut NicStats,
         dma: &mut Dma,
     ) -> Packet {
-        let w = self.wqes[self.cursor];
+        debug_assert_eq!(Some(&self.cur), self.wqes.get(self.cursor as usize));
+        let w = self.cur;
         let psn = self.snd_nxt;
         let idx = psn - w.first_psn;
         let mtu = cfg.mtu;
@@ -238,6 +262,7 @@ impl Requester {
         self.snd_nxt = next;
         if next == w.end() {
             self.cursor += 1;
+            self.load_cur();
         }
         self.snd_max = self.snd_max.max(next);
         if self.rto_deadline.is_none() {
@@ -398,9 +423,9 @@ impl Requester {
     /// `snd_una` over acknowledged WRITE/SEND PSNs.
     #[inline(always)]
     fn advance(&mut self, now: Time, qp: QpId, events: &mut VecDeque<Event>) {
-        while let Some(w) = self.wqes.front() {
-            let end = w.end();
-            if !w.verb.reads() && self.acked > self.snd_una {
+        while !self.wqes.is_empty() {
+            let end = self.front_end;
+            if !self.front_reads && self.acked > self.snd_una {
                 self.snd_una = self.acked.min(end);
             }
             let done = self.snd_una >= end;
@@ -408,6 +433,10 @@ impl Requester {
                 break;
             }
             let w = self.wqes.pop_front().expect("front exists");
+            self.load_front();
+            // The cursor's WQE is the same one; only its index moved (a
+            // cursor at the popped WQE is recomputed below, since then
+            // `snd_nxt < snd_una`).
             self.cursor = self.cursor.saturating_sub(1);
             events.push_back(Event::Completion(Completion {
                 qp,
@@ -432,7 +461,25 @@ impl Requester {
 
     fn recompute_cursor(&mut self) {
         let nxt = self.snd_nxt;
-        self.cursor = self.wqes.partition_point(|w| w.end() <= nxt);
+        // At most one WQE a PSN, and PSNs are 32-bit.
+        self.cursor = self.wqes.partition_point(|w| w.end() <= nxt) as u32;
+        self.load_cur();
+    }
+
+    /// Copies `wqes[cursor]` into `cur` (whenever the cursor moves to
+    /// another WQE).
+    fn load_cur(&mut self) {
+        if let Some(&w) = self.wqes.get(self.cursor as usize) {
+            self.cur = w;
+        }
+    }
+
+    /// Caches what `advance` reads of the front WQE.
+    fn load_front(&mut self) {
+        if let Some(w) = self.wqes.front() {
+            self.front_end = w.end();
+            self.front_reads = w.verb.reads();
+        }
     }
 
     /// Timer bookkeeping after an input: restart on progress, clear when

@@ -89,14 +89,14 @@ pub(crate) struct RxOutcome {
 #[derive(Debug, Default)]
 #[repr(C)]
 pub(crate) struct Responder {
+    /// WRITE in progress: bytes so far.
+    cur_write: Option<u64>,
     epsn: u32,
     unacked: u32,
     nak_sent: bool,
     ce_pending: bool,
     /// One past the highest READ response PSN ever sent.
     read_max: u32,
-    /// WRITE in progress: bytes so far.
-    cur_write: Option<u64>,
     reads: VecDeque<ReadJob>,
     recv: VecDeque<RecvWqe>,
     /// SEND in progress: (receive WQE, bytes so far).
@@ -106,6 +106,10 @@ pub(crate) struct Responder {
 }
 
 impl Responder {
+    /// Bytes from the start that a WRITE packet reads.
+    #[cfg(test)]
+    pub const HOT_BYTES: usize = std::mem::offset_of!(Responder, read_max) + 4;
+
     pub fn post_recv(&mut self, wqe: RecvWqe) {
         self.recv.push_back(wqe);
     }
