@@ -432,16 +432,16 @@ impl Nic {
                 if o.malformed {
                     stats.malformed_dropped += 1;
                 }
-                let echo_mode = qp.notification == Notification::AckEcho;
                 let reply = match o.reply {
                     Reply::None => None,
-                    Reply::Ack(psn, ce) => Some((PacketKind::Ack, psn, psn, echo_mode && ce)),
-                    Reply::Nack(psn, ce) => Some((PacketKind::Nack, psn, psn, echo_mode && ce)),
-                    Reply::Sack(psn, sack, ce) => {
-                        Some((PacketKind::Nack, psn, sack, echo_mode && ce))
-                    }
+                    Reply::Ack(psn, ce) => Some((PacketKind::Ack, psn, psn, ce)),
+                    Reply::Nack(psn, ce) => Some((PacketKind::Nack, psn, psn, ce)),
+                    Reply::Sack(psn, sack, ce) => Some((PacketKind::Nack, psn, sack, ce)),
                 };
-                if let Some((kind, psn, sack, echo)) = reply {
+                if let Some((kind, psn, sack, ce)) = reply {
+                    // `notification` is on a line of the QP that an
+                    // unmarked packet does not otherwise read.
+                    let echo = ce && qp.notification == Notification::AckEcho;
                     stats.cnps_sent += echo as u64;
                     ctrl.push_back(qp.ctrl_packet(
                         kind,
