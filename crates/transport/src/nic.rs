@@ -709,6 +709,13 @@ impl Nic {
             self.stats.data_wire_bytes_sent += pkt.wire as u64;
             q.sync_timer(&mut self.events);
             self.wake(qi as usize, now);
+            // A ready QP was last touched a round of the ring ago (in an
+            // all-to-all, a hundred packets): ask for the lines of the one
+            // after next, two packets ahead (A2A128 0.922). One ahead
+            // (1.019 against two) and three ahead (1.035) did worse.
+            if let Some(n) = self.sched.ready_at(1) {
+                self.qps[n as usize].prefetch();
+            }
             return Transmit::Packet(pkt);
         }
         self.next_data_time()

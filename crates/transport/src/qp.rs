@@ -88,22 +88,27 @@ impl LineRate {
 pub(crate) struct Qp {
     // Line 0.
     pub sched: SchedState,
-    /// Time and wire size of the last data packet sent (rate limiter).
-    pub last_tx: Option<(Time, NonZeroU32)>,
+    /// Time of the last data packet sent (rate limiter; valid once
+    /// `last_wire` is).
+    pub last_tx_at: Time,
     /// The earliest `ArmTimer` handed out and not yet fired (`Time::MAX`:
     /// none; a plain time keeps line 0 within 64 bytes).
     pub armed: Time,
     pub cc: Cc,
+    /// Wire size of the last data packet sent (None before the first).
+    /// Apart from `last_tx_at`, so that both fit with `resp_turn`.
+    pub last_wire: Option<NonZeroU32>,
     pub id: QpId,
     pub cfg: QpConfig,
+    /// Alternates requester data and READ responses when both are waiting
+    /// (read and written by every data packet sent).
+    pub resp_turn: bool,
     // Lines 1-3 and on.
     pub engine: Engine,
     /// How this QP, as a notification point, reports CE marks.
     pub notification: Notification,
     /// When this QP last sent a CNP packet.
     pub last_cnp: Option<Time>,
-    /// Alternates requester data and READ responses when both are waiting.
-    pub resp_turn: bool,
     pub reliability: Reliability,
 }
 
@@ -138,7 +143,8 @@ impl Qp {
             cc,
             notification,
             last_cnp: None,
-            last_tx: None,
+            last_tx_at: 0,
+            last_wire: None,
             resp_turn: false,
             armed: Time::MAX,
             sched: SchedState::Idle,
@@ -262,9 +268,10 @@ impl Qp {
     /// shifting `m_nextAvail` on every rate change.
     #[inline(always)]
     pub fn eligible_at(&mut self, now: Time, line: &LineRate, decreases: &mut u64) -> Time {
-        let Some((t, wire)) = self.last_tx else {
+        let Some(wire) = self.last_wire else {
             return now;
         };
+        let t = self.last_tx_at;
         let rate = self.cc.rate(now, line.bps, decreases);
         let free = t + line.serialization(wire.get(), rate);
         if free <= now {
@@ -314,7 +321,8 @@ impl Qp {
         pkt.src_qp = self.id;
         pkt.dst_qp = self.cfg.peer_qp;
         let wire = NonZeroU32::new(pkt.wire).expect("a data packet has headers");
-        self.last_tx = Some((now, wire));
+        self.last_tx_at = now;
+        self.last_wire = Some(wire);
         self.cc
             .on_sent(now, pkt.wire as u64, &mut stats.rate_decreases);
         pkt
@@ -414,6 +422,7 @@ mod tests {
         assert_eq!(std::mem::align_of::<Qp>(), 64);
         assert!(offset_of!(Qp, cfg) + std::mem::size_of::<QpConfig>() <= 64);
         assert!(offset_of!(Qp, cc) + std::mem::size_of::<Cc>() <= 64);
+        assert!(offset_of!(Qp, resp_turn) < 64);
         assert_eq!(offset_of!(Qp, engine), 64);
     }
 

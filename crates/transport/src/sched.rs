@@ -59,6 +59,12 @@ impl Scheduler {
         *state = SchedState::Waiting(at);
     }
 
+    /// The `k`-th QP in the ready ring (0: the next to send).
+    #[inline]
+    pub fn ready_at(&self, k: usize) -> Option<QpId> {
+        self.ready.get(k).copied()
+    }
+
     #[inline]
     pub fn pop_ready(&mut self) -> Option<QpId> {
         self.ready.pop_front()
