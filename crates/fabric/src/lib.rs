@@ -6,6 +6,7 @@
 //! reads a NIC's private state; experiments drive this crate.
 
 mod arena;
+mod calendar;
 pub mod config;
 pub mod counters;
 pub mod flows;

@@ -9,6 +9,7 @@
 //! `Network::run_window`).
 
 use crate::arena::{Arena, Hdr};
+use crate::calendar::Calendar;
 use crate::config::{EcnSetting, FabricConfig};
 use crate::counters::{Counters, DropReason};
 use crate::flows::{Flow, FlowResult};
@@ -20,7 +21,7 @@ use crate::window::{precedes, ByNode, Globals, NodeQueue, Tie};
 use engine::rng::stream_seed;
 use engine::stats::TimeSeries;
 use engine::time::serialization;
-use engine::{EventQueue, Rng, StreamKind, Time};
+use engine::{Rng, StreamKind, Time};
 use transport::{
     CompletionSide, Event, Nic, NicConfig, QpConfig, Reliability, SendOptions, Transmit,
     WorkRequest,
@@ -51,6 +52,16 @@ impl Tie for Ev {
             Ev::Timer(_, qp) => 3 << 32 | qp as u64,
         };
         mix64(code ^ at.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+    }
+}
+
+/// The node an event acts on.
+#[inline(always)]
+fn node_of(port_node: &[u32], host_node: &[u32], ev: Ev) -> u32 {
+    match ev {
+        Ev::TxDone(p) => port_node[p as usize],
+        Ev::Arrive(p) => port_node[p as usize ^ 1],
+        Ev::NicWake(h) | Ev::Timer(h, _) => host_node[h as usize],
     }
 }
 
@@ -132,7 +143,7 @@ pub enum RunState {
 pub struct Network {
     cfg: FabricConfig,
     topo: Topology,
-    q: EventQueue<Ev>,
+    q: Calendar<Ev>,
     ports: Vec<Port>,
     roles: Vec<NodeRole>,
     hosts: Vec<Host>,
@@ -306,7 +317,7 @@ impl Network {
         let mut net = Network {
             cfg,
             topo,
-            q: EventQueue::new(),
+            q: Calendar::new(0),
             ports,
             roles,
             hosts,
@@ -335,6 +346,7 @@ impl Network {
         net.port_node = net.ports.iter().map(|p| p.node).collect();
         net.host_node = net.hosts.iter().map(|h| h.node).collect();
         net.lookahead = net.ports.iter().map(|p| p.delay).min().unwrap_or(0).max(1);
+        net.q.reshape(Calendar::<Ev>::shift_for(net.lookahead));
         net.window = ByNode::new(net.roles.len());
         net.rebuild_routes();
         Ok(net)
@@ -381,6 +393,7 @@ impl Network {
     /// events of one time value, which is the global time order).
     pub fn set_window(&mut self, ps: Time) {
         self.lookahead = self.lookahead.min(ps.max(1));
+        self.q.reshape(Calendar::<Ev>::shift_for(self.lookahead));
     }
 
     /// How far the run has got: the latest event time handled, or, once
@@ -619,11 +632,7 @@ impl Network {
 
     #[inline(always)]
     fn node_of(&self, ev: Ev) -> u32 {
-        match ev {
-            Ev::TxDone(p) => self.port_node[p as usize],
-            Ev::Arrive(p) => self.port_node[p as usize ^ 1],
-            Ev::NicWake(h) | Ev::Timer(h, _) => self.host_node[h as usize],
-        }
+        node_of(&self.port_node, &self.host_node, ev)
     }
 
     /// Runs every event due before `end` (see `window.rs`), node by node;
@@ -631,9 +640,10 @@ impl Network {
     fn run_window(&mut self, end: Time) -> u64 {
         let mut w = std::mem::replace(&mut self.window, ByNode::new(0));
         w.clear();
-        while let Some((t, ev)) = self.q.pop_until(end - 1) {
-            w.push(self.node_of(ev), t, ev);
-        }
+        let (port_node, host_node) = (&self.port_node, &self.host_node);
+        self.q.drain_before(end, |t, ev| {
+            w.push(node_of(port_node, host_node, ev), t, ev)
+        });
         w.sort();
         self.window_end = end;
         let mut n = w.len() as u64;
@@ -768,7 +778,7 @@ impl Network {
 
     /// Schedules an event of the running node (any node between windows):
     /// into the node's own queue if it is due in the window, else into the
-    /// wheel.
+    /// calendar.
     #[inline(always)]
     fn schedule(&mut self, at: Time, ev: Ev) {
         if at < self.window_end {
@@ -1103,10 +1113,11 @@ impl Network {
         port.wire.push_back((arrival, frame));
         if port.wire.len() == 1 {
             // The arrival is the peer's event, due after the window (it is
-            // at least a link delay away), so it goes to the wheel. Over a
-            // link of no delay a frame that takes no time to send arrives
-            // at this very picosecond: the wheel runs it in a window of its
-            // own, after this one.
+            // at least a link delay away), so it goes to the calendar. Over
+            // a link of no delay a frame that takes no time to send arrives
+            // at this very picosecond (the window's last, windows being 1 ps
+            // long then): the calendar runs it in a window of its own,
+            // after this one.
             self.q.schedule(arrival, Ev::Arrive(p));
         }
     }

@@ -50,7 +50,8 @@ pub(crate) fn precedes<E: Tie>(a: &(Time, E), b: &(Time, E)) -> bool {
 /// The events of one window, grouped by node (a stable counting sort: each
 /// node's events keep their time order).
 pub(crate) struct ByNode<E> {
-    /// (node, time, event), as they came from the wheel.
+    /// (node, time, event), as they came from the calendar (by bucket of
+    /// time, unsorted within one).
     batch: Vec<(u32, Time, E)>,
     sorted: Vec<(Time, E)>,
     /// After [`ByNode::sort`], `ends[k]` is the end of node k's events in
@@ -104,8 +105,9 @@ impl<E: Tie> ByNode<E> {
             self.sorted[*at as usize] = (t, ev);
             *at += 1;
         }
-        // The wheel gave each node's events in time order, ties in the
-        // order they were scheduled: put the ties in `Tie` order.
+        // The calendar gave each node's events bucket by bucket, in the
+        // order they were scheduled within one: put them in `precedes`
+        // order (few are out of it: a node has a few events a bucket).
         self.groups.clear();
         let mut start = 0;
         for (k, &end) in ends[..ends.len() - 1].iter().enumerate() {
@@ -129,7 +131,7 @@ impl<E: Tie> ByNode<E> {
     }
 }
 
-/// Sorts a slice that is nearly in order (here: in time order, ties not).
+/// Sorts a slice that is nearly in order (here: in order of time buckets).
 fn insertion_sort<E: Tie>(v: &mut [(Time, E)]) {
     for i in 1..v.len() {
         let x = v[i];
@@ -264,15 +266,15 @@ mod tests {
     #[test]
     fn groups_by_node_keeping_each_nodes_order() {
         let mut b = ByNode::new(3);
-        // In time order, as from the wheel; node 0's tie at 2 in the order
-        // it was scheduled, not in `Tie` order.
+        // Not in time order, as from one of the calendar's buckets; node
+        // 0's tie at 2 in the order it was scheduled, not in `Tie` order.
         let batch = [
-            (2, 1, 'a'),
-            (0, 2, 'x'),
-            (0, 2, 'b'),
             (2, 3, 'c'),
-            (1, 3, 'd'),
             (0, 5, 'e'),
+            (0, 2, 'x'),
+            (2, 1, 'a'),
+            (0, 2, 'b'),
+            (1, 3, 'd'),
         ];
         for (node, at, ev) in batch {
             b.push(node, at, ev);
