@@ -144,10 +144,8 @@ impl World {
         self.poll(nic);
     }
 
-    /// Runs until no event is left or simulated time reaches `until`.
-    /// (A sentinel event, not `EventQueue::peek_time`, which does not
-    /// return the next event's time in the engine version this was written
-    /// against.)
+    /// Runs until no event is left or simulated time reaches `until` (a
+    /// sentinel event marks it).
     pub fn run_until(&mut self, until: Time) {
         if until != Time::MAX {
             self.q.schedule(until, Ev::Stop);
