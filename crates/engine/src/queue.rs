@@ -1,12 +1,12 @@
 //! A deterministic event queue for simple drivers (the transport crate's
-//! test harnesses): a binary heap keyed by (time, insertion sequence), so
+//! test harnesses, the far events of the fabric's calendar): a binary
+//! heap keyed by (time, insertion sequence), so
 //! events at the same picosecond come out in the order they were
 //! scheduled, and a scenario and a seed fully determine the order on any
 //! machine.
 //!
-//! The fabric does not use it: its windowed loop keeps its own queues
-//! (`fabric/src/calendar.rs`, `fabric/src/window.rs`), shaped by its
-//! hot path.
+//! The fabric's windowed loop keeps its own queues for its hot path
+//! (`fabric/src/calendar.rs`, `fabric/src/window.rs`).
 
 use crate::time::Time;
 use std::cmp::{Ordering, Reverse};
@@ -72,6 +72,11 @@ impl<E> EventQueue<E> {
         self.seq += 1;
     }
 
+    /// The time of the next event.
+    pub fn peek_time(&self) -> Option<Time> {
+        self.heap.peek().map(|Reverse(e)| e.key.0)
+    }
+
     /// Takes the next event.
     pub fn pop(&mut self) -> Option<(Time, E)> {
         let Reverse(e) = self.heap.pop()?;
@@ -104,6 +109,7 @@ mod tests {
         q.schedule(4, 3);
         assert_eq!(q.pop(), Some((3, 2)));
         assert_eq!(q.now(), 3);
+        assert_eq!(q.peek_time(), Some(4));
         assert_eq!(q.pop(), Some((4, 3)));
         assert_eq!(q.pop(), None);
     }

@@ -17,35 +17,10 @@
 //! than the shortest) waits in a binary heap and moves into its bucket
 //! once the span reaches it. Touches nothing else.
 
-use engine::Time;
-use std::cmp::{Ordering, Reverse};
-use std::collections::BinaryHeap;
+use engine::{EventQueue, Time};
 
 /// Number of buckets (one bit each in a `u64`).
 const BUCKETS: u64 = 64;
-
-/// An event in the heap, ordered by (time, insertion sequence).
-struct Far<E> {
-    key: (Time, u64),
-    ev: E,
-}
-
-impl<E> PartialEq for Far<E> {
-    fn eq(&self, other: &Self) -> bool {
-        self.key == other.key
-    }
-}
-impl<E> Eq for Far<E> {}
-impl<E> PartialOrd for Far<E> {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl<E> Ord for Far<E> {
-    fn cmp(&self, other: &Self) -> Ordering {
-        self.key.cmp(&other.key)
-    }
-}
 
 pub(crate) struct Calendar<E> {
     shift: u32,
@@ -59,8 +34,8 @@ pub(crate) struct Calendar<E> {
     base: u64,
     /// Events in the buckets.
     len: usize,
-    far: BinaryHeap<Reverse<Far<E>>>,
-    far_seq: u64,
+    /// Events at least `BUCKETS` buckets after `base`.
+    far: EventQueue<E>,
 }
 
 impl<E: Copy> Calendar<E> {
@@ -71,8 +46,7 @@ impl<E: Copy> Calendar<E> {
             occupied: 0,
             base: 0,
             len: 0,
-            far: BinaryHeap::new(),
-            far_seq: 0,
+            far: EventQueue::new(),
         }
     }
 
@@ -85,11 +59,12 @@ impl<E: Copy> Calendar<E> {
 
     /// Re-buckets every event for a new bucket width.
     pub fn reshape(&mut self, shift: u32) {
-        let mut all = Vec::with_capacity(self.len + self.far.len());
+        let mut all = Vec::new();
         self.drain_before(Time::MAX, |t, ev| all.push((t, ev)));
-        while let Some(Reverse(f)) = self.far.pop() {
-            all.push((f.key.0, f.ev));
+        while let Some(e) = self.far.pop() {
+            all.push(e);
         }
+        self.far = EventQueue::new();
         let base = all.iter().map(|&(t, _)| t).min().unwrap_or(0);
         self.shift = shift;
         self.base = base >> shift;
@@ -105,11 +80,7 @@ impl<E: Copy> Calendar<E> {
         let abs = at >> self.shift;
         debug_assert!(abs >= self.base, "event at {at} before the calendar's base");
         if abs.wrapping_sub(self.base) >= BUCKETS {
-            self.far.push(Reverse(Far {
-                key: (at, self.far_seq),
-                ev,
-            }));
-            self.far_seq += 1;
+            self.far.schedule(at, ev);
             return;
         }
         let b = (abs % BUCKETS) as usize;
@@ -129,7 +100,7 @@ impl<E: Copy> Calendar<E> {
     /// every event in the buckets).
     pub fn peek_time(&self) -> Option<Time> {
         if self.len == 0 {
-            return self.far.peek().map(|Reverse(f)| f.key.0);
+            return self.far.peek_time();
         }
         let b = &self.buckets[(self.first() % BUCKETS) as usize];
         b.iter().map(|&(t, _)| t).min()
@@ -141,12 +112,12 @@ impl<E: Copy> Calendar<E> {
     fn advance(&mut self, abs: u64) {
         debug_assert!(abs >= self.base);
         self.base = abs;
-        while let Some(Reverse(f)) = self.far.peek() {
-            if (f.key.0 >> self.shift) - self.base >= BUCKETS {
+        while let Some(t) = self.far.peek_time() {
+            if (t >> self.shift) - self.base >= BUCKETS {
                 break;
             }
-            let Reverse(f) = self.far.pop().expect("peeked");
-            self.schedule(f.key.0, f.ev);
+            let (t, ev) = self.far.pop().expect("peeked");
+            self.schedule(t, ev);
         }
     }
 
@@ -193,12 +164,9 @@ impl<E: Copy> Calendar<E> {
         // so it has some before `end` only if the buckets are empty now (a
         // window longer than the span): they come next, in its order.
         if self.len == 0 {
-            while let Some(Reverse(x)) = self.far.peek() {
-                if x.key.0 >= end {
-                    break;
-                }
-                let Reverse(x) = self.far.pop().expect("peeked");
-                f(x.key.0, x.ev);
+            while self.far.peek_time().is_some_and(|t| t < end) {
+                let (t, ev) = self.far.pop().expect("peeked");
+                f(t, ev);
             }
         }
         if last > self.base {
