@@ -103,6 +103,15 @@ impl Cc {
     }
 
     /// The DCQCN state, if this QP runs DCQCN.
+    /// Hints the CPU to fetch the boxed state (the first lines a packet
+    /// reads).
+    #[inline]
+    pub fn prefetch(&self) {
+        if let Cc::Dcqcn(d) = self {
+            engine::prefetch::prefetch(&**d);
+        }
+    }
+
     pub fn as_dcqcn(&self) -> Option<&Dcqcn> {
         match self {
             Cc::Dcqcn(d) => Some(d),

@@ -716,6 +716,11 @@ impl Nic {
             if let Some(n) = self.sched.ready_at(1) {
                 self.qps[n as usize].prefetch();
             }
+            // The next one's line 0 was asked for a packet ago: follow its
+            // congestion control's box.
+            if let Some(n) = self.sched.ready_at(0) {
+                self.qps[n as usize].cc.prefetch();
+            }
             return Transmit::Packet(pkt);
         }
         self.next_data_time()
