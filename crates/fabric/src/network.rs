@@ -630,11 +630,6 @@ impl Network {
         }
     }
 
-    #[inline(always)]
-    fn node_of(&self, ev: Ev) -> u32 {
-        node_of(&self.port_node, &self.host_node, ev)
-    }
-
     /// Runs every event due before `end` (see `window.rs`), node by node;
     /// returns how many.
     fn run_window(&mut self, end: Time) -> u64 {
@@ -782,7 +777,11 @@ impl Network {
     #[inline(always)]
     fn schedule(&mut self, at: Time, ev: Ev) {
         if at < self.window_end {
-            debug_assert_eq!(self.node_of(ev), self.window_node, "{ev:?} at {at}");
+            debug_assert_eq!(
+                node_of(&self.port_node, &self.host_node, ev),
+                self.window_node,
+                "{ev:?} at {at}"
+            );
             self.local.push(at, ev);
         } else {
             self.q.schedule(at, ev);
