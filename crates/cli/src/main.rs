@@ -6,6 +6,7 @@ use experiment::{report, Scenario};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::time::Duration;
 
 #[derive(Parser)]
@@ -65,8 +66,8 @@ enum Cmd {
         #[arg(long)]
         mode: Option<String>,
         /// Keep only the first N flows (a tiny input for CI).
-        #[arg(long)]
-        flows: Option<usize>,
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+        flows: Option<u64>,
         #[arg(long, default_value_t = 1)]
         seed: u64,
         /// Write flows.csv and summary.json of the run into this directory.
@@ -101,18 +102,50 @@ fn main() -> ExitCode {
         } => bench(
             scenario.as_deref(),
             mode.as_deref(),
-            flows,
+            flows.map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
             seed,
             out.as_deref(),
         ),
     };
     match result {
+        Ok(()) if STDOUT_CLOSED.load(Relaxed) => ExitCode::from(SIGPIPE_STATUS),
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e}");
             ExitCode::FAILURE
         }
     }
+}
+
+/// Set when standard output's reader went away (`rdmalab bench | head`).
+/// The program then finishes its work, files included, without printing,
+/// and exits with the status a shell gives a process that SIGPIPE ended,
+/// as other Unix tools do, instead of panicking in `println!`.
+static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
+const SIGPIPE_STATUS: u8 = 128 + 13;
+
+/// Writes to standard output (see [`STDOUT_CLOSED`]).
+fn say(args: std::fmt::Arguments) -> Result<(), String> {
+    use std::io::Write;
+    if STDOUT_CLOSED.load(Relaxed) {
+        return Ok(());
+    }
+    let mut out = std::io::stdout().lock();
+    match out.write_fmt(args).and_then(|()| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+            STDOUT_CLOSED.store(true, Relaxed);
+            Ok(())
+        }
+        Err(e) => Err(format!("writing to standard output: {e}")),
+    }
+}
+
+/// `println!` through [`say`], returning its error from the caller.
+macro_rules! say {
+    ($($arg:tt)*) => {
+        say(format_args!("{}\n", format_args!($($arg)*)))?
+    };
 }
 
 fn run(
@@ -170,9 +203,9 @@ fn run(
     });
     bar.finish_and_clear();
     let s = report::summary(&outcome, &name, seed);
-    print!("{}", report::render(&s));
+    say(format_args!("{}", report::render(&s)))?;
     let hops_per_s = s.packet_hops as f64 / outcome.loop_wall_s.max(1e-9);
-    println!(
+    say!(
         "  {:<22} {:.2} s event loop, {:.2} M packet-hops/s, {:.2} M events/s",
         "speed",
         outcome.loop_wall_s,
@@ -182,7 +215,7 @@ fn run(
     if let Some(dir) = out {
         report::write_outputs(&outcome, &s, dir)
             .map_err(|e| format!("writing {}: {e}", dir.display()))?;
-        println!("  {:<22} {}", "outputs", dir.display());
+        say!("  {:<22} {}", "outputs", dir.display());
     }
     if !s.conservation_ok {
         return Err(outcome.net.check_conservation().unwrap_err());
@@ -231,6 +264,12 @@ fn bench(
             let status = cmd
                 .status()
                 .map_err(|e| format!("cannot start {}: {e}", exe.display()))?;
+            if status.code() == Some(SIGPIPE_STATUS.into()) {
+                // Its reader went away: so did ours; the rest would print
+                // to nobody.
+                STDOUT_CLOSED.store(true, Relaxed);
+                return Ok(());
+            }
             if !status.success() {
                 return Err(format!(
                     "bench {} {} failed ({status})",
@@ -260,7 +299,7 @@ fn bench_one(
         &format!("bench-{}-{}", spec.name, mode.name()),
         seed,
     );
-    println!(
+    say!(
         "bench {} {} packet_hops={} events={} loop_s={:.3} wall_s={:.3} hops_per_s={:.0} peak_rss_mb={:.1} setup_s={:.3} flows_done={}/{} bytes_per_packet={} bytes_per_flow={}",
         spec.name,
         mode.name(),
@@ -336,13 +375,19 @@ fn sweep(
     let t0 = std::time::Instant::now();
     let results = sweep::run(&text, path, &points, jobs, out)?;
     let wall = t0.elapsed().as_secs_f64();
-    println!(
+    say!(
         "{:<40} {:>9} {:>9} {:>9} {:>10} {:>8} {:>8}",
-        "run", "finished", "sd_mean", "sd_p99", "goodput", "drops", "pauses"
+        "run",
+        "finished",
+        "sd_mean",
+        "sd_p99",
+        "goodput",
+        "drops",
+        "pauses"
     );
     let mut csv = String::from("label,seed,flows,flows_finished,slowdown_mean,slowdown_p99,fct_mean_ns,total_goodput_gbps,dropped_packets,pause_frames\n");
     for (p, s) in points.iter().zip(&results) {
-        println!(
+        say!(
             "{:<40} {:>4}/{:<4} {:>9.3} {:>9.3} {:>10.2} {:>8} {:>8}",
             p.label(),
             s.flows_finished,
@@ -367,7 +412,7 @@ fn sweep(
             s.pause_frames
         ));
     }
-    println!("{} runs on {jobs} threads in {wall:.2} s", points.len());
+    say!("{} runs on {jobs} threads in {wall:.2} s", points.len());
     if let Some(dir) = out {
         std::fs::write(dir.join("sweep.csv"), csv)
             .map_err(|e| format!("writing {}: {e}", dir.display()))?;
