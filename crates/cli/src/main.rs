@@ -49,8 +49,8 @@ enum Cmd {
         #[arg(long, value_name = "KEY=V1,V2,..")]
         vary: Vec<String>,
         /// Parallel runs (default: the number of cores).
-        #[arg(long)]
-        jobs: Option<usize>,
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+        jobs: Option<u32>,
         /// Write each run's outputs into DIR/<label>/ and a sweep.csv.
         #[arg(long)]
         out: Option<PathBuf>,
@@ -92,7 +92,14 @@ fn main() -> ExitCode {
             vary,
             jobs,
             out,
-        } => sweep(&scenario, &seeds, &set, &vary, jobs, out.as_deref()),
+        } => sweep(
+            &scenario,
+            &seeds,
+            &set,
+            &vary,
+            jobs.map(|n| n as usize),
+            out.as_deref(),
+        ),
         Cmd::Bench {
             scenario,
             mode,
@@ -148,6 +155,16 @@ macro_rules! say {
     };
 }
 
+/// Creates the `--out` directory before the work, so that a path that
+/// cannot be one fails at once rather than after a long run.
+fn prepare_out(dir: Option<&Path>) -> Result<(), String> {
+    match dir {
+        Some(d) => std::fs::create_dir_all(d)
+            .map_err(|e| format!("--out {}: cannot create the directory: {e}", d.display())),
+        None => Ok(()),
+    }
+}
+
 fn run(
     path: Option<&Path>,
     seed: Option<u64>,
@@ -169,6 +186,7 @@ fn run(
         }
     };
     let built = experiment::build(&sc, &path, seed).map_err(|e| e.to_string())?;
+    prepare_out(out)?;
     let seed = seed.unwrap_or(sc.seed);
     let name = sc.name.clone().unwrap_or_else(|| "scenario".into());
     let bar = if quiet {
@@ -240,6 +258,7 @@ fn bench(
         None => bench::SCENARIOS.iter().collect(),
     };
     if specs.len() == 1 && modes.len() == 1 {
+        prepare_out(out)?;
         return bench_one(specs[0], modes[0], flows, seed, out);
     }
     if out.is_some() {
@@ -371,6 +390,7 @@ fn sweep(
         })
         .collect::<Result<Vec<_>, _>>()?;
     let points = sweep::points(&seeds, &fixed, &varied);
+    prepare_out(out)?;
     let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let t0 = std::time::Instant::now();
     let results = sweep::run(&text, path, &points, jobs, out)?;

@@ -1,5 +1,5 @@
 //! The command line when its reader goes away (`rdmalab bench | head`)
-//! and when `--flows` is out of range: the program itself, run as a user
+//! and when its arguments are wrong: the program itself, run as a user
 //! runs it.
 
 use std::path::PathBuf;
@@ -64,4 +64,44 @@ fn no_flows_is_refused_by_name() {
     assert_eq!(out.status.code(), Some(2), "stderr: {stderr}");
     assert!(stderr.contains("'--flows"), "stderr: {stderr}");
     assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn zero_jobs_is_refused_by_name() {
+    let out = Command::new(env!("CARGO_BIN_EXE_rdmalab"))
+        .args(["sweep", "no-such.toml", "--jobs", "0"])
+        .output()
+        .expect("run rdmalab");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "stderr: {stderr}");
+    assert!(stderr.contains("'--jobs"), "stderr: {stderr}");
+}
+
+#[test]
+fn an_out_path_that_is_a_file_fails_before_the_run_and_is_kept() {
+    let dir = scratch("out-file");
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    let file = dir.join("results");
+    std::fs::write(&file, "earlier results\n").expect("write");
+    let out = Command::new(env!("CARGO_BIN_EXE_rdmalab"))
+        .args(["run", "--quiet", "--out", file.to_str().expect("utf-8")])
+        .output()
+        .expect("run rdmalab");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "stderr: {stderr}");
+    assert!(
+        stderr.contains("--out") && stderr.contains("results"),
+        "stderr: {stderr}"
+    );
+    // No summary: the run did not start.
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert_eq!(
+        std::fs::read_to_string(&file).expect("read"),
+        "earlier results\n"
+    );
+    std::fs::remove_dir_all(&dir).expect("clean up");
 }
