@@ -727,13 +727,22 @@ impl Network {
     }
 
     /// The packets arriving at a host in the window (its wire's frames due
-    /// before `end`).
+    /// before `end`) and the first one after it.
     fn prefetch_packets(&self, events: &[(Time, Ev)], end: Time) {
         for &(_, ev) in events.iter().take(Self::PREFETCH_EVENTS) {
             if let Ev::Arrive(p) = ev {
                 let port = &self.ports[p as usize];
                 if let End::Host(_) = port.peer {
-                    let frames = port.wire.iter().take_while(|(t, _)| *t < end);
+                    // Through the first frame due after the window: the
+                    // window's last arrival reads that one's QP index, and
+                    // at a host that gets a few frames a window (WS128),
+                    // that read was half of the stall on them.
+                    let mut more = true;
+                    let frames = port.wire.iter().take_while(|(t, _)| {
+                        let go = more;
+                        more = *t < end;
+                        go
+                    });
                     for (_, frame) in frames.take(Self::PREFETCH_EVENTS) {
                         if let Frame::Packet(hdr) = frame {
                             self.arena.prefetch(hdr.idx);
