@@ -84,13 +84,25 @@ pub(crate) struct RxOutcome {
     pub malformed: bool,
 }
 
+/// The message a responder is receiving, with its bytes so far.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum InMsg {
+    #[default]
+    None,
+    Write(u64),
+    /// Its receive WQE is `Responder::send_wqe`.
+    Send(u64),
+}
+
 /// Laid out in declaration order (`repr(C)`): what a WRITE packet reads
 /// comes first, in the QP's line after the requester's (see `Qp`).
 #[derive(Debug, Default)]
 #[repr(C)]
 pub(crate) struct Responder {
-    /// WRITE in progress: bytes so far.
-    cur_write: Option<u64>,
+    /// The message being received: every request packet tests it (one
+    /// may not start inside another), so it is first, and a SEND's
+    /// receive WQE is elsewhere.
+    cur: InMsg,
     epsn: u32,
     unacked: u32,
     nak_sent: bool,
@@ -99,8 +111,8 @@ pub(crate) struct Responder {
     read_max: u32,
     reads: VecDeque<ReadJob>,
     recv: VecDeque<RecvWqe>,
-    /// SEND in progress: (receive WQE, bytes so far).
-    cur_send: Option<(RecvWqe, u64)>,
+    /// The receive WQE of the SEND in progress.
+    send_wqe: Option<RecvWqe>,
     /// (PSN, original value) of the latest atomics.
     atomics: VecDeque<(u32, u64)>,
 }
@@ -192,7 +204,7 @@ impl Responder {
         }
         // In order.
         if pkt.verb.reads() {
-            if self.cur_send.is_some() || self.cur_write.is_some() {
+            if self.cur != InMsg::None {
                 out.malformed = true;
                 return out;
             }
@@ -231,7 +243,7 @@ impl Responder {
             self.reads.push_back(job);
             out.read_queued = true;
         } else {
-            let in_msg = self.cur_send.is_some() || self.cur_write.is_some();
+            let in_msg = self.cur != InMsg::None;
             if pkt.first == in_msg || pkt.payload > cfg.mtu {
                 out.malformed = true;
                 return out;
@@ -246,49 +258,47 @@ impl Responder {
                 return out;
             }
             if is_send && pkt.first {
-                let w = self.recv.pop_front().expect("checked");
-                self.cur_send = Some((w, 0));
+                self.send_wqe = Some(self.recv.pop_front().expect("checked"));
+                self.cur = InMsg::Send(0);
             } else if !is_send && pkt.first {
-                self.cur_write = Some(0);
+                self.cur = InMsg::Write(0);
             }
-            let before = if is_send {
-                self.cur_send.map(|(_, b)| b)
-            } else {
-                self.cur_write
-            };
-            let Some(before) = before else {
-                out.malformed = true;
-                return out;
+            let before = match (self.cur, is_send) {
+                (InMsg::Send(b), true) | (InMsg::Write(b), false) => b,
+                _ => {
+                    out.malformed = true;
+                    return out;
+                }
             };
             let total = before + pkt.payload as u64;
-            let placed = match self.cur_send {
-                // A SEND lands in its receive buffer, which it may not overrun.
-                Some((w, _)) if is_send => total <= w.len && dma.place(w.addr + before),
-                _ => dma.place(pkt.addr),
+            let placed = if is_send {
+                // A SEND lands in its receive buffer, which it may not
+                // overrun.
+                match self.send_wqe {
+                    Some(w) => total <= w.len && dma.place(w.addr + before),
+                    None => dma.place(pkt.addr),
+                }
+            } else {
+                dma.place(pkt.addr)
             };
             if !placed {
                 stats.access_errors += 1;
                 return out;
             }
-            if is_send {
-                self.cur_send = self.cur_send.map(|(w, _)| (w, total));
+            self.cur = if is_send {
+                InMsg::Send(total)
             } else {
-                self.cur_write = Some(total);
-            }
+                InMsg::Write(total)
+            };
             self.nak_sent = false;
             self.epsn += 1;
             if pkt.last {
                 let (wr_id, imm) = match pkt.verb {
-                    Verb::Send => (self.cur_send.take().map_or(0, |(w, _)| w.wr_id), 0),
-                    Verb::WriteImm => {
-                        self.cur_write = None;
-                        (self.recv.pop_front().expect("checked").wr_id, pkt.imm)
-                    }
-                    _ => {
-                        self.cur_write = None;
-                        (0, 0)
-                    }
+                    Verb::Send => (self.send_wqe.take().map_or(0, |w| w.wr_id), 0),
+                    Verb::WriteImm => (self.recv.pop_front().expect("checked").wr_id, pkt.imm),
+                    _ => (0, 0),
                 };
+                self.cur = InMsg::None;
                 events.push_back(Event::Completion(Completion {
                     qp,
                     wr_id,
