@@ -64,7 +64,7 @@ impl Factor {
 #[derive(Clone, Debug)]
 #[repr(C, align(64))]
 pub struct Mmu {
-    /// By port, then class (see [`account`]).
+    /// By class, then port (see [`Mmu::account`]).
     accounts: Box<[Account]>,
     /// The buffer less every port's headroom and every reserve: the pool
     /// the dynamic threshold shares.
@@ -97,12 +97,6 @@ struct Account {
     paused: bool,
 }
 
-/// Index of a (port, class) record.
-#[inline]
-fn account(port: usize, class: usize) -> usize {
-    port * CLASSES + class % CLASSES
-}
-
 /// Headroom that absorbs what is still coming after a PAUSE: one frame
 /// in serialisation on each side, the PAUSE itself, and a round trip of the
 /// link's bandwidth-delay product.
@@ -123,14 +117,13 @@ impl Mmu {
         let total_headroom: u64 = if cfg.pfc { headroom.iter().sum() } else { 0 };
         let total_reserve = cfg.reserve * (ports * CLASSES) as u64;
         Mmu {
-            accounts: headroom
-                .into_iter()
-                .flat_map(|h| {
-                    [Account {
+            accounts: (0..CLASSES)
+                .flat_map(|_| {
+                    headroom.iter().map(|&h| Account {
                         // Beyond 4 GB a headroom is never reached anyway.
                         headroom: u32::try_from(h).unwrap_or(u32::MAX),
                         ..Account::default()
-                    }; CLASSES]
+                    })
                 })
                 .collect(),
             pool: cfg.buffer.saturating_sub(total_headroom + total_reserve),
@@ -146,6 +139,14 @@ impl Mmu {
     }
 
     /// Bytes of the shared pool a (port, class) may still grow into.
+    /// Index of a (port, class) record. Class-major: a fabric uses one or
+    /// two classes, so the records a switch's arrivals touch are side by
+    /// side, two to a line, not one line per port.
+    #[inline]
+    fn account(&self, port: usize, class: usize) -> usize {
+        (class % CLASSES) * (self.accounts.len() / CLASSES) + port
+    }
+
     #[inline]
     fn threshold(&self) -> u64 {
         self.alpha.of(self.pool.saturating_sub(self.shared_used))
@@ -163,7 +164,7 @@ impl Mmu {
         size: u64,
         queued: impl FnOnce() -> u64,
     ) -> Result<Admitted, Refusal> {
-        let i = account(in_port, class);
+        let i = self.account(in_port, class);
         if !self.pfc {
             if self.total_used + size > self.buffer {
                 return Err(Refusal::BufferFull);
@@ -206,7 +207,7 @@ impl Mmu {
     /// ingress (port, class) should RESUME its upstream now.
     #[inline]
     pub fn release(&mut self, in_port: usize, class: usize, size: u64) -> bool {
-        let i = account(in_port, class);
+        let i = self.account(in_port, class);
         self.total_used -= size;
         let ia = &mut self.accounts[i];
         if !self.pfc {
