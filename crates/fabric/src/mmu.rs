@@ -138,7 +138,6 @@ impl Mmu {
         }
     }
 
-    /// Bytes of the shared pool a (port, class) may still grow into.
     /// Index of a (port, class) record. Class-major: a fabric uses one or
     /// two classes, so the records a switch's arrivals touch are side by
     /// side, two to a line, not one line per port.
@@ -147,6 +146,7 @@ impl Mmu {
         (class % CLASSES) * (self.accounts.len() / CLASSES) + port
     }
 
+    /// Bytes of the shared pool a (port, class) may still grow into.
     #[inline]
     fn threshold(&self) -> u64 {
         self.alpha.of(self.pool.saturating_sub(self.shared_used))
