@@ -1099,8 +1099,11 @@ impl Network {
             End::Host(h) => self.hosts[h as usize].nic.may_transmit(),
             End::Switch(..) => false,
         };
-        if poll || port.has_work() {
-            port.tx_done_pending = true;
+        // A transmission end still pending is stale now (the port was
+        // idle, so it was due at or before this instant): it will do
+        // nothing, so only the one scheduled here, if any, is pending.
+        port.tx_done_pending = poll || port.has_work();
+        if port.tx_done_pending {
             self.schedule(done, Ev::TxDone(p));
         }
         let port = &mut self.ports[p as usize];
@@ -1309,6 +1312,25 @@ impl Network {
             }
         }
         (packets, bytes)
+    }
+
+    /// Checks that no switch port sits idle with something it may send: a
+    /// port whose frame ended before the latest event handled has started
+    /// its next one if it had one (between calls of `run_until`, every
+    /// event before that instant has run).
+    pub fn check_work_conserving(&self) -> Result<(), String> {
+        for (p, port) in self.ports.iter().enumerate() {
+            let switch = matches!(port.owner, End::Switch(..));
+            if switch && port.busy_until < self.now && port.has_work() {
+                return Err(format!(
+                    "port {} idle since {} ps with a frame to send at {} ps",
+                    self.port_name(p as u32),
+                    port.busy_until,
+                    self.now
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// Checks that every packet injected was delivered, dropped with a
