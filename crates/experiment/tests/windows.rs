@@ -101,3 +101,48 @@ fn long_and_zero_delay_links() {
         );
     }
 }
+
+/// Flow results, series and counters of a run, with calm switches
+/// deferring their ports' transmission ends or not; and how many were.
+fn with_deferred_ends(text: &str, path: &Path, on: bool) -> (String, u64) {
+    let sc = Scenario::parse(text, "test.toml").unwrap();
+    let mut built = experiment::build(&sc, path, None).unwrap();
+    built.net.set_deferred_ends(on);
+    let o = run(built, |_| {});
+    o.net.check_conservation().unwrap();
+    let flows: Vec<_> = o.flows().iter().map(|f| (f.flow, f.finish)).collect();
+    let series: Vec<_> = o.net.series().iter().map(|s| format!("{s:?}")).collect();
+    let c = o.counters();
+    let counts = (c.events, c.pause_frames, c.resume_frames, c.ecn_marked);
+    let text = format!("{flows:?}\n{}\n{counts:?}", series.join("\n"));
+    (text, o.net.deferred_ends())
+}
+
+#[test]
+fn deferred_transmission_ends_give_the_same_results() {
+    // PFC pausing and resuming (calm comes and goes); DCQCN's ECN draws;
+    // a link whose rate drops mid-run (MP-RDMA, lossy: never calm); link
+    // failures with sampled series; the built-in example; long links.
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
+    let mut cases: Vec<(String, String)> = [
+        "incast_pfc.toml",
+        "dcqcn_fairness.toml",
+        "mprdma_ood.toml",
+        "link_failure.toml",
+        "example.toml",
+    ]
+    .iter()
+    .map(|f| (f.to_string(), std::fs::read_to_string(dir.join(f)).unwrap()))
+    .collect();
+    cases.push(("incast 10 us".into(), incast(10_000)));
+    let mut deferred = 0;
+    for (name, text) in cases {
+        let path = dir.join("test.toml");
+        let (on, n) = with_deferred_ends(&text, &path, true);
+        let (off, none) = with_deferred_ends(&text, &path, false);
+        assert_eq!(none, 0, "{name}");
+        assert_eq!(on, off, "{name}");
+        deferred += n;
+    }
+    assert!(deferred > 10_000, "only {deferred} ends were deferred");
+}

@@ -77,6 +77,12 @@ pub struct Mmu {
     egress_alpha: Factor,
     buffer: u64,
     resume_offset: u64,
+    /// (port, class) records with a PAUSE outstanding (a record that uses
+    /// headroom has one too).
+    paused_records: u32,
+    /// At least the largest `ingress` of any record (raised by admissions,
+    /// recomputed by [`Mmu::calm`] when it is in the way).
+    max_ingress: u64,
 }
 
 /// What the MMU accounts for one ingress (port, class), in one 32-byte
@@ -135,6 +141,8 @@ impl Mmu {
             egress_alpha: Factor::new(cfg.egress_alpha),
             buffer: cfg.buffer,
             resume_offset: cfg.resume_offset,
+            paused_records: 0,
+            max_ingress: 0,
         }
     }
 
@@ -199,6 +207,8 @@ impl Mmu {
         let send_pause =
             !ia.paused && (ia.hdrm_used > 0 || ia.ingress.saturating_sub(reserve) >= thresh);
         ia.paused |= send_pause;
+        self.max_ingress = self.max_ingress.max(ia.ingress);
+        self.paused_records += send_pause as u32;
         self.total_used += size;
         Ok(Admitted { send_pause })
     }
@@ -226,10 +236,35 @@ impl Mmu {
             let shared = ingress.saturating_sub(reserve);
             if shared == 0 || shared + self.resume_offset <= self.threshold() {
                 self.accounts[i].paused = false;
+                self.paused_records -= 1;
                 return true;
             }
         }
         false
+    }
+
+    /// Whether, in a window in which each ingress port brings at most
+    /// `port_bytes` and all of them `switch_bytes`, no admission or release
+    /// can pause or resume a port or refuse a packet, in whatever order
+    /// they come: lossless, no PAUSE outstanding, and every record stays
+    /// below the dynamic threshold even with no release and the pool
+    /// shrunk by everything that may arrive. Then the order of this
+    /// switch's admissions and releases decides nothing, and the final
+    /// counts are sums. (Lossy admission reads the egress queues and the
+    /// whole buffer: never calm.)
+    pub fn calm(&mut self, port_bytes: u64, switch_bytes: u64) -> bool {
+        if !self.pfc || self.paused_records > 0 {
+            return false;
+        }
+        let shared = self.shared_used.saturating_add(switch_bytes);
+        let thresh = self.alpha.of(self.pool.saturating_sub(shared));
+        let (reserve, m) = (self.reserve, self.max_ingress);
+        let below = |ingress: u64| (ingress + port_bytes).saturating_sub(reserve) < thresh;
+        if below(m) {
+            return true;
+        }
+        self.max_ingress = self.accounts.iter().map(|a| a.ingress).max().unwrap_or(0);
+        below(self.max_ingress)
     }
 
     pub fn used(&self) -> u64 {

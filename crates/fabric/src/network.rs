@@ -14,7 +14,7 @@ use crate::config::{EcnSetting, FabricConfig};
 use crate::counters::{Counters, DropReason};
 use crate::flows::{Flow, FlowResult};
 use crate::mmu::{headroom_for, Mmu, Refusal};
-use crate::port::{End, Frame, Port};
+use crate::port::{End, Frame, Port, TxEnd};
 use crate::routing::{Adjacency, Routes};
 use crate::topology::{NodeKind, Topology};
 use crate::window::{precedes, ByNode, Globals, NodeQueue, Tie};
@@ -111,6 +111,10 @@ struct Switch {
     /// Global ids of this switch's ports, by local index.
     ports: Vec<u32>,
     mmu: Mmu,
+    /// The most bytes one of its links, and all of them, can bring in one
+    /// window (for [`Mmu::calm`]).
+    window_port_bytes: u64,
+    window_bytes: u64,
 }
 
 enum NodeRole {
@@ -181,6 +185,18 @@ pub struct Network {
     window_end: Time,
     window_node: u32,
     local: NodeQueue<Ev>,
+    /// Whether a calm switch may defer its ports' transmission ends (see
+    /// [`Network::set_deferred_ends`]).
+    defer_ends: bool,
+    /// The running node is a switch whose MMU is calm this window: its
+    /// ports' transmission ends are deferred (`TxEnd::Deferred`), not
+    /// events.
+    calm: bool,
+    /// The event running (what a deferred end must precede to run first).
+    running: (Time, Ev),
+    /// Deferred ends run so far, and the latest one's time.
+    deferred_ends: u64,
+    deferred_latest: Time,
     /// The node of each port and of each host, for grouping events.
     port_node: Vec<u32>,
     host_node: Vec<u32>,
@@ -309,6 +325,8 @@ impl Network {
                     switches.push(Switch {
                         ports: node_ports[node].clone(),
                         mmu: Mmu::new(cfg.mmu.clone(), headroom),
+                        window_port_bytes: 0,
+                        window_bytes: 0,
                     });
                     ecmp_seeds.push(stream_seed(cfg.seed, StreamKind::Ecmp, *s as u64));
                 }
@@ -339,6 +357,11 @@ impl Network {
             window_end: 0,
             window_node: 0,
             local: NodeQueue::default(),
+            defer_ends: true,
+            calm: false,
+            running: (0, Ev::NicWake(0)),
+            deferred_ends: 0,
+            deferred_latest: 0,
             port_node: Vec::new(),
             host_node: Vec::new(),
             last_finish: 0,
@@ -349,7 +372,25 @@ impl Network {
         net.q.reshape(Calendar::<Ev>::shift_for(net.lookahead));
         net.window = ByNode::new(net.roles.len());
         net.rebuild_routes();
+        net.window_bytes_changed();
         Ok(net)
+    }
+
+    /// What a link can bring into a switch in one window: its rate over the
+    /// window, plus the frame whose start came before it. Recomputed when
+    /// the window or a rate changes, never lowered: frames sent at a
+    /// higher rate may still be on the wire.
+    fn window_bytes_changed(&mut self) {
+        let max_frame = (self.cfg.nic.mtu + self.cfg.nic.header_bytes) as u64;
+        for sw in &mut self.switches {
+            let bytes = sw.ports.iter().map(|&p| {
+                let rate = self.ports[p as usize ^ 1].rate_bps() as u128;
+                (rate * self.lookahead as u128).div_ceil(8 * engine::time::SEC as u128) as u64
+                    + max_frame
+            });
+            sw.window_port_bytes = sw.window_port_bytes.max(bytes.clone().max().unwrap_or(0));
+            sw.window_bytes = sw.window_bytes.max(bytes.sum());
+        }
     }
 
     fn rebuild_routes(&mut self) {
@@ -394,6 +435,20 @@ impl Network {
     pub fn set_window(&mut self, ps: Time) {
         self.lookahead = self.lookahead.min(ps.max(1));
         self.q.reshape(Calendar::<Ev>::shift_for(self.lookahead));
+        self.window_bytes_changed();
+    }
+
+    /// Lets calm switches defer their ports' transmission ends (the
+    /// default), or makes every end an event, as a reference: the results
+    /// are the same either way.
+    pub fn set_deferred_ends(&mut self, on: bool) {
+        self.defer_ends = on;
+    }
+
+    /// Transmission ends run deferred so far (see `Mmu::calm`), each
+    /// counted in `counters.events` as the event it replaces.
+    pub fn deferred_ends(&self) -> u64 {
+        self.deferred_ends
     }
 
     /// How far the run has got: the latest event time handled, or, once
@@ -634,6 +689,7 @@ impl Network {
     /// returns how many.
     fn run_window(&mut self, end: Time) -> u64 {
         let mut w = std::mem::replace(&mut self.window, ByNode::new(0));
+        let deferred_before = self.deferred_ends;
         w.clear();
         let (port_node, host_node) = (&self.port_node, &self.host_node);
         self.q.drain_before(end, |t, ev| {
@@ -667,6 +723,13 @@ impl Network {
                 self.prefetch_packets(evs, end);
             }
             self.window_node = node;
+            self.calm = match self.roles[node as usize] {
+                NodeRole::Switch(s) if self.defer_ends => {
+                    let sw = &mut self.switches[s as usize];
+                    sw.mmu.calm(sw.window_port_bytes, sw.window_bytes)
+                }
+                _ => false,
+            };
             while i < group_end || self.local.peek().is_some() {
                 let (now, ev) = match self.local.peek() {
                     Some(l) if i == group_end || precedes(l, &events[i]) => {
@@ -680,13 +743,62 @@ impl Network {
                 };
                 latest = latest.max(now);
                 self.counters.events += 1;
+                self.running = (now, ev);
                 self.handle(now, ev);
+            }
+            if self.calm {
+                self.finish_deferred(node);
             }
         }
         self.window_end = 0;
-        self.now = latest;
+        self.now = latest.max(self.deferred_latest);
         self.window = w;
-        n
+        n + (self.deferred_ends - deferred_before)
+    }
+
+    /// Runs the calm switch's deferred transmission ends left at the end
+    /// of its share of the window (all due in it).
+    #[inline(never)]
+    fn finish_deferred(&mut self, node: u32) {
+        let NodeRole::Switch(s) = self.roles[node as usize] else {
+            unreachable!("only a switch is calm")
+        };
+        self.running = (self.window_end, Ev::NicWake(0));
+        for k in 0..self.switches[s as usize].ports.len() {
+            let p = self.switches[s as usize].ports[k];
+            self.catch_up(p);
+        }
+        self.calm = false;
+    }
+
+    /// Runs port `p`'s deferred transmission ends due before the running
+    /// event: a calm switch's ports depend on one another only through
+    /// the MMU's sums (`Mmu::calm`), so each may run late, as long as it
+    /// runs before anything reads or changes its port.
+    #[inline(always)]
+    fn catch_up(&mut self, p: u32) {
+        while self.ports[p as usize].tx_end == TxEnd::Deferred {
+            let at = self.ports[p as usize].busy_until;
+            if !precedes(&(at, Ev::TxDone(p)), &self.running) {
+                break;
+            }
+            self.ports[p as usize].tx_end = TxEnd::None;
+            self.counters.events += 1;
+            self.deferred_ends += 1;
+            self.deferred_latest = self.deferred_latest.max(at);
+            self.kick(at, p);
+        }
+    }
+
+    /// Asks for port `p`'s transmission end at `at` (its `busy_until`).
+    #[inline(always)]
+    fn schedule_end(&mut self, p: u32, at: Time) {
+        if self.calm && at < self.window_end {
+            self.ports[p as usize].tx_end = TxEnd::Deferred;
+        } else {
+            self.ports[p as usize].tx_end = TxEnd::Scheduled;
+            self.schedule(at, Ev::TxDone(p));
+        }
     }
 
     /// How many of a node's first events the prefetch stages look at.
@@ -762,9 +874,10 @@ impl Network {
             Ev::TxDone(p) => {
                 let port = &mut self.ports[p as usize];
                 // Stale: the port started another frame at the instant
-                // this one was due, and that frame has its own event.
+                // this one was due (and that frame has its own end, if it
+                // needs one).
                 if now >= port.busy_until {
-                    port.tx_done_pending = false;
+                    port.tx_end = TxEnd::None;
                     self.kick(now, p);
                 }
             }
@@ -1004,10 +1117,9 @@ impl Network {
     fn kick(&mut self, now: Time, p: u32) {
         let port = &mut self.ports[p as usize];
         if now < port.busy_until {
-            if !port.tx_done_pending {
-                port.tx_done_pending = true;
+            if port.tx_end == TxEnd::None {
                 let at = port.busy_until;
-                self.schedule(at, Ev::TxDone(p));
+                self.schedule_end(p, at);
             }
             return;
         }
@@ -1101,10 +1213,15 @@ impl Network {
         };
         // A transmission end still pending is stale now (the port was
         // idle, so it was due at or before this instant): it will do
-        // nothing, so only the one scheduled here, if any, is pending.
-        port.tx_done_pending = poll || port.has_work();
-        if port.tx_done_pending {
-            self.schedule(done, Ev::TxDone(p));
+        // nothing, so only the one asked for here, if any, is pending. A
+        // deferred one has no event to run as a no-op: count it here.
+        if port.tx_end == TxEnd::Deferred {
+            self.counters.events += 1;
+            self.deferred_ends += 1;
+        }
+        port.tx_end = TxEnd::None;
+        if poll || port.has_work() {
+            self.schedule_end(p, done);
         }
         let port = &mut self.ports[p as usize];
         if let Frame::Packet(hdr) = frame {
@@ -1138,6 +1255,7 @@ impl Network {
     }
 
     fn send_pfc(&mut self, now: Time, p: u32, class: u8, pause: bool) {
+        debug_assert!(!self.calm, "a calm switch sends no PAUSE or RESUME");
         let port = &mut self.ports[p as usize];
         port.pfc_out.push_back((class, pause));
         if pause {
@@ -1169,6 +1287,9 @@ impl Network {
         let rx = p ^ 1;
         match frame {
             Frame::Pfc { class, pause } => {
+                if self.calm {
+                    self.catch_up(rx);
+                }
                 if self.ports[rx as usize].apply_pfc(now, class, pause) {
                     self.kick(now, rx);
                 }
@@ -1206,7 +1327,6 @@ impl Network {
     /// port): route, admit, queue.
     fn forward(&mut self, now: Time, s: u32, in_port: u32, in_local: u16, mut hdr: Hdr) {
         hdr.in_port = in_local as u8;
-        let sw = &mut self.switches[s as usize];
         let hops = self.routes.next_hops(s, hdr.dst);
         let out = match hops.len() {
             0 => {
@@ -1229,13 +1349,18 @@ impl Network {
                 hops[i as usize]
             }
         };
+        if self.calm {
+            self.catch_up(out);
+        }
         let class = hdr.class();
         let ports = &self.ports;
         let queued = || ports[out as usize].queues[class].bytes;
-        match sw
-            .mmu
-            .admit(in_local as usize, class, hdr.wire() as u64, queued)
-        {
+        match self.switches[s as usize].mmu.admit(
+            in_local as usize,
+            class,
+            hdr.wire() as u64,
+            queued,
+        ) {
             Err(r) => {
                 let reason = match r {
                     Refusal::HeadroomOverflow => DropReason::HeadroomOverflow,
@@ -1287,6 +1412,9 @@ impl Network {
         }
         if reroute && self.cfg.reroute_on_failure {
             self.rebuild_routes();
+        }
+        if let FaultAction::Rate(_) = f.action {
+            self.window_bytes_changed();
         }
         if matches!(f.action, FaultAction::Up) {
             for &d in dirs {

@@ -44,6 +44,18 @@ pub enum End {
     Switch(u32, u16),
 }
 
+/// Whether a port's frame end at `busy_until` is to run, and how.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TxEnd {
+    None,
+    /// A `TxDone` event is in the queues.
+    Scheduled,
+    /// No event: the port's switch is calm this window (`Mmu::calm`), and
+    /// the end runs when the port is next touched or the switch's share of
+    /// the window ends (`Network::catch_up`).
+    Deferred,
+}
+
 /// What a port has done, as reports read it (see [`Port::stats`]).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct PortStats {
@@ -92,11 +104,11 @@ pub struct Port {
     pub owner: End,
     /// [`ps_per_byte`] of the port's rate.
     ps_per_byte: u32,
-    /// A `TxDone` event is scheduled at `busy_until`. A switch port that has
-    /// nothing else to send when it starts a frame schedules none: most
-    /// hops at moderate load then cost one event instead of two, and a
-    /// packet that arrives meanwhile asks for it.
-    pub tx_done_pending: bool,
+    /// The end of the frame being serialised, if something is to happen
+    /// then. A switch port that has nothing else to send when it starts a
+    /// frame asks for none: most hops at moderate load then cost one event
+    /// instead of two, and a packet that arrives meanwhile asks for it.
+    pub tx_end: TxEnd,
     /// Bit c set: queue c is not empty.
     pub backlogged: u8,
     /// Classes the link partner has paused.
@@ -146,7 +158,7 @@ impl Port {
             peer,
             owner,
             ps_per_byte: 0,
-            tx_done_pending: false,
+            tx_end: TxEnd::None,
             backlogged: 0,
             paused: 0,
             up: true,
