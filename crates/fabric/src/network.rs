@@ -192,8 +192,6 @@ pub struct Network {
     /// ports' transmission ends are deferred (`TxEnd::Deferred`), not
     /// events.
     calm: bool,
-    /// The event running (what a deferred end must precede to run first).
-    running: (Time, Ev),
     /// Deferred ends run so far, and the latest one's time.
     deferred_ends: u64,
     deferred_latest: Time,
@@ -359,7 +357,6 @@ impl Network {
             local: NodeQueue::default(),
             defer_ends: true,
             calm: false,
-            running: (0, Ev::NicWake(0)),
             deferred_ends: 0,
             deferred_latest: 0,
             port_node: Vec::new(),
@@ -743,7 +740,6 @@ impl Network {
                 };
                 latest = latest.max(now);
                 self.counters.events += 1;
-                self.running = (now, ev);
                 self.handle(now, ev);
             }
             if self.calm {
@@ -763,23 +759,24 @@ impl Network {
         let NodeRole::Switch(s) = self.roles[node as usize] else {
             unreachable!("only a switch is calm")
         };
-        self.running = (self.window_end, Ev::NicWake(0));
+        // Anything at the window's end comes after every end due in it.
+        let end = (self.window_end, Ev::NicWake(0));
         for k in 0..self.switches[s as usize].ports.len() {
             let p = self.switches[s as usize].ports[k];
-            self.catch_up(p);
+            self.catch_up(p, end);
         }
         self.calm = false;
     }
 
-    /// Runs port `p`'s deferred transmission ends due before the running
-    /// event: a calm switch's ports depend on one another only through
-    /// the MMU's sums (`Mmu::calm`), so each may run late, as long as it
-    /// runs before anything reads or changes its port.
+    /// Runs port `p`'s deferred transmission ends due before event `ev`
+    /// (the one running): a calm switch's ports depend on one another only
+    /// through the MMU's sums (`Mmu::calm`), so each may run late, as long
+    /// as it runs before anything reads or changes its port.
     #[inline(always)]
-    fn catch_up(&mut self, p: u32) {
+    fn catch_up(&mut self, p: u32, ev: (Time, Ev)) {
         while self.ports[p as usize].tx_end == TxEnd::Deferred {
             let at = self.ports[p as usize].busy_until;
-            if !precedes(&(at, Ev::TxDone(p)), &self.running) {
+            if !precedes(&(at, Ev::TxDone(p)), &ev) {
                 break;
             }
             self.ports[p as usize].tx_end = TxEnd::None;
@@ -1288,7 +1285,7 @@ impl Network {
         match frame {
             Frame::Pfc { class, pause } => {
                 if self.calm {
-                    self.catch_up(rx);
+                    self.catch_up(rx, (now, Ev::Arrive(p)));
                 }
                 if self.ports[rx as usize].apply_pfc(now, class, pause) {
                     self.kick(now, rx);
@@ -1349,9 +1346,6 @@ impl Network {
                 hops[i as usize]
             }
         };
-        if self.calm {
-            self.catch_up(out);
-        }
         let class = hdr.class();
         let ports = &self.ports;
         let queued = || ports[out as usize].queues[class].bytes;
@@ -1373,6 +1367,10 @@ impl Network {
             Ok(a) => {
                 if a.send_pause {
                     self.send_pfc(now, in_port, class as u8, true);
+                }
+                if self.calm {
+                    // The packet came off the wire of `in_port`'s partner.
+                    self.catch_up(out, (now, Ev::Arrive(in_port ^ 1)));
                 }
                 // A packet the idle port would take at once skips its queue:
                 // what `kick` does after the pop, without the queue's lines
