@@ -6,7 +6,10 @@
 //! by `u32`, packets in an arena, one pending event per link (the head of
 //! its wire FIFO) and one per busy port, no allocation per packet. Events
 //! run in windows of the shortest link delay, node by node (`window.rs`,
-//! `Network::run_window`).
+//! `Network::run_window`). At a switch whose buffer cannot pause, resume
+//! or drop anything in the window (`Mmu::calm`), a port's transmission
+//! ends are no events: each runs when the port is next touched
+//! (`Network::catch_up`).
 
 use crate::arena::{Arena, Hdr};
 use crate::calendar::Calendar;
