@@ -106,9 +106,13 @@ impl Cc {
     /// Hints the CPU to fetch the boxed state (the first lines a packet
     /// reads).
     #[inline]
+    /// Asks for the lines of the box a packet sent reads (`Dcqcn`'s first
+    /// two).
     pub fn prefetch(&self) {
         if let Cc::Dcqcn(d) = self {
-            engine::prefetch::prefetch(&**d);
+            let at: *const Dcqcn = &**d;
+            engine::prefetch::prefetch_ptr(at);
+            engine::prefetch::prefetch_ptr(at.cast::<u8>().wrapping_add(64));
         }
     }
 

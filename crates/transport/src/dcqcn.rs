@@ -193,27 +193,35 @@ enum Phase {
     Hyper,
 }
 
-/// The reaction-point state of one QP.
+/// The reaction-point state of one QP, laid out by cache line (`repr(C)`):
+/// every packet sent asks for the rate (`advance`), which reads line 0
+/// (what decides whether a timer is due) and, once an alpha period has
+/// passed, the parameters that follow. With the parameters first,
+/// `started` sat on line 3, which nothing asked for: 2.4% of A2A128's
+/// samples under DCQCN waited on it.
 #[derive(Clone, Debug)]
+#[repr(C)]
 pub struct Dcqcn {
-    p: DcqcnParams,
+    // Line 0.
     line: u64,
     rate: u64,
     target: u64,
-    alpha: f64,
-    /// The first CNP has arrived (HPCC's `!m_first_cnp`): timers run.
-    started: bool,
-    /// A CNP arrived in the current alpha slot.
-    alpha_cnp: bool,
     /// Next alpha boundary.
     alpha_next: Time,
-    /// A CNP arrived since the last decrease check.
-    dec_cnp: bool,
     /// Next decrease check (only meaningful while `dec_cnp`; normalised to
     /// the first grid point after the last `advance` otherwise).
     dec_next: Time,
     /// Next rate-increase timer; None before the first decrease.
     rp_next: Option<Time>,
+    /// The first CNP has arrived (HPCC's `!m_first_cnp`): timers run.
+    started: bool,
+    /// A CNP arrived in the current alpha slot.
+    alpha_cnp: bool,
+    /// A CNP arrived since the last decrease check.
+    dec_cnp: bool,
+    // Line 1 and on.
+    alpha: f64,
+    p: DcqcnParams,
     rp_stage: u32,
     byte_stage: u32,
     bytes: u64,
