@@ -5,7 +5,8 @@
 //! series: a node that ran ahead of causality inside a window, or a tie
 //! order that hangs on where windows end, would show up here.
 
-use experiment::{run, Scenario};
+use experiment::{run, Outcome, Scenario};
+use fabric::Network;
 use std::path::Path;
 
 /// What a run leaves that does not depend on when it stops: its events
@@ -19,13 +20,26 @@ fn results(file: &str, window: Option<u64>) -> (String, String) {
 }
 
 fn results_of(text: &str, path: &Path, window: Option<u64>) -> (String, String) {
+    let o = outcome(text, path, |net| {
+        if let Some(ps) = window {
+            net.set_window(ps);
+        }
+    });
+    flows_and_series(&o)
+}
+
+/// Runs a scenario to its end, set up by `setup`; conservation holds.
+fn outcome(text: &str, path: &Path, setup: impl FnOnce(&mut Network)) -> Outcome {
     let sc = Scenario::parse(text, "test.toml").unwrap();
     let mut built = experiment::build(&sc, path, None).unwrap();
-    if let Some(ps) = window {
-        built.net.set_window(ps);
-    }
+    setup(&mut built.net);
     let o = run(built, |_| {});
     o.net.check_conservation().unwrap();
+    o
+}
+
+/// Each flow's completion, and the sampled series.
+fn flows_and_series(o: &Outcome) -> (String, String) {
     let flows: Vec<_> = o.flows().iter().map(|f| (f.flow, f.finish)).collect();
     let series: Vec<_> = o.net.series().iter().map(|s| format!("{s:?}")).collect();
     (format!("{flows:?}"), series.join("\n"))
@@ -105,17 +119,14 @@ fn long_and_zero_delay_links() {
 /// Flow results, series and counters of a run, with calm switches
 /// deferring their ports' transmission ends or not; and how many were.
 fn with_deferred_ends(text: &str, path: &Path, on: bool) -> (String, u64) {
-    let sc = Scenario::parse(text, "test.toml").unwrap();
-    let mut built = experiment::build(&sc, path, None).unwrap();
-    built.net.set_deferred_ends(on);
-    let o = run(built, |_| {});
-    o.net.check_conservation().unwrap();
-    let flows: Vec<_> = o.flows().iter().map(|f| (f.flow, f.finish)).collect();
-    let series: Vec<_> = o.net.series().iter().map(|s| format!("{s:?}")).collect();
+    let o = outcome(text, path, |net| net.set_deferred_ends(on));
+    let (flows, series) = flows_and_series(&o);
     let c = o.counters();
     let counts = (c.events, c.pause_frames, c.resume_frames, c.ecn_marked);
-    let text = format!("{flows:?}\n{}\n{counts:?}", series.join("\n"));
-    (text, o.net.deferred_ends())
+    (
+        format!("{flows}\n{series}\n{counts:?}"),
+        o.net.deferred_ends(),
+    )
 }
 
 #[test]
