@@ -91,6 +91,7 @@ impl Cdf {
     pub fn builtin(name: &str) -> Result<Cdf, WorkloadError> {
         let text = builtin_text(name).ok_or_else(|| WorkloadError::UnknownBuiltin {
             name: name.to_string(),
+            known: NAMES,
         })?;
         Cdf::parse(text, &format!("builtin:{name}"))
     }

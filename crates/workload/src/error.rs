@@ -22,8 +22,11 @@ pub enum WorkloadError {
         path: PathBuf,
         source: std::io::Error,
     },
-    /// No builtin distribution has this name.
-    UnknownBuiltin { name: String },
+    /// No builtin distribution has this name; `known` are the names there are.
+    UnknownBuiltin {
+        name: String,
+        known: &'static [&'static str],
+    },
     /// A generator was given impossible parameters.
     Config { message: String },
 }
@@ -58,10 +61,10 @@ impl fmt::Display for WorkloadError {
             WorkloadError::Io { path, source } => {
                 write!(f, "{}: cannot read: {source}", path.display())
             }
-            WorkloadError::UnknownBuiltin { name } => write!(
+            WorkloadError::UnknownBuiltin { name, known } => write!(
                 f,
                 "no builtin flow-size distribution named '{name}' (known: {})",
-                crate::builtin::NAMES.join(", ")
+                known.join(", ")
             ),
             WorkloadError::Config { message } => write!(f, "workload: {message}"),
         }
@@ -92,7 +95,8 @@ mod tests {
         assert_eq!(e.to_string(), "cfg: missing key CC_MODE");
         let e = WorkloadError::UnknownBuiltin {
             name: "nope".into(),
+            known: &["websearch", "hadoop"],
         };
-        assert!(e.to_string().contains("websearch"));
+        assert!(e.to_string().contains("known: websearch, hadoop"));
     }
 }
