@@ -22,12 +22,12 @@ pub use config::{EcnSetting, FabricConfig};
 /// The largest frame (payload and headers) the fabric carries, in bytes.
 pub const MAX_FRAME_BYTES: u32 = net::arena::Hdr::MAX_WIRE;
 pub use host::flows::{Flow, FlowResult};
-pub use link::faults::{Fault, FaultAction};
 pub use link::port::{Port, PortStats};
+pub use link::{Fault, FaultAction};
 pub use net::{Network, RunState};
 pub use observe::counters::{Counters, DropReason};
 pub use observe::footprint::Footprint;
-pub use observe::sampling::SampleSpec;
+pub use observe::SampleSpec;
 pub use switch::lb::LoadBalancer;
 pub use switch::mmu::MmuConfig;
 pub use topo::topology::{LinkSpec, NodeKind, NodeSpec, Topology};

@@ -11,14 +11,13 @@ use engine::{StreamKind, Time};
 use transport::{Completion, CompletionSide, QpConfig, Reliability, SendOptions, WorkRequest};
 
 impl Network {
-    /// Adds a flow; it starts at `flow.start`. Returns its id.
-    /// Registers a reliability scheme flows can choose instead of their
-    /// NICs' own; returns the value for `Flow::reliability`.
     /// The reliability schemes flows chose instead of their NICs' own.
     pub fn flow_reliabilities(&self) -> &[Reliability] {
         &self.reliabilities
     }
 
+    /// Registers a reliability scheme flows can choose instead of their
+    /// NICs' own; returns the value for `Flow::reliability`.
     pub fn add_reliability(&mut self, r: Reliability) -> Result<u8, String> {
         r.validate()?;
         if let Some(i) = self.reliabilities.iter().position(|x| *x == r) {
@@ -31,6 +30,7 @@ impl Network {
         Ok(self.reliabilities.len() as u8)
     }
 
+    /// Adds a flow; it starts at `flow.start`. Returns its id.
     pub fn add_flow(&mut self, flow: Flow) -> Result<u32, String> {
         let h = self.hosts.len() as u32;
         if flow.src >= h || flow.dst >= h {

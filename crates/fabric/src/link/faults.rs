@@ -1,33 +1,12 @@
-//! Link faults: a link (or one direction) going down or up, changing rate,
-//! loss or ECN marking at a given time; applied between windows, with the
-//! routes recomputed when the topology changed. Touches the link's ports.
+//! Link faults ([`Fault`]): a link (or one direction) going down or up,
+//! changing rate, loss or ECN marking at a given time; added, and applied
+//! between windows, with the routes recomputed when the topology changed.
+//! Touches the link's ports.
 
-use crate::config::EcnSetting;
+use crate::link::{Fault, FaultAction};
 use crate::net::event::Global;
 use crate::net::Network;
 use engine::Time;
-
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum FaultAction {
-    Down,
-    Up,
-    /// Run the link at this rate from now on (both directions).
-    Rate(u64),
-    /// Random loss probability of the chosen direction(s).
-    Loss(f64),
-    /// ECN marking of the chosen direction(s)' egress port from now on.
-    Ecn(EcnSetting),
-}
-
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Fault {
-    pub at: Time,
-    /// Index of the link in the topology.
-    pub link: u32,
-    /// None: both directions; Some(true): a -> b; Some(false): b -> a.
-    pub a_to_b: Option<bool>,
-    pub action: FaultAction,
-}
 
 impl Network {
     pub fn add_fault(&mut self, fault: Fault) -> Result<(), String> {

@@ -386,6 +386,26 @@ mod tests {
         assert_eq!(a.live(), 2);
     }
 
+    /// The flow identity is the (source host, source port) pair exactly:
+    /// the old `src ^ sport << 16` made host 65536 with port 1 the same
+    /// flow as host 0 with port 0.
+    #[test]
+    fn flow_identity_is_exact() {
+        let mut a = Arena::default();
+        let mut ids = std::collections::HashSet::new();
+        for src in [0, 1, 0xffff] {
+            for sport in [0, 1, 49152, 0xffff] {
+                let h = a.alloc(Packet {
+                    src,
+                    sport,
+                    ..Packet::default()
+                });
+                assert_eq!((h.flow & 0xffff, h.flow >> 16), (src, sport as u32));
+                assert!(ids.insert(h.flow));
+            }
+        }
+    }
+
     #[test]
     fn a_header_is_16_bytes() {
         assert_eq!(std::mem::size_of::<Hdr>(), 16);

@@ -7,10 +7,10 @@
 //! (`event.rs`), their containers (`window.rs`, `calendar.rs`) and the
 //! packet arena (`arena.rs`).
 //!
-//! The hot path's shape (see "The hot path" in the project's design
-//! notes, and docs/speed.md): integer time, components in `Vec`s indexed
-//! by `u32`, packets in an arena, one pending event per link (the head of
-//! its wire FIFO) and one per busy port, no allocation per packet. Events
+//! The hot path's shape (docs/speed.md measures it): integer time,
+//! components in `Vec`s indexed by `u32`, packets in an arena, one pending
+//! event per link (the head of its wire FIFO) and one per busy port, no
+//! allocation per packet. Events
 //! run in windows of the shortest link delay, node by node (`window.rs`,
 //! `Network::run_window`). At a switch whose buffer cannot pause, resume
 //! or drop anything in the window (`Mmu::calm`), a port's transmission
@@ -27,14 +27,14 @@ pub(crate) mod window;
 use crate::config::FabricConfig;
 use crate::host::flows::FlowResult;
 use crate::host::Host;
-use crate::link::faults::Fault;
 use crate::link::port::{End, Port};
+use crate::link::Fault;
 use crate::net::arena::{Arena, Hdr};
 use crate::net::calendar::Calendar;
 use crate::net::event::{Ev, Global};
 use crate::net::window::{ByNode, Globals, NodeQueue};
 use crate::observe::counters::Counters;
-use crate::observe::sampling::Sampling;
+use crate::observe::Sampling;
 use crate::switch::lb::Balancer;
 use crate::switch::mmu::{headroom_for, Mmu};
 use crate::switch::Switch;
@@ -339,5 +339,34 @@ impl Network {
 
     pub fn nic(&self, host: u32) -> &Nic {
         &self.hosts[host as usize].nic
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Hosts star-wired to switches of 256 ports.
+    fn stars(hosts: usize) -> Topology {
+        let mut topo = Topology::default();
+        let switches: Vec<u32> = (0..hosts.div_ceil(256))
+            .map(|s| topo.add_node(format!("s{s}"), NodeKind::Switch))
+            .collect();
+        for h in 0..hosts {
+            let n = topo.add_node(format!("h{h}"), NodeKind::Host);
+            topo.add_link(n, switches[h / 256], 100_000_000_000, 1_000_000);
+        }
+        topo
+    }
+
+    /// A host id fills the low 16 bits of a packet's flow identity: one
+    /// more host than that is refused, not aliased.
+    #[test]
+    fn more_hosts_than_a_flow_identity_holds_are_refused() {
+        let err = Network::new(stars(Hdr::MAX_HOSTS + 1), FabricConfig::default())
+            .err()
+            .expect("refused");
+        assert!(err.contains("at most 65536"), "{err}");
+        assert!(Network::new(stars(600), FabricConfig::default()).is_ok());
     }
 }

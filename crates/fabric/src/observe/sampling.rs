@@ -4,31 +4,9 @@
 
 use crate::net::event::Global;
 use crate::net::Network;
+use crate::observe::{SampleSpec, Sampling};
 use engine::stats::TimeSeries;
 use engine::Time;
-
-/// What to sample, and how often.
-#[derive(Clone, Debug, Default)]
-pub struct SampleSpec {
-    pub interval: Time,
-    /// Egress ports whose queue length and utilisation to record.
-    pub ports: Vec<u32>,
-    /// Flows whose throughput and sending rate to record.
-    pub flows: Vec<u32>,
-    /// Egress ports whose ECN marking ratio to record.
-    pub ecn_ports: Vec<u32>,
-}
-
-/// The sampler's state: the spec, the previous sample's counts and the
-/// series.
-pub(crate) struct Sampling {
-    spec: SampleSpec,
-    last_tx: Vec<u64>,
-    last_rx: Vec<u64>,
-    /// (marked, eligible) of each ECN port at the previous sample.
-    last_ecn: Vec<(u64, u64)>,
-    series: Vec<TimeSeries>,
-}
 
 impl Network {
     /// Records time series from now on (see [`SampleSpec`]); series names
