@@ -13,7 +13,7 @@ use engine::Time;
 
 impl Network {
     /// A packet entered switch `s` on port `in_port` (its `in_local`-th
-    /// port): route, admit, queue.
+    /// port): route, load balance, admit, enqueue (or depart at once).
     pub(crate) fn forward(&mut self, now: Time, s: u32, in_port: u32, in_local: u16, mut hdr: Hdr) {
         hdr.in_port = in_local as u8;
         let hops = self.routes.next_hops(s, hdr.dst);

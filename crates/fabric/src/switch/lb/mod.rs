@@ -1,6 +1,6 @@
 //! Load balancing: which of the equal-cost next hops a switch sends a
 //! packet to. [`LoadBalancer`] is the choice the fabric's configuration
-//! makes; [`Balancer`] is its state for every switch, one variant per
+//! makes; `Balancer` is its state for every switch, one variant per
 //! scheme, each in its own file here. Called by the ingress pipeline
 //! (`switch/ingress.rs`) only when there are two hops or more; a scheme
 //! touches only its own state. See docs/extending.md, "Adding a load
