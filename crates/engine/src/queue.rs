@@ -6,7 +6,7 @@
 //! machine.
 //!
 //! The fabric's windowed loop keeps its own queues for its hot path
-//! (`fabric/src/calendar.rs`, `fabric/src/window.rs`).
+//! (`fabric/src/net/calendar.rs`, `fabric/src/net/window.rs`).
 
 use crate::time::Time;
 use std::cmp::{Ordering, Reverse};

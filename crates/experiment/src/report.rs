@@ -68,7 +68,7 @@ pub struct MemoryJson {
 
 impl MemoryJson {
     fn of(net: &fabric::Network) -> MemoryJson {
-        let m = net.memory();
+        let m = net.footprint();
         let mb = |b: usize| (b as f64 / 1e6 * 1000.0).round() / 1000.0;
         MemoryJson {
             bytes_per_packet: m.packet_bytes,

@@ -1,7 +1,9 @@
 //! Fabric configuration: switch buffer and PFC, ECN marking per link speed,
-//! the NIC template every host starts from, and failure handling.
+//! the load balancer, the NIC template every host starts from, and failure
+//! handling. Plain data: touches nothing.
 
-use crate::mmu::MmuConfig;
+use crate::switch::lb::LoadBalancer;
+use crate::switch::mmu::MmuConfig;
 use transport::NicConfig;
 
 /// RED-style ECN marking at egress: no mark below `kmin` bytes queued,
@@ -26,6 +28,8 @@ pub struct FabricConfig {
     /// Sorted by rate; a port uses the entry with the largest rate not above
     /// its own (or the first entry).
     pub ecn: Vec<EcnSetting>,
+    /// How switches choose among equal-cost next hops.
+    pub load_balancer: LoadBalancer,
     pub nic: NicConfig,
     pub pfc_frame_bytes: u32,
     /// Recompute shortest paths when a link fails or returns (a routing
@@ -54,6 +58,7 @@ impl Default for FabricConfig {
                 kmax: 400_000,
                 pmax: 0.2,
             }],
+            load_balancer: LoadBalancer::Ecmp,
             nic: NicConfig::default(),
             pfc_frame_bytes: 64,
             reroute_on_failure: true,

@@ -1,27 +1,33 @@
 //! The simulated RDMA fabric: topologies, links with faults, switches with
-//! a shared buffer, PFC and ECN, ECMP routing, and hosts that wrap the
+//! a shared buffer, PFC, ECN and load balancing, and hosts that wrap the
 //! sans-IO transport NIC.
 //!
-//! This crate drives `transport` through its public API only and never
-//! reads a NIC's private state; experiments drive this crate.
+//! One [`Network`] holds every component in `Vec`s (`net/`); each
+//! component's behaviour lives in its own folder: `switch/`, `link/`,
+//! `host/`, `observe/`, `topo/`. This crate drives `transport` through its
+//! public API only and never reads a NIC's private state; experiments
+//! drive this crate through what is re-exported here.
 
-mod arena;
-mod calendar;
 pub mod config;
-pub mod counters;
-pub mod flows;
-pub mod mmu;
-mod network;
-pub mod port;
-pub mod routing;
-pub mod topology;
-mod window;
+mod hash;
+pub mod host;
+pub mod link;
+mod net;
+pub mod observe;
+pub mod switch;
+pub mod topo;
 
 pub use config::{EcnSetting, FabricConfig};
 
 /// The largest frame (payload and headers) the fabric carries, in bytes.
-pub const MAX_FRAME_BYTES: u32 = arena::Hdr::MAX_WIRE;
-pub use counters::{Counters, DropReason};
-pub use flows::{Flow, FlowResult};
-pub use network::{Fault, FaultAction, Memory, Network, RunState, SampleSpec};
-pub use topology::{LinkSpec, NodeKind, NodeSpec, Topology};
+pub const MAX_FRAME_BYTES: u32 = net::arena::Hdr::MAX_WIRE;
+pub use host::flows::{Flow, FlowResult};
+pub use link::port::{Port, PortStats};
+pub use link::{Fault, FaultAction};
+pub use net::{Network, RunState};
+pub use observe::counters::{Counters, DropReason};
+pub use observe::footprint::Footprint;
+pub use observe::SampleSpec;
+pub use switch::lb::LoadBalancer;
+pub use switch::mmu::MmuConfig;
+pub use topo::topology::{LinkSpec, NodeKind, NodeSpec, Topology};

@@ -6,7 +6,7 @@
 //! where a rule reads them.
 //!
 //! The lossless rules follow the HPCC ns-3 switch MMU (see
-//! data/params/pfc_buffer.toml [hpcc_mmu]) with alpha configurable: a
+//! `data/params/pfc_buffer.toml` `[hpcc_mmu]`) with alpha configurable: a
 //! (port, class) pauses its upstream when its shared use reaches
 //! alpha * (buffer - headroom - reserve - shared in use), or as soon as it
 //! spills into headroom; it resumes when it has left headroom and sits

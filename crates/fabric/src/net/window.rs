@@ -10,7 +10,7 @@
 //! where the global time order visited a port again only after thousands
 //! of other hops, long out of cache.
 //!
-//! This file holds the three containers of that order; `network.rs` runs
+//! This file holds the three containers of that order; `run.rs` runs
 //! the loop. It touches nothing else.
 //!
 //! Ties: events at the same picosecond at different nodes are independent,

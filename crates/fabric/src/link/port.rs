@@ -1,37 +1,18 @@
 //! One direction of a link as seen from its sending port: the egress queues
 //! (eight classes, strict priority), the PFC state imposed by the link
-//! partner, the ECN marker, and the packets on the wire toward the partner.
+//! partner, the ECN marker, and the frames on the wire toward the partner.
+//! The port's own methods touch only the port.
 //!
 //! Link `i` owns ports `2i` (at its `a` end) and `2i + 1` (at `b`), so a
 //! port's partner is `port ^ 1`.
 
-use crate::arena::Hdr;
 use crate::config::EcnSetting;
-use crate::mmu::CLASSES;
+use crate::link::frame::Frame;
+use crate::net::arena::Hdr;
+use crate::switch::mmu::CLASSES;
 use engine::ring::Ring;
 use engine::time::{ps_per_byte, serialization_at};
 use engine::{Rng, Time};
-
-/// What crosses a link: a packet, or a PFC frame.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Frame {
-    Packet(Hdr),
-    /// PAUSE (true) or RESUME (false) of one class.
-    Pfc {
-        class: u8,
-        pause: bool,
-    },
-}
-
-/// The filler of a ring's unused slots.
-impl Default for Frame {
-    fn default() -> Self {
-        Frame::Pfc {
-            class: 0,
-            pause: false,
-        }
-    }
-}
 
 /// One end of a link: a host, or a switch and the index of the port among
 /// the switch's ports. A port keeps both its own end (`owner`: which kind of

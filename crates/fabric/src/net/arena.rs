@@ -15,13 +15,19 @@ use transport::{Packet, PacketKind, Verb};
 /// What links and switches need of a packet, in 16 bytes: four to a cache
 /// line in a queue, and with its arrival time 24 bytes on a wire (`Frame`
 /// keeps PFC frames in the values `class` cannot take). Hence the limits
-/// [`Hdr::MAX_WIRE`] and [`Hdr::MAX_PORTS`], which `Network::new` checks.
+/// [`Hdr::MAX_WIRE`], [`Hdr::MAX_PORTS`] and [`Hdr::MAX_HOSTS`], which
+/// `Network::new` checks.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Hdr {
     /// The packet in the arena.
     pub idx: u32,
     pub dst: u32,
-    /// `src ^ sport << 16`: with `dst`, the ECMP key of the 5-tuple.
+    /// The packet's flow identity, `sport << 16 | src`: the source host
+    /// and the UDP source port, exactly (host ids are below
+    /// [`Hdr::MAX_HOSTS`], which `Network::new` checks, so the two never
+    /// overlap). With `dst`, the ECMP key of the RoCEv2 5-tuple. Two QPs
+    /// of one host that drew the same source port share it, as they share
+    /// a 5-tuple on a real network.
     pub flow: u32,
     /// Bytes on the wire (low 14 bits), [`Hdr::DATA`] and [`Hdr::CE`].
     wire_flags: u16,
@@ -51,6 +57,9 @@ impl Hdr {
     pub const MAX_WIRE: u32 = (1 << 14) - 1;
     /// The most ports a switch may have.
     pub const MAX_PORTS: usize = 256;
+    /// The most hosts a fabric may have: a host id fills the low 16 bits
+    /// of [`Hdr::flow`].
+    pub const MAX_HOSTS: usize = 1 << 16;
     const DATA: u16 = 1 << 14;
     /// Congestion experienced, set by a switch; copied into the packet on
     /// delivery.
@@ -81,7 +90,8 @@ impl Hdr {
         let mut h = Hdr::of(pkt.priority, pkt.wire, pkt.is_data());
         h.idx = idx;
         h.dst = pkt.dst;
-        h.flow = pkt.src ^ (pkt.sport as u32) << 16;
+        debug_assert!((pkt.src as usize) < Hdr::MAX_HOSTS);
+        h.flow = (pkt.sport as u32) << 16 | pkt.src;
         if pkt.ce {
             h.set_ce();
         }
@@ -376,12 +386,29 @@ mod tests {
         assert_eq!(a.live(), 2);
     }
 
+    /// The flow identity is the (source host, source port) pair exactly:
+    /// the old `src ^ sport << 16` made host 65536 with port 1 the same
+    /// flow as host 0 with port 0.
     #[test]
-    fn a_header_is_16_bytes_and_a_wire_slot_24() {
-        use crate::port::Frame;
+    fn flow_identity_is_exact() {
+        let mut a = Arena::default();
+        let mut ids = std::collections::HashSet::new();
+        for src in [0, 1, 0xffff] {
+            for sport in [0, 1, 49152, 0xffff] {
+                let h = a.alloc(Packet {
+                    src,
+                    sport,
+                    ..Packet::default()
+                });
+                assert_eq!((h.flow & 0xffff, h.flow >> 16), (src, sport as u32));
+                assert!(ids.insert(h.flow));
+            }
+        }
+    }
+
+    #[test]
+    fn a_header_is_16_bytes() {
         assert_eq!(std::mem::size_of::<Hdr>(), 16);
-        // A PFC frame fits in the values a header's class cannot take.
-        assert_eq!(std::mem::size_of::<(engine::Time, Frame)>(), 24);
         let mut h = Hdr::of(7, Hdr::MAX_WIRE, false);
         assert_eq!(
             (h.class(), h.wire(), h.is_data(), h.ce()),

@@ -1,0 +1,144 @@
+//! The host application of the simulator: flows. Adding them (checked),
+//! the reliability schemes they may choose, starting one (a QP at each
+//! end, its work requests posted) and its completion. Touches the flow
+//! records and the NICs' verbs API.
+
+use crate::host::flows::{Flow, FlowResult};
+use crate::net::event::Global;
+use crate::net::Network;
+use engine::rng::stream_seed;
+use engine::{StreamKind, Time};
+use transport::{Completion, CompletionSide, QpConfig, Reliability, SendOptions, WorkRequest};
+
+impl Network {
+    /// The reliability schemes flows chose instead of their NICs' own.
+    pub fn flow_reliabilities(&self) -> &[Reliability] {
+        &self.reliabilities
+    }
+
+    /// Registers a reliability scheme flows can choose instead of their
+    /// NICs' own; returns the value for `Flow::reliability`.
+    pub fn add_reliability(&mut self, r: Reliability) -> Result<u8, String> {
+        r.validate()?;
+        if let Some(i) = self.reliabilities.iter().position(|x| *x == r) {
+            return Ok(i as u8 + 1);
+        }
+        if self.reliabilities.len() >= u8::MAX as usize {
+            return Err("too many reliability schemes".into());
+        }
+        self.reliabilities.push(r);
+        Ok(self.reliabilities.len() as u8)
+    }
+
+    /// Adds a flow; it starts at `flow.start`. Returns its id.
+    pub fn add_flow(&mut self, flow: Flow) -> Result<u32, String> {
+        let h = self.hosts.len() as u32;
+        if flow.src >= h || flow.dst >= h {
+            return Err(format!(
+                "flow from host {} to host {}: there are only {h} hosts",
+                flow.src, flow.dst
+            ));
+        }
+        if flow.src == flow.dst {
+            return Err(format!("flow from host {} to itself", flow.src));
+        }
+        if flow.messages == 0 || flow.messages as u64 > flow.bytes {
+            return Err(format!(
+                "flow from host {} to host {}: {} messages for {} bytes (need 1..=bytes)",
+                flow.src, flow.dst, flow.messages, flow.bytes
+            ));
+        }
+        if flow.reliability as usize > self.reliabilities.len() {
+            return Err(format!(
+                "flow from host {} to host {}: no reliability scheme {}",
+                flow.src, flow.dst, flow.reliability
+            ));
+        }
+        let id = self.flows.len() as u32;
+        if !self.flow_rx_bytes.is_empty() {
+            self.flow_rx_bytes.push(0);
+        }
+        self.flows.push(FlowResult {
+            flow,
+            finish: None,
+            ideal: self.ideal_fct(flow.src, flow.dst, flow.bytes),
+            requester_qp: u32::MAX,
+            responder_qp: u32::MAX,
+        });
+        self.globals
+            .push(flow.start.max(self.now), Global::FlowStart(id));
+        Ok(id)
+    }
+
+    pub(crate) fn start_flow(&mut self, now: Time, id: u32) {
+        let r = self.flows[id as usize];
+        let (req, resp) = (r.requester(), r.responder());
+        let sport =
+            49152 + (stream_seed(self.cfg.seed, StreamKind::Host, id as u64) % 16384) as u16;
+        let rel = match r.flow.reliability {
+            0 => None,
+            i => Some(self.reliabilities[i as usize - 1]),
+        };
+        let resp_qp = self.hosts[resp as usize].qp_flow.len() as u32;
+        // A QP on `host` toward `peer_qp` at `peer`, for this flow.
+        let mut create = |host: u32, peer: u32, peer_qp: u32| {
+            let h = &mut self.hosts[host as usize];
+            h.qp_flow.push(id);
+            let cfg = QpConfig {
+                peer_host: peer,
+                peer_qp,
+                sport,
+            };
+            match rel {
+                None => h.nic.create_qp(cfg),
+                Some(rel) => {
+                    let cc = h.nic.config().cc;
+                    h.nic.create_qp_with(cfg, cc, rel)
+                }
+            }
+        };
+        let req_qp = create(req, resp, resp_qp);
+        let got = create(resp, req, req_qp);
+        debug_assert_eq!(got, resp_qp);
+        self.flows[id as usize].requester_qp = req_qp;
+        self.flows[id as usize].responder_qp = resp_qp;
+        // Message i's work request is `id | i << 32`: completions name the
+        // flow and tell the last message apart.
+        for i in 0..r.flow.messages {
+            let len = r.flow.message_len(i);
+            if r.flow.verb == transport::Verb::Send {
+                self.hosts[resp as usize]
+                    .nic
+                    .post_recv(resp_qp, id as u64, len);
+            }
+            let wr = WorkRequest {
+                wr_id: id as u64 | (i as u64) << 32,
+                verb: r.flow.verb,
+                len,
+                ..WorkRequest::default()
+            };
+            let opts = SendOptions {
+                sync: r.flow.is_sync(i),
+            };
+            self.hosts[req as usize]
+                .nic
+                .post_send_with(now, req_qp, wr, opts);
+        }
+        self.after_nic_input(now, req);
+    }
+
+    /// A work request completed at a host: the requester's completion of
+    /// a flow's last message finishes the flow.
+    #[inline(always)]
+    pub(crate) fn complete(&mut self, now: Time, c: Completion) {
+        if c.side == CompletionSide::Requester {
+            let f = &mut self.flows[c.wr_id as u32 as usize];
+            let last = (c.wr_id >> 32) as u16 + 1 == f.flow.messages;
+            if last && f.finish.is_none() {
+                f.finish = Some(now);
+                self.flows_done += 1;
+                self.last_finish = self.last_finish.max(now);
+            }
+        }
+    }
+}

@@ -1,0 +1,21 @@
+//! Hosts: each wraps a transport NIC (`driver.rs` drives it), and the
+//! application that gives it work (`app.rs`, the flows of `flows.rs`).
+//! This file holds a host's own state; it touches nothing else.
+
+mod app;
+mod driver;
+pub mod flows;
+
+use engine::Time;
+use transport::Nic;
+
+/// One host: its node, its one port, its NIC.
+pub(crate) struct Host {
+    pub node: u32,
+    pub port: u32,
+    pub nic: Nic,
+    /// Pending NicWake time (u64::MAX when none).
+    pub wake_at: Time,
+    /// Flow id of each QP, by QP number.
+    pub qp_flow: Vec<u32>,
+}

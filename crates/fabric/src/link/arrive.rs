@@ -1,0 +1,53 @@
+//! A frame reaching the end of its wire: a control frame is applied to the
+//! receiving port (PFC), a packet is dropped if the link went down, else
+//! handed to the host's driver (`host/driver.rs`) or the switch's ingress
+//! pipeline (`switch/ingress.rs`). Touches the wire and the receiving port.
+
+use crate::link::frame::Frame;
+use crate::link::port::End;
+use crate::net::event::Ev;
+use crate::net::Network;
+use crate::observe::counters::DropReason;
+use engine::Time;
+
+impl Network {
+    pub(crate) fn arrive(&mut self, now: Time, p: u32) {
+        let port = &mut self.ports[p as usize];
+        let (_, frame) = port.wire.pop_front().expect("arrival without a frame");
+        let (up, peer) = (port.up, port.peer);
+        if let Some(&(t, next)) = port.wire.front() {
+            self.schedule(t, Ev::Arrive(p));
+            // A host reads the packet and then its QP, last touched long
+            // ago. The packets arriving in the window were asked for a
+            // group ago (`prefetch_packets`); through the next one, ask for
+            // its QP.
+            if let (Frame::Packet(h1), End::Host(host)) = (next, peer) {
+                if let Some(qp) = self.arena.dst_qp(h1.idx) {
+                    self.hosts[host as usize].nic.prefetch_qp(qp);
+                }
+            }
+        }
+        let rx = p ^ 1;
+        match frame {
+            Frame::Pfc { class, pause } => {
+                if self.calm {
+                    self.catch_up(rx, (now, Ev::Arrive(p)));
+                }
+                if self.ports[rx as usize].apply_pfc(now, class, pause) {
+                    self.kick(now, rx);
+                }
+            }
+            Frame::Packet(hdr) => {
+                if !up {
+                    self.counters.drop(DropReason::LinkDown, hdr.wire());
+                    self.arena.free(hdr.idx);
+                    return;
+                }
+                match peer {
+                    End::Host(h) => self.deliver(now, h, hdr),
+                    End::Switch(s, in_local) => self.forward(now, s, rx, in_local, hdr),
+                }
+            }
+        }
+    }
+}

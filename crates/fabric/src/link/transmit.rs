@@ -1,0 +1,114 @@
+//! Sending on a port: `kick` starts the next frame of an idle port (a PFC
+//! frame first, then a switch's queued packet through the egress pipeline
+//! or a host's NIC through its driver), `transmit` serialises a frame and
+//! puts it on the wire or loses it (link down, random loss), `send_pfc`
+//! queues a PAUSE or RESUME. Touches the port, its wire and the counters.
+
+use crate::link::frame::Frame;
+use crate::link::port::{End, TxEnd};
+use crate::net::event::Ev;
+use crate::net::Network;
+use crate::observe::counters::DropReason;
+use engine::Time;
+
+impl Network {
+    /// Starts the next transmission on an idle port, if there is one.
+    pub(crate) fn kick(&mut self, now: Time, p: u32) {
+        let port = &mut self.ports[p as usize];
+        if now < port.busy_until {
+            if port.tx_end == TxEnd::None {
+                let at = port.busy_until;
+                self.schedule_end(p, at);
+            }
+            return;
+        }
+        if let Some((class, pause)) = port.pfc_out.pop_front() {
+            self.transmit(now, p, Frame::Pfc { class, pause });
+            return;
+        }
+        match port.owner {
+            End::Switch(s, _) => {
+                let Some(hdr) = port.pop_eligible() else {
+                    return;
+                };
+                let qlen = port.queues[hdr.class()].bytes;
+                self.depart(now, p, s, hdr, qlen);
+            }
+            End::Host(h) => {
+                let paused = port.paused;
+                self.host_transmit(now, p, h, paused);
+            }
+        }
+    }
+
+    /// Serialises a frame on port `p` and puts it on the wire (or loses it).
+    #[inline(always)]
+    pub(crate) fn transmit(&mut self, now: Time, p: u32, frame: Frame) {
+        let port = &mut self.ports[p as usize];
+        let bytes = frame.wire_bytes(self.cfg.pfc_frame_bytes);
+        let done = now + port.tx_time(bytes);
+        port.busy_until = done;
+        // A host port polls its NIC when the frame is done, if the NIC has
+        // anything that could go then; if not, its next input kicks the
+        // port (`after_nic_input`).
+        let poll = match port.owner {
+            End::Host(h) => self.hosts[h as usize].nic.may_transmit(),
+            End::Switch(..) => false,
+        };
+        // A transmission end still pending is stale now (the port was
+        // idle, so it was due at or before this instant): it will do
+        // nothing, so only the one asked for here, if any, is pending. A
+        // deferred one has no event to run as a no-op: count it here.
+        if port.tx_end == TxEnd::Deferred {
+            self.counters.events += 1;
+            self.deferred_ends += 1;
+        }
+        port.tx_end = TxEnd::None;
+        if poll || port.has_work() {
+            self.schedule_end(p, done);
+        }
+        let port = &mut self.ports[p as usize];
+        if let Frame::Packet(hdr) = frame {
+            self.counters.packet_hops += 1;
+            port.tx_packets += 1;
+            port.tx_bytes += bytes as u64;
+            let lost = if !port.up {
+                Some(DropReason::LinkDown)
+            } else if port.loss > 0.0 && port.loss_rng.bernoulli(port.loss) {
+                Some(DropReason::LinkLoss)
+            } else {
+                None
+            };
+            if let Some(reason) = lost {
+                self.counters.drop(reason, bytes);
+                self.arena.free(hdr.idx);
+                return;
+            }
+        }
+        let arrival = done + port.delay;
+        port.wire.push_back((arrival, frame));
+        if port.wire.len() == 1 {
+            // The arrival is the peer's event, due after the window (it is
+            // at least a link delay away), so it goes to the calendar. Over
+            // a link of no delay a frame that takes no time to send arrives
+            // at this very picosecond (the window's last, windows being 1 ps
+            // long then): the calendar runs it in a window of its own,
+            // after this one.
+            self.q.schedule(arrival, Ev::Arrive(p));
+        }
+    }
+
+    pub(crate) fn send_pfc(&mut self, now: Time, p: u32, class: u8, pause: bool) {
+        debug_assert!(!self.calm, "a calm switch sends no PAUSE or RESUME");
+        let port = &mut self.ports[p as usize];
+        port.pfc_out.push_back((class, pause));
+        if pause {
+            port.pause_sent += 1;
+            self.counters.pause_frames += 1;
+        } else {
+            port.resume_sent += 1;
+            self.counters.resume_frames += 1;
+        }
+        self.kick(now, p);
+    }
+}

@@ -1,0 +1,56 @@
+//! The events of the simulation: [`Ev`], what happens at one node (an
+//! arrival, a transmission end, a NIC's wake-up or timer), with its tie
+//! order and the node it acts on; and [`Global`], what acts on several
+//! nodes and runs alone between windows. Plain data: touches nothing.
+
+use crate::hash::mix64;
+use crate::net::window::Tie;
+use engine::Time;
+
+/// An event at one node (see `window.rs` for the order of events).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Ev {
+    /// The head of the port's wire FIFO reaches the partner.
+    Arrive(u32),
+    /// The port finished serialising its current frame.
+    TxDone(u32),
+    /// A host's NIC asked to be polled again (rate limiter).
+    NicWake(u32),
+    Timer(u32, u32),
+}
+
+impl Tie for Ev {
+    /// Distinct for distinct events at one node (a timer's host, like a
+    /// wake-up's, is the node itself), as `mix64` is a bijection; scrambled
+    /// by the time, so no port or QP wins every tie.
+    #[inline]
+    fn tie(&self, at: Time) -> u64 {
+        let code = match *self {
+            Ev::Arrive(p) => p as u64,
+            Ev::TxDone(p) => 1 << 32 | p as u64,
+            Ev::NicWake(_) => 2 << 32,
+            Ev::Timer(_, qp) => 3 << 32 | qp as u64,
+        };
+        mix64(code ^ at.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+    }
+}
+
+/// The node an event acts on.
+#[inline(always)]
+pub(crate) fn node_of(port_node: &[u32], host_node: &[u32], ev: Ev) -> u32 {
+    match ev {
+        Ev::TxDone(p) => port_node[p as usize],
+        Ev::Arrive(p) => port_node[p as usize ^ 1],
+        Ev::NicWake(h) | Ev::Timer(h, _) => host_node[h as usize],
+    }
+}
+
+/// Events that touch more than one node (a flow's start creates QPs at
+/// both ends; a fault acts on both ends of a link; a sample reads the
+/// whole fabric): each runs alone, between two windows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Global {
+    FlowStart(u32),
+    Fault(u32),
+    Sample,
+}

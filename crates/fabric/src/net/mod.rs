@@ -1,0 +1,372 @@
+//! The simulated network: one [`Network`] holding every component in
+//! `Vec`s indexed by small ids (ports, hosts, switches, flows), the packet
+//! arena, and the event queues; its construction and its read accessors.
+//! The behaviour lives with each component, as `impl Network` blocks in
+//! `switch/`, `link/`, `host/`, `observe/` and `topo/`; this folder holds
+//! the event loop (`run.rs`), its cache hints (`prefetch.rs`), the events
+//! (`event.rs`), their containers (`window.rs`, `calendar.rs`) and the
+//! packet arena (`arena.rs`).
+//!
+//! The hot path's shape (docs/speed.md measures it): integer time,
+//! components in `Vec`s indexed by `u32`, packets in an arena, one pending
+//! event per link (the head of its wire FIFO) and one per busy port, no
+//! allocation per packet. Events
+//! run in windows of the shortest link delay, node by node (`window.rs`,
+//! `Network::run_window`). At a switch whose buffer cannot pause, resume
+//! or drop anything in the window (`Mmu::calm`), a port's transmission
+//! ends are no events: each runs when the port is next touched
+//! (`Network::catch_up`).
+
+pub(crate) mod arena;
+pub(crate) mod calendar;
+pub(crate) mod event;
+mod prefetch;
+mod run;
+pub(crate) mod window;
+
+use crate::config::FabricConfig;
+use crate::host::flows::FlowResult;
+use crate::host::Host;
+use crate::link::port::{End, Port};
+use crate::link::Fault;
+use crate::net::arena::{Arena, Hdr};
+use crate::net::calendar::Calendar;
+use crate::net::event::{Ev, Global};
+use crate::net::window::{ByNode, Globals, NodeQueue};
+use crate::observe::counters::Counters;
+use crate::observe::Sampling;
+use crate::switch::lb::Balancer;
+use crate::switch::mmu::{headroom_for, Mmu};
+use crate::switch::Switch;
+use crate::topo::routing::Routes;
+use crate::topo::topology::{NodeKind, Topology};
+use engine::{Rng, StreamKind, Time};
+use transport::{Nic, NicConfig, Reliability};
+
+/// What a node is: a host or a switch, and its index among them.
+pub(crate) enum NodeRole {
+    Host(u32),
+    Switch(u32),
+}
+
+/// Why `run_until` returned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RunState {
+    /// Every flow finished.
+    Done,
+    /// Simulated time reached the limit.
+    TimeLimit,
+    /// The event budget of this call ran out; call again.
+    Budget,
+    /// No events are left but flows are unfinished (e.g. no route).
+    Stuck,
+}
+
+/// The whole simulated fabric. Fields are the crate's: each component's
+/// file reads and writes the ones it owns (see the module docs).
+pub struct Network {
+    pub(crate) cfg: FabricConfig,
+    pub(crate) topo: Topology,
+    pub(crate) q: Calendar<Ev>,
+    pub(crate) ports: Vec<Port>,
+    pub(crate) roles: Vec<NodeRole>,
+    pub(crate) hosts: Vec<Host>,
+    pub(crate) switches: Vec<Switch>,
+    /// The switches' load balancer (its state for every switch, side by
+    /// side: a few lines for the whole fabric that stay in cache, where a
+    /// field of each switch cost a cache line per hop).
+    pub(crate) lb: Balancer,
+    pub(crate) routes: Routes,
+    pub(crate) arena: Arena,
+    pub(crate) flows: Vec<FlowResult>,
+    pub(crate) flows_done: usize,
+    pub(crate) faults: Vec<Fault>,
+    /// Payload bytes of each flow that reached the data's destination
+    /// (duplicates included), counted from the start of sampling; empty
+    /// (and not counted) unless flows are sampled, which spares each
+    /// delivery two loads.
+    pub(crate) flow_rx_bytes: Vec<u64>,
+    pub(crate) sampling: Option<Sampling>,
+    /// Reliability schemes flows may use instead of their NICs' own
+    /// (`Flow::reliability` - 1 indexes this).
+    pub(crate) reliabilities: Vec<Reliability>,
+    pub counters: Counters,
+    /// The latest time handled (see [`Network::now`]).
+    pub(crate) now: Time,
+    /// Events that act on more than one node.
+    pub(crate) globals: Globals<Global>,
+    /// The shortest link delay (at least 1 ps): what one node does at time
+    /// t reaches another no earlier than t plus this.
+    pub(crate) lookahead: Time,
+    /// The window being run: its events by node, its end (exclusive; 0
+    /// between windows), the node running and that node's events
+    /// scheduled during the window.
+    pub(crate) window: ByNode<Ev>,
+    pub(crate) window_end: Time,
+    pub(crate) window_node: u32,
+    pub(crate) local: NodeQueue<Ev>,
+    /// Whether a calm switch may defer its ports' transmission ends (see
+    /// [`Network::set_deferred_ends`]).
+    pub(crate) defer_ends: bool,
+    /// The running node is a switch whose MMU is calm this window: its
+    /// ports' transmission ends are deferred (`TxEnd::Deferred`), not
+    /// events.
+    pub(crate) calm: bool,
+    /// Deferred ends run so far, and the latest one's time.
+    pub(crate) deferred_ends: u64,
+    pub(crate) deferred_latest: Time,
+    /// The node of each port and of each host, for grouping events.
+    pub(crate) port_node: Vec<u32>,
+    pub(crate) host_node: Vec<u32>,
+    /// When the last flow finished.
+    pub(crate) last_finish: Time,
+}
+
+impl Network {
+    pub fn new(topo: Topology, cfg: FabricConfig) -> Result<Network, String> {
+        topo.validate()?;
+        let nic = &cfg.nic;
+        let frame = nic.mtu as u64 + nic.header_bytes as u64;
+        if frame.max(nic.ctrl_bytes as u64) > Hdr::MAX_WIRE as u64 {
+            return Err(format!(
+                "frames of {frame} bytes (MTU {} + {} header bytes): the fabric carries at most {}",
+                nic.mtu,
+                nic.header_bytes,
+                Hdr::MAX_WIRE
+            ));
+        }
+        let hosts = topo.host_count();
+        if hosts > Hdr::MAX_HOSTS {
+            return Err(format!(
+                "{hosts} hosts: the fabric supports at most {} (a packet's flow identity holds a 16-bit host id)",
+                Hdr::MAX_HOSTS
+            ));
+        }
+        let mut roles = Vec::with_capacity(topo.nodes.len());
+        let (mut nh, mut ns) = (0u32, 0u32);
+        for n in &topo.nodes {
+            match n.kind {
+                NodeKind::Host => {
+                    roles.push(NodeRole::Host(nh));
+                    nh += 1;
+                }
+                NodeKind::Switch => {
+                    roles.push(NodeRole::Switch(ns));
+                    ns += 1;
+                }
+            }
+        }
+        let mut node_ports: Vec<Vec<u32>> = vec![Vec::new(); topo.nodes.len()];
+        let mut ports = Vec::with_capacity(topo.links.len() * 2);
+        for (i, l) in topo.links.iter().enumerate() {
+            // Each end's index among its node's ports (a link never joins a
+            // node to itself).
+            let ends = [l.a, l.b];
+            let locals = ends.map(|n| node_ports[n as usize].len() as u16);
+            for end in 0..2 {
+                let (node, far) = (ends[end], 1 - end);
+                let id = 2 * i as u32 + end as u32;
+                node_ports[node as usize].push(id);
+                let end_of = |k: usize| match roles[ends[k] as usize] {
+                    NodeRole::Host(h) => End::Host(h),
+                    NodeRole::Switch(s) => End::Switch(s, locals[k]),
+                };
+                let ecn = match roles[node as usize] {
+                    NodeRole::Switch(_) => cfg.ecn_for(l.rate_bps),
+                    NodeRole::Host(_) => None,
+                };
+                ports.push(Port::new(
+                    node,
+                    end_of(end),
+                    end_of(far),
+                    l.rate_bps,
+                    l.delay,
+                    ecn,
+                    Rng::new(cfg.seed, StreamKind::LinkLoss, id as u64),
+                    Rng::new(cfg.seed, StreamKind::Ecn, id as u64),
+                ));
+            }
+        }
+        for (node, ports) in node_ports.iter().enumerate() {
+            if matches!(roles[node], NodeRole::Switch(_)) && ports.len() > Hdr::MAX_PORTS {
+                return Err(format!(
+                    "switch {} has {} ports: at most {} are supported",
+                    topo.nodes[node].name,
+                    ports.len(),
+                    Hdr::MAX_PORTS
+                ));
+            }
+        }
+        let max_frame = (cfg.nic.mtu + cfg.nic.header_bytes) as u64;
+        let mut hosts = Vec::new();
+        let mut switches = Vec::new();
+        for (node, role) in roles.iter().enumerate() {
+            match role {
+                NodeRole::Host(h) => {
+                    let nic = Nic::new(NicConfig {
+                        host: *h,
+                        line_rate_bps: ports[node_ports[node][0] as usize].rate_bps(),
+                        ..cfg.nic.clone()
+                    });
+                    hosts.push(Host {
+                        node: node as u32,
+                        port: node_ports[node][0],
+                        nic,
+                        wake_at: Time::MAX,
+                        qp_flow: Vec::new(),
+                    });
+                }
+                NodeRole::Switch(_) => {
+                    let headroom = node_ports[node]
+                        .iter()
+                        .map(|&p| {
+                            let p = &ports[p as usize];
+                            cfg.headroom
+                                .unwrap_or_else(|| headroom_for(p.rate_bps(), p.delay, max_frame))
+                        })
+                        .collect();
+                    switches.push(Switch {
+                        ports: node_ports[node].clone(),
+                        mmu: Mmu::new(cfg.mmu.clone(), headroom),
+                        window_port_bytes: 0,
+                        window_bytes: 0,
+                    });
+                }
+            }
+        }
+        let lb = Balancer::new(cfg.load_balancer, cfg.seed, switches.len() as u32);
+        let mut net = Network {
+            cfg,
+            topo,
+            q: Calendar::new(0),
+            ports,
+            roles,
+            hosts,
+            switches,
+            lb,
+            routes: Routes::default(),
+            arena: Arena::default(),
+            flows: Vec::new(),
+            flows_done: 0,
+            faults: Vec::new(),
+            flow_rx_bytes: Vec::new(),
+            sampling: None,
+            reliabilities: Vec::new(),
+            counters: Counters::default(),
+            now: 0,
+            globals: Globals::default(),
+            lookahead: 0,
+            window: ByNode::new(0),
+            window_end: 0,
+            window_node: 0,
+            local: NodeQueue::default(),
+            defer_ends: true,
+            calm: false,
+            deferred_ends: 0,
+            deferred_latest: 0,
+            port_node: Vec::new(),
+            host_node: Vec::new(),
+            last_finish: 0,
+        };
+        net.port_node = net.ports.iter().map(|p| p.node).collect();
+        net.host_node = net.hosts.iter().map(|h| h.node).collect();
+        net.lookahead = net.ports.iter().map(|p| p.delay).min().unwrap_or(0).max(1);
+        net.q.reshape(Calendar::<Ev>::shift_for(net.lookahead));
+        net.window = ByNode::new(net.roles.len());
+        net.rebuild_routes();
+        net.window_bytes_changed();
+        Ok(net)
+    }
+
+    pub fn topology(&self) -> &Topology {
+        &self.topo
+    }
+
+    pub fn host_count(&self) -> u32 {
+        self.hosts.len() as u32
+    }
+
+    /// Rate of the host's link.
+    pub fn host_rate_bps(&self, host: u32) -> u64 {
+        self.ports[self.hosts[host as usize].port as usize].rate_bps()
+    }
+
+    /// Runs windows of at most `ps` picoseconds (at least 1) instead of the
+    /// shortest link delay. The results do not change, only the speed:
+    /// this is how that claim is checked (at 1 ps, each window holds the
+    /// events of one time value, which is the global time order).
+    pub fn set_window(&mut self, ps: Time) {
+        self.lookahead = self.lookahead.min(ps.max(1));
+        self.q.reshape(Calendar::<Ev>::shift_for(self.lookahead));
+        self.window_bytes_changed();
+    }
+
+    /// Lets calm switches defer their ports' transmission ends (the
+    /// default), or makes every end an event, as a reference: the results
+    /// are the same either way.
+    pub fn set_deferred_ends(&mut self, on: bool) {
+        self.defer_ends = on;
+    }
+
+    /// Transmission ends run deferred so far (see `Mmu::calm`), each
+    /// counted in `counters.events` as the event it replaces.
+    pub fn deferred_ends(&self) -> u64 {
+        self.deferred_ends
+    }
+
+    /// How far the run has got: the latest event time handled, or, once
+    /// every flow is done, when the last one finished.
+    pub fn now(&self) -> Time {
+        self.now
+    }
+
+    pub fn flows(&self) -> &[FlowResult] {
+        &self.flows
+    }
+
+    pub fn flows_done(&self) -> usize {
+        self.flows_done
+    }
+
+    pub fn ports(&self) -> &[Port] {
+        &self.ports
+    }
+
+    /// True if the port belongs to a switch (false: a host NIC port).
+    pub fn is_switch_port(&self, port: u32) -> bool {
+        matches!(self.ports[port as usize].owner, End::Switch(..))
+    }
+
+    pub fn nic(&self, host: u32) -> &Nic {
+        &self.hosts[host as usize].nic
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Hosts star-wired to switches of 256 ports.
+    fn stars(hosts: usize) -> Topology {
+        let mut topo = Topology::default();
+        let switches: Vec<u32> = (0..hosts.div_ceil(256))
+            .map(|s| topo.add_node(format!("s{s}"), NodeKind::Switch))
+            .collect();
+        for h in 0..hosts {
+            let n = topo.add_node(format!("h{h}"), NodeKind::Host);
+            topo.add_link(n, switches[h / 256], 100_000_000_000, 1_000_000);
+        }
+        topo
+    }
+
+    /// A host id fills the low 16 bits of a packet's flow identity: one
+    /// more host than that is refused, not aliased.
+    #[test]
+    fn more_hosts_than_a_flow_identity_holds_are_refused() {
+        let err = Network::new(stars(Hdr::MAX_HOSTS + 1), FabricConfig::default())
+            .err()
+            .expect("refused");
+        assert!(err.contains("at most 65536"), "{err}");
+        assert!(Network::new(stars(600), FabricConfig::default()).is_ok());
+    }
+}

@@ -1,0 +1,72 @@
+//! Invariants a run can be checked against: conservation (every packet
+//! injected was delivered, dropped with a counted reason, or is still in a
+//! queue or on a wire) and work conservation (no switch port idles with
+//! something to send). Reads only.
+
+use crate::link::frame::Frame;
+use crate::link::port::End;
+use crate::net::Network;
+
+impl Network {
+    /// Packets held in queues and on wires (for conservation checks).
+    pub fn in_flight(&self) -> (u64, u64) {
+        let mut packets = 0;
+        let mut bytes = 0;
+        for port in &self.ports {
+            for hdr in port.queues.iter().flat_map(|q| q.hdrs.iter()) {
+                packets += 1;
+                bytes += hdr.wire() as u64;
+            }
+            for &(_, f) in port.wire.iter() {
+                if let Frame::Packet(hdr) = f {
+                    packets += 1;
+                    bytes += hdr.wire() as u64;
+                }
+            }
+        }
+        (packets, bytes)
+    }
+
+    /// Checks that no switch port sits idle with something it may send: a
+    /// port whose frame ended before the latest event handled has started
+    /// its next one if it had one (between calls of `run_until`, every
+    /// event before that instant has run).
+    pub fn check_work_conserving(&self) -> Result<(), String> {
+        for (p, port) in self.ports.iter().enumerate() {
+            let switch = matches!(port.owner, End::Switch(..));
+            if switch && port.busy_until < self.now && port.has_work() {
+                return Err(format!(
+                    "port {} idle since {} ps with a frame to send at {} ps",
+                    self.port_name(p as u32),
+                    port.busy_until,
+                    self.now
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks that every packet injected was delivered, dropped with a
+    /// counted reason, or is still in the network.
+    pub fn check_conservation(&self) -> Result<(), String> {
+        let c = &self.counters;
+        let (fp, fb) = self.in_flight();
+        let accounted_p = c.delivered_packets + c.total_dropped_packets() + fp;
+        let accounted_b = c.delivered_bytes + c.total_dropped_bytes() + fb;
+        if accounted_p != c.injected_packets || accounted_b != c.injected_bytes {
+            return Err(format!(
+                "conservation violated: injected {} packets / {} B, delivered {} / {}, dropped {} / {}, in flight {} / {}",
+                c.injected_packets, c.injected_bytes, c.delivered_packets, c.delivered_bytes,
+                c.total_dropped_packets(), c.total_dropped_bytes(), fp, fb
+            ));
+        }
+        if fp as usize != self.arena.live() {
+            return Err(format!(
+                "arena holds {} packets but {} are in queues or on wires",
+                self.arena.live(),
+                fp
+            ));
+        }
+        Ok(())
+    }
+}

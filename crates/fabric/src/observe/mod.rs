@@ -1,0 +1,36 @@
+//! What a run reports and how it is checked: counters (`counters.rs`),
+//! time series (`sampling.rs`), invariants (`checks.rs`) and the
+//! simulator's memory footprint (`footprint.rs`). Reads the fabric; the
+//! counters are written by the components that count. The sampler's
+//! state, plain data, is here.
+
+mod checks;
+pub mod counters;
+pub mod footprint;
+mod sampling;
+
+use engine::stats::TimeSeries;
+use engine::Time;
+
+/// What to sample, and how often.
+#[derive(Clone, Debug, Default)]
+pub struct SampleSpec {
+    pub interval: Time,
+    /// Egress ports whose queue length and utilisation to record.
+    pub ports: Vec<u32>,
+    /// Flows whose throughput and sending rate to record.
+    pub flows: Vec<u32>,
+    /// Egress ports whose ECN marking ratio to record.
+    pub ecn_ports: Vec<u32>,
+}
+
+/// The sampler's state: the spec, the previous sample's counts and the
+/// series.
+pub(crate) struct Sampling {
+    pub spec: SampleSpec,
+    pub last_tx: Vec<u64>,
+    pub last_rx: Vec<u64>,
+    /// (marked, eligible) of each ECN port at the previous sample.
+    pub last_ecn: Vec<(u64, u64)>,
+    pub series: Vec<TimeSeries>,
+}

@@ -1,0 +1,69 @@
+//! A switch's ingress pipeline: route (the routing table's equal-cost
+//! next hops), load balance (`lb/`), admit (the MMU, which may PAUSE the
+//! upstream or refuse with a counted drop), enqueue at the egress port (or
+//! depart at once through an idle one). Touches the switch, its ports'
+//! queues and the counters.
+
+use crate::net::arena::Hdr;
+use crate::net::event::Ev;
+use crate::net::Network;
+use crate::observe::counters::DropReason;
+use crate::switch::mmu::Refusal;
+use engine::Time;
+
+impl Network {
+    /// A packet entered switch `s` on port `in_port` (its `in_local`-th
+    /// port): route, load balance, admit, enqueue (or depart at once).
+    pub(crate) fn forward(&mut self, now: Time, s: u32, in_port: u32, in_local: u16, mut hdr: Hdr) {
+        hdr.in_port = in_local as u8;
+        let hops = self.routes.next_hops(s, hdr.dst);
+        let out = match hops.len() {
+            0 => {
+                self.counters.drop(DropReason::NoRoute, hdr.wire());
+                self.arena.free(hdr.idx);
+                return;
+            }
+            1 => hops[0],
+            _ => self.lb.pick(s, &hdr, hops),
+        };
+        let class = hdr.class();
+        let ports = &self.ports;
+        let queued = || ports[out as usize].queues[class].bytes;
+        match self.switches[s as usize].mmu.admit(
+            in_local as usize,
+            class,
+            hdr.wire() as u64,
+            queued,
+        ) {
+            Err(r) => {
+                let reason = match r {
+                    Refusal::HeadroomOverflow => DropReason::HeadroomOverflow,
+                    Refusal::BufferFull => DropReason::BufferFull,
+                    Refusal::EgressThreshold => DropReason::EgressThreshold,
+                };
+                self.counters.drop(reason, hdr.wire());
+                self.arena.free(hdr.idx);
+            }
+            Ok(a) => {
+                if a.send_pause {
+                    self.send_pfc(now, in_port, class as u8, true);
+                }
+                if self.calm {
+                    // The packet came off the wire of `in_port`'s partner.
+                    self.catch_up(out, (now, Ev::Arrive(in_port ^ 1)));
+                }
+                // A packet the idle port would take at once skips its queue:
+                // what `kick` does after the pop, without the queue's lines
+                // (in a large run, the queue's tail slot is the costliest
+                // load of a hop).
+                if self.ports[out as usize].takes_at_once(now, class) {
+                    // Its class's queue is empty.
+                    self.depart(now, out, s, hdr, 0);
+                } else {
+                    self.ports[out as usize].push(hdr);
+                    self.kick(now, out);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,72 @@
+//! Paths through the built network: the routing tables' (re)build from
+//! the ports' state, and a pair of hosts' first equal-cost path with its
+//! base RTT and the ideal FCT of a flow along it. Touches the routes.
+
+use crate::net::{Network, NodeRole};
+use crate::topo::routing::{Adjacency, Routes};
+use engine::time::serialization;
+use engine::Time;
+
+impl Network {
+    pub(crate) fn rebuild_routes(&mut self) {
+        let mut adj: Vec<Vec<(u32, u32, bool)>> = vec![Vec::new(); self.roles.len()];
+        for (id, p) in self.ports.iter().enumerate() {
+            let peer = self.ports[id ^ 1].node;
+            adj[p.node as usize].push((id as u32, peer, p.up));
+        }
+        let switch_index: Vec<Option<u32>> = self
+            .roles
+            .iter()
+            .map(|r| match r {
+                NodeRole::Switch(s) => Some(*s),
+                NodeRole::Host(_) => None,
+            })
+            .collect();
+        let host_nodes: Vec<u32> = self.hosts.iter().map(|h| h.node).collect();
+        self.routes = Routes::build(&Adjacency {
+            ports: &adj,
+            switch_index: &switch_index,
+            host_nodes: &host_nodes,
+        });
+    }
+
+    /// The path properties of `src` -> `dst` along the first equal-cost
+    /// path: (one-way propagation delay, one MTU serialised at every hop,
+    /// bottleneck rate).
+    pub(crate) fn path(&self, src: u32, dst: u32) -> (Time, Time, u64) {
+        let mtu = self.cfg.nic.mtu as u64;
+        let (mut delay, mut per_hop, mut bottleneck) = (0, 0, u64::MAX);
+        let mut port = self.hosts[src as usize].port;
+        for _ in 0..self.roles.len() {
+            let p = &self.ports[port as usize];
+            delay += p.delay;
+            per_hop += serialization(mtu, p.rate_bps());
+            bottleneck = bottleneck.min(p.rate_bps());
+            let next = self.ports[port as usize ^ 1].node;
+            match self.roles[next as usize] {
+                NodeRole::Host(_) => break,
+                NodeRole::Switch(s) => match self.routes.next_hops(s, dst).first() {
+                    Some(&p) => port = p,
+                    None => break,
+                },
+            }
+        }
+        (delay, per_hop, bottleneck)
+    }
+
+    /// Base RTT between two hosts as HPCC ns-3 defines it: twice the path
+    /// delay plus one MTU serialised per hop.
+    pub fn base_rtt(&self, src: u32, dst: u32) -> Time {
+        let (delay, per_hop, _) = self.path(src, dst);
+        2 * delay + per_hop
+    }
+
+    /// The ideal FCT of `bytes` from `src` to `dst` (see `FlowResult::ideal`).
+    pub fn ideal_fct(&self, src: u32, dst: u32, bytes: u64) -> Time {
+        let nic = &self.cfg.nic;
+        let (delay, per_hop, bottleneck) = self.path(src, dst);
+        let packets = bytes.div_ceil(nic.mtu as u64).max(1);
+        let wire = bytes + packets * nic.header_bytes as u64;
+        2 * delay + per_hop + serialization(wire, bottleneck)
+    }
+}
