@@ -2,6 +2,8 @@
 //! per-QP runtime state [`Cc`], an enum with static dispatch (no trait
 //! objects on the hot path). New algorithms (e.g. MP-RDMA's window) become
 //! new variants here.
+//!
+//! Uses only `crate::dcqcn`; `crate::api` holds its configuration.
 
 use crate::dcqcn::{Dcqcn, DcqcnParams, Notification};
 use engine::Time;

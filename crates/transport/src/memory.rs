@@ -6,6 +6,8 @@
 //! regions); [`Dma`] is the NIC's handle for one input or output call:
 //! the payload of the packet being received and the buffer of the packet
 //! being built travel beside the header-only [`crate::Packet`].
+//!
+//! Uses only `crate::packet`.
 
 use crate::packet::Verb;
 

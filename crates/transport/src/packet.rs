@@ -1,5 +1,10 @@
 //! The packet as the transport emits and consumes it: a small plain struct of
-//! header fields, no bytes. The simulator carries it as is; `wire` encodes it.
+//! header fields, no bytes. The simulator carries it as is; no byte encoding
+//! exists yet (a RoCEv2 `wire` module that parses and emits BTH/RETH bytes
+//! is planned, not written). Callers that move payload bytes pass them
+//! beside the packet (see `crate::memory`).
+//!
+//! Uses nothing of the crate: every other module may use it.
 
 use engine::Time;
 

@@ -1,54 +1,25 @@
-//! One queue pair: its requester and responder halves (of the reliability
-//! scheme it runs), its congestion control state, its rate limiter (time
-//! and size of the last packet sent; [`LineRate`], the NIC's serialisation
-//! at line rate without a division) and the bookkeeping of its single
-//! armed timer.
+//! One queue pair: its engine's state ([`EngineState`]), its congestion
+//! control state, its rate limiter (time and size of the last packet sent;
+//! [`LineRate`], the NIC's serialisation at line rate without a division)
+//! and the bookkeeping of its single armed timer.
+//!
+//! May use `crate::api`, `crate::engine`, `crate::rc`, `crate::cc`,
+//! `crate::dcqcn`, `crate::memory`, `crate::packet` and `crate::sched`;
+//! never the NIC.
 
 use std::collections::VecDeque;
 use std::num::NonZeroU32;
 
+use crate::api::{Event, NicConfig, NicStats, QpConfig, QpId, WorkRequest};
 use crate::cc::Cc;
 use crate::dcqcn::Notification;
-use crate::irn;
+use crate::engine::{Engine, EngineState};
 use crate::memory::Dma;
-use crate::mprdma::MpQp;
-use crate::nic::{Event, NicConfig, NicStats, QpConfig, QpId, WorkRequest};
-use crate::packet::{Packet, PacketKind, Verb};
-use crate::reliability::Reliability;
-use crate::requester::Requester;
-use crate::responder::{RecvWqe, Responder};
+use crate::packet::Packet;
+use crate::rc::{Conn, Ctx, RecvWqe};
 use crate::sched::SchedState;
 use engine::time::{ps_per_byte, serialization, serialization_at};
 use engine::Time;
-
-/// The requester and responder halves of one reliability scheme.
-///
-/// `repr(u8)` gives the variant a tag byte of its own: the NIC matches on
-/// the engine several times per packet, and decoding a tag hidden in a
-/// niche of the requester's fields took six instructions each time (the
-/// tag costs 8 bytes).
-#[derive(Debug)]
-#[repr(u8)]
-// Go-back-N, the common case at scale, inline; the larger schemes boxed.
-#[allow(clippy::large_enum_variant)]
-pub(crate) enum Engine {
-    GoBackN {
-        req: Requester,
-        resp: Responder,
-    },
-    /// Boxed, as MP-RDMA's: go-back-N QPs, the common case at scale, stay
-    /// small (IRN's halves are 440 bytes, go-back-N's 256).
-    Irn(Box<IrnQp>),
-    /// Both halves in one (boxed, as IRN's).
-    MpRdma(Box<MpQp>),
-}
-
-/// IRN's requester and responder halves.
-#[derive(Debug)]
-pub(crate) struct IrnQp {
-    pub req: irn::requester::Requester,
-    pub resp: irn::responder::Responder,
-}
 
 /// Serialisation times at the NIC's line rate, where most packets leave,
 /// without a division when the rate allows (see [`ps_per_byte`]).
@@ -104,42 +75,22 @@ pub(crate) struct Qp {
     /// (read and written by every data packet sent).
     pub resp_turn: bool,
     // Lines 1-3 and on.
-    pub engine: Engine,
+    pub engine: EngineState,
     /// How this QP, as a notification point, reports CE marks.
     pub notification: Notification,
     /// When this QP last sent a CNP packet.
     pub last_cnp: Option<Time>,
-    pub reliability: Reliability,
+    /// The engine this QP was created with, and its configuration.
+    pub engine_cfg: Engine,
 }
 
 impl Qp {
-    pub fn new(
-        id: QpId,
-        cfg: QpConfig,
-        reliability: Reliability,
-        cc: Cc,
-        notification: Notification,
-    ) -> Qp {
-        let engine = match reliability {
-            Reliability::GoBackN => Engine::GoBackN {
-                req: Requester::default(),
-                resp: Responder::default(),
-            },
-            Reliability::Irn(c) => Engine::Irn(Box::new(IrnQp {
-                req: irn::requester::Requester::new(c),
-                resp: irn::responder::Responder::new(c),
-            })),
-            Reliability::MpRdma(c) => {
-                // Seeded per QP: its random VPs and probes.
-                let seed = (cfg.peer_host as u64) << 32 | id as u64;
-                Engine::MpRdma(Box::new(MpQp::new(c, cfg.sport, seed)))
-            }
-        };
+    pub fn new(id: QpId, cfg: QpConfig, engine: Engine, cc: Cc, notification: Notification) -> Qp {
         Qp {
             id,
             cfg,
-            reliability,
-            engine,
+            engine_cfg: engine,
+            engine: EngineState::new(engine, id, &cfg),
             cc,
             notification,
             last_cnp: None,
@@ -155,13 +106,7 @@ impl Qp {
     /// MP-RDMA's halves, DCQCN's state). Its work-request queues, which
     /// grow with what is posted, are not counted.
     pub fn bytes(&self) -> usize {
-        use std::mem::size_of;
-        let engine = match &self.engine {
-            Engine::GoBackN { .. } => 0,
-            Engine::Irn(_) => size_of::<IrnQp>(),
-            Engine::MpRdma(_) => size_of::<MpQp>(),
-        };
-        size_of::<Qp>() + engine + self.cc.heap_bytes()
+        std::mem::size_of::<Qp>() + self.engine.heap_bytes() + self.cc.heap_bytes()
     }
 
     /// Hints the CPU to fetch the lines a packet for this QP reads first:
@@ -184,79 +129,51 @@ impl Qp {
 
     #[inline(always)]
     fn req_has_data(&self) -> bool {
-        match &self.engine {
-            Engine::GoBackN { req, .. } => req.has_data(),
-            Engine::Irn(i) => i.req.has_data(),
-            Engine::MpRdma(m) => m.snd.has_data(),
-        }
+        self.engine.req_has_data()
     }
 
     #[inline(always)]
     fn resp_has_data(&self) -> bool {
-        match &self.engine {
-            Engine::GoBackN { resp, .. } => resp.has_data(),
-            Engine::Irn(i) => i.resp.has_data(),
-            Engine::MpRdma(_) => false,
-        }
+        self.engine.resp_has_data()
     }
 
     /// Posts a work request; `sync` is MP-RDMA's synchronise flag (the
-    /// other schemes deliver in order anyway).
+    /// other engines deliver in order anyway).
     pub fn post(&mut self, now: Time, wr: WorkRequest, sync: bool, mtu: u32) {
-        match &mut self.engine {
-            Engine::GoBackN { req, .. } => req.post(wr, mtu),
-            Engine::Irn(i) => i.req.post(wr, mtu),
-            Engine::MpRdma(m) => m.snd.post(now, wr, sync, mtu),
-        }
+        self.engine.post(now, wr, sync, mtu)
     }
 
     pub fn post_recv(&mut self, wqe: RecvWqe) {
-        match &mut self.engine {
-            Engine::GoBackN { resp, .. } => resp.post_recv(wqe),
-            Engine::Irn(i) => i.resp.post_recv(wqe),
-            Engine::MpRdma(m) => m.rcv.post_recv(wqe),
-        }
+        self.engine.post_recv(wqe)
     }
 
     /// Sent but not done (requests, or IRN READ responses not acknowledged).
     pub fn outstanding(&self) -> bool {
-        match &self.engine {
-            Engine::GoBackN { req, .. } => req.outstanding(),
-            Engine::Irn(i) => i.req.win.outstanding() || i.resp.win.outstanding(),
-            Engine::MpRdma(m) => m.snd.outstanding(),
-        }
-    }
-
-    /// Posted work requests not yet completed.
-    pub fn pending_wrs(&self) -> usize {
-        match &self.engine {
-            Engine::GoBackN { req, .. } => req.pending_wrs(),
-            Engine::Irn(i) => i.req.pending_wrs(),
-            Engine::MpRdma(m) => m.snd.pending_wrs(),
-        }
+        self.engine.outstanding()
     }
 
     /// The earliest retransmission deadline of the QP.
     #[inline(always)]
     fn deadline(&self) -> Option<Time> {
-        match &self.engine {
-            Engine::GoBackN { req, .. } => req.rto_deadline,
-            Engine::Irn(i) => match (i.req.win.deadline, i.resp.win.deadline) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            },
-            Engine::MpRdma(m) => m.snd.deadline(),
-        }
+        self.engine.deadline()
     }
 
     /// The timer fired at `now`: the number of retransmission timeouts that
     /// expired (IRN: request and READ-response directions each have one).
     pub fn on_timer(&mut self, now: Time) -> u64 {
-        match &mut self.engine {
-            Engine::GoBackN { req, .. } => req.on_timer(now) as u64,
-            Engine::Irn(i) => i.req.on_timer(now) as u64 + i.resp.on_timer(now) as u64,
-            Engine::MpRdma(m) => m.snd.on_timer(now) as u64,
-        }
+        self.engine.on_timer(now)
+    }
+
+    /// Handles one packet for this QP (`cx.qp` is its id); true if it may
+    /// have something new to send.
+    #[inline(always)]
+    pub fn on_packet(&mut self, cx: &mut Ctx, pkt: &Packet) -> bool {
+        let mut conn = Conn {
+            notification: self.notification,
+            last_cnp: &mut self.last_cnp,
+            cc: &mut self.cc,
+        };
+        self.engine.on_packet(cx, &mut conn, pkt)
     }
 
     /// The earliest time this QP may send at its current rate or, if its
@@ -291,31 +208,12 @@ impl Qp {
         stats: &mut NicStats,
         dma: &mut Dma,
     ) -> Packet {
-        // Requester data or a READ response, alternating when both wait.
-        let turn = self.resp_turn;
-        // The same choice for either scheme's (requester, responder) types.
-        macro_rules! alternate {
-            ($req:expr, $resp:expr) => {{
-                let use_resp = $resp.has_data() && (turn || !$req.has_data());
-                self.resp_turn = !use_resp;
-                let mut p = if use_resp {
-                    $resp.next_packet(now, cfg, stats, dma)
-                } else {
-                    $req.next_packet(now, cfg, stats, dma)
-                };
-                p.sport = self.cfg.sport;
-                p
-            }};
-        }
-        let mut pkt = match &mut self.engine {
-            Engine::GoBackN { req, resp } => alternate!(req, resp),
-            Engine::Irn(i) => alternate!(i.req, i.resp),
-            // The MP-RDMA sender chose the VP (source port) itself.
-            Engine::MpRdma(m) => {
-                self.resp_turn = true;
-                m.snd.next_packet(now, cfg, stats, dma)
-            }
-        };
+        let mut pkt = self.engine.next_packet(
+            &mut self.resp_turn,
+            self.cfg.sport,
+            (now, cfg, &mut *stats),
+            dma,
+        );
         pkt.src = cfg.host;
         pkt.dst = self.cfg.peer_host;
         pkt.src_qp = self.id;
@@ -326,72 +224,6 @@ impl Qp {
         self.cc
             .on_sent(now, pkt.wire as u64, &mut stats.rate_decreases);
         pkt
-    }
-
-    /// A control packet (ACK, NACK, read (N)ACK, CNP) to the peer QP.
-    /// `sack_psn` equal to `psn` means no selective ack.
-    #[allow(clippy::too_many_arguments)]
-    pub fn ctrl_packet(
-        &self,
-        kind: PacketKind,
-        psn: u32,
-        sack_psn: u32,
-        verb: Verb,
-        ecn_echo: bool,
-        sent_at: Time,
-        cfg: &NicConfig,
-    ) -> Packet {
-        Packet {
-            src: cfg.host,
-            dst: self.cfg.peer_host,
-            src_qp: self.id,
-            dst_qp: self.cfg.peer_qp,
-            sport: self.cfg.sport,
-            kind,
-            verb,
-            psn,
-            payload: 0,
-            wire: cfg.ctrl_bytes,
-            priority: cfg.ctrl_priority,
-            ce: false,
-            ecn_echo,
-            first: false,
-            last: false,
-            msg_len: 0,
-            sent_at,
-            sack_psn,
-            ..Packet::default()
-        }
-    }
-
-    /// Sends a CNP for the marked packet `pkt` unless one went out less than
-    /// `interval` ago.
-    pub fn maybe_cnp(
-        &mut self,
-        now: Time,
-        interval: Time,
-        pkt: &Packet,
-        cfg: &NicConfig,
-        ctrl: &mut VecDeque<Packet>,
-        stats: &mut NicStats,
-    ) {
-        if self
-            .last_cnp
-            .is_some_and(|t| now < t.saturating_add(interval))
-        {
-            return;
-        }
-        self.last_cnp = Some(now);
-        ctrl.push_back(self.ctrl_packet(
-            PacketKind::Cnp,
-            pkt.psn,
-            pkt.psn,
-            pkt.verb,
-            false,
-            now,
-            cfg,
-        ));
-        stats.cnps_sent += 1;
     }
 
     /// Emits an `ArmTimer` if the QP's deadline is earlier than the timer
@@ -412,6 +244,10 @@ impl Qp {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::gbn::requester::Requester;
+    use crate::engine::gbn::responder::Responder;
+    use crate::engine::irn::IrnQp;
+    use crate::engine::mprdma::MpQp;
     use std::mem::offset_of;
 
     /// The layout the per-packet path was measured with: what every packet
@@ -437,16 +273,11 @@ mod tests {
             peer_qp: 0,
             sport: 7,
         };
-        let qp = Qp::new(
-            0,
-            cfg,
-            Reliability::GoBackN,
-            Cc::None,
-            Notification::AckEcho,
-        );
-        let Engine::GoBackN { req, resp } = &qp.engine else {
+        let qp = Qp::new(0, cfg, Engine::GoBackN, Cc::None, Notification::AckEcho);
+        let EngineState::GoBackN(g) = &qp.engine else {
             unreachable!()
         };
+        let (req, resp) = (&g.req, &g.resp);
         let at = |p: usize| p - (&qp as *const Qp as usize);
         let req = at(req as *const Requester as usize);
         let resp = at(resp as *const Responder as usize);
@@ -467,24 +298,24 @@ mod tests {
             peer_qp: 0,
             sport: 7,
         };
-        let qp = |reliability, cc: &CcConfig| {
+        let qp = |engine, cc: &CcConfig| {
             let cc = Cc::new(cc, 100_000_000_000);
-            Qp::new(0, cfg, reliability, cc, Notification::AckEcho)
+            Qp::new(0, cfg, engine, cc, Notification::AckEcho)
         };
         let plain = std::mem::size_of::<Qp>();
         assert!(plain <= 8 * 64, "{plain} bytes");
-        assert_eq!(qp(Reliability::GoBackN, &CcConfig::None).bytes(), plain);
+        assert_eq!(qp(Engine::GoBackN, &CcConfig::None).bytes(), plain);
         let dcqcn = CcConfig::Dcqcn(DcqcnParams::default());
         assert_eq!(
-            qp(Reliability::GoBackN, &dcqcn).bytes(),
+            qp(Engine::GoBackN, &dcqcn).bytes(),
             plain + std::mem::size_of::<crate::dcqcn::Dcqcn>()
         );
-        let irn = Reliability::Irn(crate::irn::IrnConfig::default());
+        let irn = Engine::Irn(crate::engine::irn::IrnConfig::default());
         assert_eq!(
             qp(irn, &CcConfig::None).bytes(),
             plain + std::mem::size_of::<IrnQp>()
         );
-        let mp = Reliability::MpRdma(crate::mprdma::MpRdmaConfig::default());
+        let mp = Engine::MpRdma(crate::engine::mprdma::MpRdmaConfig::default());
         assert_eq!(
             qp(mp, &dcqcn).bytes(),
             plain + std::mem::size_of::<MpQp>() + std::mem::size_of::<crate::dcqcn::Dcqcn>()

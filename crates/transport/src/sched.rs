@@ -7,10 +7,12 @@
 //! The heap is a hand-written binary heap rather than `BinaryHeap` so that
 //! its push and pop inline into the per-packet loop: a sending QP goes
 //! through it on every packet, and it usually holds one or two entries.
+//!
+//! Uses only `crate::api` (for `QpId`).
 
 use std::collections::VecDeque;
 
-use crate::nic::QpId;
+use crate::api::QpId;
 use engine::Time;
 
 /// Where a QP is in the scheduler.

@@ -1,13 +1,18 @@
-//! The reliability scheme of a QP (loss recovery and receive-side
-//! ordering), one variant per transport, chosen per NIC
-//! ([`crate::NicConfig::reliability`]) or per QP
-//! ([`crate::Nic::create_qp_with`]); and the NIC state each keeps per QP.
+//! [`Engine`]: the transport engine of a QP (its loss recovery and
+//! receive-side ordering: go-back-N, IRN, MP-RDMA), one variant per engine
+//! with its configuration, chosen per NIC ([`crate::NicConfig::reliability`])
+//! or per QP ([`crate::Nic::create_qp_with`]); and [`StateBytes`], the NIC
+//! state each keeps per QP. (The per-QP runtime state of an engine is
+//! `crate::engine::EngineState`.)
+//!
+//! Plain configuration: it uses only the engines' `config` files, so that
+//! the API types (`crate::api`) can hold it.
 
-use crate::irn::IrnConfig;
-use crate::mprdma::MpRdmaConfig;
+use crate::engine::irn::config::IrnConfig;
+use crate::engine::mprdma::config::{state_bytes, MpRdmaConfig};
 
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub enum Reliability {
+pub enum Engine {
     /// RoCEv2 RC: in-order reception, go-back-N, one RTO.
     #[default]
     GoBackN,
@@ -37,21 +42,21 @@ const PSN: u64 = 3;
 /// Bytes of one timer deadline.
 const TIMER: u64 = 4;
 
-impl Reliability {
+impl Engine {
     pub fn validate(&self) -> Result<(), String> {
         match self {
-            Reliability::GoBackN => Ok(()),
-            Reliability::Irn(c) => c.validate(),
-            Reliability::MpRdma(c) => c.validate().map_err(|e| format!("mprdma: {e}")),
+            Engine::GoBackN => Ok(()),
+            Engine::Irn(c) => c.validate(),
+            Engine::MpRdma(c) => c.validate().map_err(|e| format!("mprdma: {e}")),
         }
     }
 
     /// Short name, as scenario files and summaries spell it.
     pub fn name(&self) -> &'static str {
         match self {
-            Reliability::GoBackN => "roce",
-            Reliability::Irn(_) => "irn",
-            Reliability::MpRdma(_) => "mprdma",
+            Engine::GoBackN => "roce",
+            Engine::Irn(_) => "irn",
+            Engine::MpRdma(_) => "mprdma",
         }
     }
 
@@ -60,7 +65,7 @@ impl Reliability {
             // Requester: snd_una, snd_nxt, snd_max, acked, the READ re-issue
             // marker, RTO; responder: ePSN, READ response PSN high mark,
             // NAK-sent flag and ACK coalescing counter (1 byte each).
-            Reliability::GoBackN => StateBytes {
+            Engine::GoBackN => StateBytes {
                 bitmap_bytes: 0,
                 other_bytes: 7 * PSN + TIMER + 2,
             },
@@ -69,7 +74,7 @@ impl Reliability {
             // bitmap; receiver ePSN and arrived bitmap. The responder adds
             // the "last" bitmap (the 2-bitmap) and the receive-WQE and read
             // sequence counters; the requester its two WQE SN counters.
-            Reliability::Irn(c) => {
+            Engine::Irn(c) => {
                 let bits = c.bdp_packets as u64;
                 StateBytes {
                     bitmap_bytes: (5 * bits).div_ceil(8),
@@ -77,11 +82,11 @@ impl Reliability {
                 }
             }
             // Go-back-N's RC state plus what MP-RDMA adds
-            // (`crate::mprdma::state_fields`, hardware widths; 2 bits per
+            // (`crate::engine::mprdma::state_fields`, hardware widths; 2 bits per
             // bitmap slot).
-            Reliability::MpRdma(c) => {
+            Engine::MpRdma(c) => {
                 let bitmap = (2 * c.l_slots as u64).div_ceil(8);
-                let extra = crate::mprdma::state_bytes(c) as u64;
+                let extra = state_bytes(c) as u64;
                 StateBytes {
                     bitmap_bytes: bitmap,
                     other_bytes: 7 * PSN + TIMER + 2 + extra - bitmap,

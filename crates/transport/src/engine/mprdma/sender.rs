@@ -19,11 +19,11 @@
 
 use std::collections::VecDeque;
 
-use super::{MpRdmaConfig, SyncMode};
+use super::config::{MpRdmaConfig, SyncMode};
+use crate::api::{Completion, CompletionSide, Event, NicConfig, NicStats, QpId, WorkRequest};
 use crate::memory::Dma;
-use crate::nic::{Completion, CompletionSide, Event, NicConfig, NicStats, QpId, WorkRequest};
 use crate::packet::{MpHeader, Packet, PacketKind, Verb};
-use crate::requester::{npkts, offset_of, payload_of};
+use crate::rc::{npkts, offset_of, payload_of};
 use engine::{Rng, Time};
 
 /// An ACK clocks out at most this many packets on its VP.
@@ -219,10 +219,6 @@ impl Sender {
     #[inline]
     pub fn outstanding(&self) -> bool {
         self.snd_una < self.snd_nxt
-    }
-
-    pub fn pending_wrs(&self) -> usize {
-        self.wqes.len()
     }
 
     /// The earliest timer this sender needs (RTO, burst timer, synchronise

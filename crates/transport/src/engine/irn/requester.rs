@@ -13,12 +13,12 @@
 
 use std::collections::VecDeque;
 
+use super::config::IrnConfig;
 use super::window::{Arrival, RecvWindow, SendWindow};
-use super::IrnConfig;
+use crate::api::{Completion, CompletionSide, Event, NicConfig, NicStats, QpId, WorkRequest};
 use crate::memory::Dma;
-use crate::nic::{Completion, CompletionSide, Event, NicConfig, NicStats, QpId, WorkRequest};
 use crate::packet::{Packet, PacketKind, Verb, ATOMIC_BYTES};
-use crate::requester::{offset_of, payload_of, response_payload, wqe_npkts, Outcome};
+use crate::rc::{offset_of, payload_of, response_payload, wqe_npkts, Ctx, Outcome};
 use engine::Time;
 
 #[derive(Clone, Copy, Debug)]
@@ -52,7 +52,7 @@ impl Wqe {
 }
 
 /// A read ACK or NACK to send: (kind, cumulative rPSN, SACKed rPSN).
-pub(crate) type ReadReply = (PacketKind, u32, u32);
+pub(crate) use crate::rc::halves::ReadReply;
 
 #[derive(Debug)]
 pub(crate) struct Requester {
@@ -128,11 +128,6 @@ impl Requester {
     #[inline]
     pub fn has_data(&self) -> bool {
         self.win.rtx_pending() || self.win.can_send_new(self.next_spsn)
-    }
-
-    /// Posted work requests not yet completed.
-    pub fn pending_wrs(&self) -> usize {
-        self.wqes.len()
     }
 
     /// Builds the next request packet: a lost one first, else a new one.
@@ -211,17 +206,9 @@ impl Requester {
 
     /// A READ/atomic response: placed at once if it is new and fits the
     /// window; answered with a read ACK (in order) or NACK.
-    #[allow(clippy::too_many_arguments)]
-    pub fn on_read_response(
-        &mut self,
-        now: Time,
-        qp: QpId,
-        pkt: &Packet,
-        cfg: &NicConfig,
-        stats: &mut NicStats,
-        events: &mut VecDeque<Event>,
-        dma: &mut Dma,
-    ) -> (Outcome, Option<ReadReply>) {
+    pub fn on_read_response(&mut self, cx: &mut Ctx, pkt: &Packet) -> (Outcome, Option<ReadReply>) {
+        let (now, qp, cfg) = (cx.now, cx.qp, cx.cfg);
+        let (stats, events, dma) = (&mut *cx.stats, &mut *cx.events, &mut *cx.dma);
         let bad = (Outcome { malformed: true }, None);
         let r = pkt.psn;
         if r >= self.next_rpsn {

@@ -23,11 +23,10 @@
 use std::collections::VecDeque;
 
 use super::bitmap::{Bitmap, Slot};
-use super::MpRdmaConfig;
-use crate::memory::Dma;
-use crate::nic::{Completion, CompletionSide, Event, NicConfig, NicStats, QpId};
+use super::config::MpRdmaConfig;
+use crate::api::{Completion, CompletionSide, Event};
 use crate::packet::{MpHeader, Packet, PacketKind, Verb};
-use crate::responder::RecvWqe;
+use crate::rc::{Ctx, RecvWqe};
 
 #[derive(Clone, Copy, Debug)]
 struct Recv {
@@ -79,17 +78,9 @@ impl Receiver {
 
     /// Processes a WRITE/SEND data packet, placing its payload through
     /// `dma`. `None`: no reply (malformed, RNR or an access error).
-    #[allow(clippy::too_many_arguments)]
-    pub fn on_data(
-        &mut self,
-        now: engine::Time,
-        qp: QpId,
-        pkt: &Packet,
-        cfg: &NicConfig,
-        stats: &mut NicStats,
-        events: &mut VecDeque<Event>,
-        dma: &mut Dma,
-    ) -> Option<Reply> {
+    pub fn on_data(&mut self, cx: &mut Ctx, pkt: &Packet) -> Option<Reply> {
+        let (now, qp, cfg) = (cx.now, cx.qp, cx.cfg);
+        let (stats, events, dma) = (&mut *cx.stats, &mut *cx.events, &mut *cx.dma);
         let h = MpHeader::of(pkt);
         if pkt.verb == Verb::Read || pkt.payload > cfg.mtu || h.ipsn > pkt.psn {
             stats.malformed_dropped += 1;
@@ -209,6 +200,8 @@ impl Receiver {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::api::{NicConfig, NicStats};
+    use crate::memory::Dma;
     use crate::memory::Memory;
 
     fn data(psn: u32, ipsn: u32, last: bool, verb: Verb) -> Packet {
@@ -282,21 +275,34 @@ mod tests {
         }
         fn rx(&mut self, p: Packet) -> Option<Reply> {
             self.r.on_data(
-                0,
-                0,
+                &mut Ctx::test(
+                    0,
+                    0,
+                    &self.c,
+                    &mut self.st,
+                    &mut self.ev,
+                    &mut VecDeque::new(),
+                    &mut Dma::none(),
+                ),
                 &p,
-                &self.c,
-                &mut self.st,
-                &mut self.ev,
-                &mut Dma::none(),
             )
         }
         /// Receives `p` with a payload of `p.payload` copies of `fill`.
         fn rx_bytes(&mut self, p: Packet, fill: u8, mem: &mut Mem) -> Option<Reply> {
             let bytes = vec![fill; p.payload as usize];
             let mut dma = Dma::rx(mem, &bytes);
-            self.r
-                .on_data(0, 0, &p, &self.c, &mut self.st, &mut self.ev, &mut dma)
+            self.r.on_data(
+                &mut Ctx::test(
+                    0,
+                    0,
+                    &self.c,
+                    &mut self.st,
+                    &mut self.ev,
+                    &mut VecDeque::new(),
+                    &mut dma,
+                ),
+                &p,
+            )
         }
         fn post_recv(&mut self, wr_id: u64, addr: u64, len: u64) {
             self.r.post_recv(RecvWqe { wr_id, addr, len });

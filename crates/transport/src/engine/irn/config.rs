@@ -1,26 +1,5 @@
-//! IRN (Mittal et al., "Revisiting Network Support for RDMA", SIGCOMM'18):
-//! RDMA without PFC. Selective repeat with SACK-carrying NACKs and two
-//! retransmission timeouts, BDP flow control, and out-of-order placement
-//! that keeps RDMA semantics (paper §5, `papers/irn-implementation.txt`):
-//!
-//! - every request packet can be placed on its own: WRITE packets carry
-//!   their remote address, SEND packets their receive WQE sequence number
-//!   and offset, READ/atomic requests their read WQE sequence number;
-//! - the responder keeps a 2-bitmap over the BDP window: "arrived", and
-//!   "last packet of a message" whose action (MSN advance, receive WQE
-//!   expiry with a CQE, READ/atomic execution) runs only once everything
-//!   before it has arrived; CQEs are made early and delivered in order;
-//! - READ and atomic responses have their own PSN space, are acknowledged
-//!   by read (N)ACKs from the requester and are recovered by the read
-//!   responder's own selective repeat and timeouts.
-//!
-//! Modules: `bitmap` (circular bitmap), `window` (selective-repeat sender
-//! and receiver windows), `requester`, `responder`.
-
-pub(crate) mod bitmap;
-pub(crate) mod requester;
-pub(crate) mod responder;
-pub(crate) mod window;
+//! IRN's parameters ([`IrnConfig`]). Plain data: it imports nothing from
+//! the crate, so that the API types (`crate::api`) can hold it.
 
 use engine::time::US;
 use engine::Time;

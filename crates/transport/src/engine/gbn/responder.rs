@@ -29,24 +29,11 @@
 
 use std::collections::VecDeque;
 
+use crate::api::{Completion, CompletionSide, Event, NicConfig, NicStats};
 use crate::memory::Dma;
-use crate::nic::{Completion, CompletionSide, Event, NicConfig, NicStats, QpId};
 use crate::packet::{Packet, PacketKind, Verb, ATOMIC_BYTES};
-use crate::requester::{npkts, offset_of, response_payload};
+use crate::rc::{npkts, offset_of, response_payload, Ctx, RecvWqe, Reply, RxOutcome, ATOMIC_CACHE};
 use engine::Time;
-
-/// Results of the most recent atomics kept for replaying duplicates (IB's
-/// responder resources, `max_dest_rd_atomic`): as many as the requester
-/// keeps outstanding.
-pub(crate) const ATOMIC_CACHE: usize = crate::requester::MAX_RD_ATOMIC;
-
-/// A posted receive WQE: where SEND data goes.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct RecvWqe {
-    pub wr_id: u64,
-    pub addr: u64,
-    pub len: u64,
-}
 
 #[derive(Clone, Copy, Debug)]
 struct ReadJob {
@@ -61,27 +48,6 @@ struct ReadJob {
     end_psn: u32,
     /// Bytes asked by the request (starting at `first_psn`).
     msg_len: u64,
-}
-
-/// What the responder wants sent back for one request packet.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Reply {
-    None,
-    /// ACK/NACK with this PSN; the bool is the ECN echo (CE of the acked
-    /// packets, to be used only in ACK-echo notification mode).
-    Ack(u32, bool),
-    Nack(u32, bool),
-    /// IRN: NACK(cumulative PSN) selectively acknowledging the second PSN.
-    Sack(u32, u32, bool),
-}
-
-/// Result of one request packet.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct RxOutcome {
-    pub reply: Reply,
-    /// READ responses were queued (wake the QP's scheduler slot).
-    pub read_queued: bool,
-    pub malformed: bool,
 }
 
 /// The message a responder is receiving, with its bytes so far.
@@ -137,18 +103,10 @@ impl Responder {
     }
 
     /// Processes a Request packet (WRITE/SEND data, READ or atomic request).
-    #[allow(clippy::too_many_arguments)]
     #[inline(always)]
-    pub fn on_request(
-        &mut self,
-        now: Time,
-        qp: QpId,
-        pkt: &Packet,
-        cfg: &NicConfig,
-        stats: &mut NicStats,
-        events: &mut VecDeque<Event>,
-        dma: &mut Dma,
-    ) -> RxOutcome {
+    pub fn on_request(&mut self, cx: &mut Ctx, pkt: &Packet) -> RxOutcome {
+        let (now, qp, cfg) = (cx.now, cx.qp, cx.cfg);
+        let (stats, events, dma) = (&mut *cx.stats, &mut *cx.events, &mut *cx.dma);
         let mut out = RxOutcome {
             reply: Reply::None,
             read_queued: false,
@@ -438,13 +396,16 @@ mod tests {
         fn rx(&mut self, p: Packet) -> Reply {
             self.r
                 .on_request(
-                    0,
-                    0,
+                    &mut Ctx::test(
+                        0,
+                        0,
+                        &self.c,
+                        &mut self.st,
+                        &mut self.ev,
+                        &mut VecDeque::new(),
+                        &mut Dma::none(),
+                    ),
                     &p,
-                    &self.c,
-                    &mut self.st,
-                    &mut self.ev,
-                    &mut Dma::none(),
                 )
                 .reply
         }
@@ -552,8 +513,18 @@ mod tests {
         let mut h = H::new(1);
         let mut rq = data(0, Verb::Read, true, true, 0);
         rq.msg_len = 2500;
-        let o =
-            h.r.on_request(0, 0, &rq, &h.c, &mut h.st, &mut h.ev, &mut Dma::none());
+        let o = h.r.on_request(
+            &mut Ctx::test(
+                0,
+                0,
+                &h.c,
+                &mut h.st,
+                &mut h.ev,
+                &mut VecDeque::new(),
+                &mut Dma::none(),
+            ),
+            &rq,
+        );
         assert!(o.read_queued && o.reply == Reply::None);
         assert_eq!(h.r.epsn(), 3);
         let p0 = h.r.next_packet(1, &h.c, &mut h.st, &mut Dma::none());
@@ -564,7 +535,18 @@ mod tests {
         // Re-issue for the remainder from PSN 1 (1500 bytes): replaces the queue.
         let mut rq2 = data(1, Verb::Read, false, true, 0);
         rq2.msg_len = 1500;
-        h.r.on_request(2, 0, &rq2, &h.c, &mut h.st, &mut h.ev, &mut Dma::none());
+        h.r.on_request(
+            &mut Ctx::test(
+                2,
+                0,
+                &h.c,
+                &mut h.st,
+                &mut h.ev,
+                &mut VecDeque::new(),
+                &mut Dma::none(),
+            ),
+            &rq2,
+        );
         let rest: Vec<_> = std::iter::from_fn(|| {
             h.r.has_data()
                 .then(|| h.r.next_packet(3, &h.c, &mut h.st, &mut Dma::none()))
@@ -578,14 +560,36 @@ mod tests {
         let mut rq3 = data(2, Verb::Read, false, true, 0);
         rq3.msg_len = 5000;
         assert!(
-            h.r.on_request(4, 0, &rq3, &h.c, &mut h.st, &mut h.ev, &mut Dma::none())
-                .malformed
+            h.r.on_request(
+                &mut Ctx::test(
+                    4,
+                    0,
+                    &h.c,
+                    &mut h.st,
+                    &mut h.ev,
+                    &mut VecDeque::new(),
+                    &mut Dma::none()
+                ),
+                &rq3
+            )
+            .malformed
         );
         let mut rq4 = data(3, Verb::Read, true, true, 0);
         rq4.msg_len = u64::MAX;
         assert!(
-            h.r.on_request(5, 0, &rq4, &h.c, &mut h.st, &mut h.ev, &mut Dma::none())
-                .malformed
+            h.r.on_request(
+                &mut Ctx::test(
+                    5,
+                    0,
+                    &h.c,
+                    &mut h.st,
+                    &mut h.ev,
+                    &mut VecDeque::new(),
+                    &mut Dma::none()
+                ),
+                &rq4
+            )
+            .malformed
         );
         assert_eq!(h.r.epsn(), 3);
     }

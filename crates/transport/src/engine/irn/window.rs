@@ -17,7 +17,7 @@
 //! `cap` PSNs from it; anything beyond is dropped.
 
 use super::bitmap::RingBitmap;
-use super::IrnConfig;
+use super::config::IrnConfig;
 use engine::Time;
 
 #[derive(Clone, Debug)]

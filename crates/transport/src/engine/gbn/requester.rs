@@ -26,52 +26,11 @@
 
 use std::collections::VecDeque;
 
+use crate::api::{Completion, CompletionSide, Event, NicConfig, NicStats, QpId, WorkRequest};
 use crate::memory::Dma;
-use crate::nic::{Completion, CompletionSide, Event, NicConfig, NicStats, QpId, WorkRequest};
 use crate::packet::{Packet, PacketKind, Verb, ATOMIC_BYTES};
+use crate::rc::{offset_of, payload_of, response_payload, wqe_npkts, Ctx, Outcome, MAX_RD_ATOMIC};
 use engine::Time;
-
-/// Number of packets of a message of `len` bytes (a 0-byte message is one
-/// packet); None if it does not fit the 32-bit PSN space.
-#[inline]
-pub(crate) fn npkts(len: u64, mtu: u32) -> Option<u32> {
-    u32::try_from(len.div_ceil(mtu as u64).max(1)).ok()
-}
-
-/// Payload of the packet with index `idx` of a message of `len` bytes.
-#[inline]
-pub(crate) fn payload_of(len: u64, mtu: u32, idx: u32) -> u32 {
-    let off = idx as u64 * mtu as u64;
-    len.saturating_sub(off).min(mtu as u64) as u32
-}
-
-/// Byte offset of the packet with index `idx` in its message.
-#[inline]
-pub(crate) fn offset_of(mtu: u32, idx: u32) -> u64 {
-    idx as u64 * mtu as u64
-}
-
-/// Packets of a message of `verb` and `len` bytes (atomics: one, whatever
-/// the MTU); None if it does not fit the PSN space.
-#[inline]
-pub(crate) fn wqe_npkts(verb: Verb, len: u64, mtu: u32) -> Option<u32> {
-    if verb.is_atomic() {
-        Some(1)
-    } else {
-        npkts(len, mtu)
-    }
-}
-
-/// Response payload of the packet with index `idx` of a READ of `len`
-/// bytes or of an atomic.
-#[inline]
-pub(crate) fn response_payload(verb: Verb, len: u64, mtu: u32, idx: u32) -> u32 {
-    if verb.is_atomic() {
-        ATOMIC_BYTES
-    } else {
-        payload_of(len, mtu, idx)
-    }
-}
 
 /// A posted send WQE (64 bytes).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -92,20 +51,6 @@ impl SendWqe {
     fn end(&self) -> u32 {
         self.first_psn + self.npkts
     }
-}
-
-/// READ and atomic requests outstanding at most (IB's initiator depth,
-/// `max_rd_atomic`). The responder replays a duplicate atomic from a cache
-/// of this many results ([`crate::responder::ATOMIC_CACHE`]): an atomic the
-/// requester goes back to must still be in it, or its response is never
-/// sent again and the QP retransmits forever.
-pub(crate) const MAX_RD_ATOMIC: usize = 16;
-
-/// What processing an input changed, for the caller's bookkeeping.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Outcome {
-    /// The packet was not valid for this QP.
-    pub malformed: bool,
 }
 
 /// Laid out in declaration order (`repr(C)`), on the QP's lines 1-2 (see
@@ -202,11 +147,6 @@ impl Requester {
     #[inline]
     pub fn outstanding(&self) -> bool {
         self.snd_una < self.snd_nxt
-    }
-
-    /// Posted work requests not yet completed.
-    pub fn pending_wrs(&self) -> usize {
-        self.wqes.len()
     }
 
     #[cfg(test)]
@@ -347,17 +287,9 @@ impl Requester {
     }
 
     /// A READ (or atomic) response arrived; in order, its payload is placed.
-    #[allow(clippy::too_many_arguments)]
-    pub fn on_read_response(
-        &mut self,
-        now: Time,
-        qp: QpId,
-        pkt: &Packet,
-        cfg: &NicConfig,
-        stats: &mut NicStats,
-        events: &mut VecDeque<Event>,
-        dma: &mut Dma,
-    ) -> Outcome {
+    pub fn on_read_response(&mut self, cx: &mut Ctx, pkt: &Packet) -> Outcome {
+        let (now, qp, cfg) = (cx.now, cx.qp, cx.cfg);
+        let (stats, events, dma) = (&mut *cx.stats, &mut *cx.events, &mut *cx.dma);
         let p = pkt.psn;
         let bad = Outcome { malformed: true };
         if p >= self.snd_max {
@@ -502,6 +434,7 @@ impl Requester {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rc::npkts;
 
     fn cfg() -> NicConfig {
         NicConfig::default()
@@ -573,11 +506,33 @@ mod tests {
             ..req
         };
         assert!(
-            !r.on_read_response(1, 0, &resp(0, 1000), &c, &mut st, &mut ev, &mut Dma::none())
-                .malformed
+            !r.on_read_response(
+                &mut Ctx::test(
+                    1,
+                    0,
+                    &c,
+                    &mut st,
+                    &mut ev,
+                    &mut VecDeque::new(),
+                    &mut Dma::none()
+                ),
+                &resp(0, 1000)
+            )
+            .malformed
         );
         assert_eq!(r.snd_una(), 1);
-        let o = r.on_read_response(2, 0, &resp(2, 1000), &c, &mut st, &mut ev, &mut Dma::none());
+        let o = r.on_read_response(
+            &mut Ctx::test(
+                2,
+                0,
+                &c,
+                &mut st,
+                &mut ev,
+                &mut VecDeque::new(),
+                &mut Dma::none(),
+            ),
+            &resp(2, 1000),
+        );
         assert!(!o.malformed);
         assert_eq!(r.snd_una(), 1);
         assert_eq!(st.out_of_order_dropped, 1);
@@ -585,14 +540,36 @@ mod tests {
         // A second out-of-order response does not rewind again.
         r.next_packet(3, &c, &mut st, &mut Dma::none());
         assert_eq!(r.snd_nxt(), 4);
-        r.on_read_response(3, 0, &resp(3, 500), &c, &mut st, &mut ev, &mut Dma::none());
+        r.on_read_response(
+            &mut Ctx::test(
+                3,
+                0,
+                &c,
+                &mut st,
+                &mut ev,
+                &mut VecDeque::new(),
+                &mut Dma::none(),
+            ),
+            &resp(3, 500),
+        );
         assert_eq!(r.snd_nxt(), 4);
         assert_eq!(st.read_reissues, 1);
         // The WRITE's ACK overtakes the READ responses: no completion yet.
         r.on_ack(4, 0, 5, &c, &mut ev);
         assert!(completions(&mut ev).is_empty());
         for (p, pl) in [(1, 1000), (2, 1000), (3, 500)] {
-            r.on_read_response(5, 0, &resp(p, pl), &c, &mut st, &mut ev, &mut Dma::none());
+            r.on_read_response(
+                &mut Ctx::test(
+                    5,
+                    0,
+                    &c,
+                    &mut st,
+                    &mut ev,
+                    &mut VecDeque::new(),
+                    &mut Dma::none(),
+                ),
+                &resp(p, pl),
+            );
         }
         assert_eq!(
             completions(&mut ev),
@@ -624,7 +601,18 @@ mod tests {
             payload: ATOMIC_BYTES,
             ..sent[0]
         };
-        r.on_read_response(1, 0, &resp, &c, &mut st, &mut ev, &mut Dma::none());
+        r.on_read_response(
+            &mut Ctx::test(
+                1,
+                0,
+                &c,
+                &mut st,
+                &mut ev,
+                &mut VecDeque::new(),
+                &mut Dma::none(),
+            ),
+            &resp,
+        );
         assert_eq!(completions(&mut ev), vec![0]);
         assert!(r.has_data());
         assert_eq!(r.next_packet(2, &c, &mut st, &mut Dma::none()).psn, 16);
@@ -644,7 +632,18 @@ mod tests {
             payload: 1000,
             ..req
         };
-        r.on_read_response(1, 0, &resp, &c, &mut st, &mut ev, &mut Dma::none());
+        r.on_read_response(
+            &mut Ctx::test(
+                1,
+                0,
+                &c,
+                &mut st,
+                &mut ev,
+                &mut VecDeque::new(),
+                &mut Dma::none(),
+            ),
+            &resp,
+        );
         assert!(r.on_timer(1 + c.rto));
         let again = r.next_packet(2 + c.rto, &c, &mut st, &mut Dma::none());
         assert_eq!((again.psn, again.msg_len, again.first), (1, 2500, false));

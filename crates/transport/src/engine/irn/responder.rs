@@ -26,13 +26,12 @@
 use std::collections::VecDeque;
 
 use super::bitmap::RingBitmap;
+use super::config::IrnConfig;
 use super::window::{Arrival, RecvWindow, SendWindow};
-use super::IrnConfig;
+use crate::api::{Completion, CompletionSide, Event, NicConfig, NicStats, QpId};
 use crate::memory::Dma;
-use crate::nic::{Completion, CompletionSide, Event, NicConfig, NicStats, QpId};
 use crate::packet::{Packet, PacketKind, Verb, ATOMIC_BYTES};
-use crate::requester::{npkts, offset_of, response_payload, Outcome};
-use crate::responder::{RecvWqe, Reply, RxOutcome};
+use crate::rc::{npkts, offset_of, response_payload, Ctx, Outcome, RecvWqe, Reply, RxOutcome};
 use engine::Time;
 
 /// What the last packet of a message does once everything before it arrived.
@@ -124,17 +123,9 @@ impl Responder {
     }
 
     /// Processes a request packet.
-    #[allow(clippy::too_many_arguments)]
-    pub fn on_request(
-        &mut self,
-        now: Time,
-        qp: QpId,
-        pkt: &Packet,
-        cfg: &NicConfig,
-        stats: &mut NicStats,
-        events: &mut VecDeque<Event>,
-        dma: &mut Dma,
-    ) -> RxOutcome {
+    pub fn on_request(&mut self, cx: &mut Ctx, pkt: &Packet) -> RxOutcome {
+        let (now, qp, cfg) = (cx.now, cx.qp, cx.cfg);
+        let (stats, events, dma) = (&mut *cx.stats, &mut *cx.events, &mut *cx.dma);
         let mut out = RxOutcome {
             reply: Reply::None,
             read_queued: false,

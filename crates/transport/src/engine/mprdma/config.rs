@@ -1,36 +1,8 @@
-//! MP-RDMA (Lu et al., NSDI'18): a multi-path RC transport with one
-//! congestion window for all paths. Its configuration ([`MpRdmaConfig`]),
-//! the per-connection state it adds ([`state_bytes`]) and the QP engine
-//! that joins the two halves: [`sender`] (window, multipath ACK clocking,
-//! out-of-order-aware path selection, recovery, synchronise) and
-//! [`receiver`] (the 2-bit [`bitmap`], in-order completion, per-packet
-//! ACKs echoing the virtual path).
-//!
-//! A virtual path (VP) is a UDP source port; the fabric's ECMP hash maps it
-//! to a physical path. Only WRITE and SEND are carried (MP-RDMA READs would
-//! need the responder to run the multipath sender; not modelled).
-
-pub mod bitmap;
-pub(crate) mod receiver;
-pub(crate) mod sender;
-
-/// The MP-RDMA engine of one QP: its sending and receiving halves.
-#[derive(Debug)]
-pub(crate) struct MpQp {
-    pub snd: sender::Sender,
-    pub rcv: receiver::Receiver,
-}
-
-impl MpQp {
-    /// `seed` picks the QP's random VPs and probes (deterministic per QP).
-    pub fn new(cfg: MpRdmaConfig, base_sport: u16, seed: u64) -> MpQp {
-        let rng = engine::Rng::new(seed, engine::StreamKind::Host, base_sport as u64);
-        MpQp {
-            snd: sender::Sender::new(cfg, base_sport, rng),
-            rcv: receiver::Receiver::new(&cfg),
-        }
-    }
-}
+//! MP-RDMA's configuration ([`MpRdmaConfig`], [`SyncMode`]), its
+//! out-of-order-degree histogram ([`OodHistogram`], a NIC counter) and the
+//! per-connection state it adds ([`state_fields`], [`state_bytes`]).
+//! Plain data: it imports nothing from the crate, so that the API types
+//! (`crate::api`) can hold it.
 
 /// How a synchronise operation waits for the messages posted before it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

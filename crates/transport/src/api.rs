@@ -1,0 +1,259 @@
+//! The NIC's API types, at the bottom of the crate: identifiers and
+//! configuration ([`QpId`], [`QpConfig`], [`NicConfig`], [`ConfigError`]),
+//! what a caller hands in ([`WorkRequest`], [`SendOptions`]) and gets out
+//! ([`Transmit`], [`Event`], [`Completion`]), and the counters
+//! ([`NicStats`]).
+//!
+//! May use only plain-data modules of the crate: `packet`, `cc` (the
+//! congestion-control choice), and the engines' configuration files
+//! (`engine::config`, `engine::irn::config`, `engine::mprdma::config`),
+//! none of which imports this file back.
+
+use crate::cc::CcConfig;
+use crate::engine::config::Engine;
+use crate::engine::mprdma::config::OodHistogram;
+use crate::packet::{Packet, Verb};
+use engine::Time;
+
+/// NIC-local queue pair number.
+pub type QpId = u32;
+
+/// Fields in declaration order (`repr(C)`): what every packet reads comes
+/// first, so that it shares a cache line inside [`Nic`].
+#[derive(Clone, Debug)]
+#[repr(C)]
+pub struct NicConfig {
+    /// This host's id (the `src` of every packet it sends).
+    pub host: u32,
+    /// Payload bytes per full packet (1000 by default, as HPCC/ConWeave ns-3).
+    pub mtu: u32,
+    /// Header bytes added to every data packet (48 by default, as HPCC ns-3).
+    pub header_bytes: u32,
+    /// Wire size of ACK/NACK/CNP packets (60 by default, as HPCC ns-3).
+    pub ctrl_bytes: u32,
+    /// Acknowledge every n-th data packet (1 = every packet); the last
+    /// packet of a message and out-of-order events are always answered.
+    pub ack_every: u32,
+    /// Traffic class of data packets and of control packets.
+    pub data_priority: u8,
+    pub ctrl_priority: u8,
+    /// Line rate of the NIC port, bits per second.
+    pub line_rate_bps: u64,
+    /// Retransmission timeout.
+    pub rto: Time,
+    /// Congestion control of every QP (unless overridden per QP with
+    /// [`crate::Nic::create_qp_with`]); also selects how this NIC, as a
+    /// notification point, reports CE marks (see
+    /// [`crate::dcqcn::Notification`]; `None` echoes on ACKs).
+    pub cc: CcConfig,
+    /// Engine (reliability scheme) of every QP, unless overridden per QP
+    /// with [`crate::Nic::create_qp_with`].
+    // TODO(merge): rename to `engine` once the experiment crate's users
+    // (`cfg.nic.reliability`) are renamed; kept to avoid editing it now.
+    pub reliability: Engine,
+}
+
+impl Default for NicConfig {
+    fn default() -> Self {
+        NicConfig {
+            host: 0,
+            line_rate_bps: 100_000_000_000,
+            mtu: 1000,
+            header_bytes: 48,
+            ctrl_bytes: 60,
+            ack_every: 1,
+            rto: 4 * engine::time::MS,
+            data_priority: 3,
+            ctrl_priority: 0,
+            cc: CcConfig::None,
+            reliability: Engine::GoBackN,
+        }
+    }
+}
+
+impl NicConfig {
+    /// Checks the configuration; [`crate::Nic::new`] panics on an invalid one.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.line_rate_bps == 0 {
+            return Err("line_rate_bps must be positive".into());
+        }
+        if self.mtu == 0 {
+            return Err("mtu must be positive".into());
+        }
+        if self.ctrl_bytes == 0 {
+            return Err("ctrl_bytes must be positive".into());
+        }
+        if self.header_bytes == 0 {
+            return Err("header_bytes must be positive (a 0-byte message is a packet)".into());
+        }
+        if self.ack_every == 0 {
+            return Err("ack_every must be at least 1".into());
+        }
+        if self.rto == 0 {
+            return Err("rto must be positive".into());
+        }
+        if self.data_priority > 7 || self.ctrl_priority > 7 {
+            return Err("priorities must be in 0..8".into());
+        }
+        self.reliability.validate()?;
+        self.cc.validate()
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct QpConfig {
+    pub peer_host: u32,
+    pub peer_qp: QpId,
+    /// UDP source port of the packets this QP sends.
+    pub sport: u16,
+}
+
+/// A work request. The addresses and operands matter only to callers that
+/// move real bytes ([`crate::Nic::poll_transmit_with`], [`crate::Nic::on_packet_with`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct WorkRequest {
+    pub wr_id: u64,
+    pub verb: Verb,
+    /// Bytes (ignored for atomics, which move 8).
+    pub len: u64,
+    /// WRITE, READ, atomics: the address at the responder.
+    pub remote_addr: u64,
+    /// WRITE, SEND: where the data comes from; READ, atomics: where the
+    /// data or the original value goes.
+    pub local_addr: u64,
+    /// WRITE with immediate: the immediate; fetch-and-add: the addend;
+    /// compare-and-swap: the swap value.
+    pub imm: u64,
+    /// Compare-and-swap: the compare value.
+    pub compare: u64,
+}
+
+/// Per-operation flags of [`crate::Nic::post_send_with`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SendOptions {
+    /// MP-RDMA's synchronise flag: the operation updates remote memory only
+    /// after every operation posted before it has completed. (Go-back-N
+    /// QPs deliver in order anyway and ignore it.)
+    pub sync: bool,
+}
+
+/// What the NIC wants to put on the wire next.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Transmit {
+    Packet(Packet),
+    /// Nothing may go now, but something may at this time (rate limiter).
+    At(Time),
+    /// Nothing to send until new input arrives.
+    Idle,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CompletionSide {
+    /// The requester's work request finished (WRITE/SEND acknowledged, READ data all arrived).
+    Requester,
+    /// The responder consumed a receive WQE (SEND) or saw a WRITE message complete.
+    Responder,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Completion {
+    pub qp: QpId,
+    pub wr_id: u64,
+    pub verb: Verb,
+    pub len: u64,
+    pub side: CompletionSide,
+    pub at: Time,
+    /// Responder completion of a WRITE with immediate: the immediate.
+    pub imm: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// Call `on_timer(qp)` at `at`. Stale timers are harmless: the NIC
+    /// ignores a timer that fires before its current deadline (and asks
+    /// again for the new one).
+    ArmTimer {
+        qp: QpId,
+        at: Time,
+    },
+    Completion(Completion),
+}
+
+/// Counters of one NIC (all QPs).
+/// In declaration order, from a line boundary (`repr(C, align(64))`): the
+/// counters every packet updates come first, on one cache line.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(C, align(64))]
+pub struct NicStats {
+    /// Data packets sent (WRITE/SEND data, READ requests, READ responses),
+    /// retransmissions included.
+    pub data_packets_sent: u64,
+    /// Payload bytes of those packets.
+    pub data_bytes_sent: u64,
+    /// Wire bytes (payload + headers) of the data packets sent.
+    pub data_wire_bytes_sent: u64,
+    /// ACK, NACK and CNP packets sent.
+    pub ctrl_packets_sent: u64,
+    pub acks_received: u64,
+    /// Congestion notifications sent: CNP packets plus ACK/NACKs carrying
+    /// `ecn_echo`.
+    pub cnps_sent: u64,
+    /// Congestion notifications received (CNP packets plus ACK/NACKs with
+    /// `ecn_echo`).
+    pub cnps_received: u64,
+    /// DCQCN rate decreases. Counted when the lazily evaluated timers are
+    /// next brought up to date (when the QP next wants to send or receives
+    /// a notification), so the count may lag behind the rate itself.
+    pub rate_decreases: u64,
+    /// Data packets sent with a PSN sent before (go-back-N, timeouts,
+    /// re-issued READ requests, re-executed READ responses).
+    pub retransmitted_packets: u64,
+    pub nacks_received: u64,
+    /// Retransmission timer expiries (each goes back to `snd_una`).
+    pub timeouts: u64,
+    /// Data packets dropped for arriving out of order (requests at the
+    /// responder, READ responses at the requester).
+    pub out_of_order_dropped: u64,
+    /// Data packets below the expected PSN (requests re-ACKed or READs
+    /// re-executed; stale READ responses ignored).
+    pub duplicates_received: u64,
+    /// First packets of a SEND dropped because no receive WQE was posted.
+    pub rnr_drops: u64,
+    /// Packets dropped as invalid for this NIC / QP (wrong address or QP,
+    /// PSN never sent, inconsistent message framing).
+    pub malformed_dropped: u64,
+    /// READ re-issued because of a gap in its responses.
+    pub read_reissues: u64,
+    /// MP-RDMA: packets retransmitted early (no new data to send).
+    pub mp_early_retransmits: u64,
+    /// MP-RDMA: ACKs from a path more than Delta behind (cwnd - 1, no clock).
+    pub mp_ooo_prunes: u64,
+    /// MP-RDMA: "use it or lose it" window reductions.
+    pub mp_window_reductions: u64,
+    /// MP-RDMA: sends moved to a new random VP by path probing.
+    pub mp_probes: u64,
+    /// MP-RDMA: NACK-triggered recovery episodes.
+    pub mp_recoveries: u64,
+    /// MP-RDMA: data packets dropped beyond `rcv_nxt + L`.
+    pub mp_bitmap_drops: u64,
+    /// MP-RDMA: synchronise packets dropped for arriving before earlier
+    /// messages completed.
+    pub mp_sync_drops: u64,
+    /// MP-RDMA: synchronise operations posted.
+    pub mp_sync_messages: u64,
+    /// MP-RDMA: synchronise messages that arrived before earlier messages
+    /// were complete (dropped at least once), each counted once, by the
+    /// sender from the receiver's synchronise NACKs (a lost NACK goes
+    /// uncounted, but its message's later packets are NACKed again).
+    pub mp_sync_early: u64,
+    /// MP-RDMA: the largest out-of-order degree (PSN - rcv_nxt) accepted.
+    pub mp_max_ooo_degree: u64,
+    /// MP-RDMA: the out-of-order degree of every new data packet.
+    pub mp_ood: OodHistogram,
+    /// Payload bytes that could not be placed or read (outside registered
+    /// memory, or a SEND overrunning its receive buffer); the packet is
+    /// dropped without a reply.
+    pub access_errors: u64,
+    /// IRN: packets beyond the receiver's bitmap, dropped and NACKed.
+    pub beyond_window_dropped: u64,
+}

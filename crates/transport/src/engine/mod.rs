@@ -1,0 +1,334 @@
+//! The transport engines of a QP and the one place that dispatches to them.
+//!
+//! - [`Engine`] (in `config`): the per-QP choice of engine and its
+//!   configuration, as the API and scenario files name it.
+//! - [`EngineState`]: the per-QP runtime state of the chosen engine, one
+//!   variant per engine folder ([`gbn`], [`irn`], [`mprdma`]).
+//! - [`EngineOps`]: what the QP asks of an engine; [`dispatch!`] is the one
+//!   match over the variants.
+//!
+//! Adding an engine: a folder implementing [`EngineOps`], its variant in
+//! [`Engine`] (with its configuration) and in [`EngineState`], its line in
+//! `dispatch!` and in [`EngineState::new`].
+//!
+//! May use `crate::api`, `crate::rc`, `crate::packet`, `crate::memory` and
+//! the engine folders; never the QP (`crate::qp`) or the NIC.
+
+pub mod config;
+pub(crate) mod gbn;
+pub mod irn;
+pub mod mprdma;
+
+pub use config::{Engine, StateBytes};
+
+use crate::api::{NicConfig, NicStats, QpConfig, QpId, WorkRequest};
+use crate::memory::Dma;
+use crate::packet::Packet;
+use crate::rc::{halves, Conn, Ctx, RecvWqe};
+use engine::Time;
+
+/// What the QP asks of its engine.
+pub(crate) trait EngineOps {
+    /// The requester side has something to (re)transmit now.
+    fn req_has_data(&self) -> bool;
+    /// The responder side has READ responses to send.
+    fn resp_has_data(&self) -> bool;
+    /// Posts a work request; `sync` is MP-RDMA's synchronise flag (the
+    /// other engines deliver in order anyway).
+    fn post(&mut self, now: Time, wr: WorkRequest, sync: bool, mtu: u32);
+    fn post_recv(&mut self, wqe: RecvWqe);
+    /// Sent but not done (requests, or READ responses not acknowledged).
+    fn outstanding(&self) -> bool;
+    /// The earliest retransmission deadline.
+    fn deadline(&self) -> Option<Time>;
+    /// The timer fired at `now`: the number of retransmission timeouts
+    /// that expired.
+    fn on_timer(&mut self, now: Time) -> u64;
+    /// The next data packet (`has_data` must be true): requester data or a
+    /// READ response, alternating through `resp_turn` when both wait. The
+    /// caller fills the addresses, and the source port unless
+    /// [`EngineOps::chooses_sport`].
+    fn next_packet(
+        &mut self,
+        resp_turn: &mut bool,
+        now: Time,
+        cfg: &NicConfig,
+        stats: &mut NicStats,
+        dma: &mut Dma,
+    ) -> Packet;
+    /// The engine picks each packet's UDP source port itself (multipath).
+    fn chooses_sport(&self) -> bool {
+        false
+    }
+    /// Handles one packet for the QP; true if it may have something new to
+    /// send.
+    fn on_packet(&mut self, cx: &mut Ctx, conn: &mut Conn, pkt: &Packet) -> bool;
+}
+
+/// The per-QP runtime state of its engine.
+///
+/// `repr(u8)` gives the variant a tag byte of its own: the NIC matches on
+/// the engine several times per packet, and decoding a tag hidden in a
+/// niche of the requester's fields took six instructions each time (the
+/// tag costs 8 bytes).
+#[derive(Debug)]
+#[repr(u8)]
+// Go-back-N, the common case at scale, inline; the larger engines boxed.
+#[allow(clippy::large_enum_variant)]
+pub(crate) enum EngineState {
+    GoBackN(gbn::GoBackN),
+    /// Boxed, as MP-RDMA's: go-back-N QPs, the common case at scale, stay
+    /// small (IRN's halves are 440 bytes, go-back-N's 256).
+    Irn(Box<irn::IrnQp>),
+    /// Both halves in one (boxed, as IRN's).
+    MpRdma(Box<mprdma::MpQp>),
+}
+
+/// The one match over the engines: `dispatch!(state, e => e.method(..))`.
+macro_rules! dispatch {
+    ($state:expr, $e:ident => $body:expr) => {
+        match $state {
+            EngineState::GoBackN($e) => $body,
+            EngineState::Irn($e) => $body,
+            EngineState::MpRdma($e) => $body,
+        }
+    };
+}
+
+impl EngineState {
+    /// The state of a new QP `id` running `engine` toward `peer`.
+    pub fn new(engine: Engine, id: QpId, peer: &QpConfig) -> EngineState {
+        match engine {
+            Engine::GoBackN => EngineState::GoBackN(gbn::GoBackN::default()),
+            Engine::Irn(c) => EngineState::Irn(Box::new(irn::IrnQp::new(c))),
+            Engine::MpRdma(c) => {
+                // Seeded per QP: its random VPs and probes.
+                let seed = (peer.peer_host as u64) << 32 | id as u64;
+                EngineState::MpRdma(Box::new(mprdma::MpQp::new(c, peer.sport, seed)))
+            }
+        }
+    }
+
+    /// Bytes the state boxes outside the QP.
+    pub fn heap_bytes(&self) -> usize {
+        use std::mem::size_of;
+        match self {
+            EngineState::GoBackN(_) => 0,
+            EngineState::Irn(_) => size_of::<irn::IrnQp>(),
+            EngineState::MpRdma(_) => size_of::<mprdma::MpQp>(),
+        }
+    }
+
+    #[inline(always)]
+    pub fn is_mprdma(&self) -> bool {
+        matches!(self, EngineState::MpRdma(_))
+    }
+
+    #[inline(always)]
+    pub fn req_has_data(&self) -> bool {
+        dispatch!(self, e => e.req_has_data())
+    }
+
+    #[inline(always)]
+    pub fn resp_has_data(&self) -> bool {
+        dispatch!(self, e => e.resp_has_data())
+    }
+
+    #[inline]
+    pub fn post(&mut self, now: Time, wr: WorkRequest, sync: bool, mtu: u32) {
+        dispatch!(self, e => e.post(now, wr, sync, mtu))
+    }
+
+    pub fn post_recv(&mut self, wqe: RecvWqe) {
+        dispatch!(self, e => e.post_recv(wqe))
+    }
+
+    pub fn outstanding(&self) -> bool {
+        dispatch!(self, e => e.outstanding())
+    }
+
+    #[inline(always)]
+    pub fn deadline(&self) -> Option<Time> {
+        dispatch!(self, e => e.deadline())
+    }
+
+    pub fn on_timer(&mut self, now: Time) -> u64 {
+        dispatch!(self, e => e.on_timer(now))
+    }
+
+    /// The next data packet, its source port `sport` unless the engine
+    /// chooses it.
+    #[inline(always)]
+    pub fn next_packet(
+        &mut self,
+        resp_turn: &mut bool,
+        sport: u16,
+        cx: (Time, &NicConfig, &mut NicStats),
+        dma: &mut Dma,
+    ) -> Packet {
+        let (now, cfg, stats) = cx;
+        dispatch!(self, e => {
+            let mut p = e.next_packet(resp_turn, now, cfg, stats, dma);
+            if !e.chooses_sport() {
+                p.sport = sport;
+            }
+            p
+        })
+    }
+
+    #[inline(always)]
+    pub fn on_packet(&mut self, cx: &mut Ctx, conn: &mut Conn, pkt: &Packet) -> bool {
+        dispatch!(self, e => e.on_packet(cx, conn, pkt))
+    }
+}
+
+/// Requester data or a READ response, alternating when both wait: the
+/// choice for engines made of a requester and a responder half.
+macro_rules! alternate {
+    ($req:expr, $resp:expr, $turn:expr, $now:expr, $cfg:expr, $stats:expr, $dma:expr) => {{
+        let use_resp = $resp.has_data() && (*$turn || !$req.has_data());
+        *$turn = !use_resp;
+        if use_resp {
+            $resp.next_packet($now, $cfg, $stats, $dma)
+        } else {
+            $req.next_packet($now, $cfg, $stats, $dma)
+        }
+    }};
+}
+
+impl EngineOps for gbn::GoBackN {
+    #[inline(always)]
+    fn req_has_data(&self) -> bool {
+        self.req.has_data()
+    }
+    #[inline(always)]
+    fn resp_has_data(&self) -> bool {
+        self.resp.has_data()
+    }
+    #[inline]
+    fn post(&mut self, _now: Time, wr: WorkRequest, _sync: bool, mtu: u32) {
+        self.req.post(wr, mtu)
+    }
+    fn post_recv(&mut self, wqe: RecvWqe) {
+        self.resp.post_recv(wqe)
+    }
+    fn outstanding(&self) -> bool {
+        self.req.outstanding()
+    }
+    #[inline(always)]
+    fn deadline(&self) -> Option<Time> {
+        self.req.rto_deadline
+    }
+    fn on_timer(&mut self, now: Time) -> u64 {
+        self.req.on_timer(now) as u64
+    }
+    #[inline(always)]
+    fn next_packet(
+        &mut self,
+        resp_turn: &mut bool,
+        now: Time,
+        cfg: &NicConfig,
+        stats: &mut NicStats,
+        dma: &mut Dma,
+    ) -> Packet {
+        alternate!(self.req, self.resp, resp_turn, now, cfg, stats, dma)
+    }
+    #[inline(always)]
+    fn on_packet(&mut self, cx: &mut Ctx, conn: &mut Conn, pkt: &Packet) -> bool {
+        halves::on_packet(self, cx, conn, pkt)
+    }
+}
+
+impl EngineOps for irn::IrnQp {
+    #[inline(always)]
+    fn req_has_data(&self) -> bool {
+        self.req.has_data()
+    }
+    #[inline(always)]
+    fn resp_has_data(&self) -> bool {
+        self.resp.has_data()
+    }
+    #[inline]
+    fn post(&mut self, _now: Time, wr: WorkRequest, _sync: bool, mtu: u32) {
+        self.req.post(wr, mtu)
+    }
+    fn post_recv(&mut self, wqe: RecvWqe) {
+        self.resp.post_recv(wqe)
+    }
+    fn outstanding(&self) -> bool {
+        self.req.win.outstanding() || self.resp.win.outstanding()
+    }
+    #[inline(always)]
+    fn deadline(&self) -> Option<Time> {
+        match (self.req.win.deadline, self.resp.win.deadline) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+    fn on_timer(&mut self, now: Time) -> u64 {
+        self.req.on_timer(now) as u64 + self.resp.on_timer(now) as u64
+    }
+    #[inline(always)]
+    fn next_packet(
+        &mut self,
+        resp_turn: &mut bool,
+        now: Time,
+        cfg: &NicConfig,
+        stats: &mut NicStats,
+        dma: &mut Dma,
+    ) -> Packet {
+        alternate!(self.req, self.resp, resp_turn, now, cfg, stats, dma)
+    }
+    #[inline]
+    fn on_packet(&mut self, cx: &mut Ctx, conn: &mut Conn, pkt: &Packet) -> bool {
+        halves::on_packet(self, cx, conn, pkt)
+    }
+}
+
+impl EngineOps for mprdma::MpQp {
+    #[inline(always)]
+    fn req_has_data(&self) -> bool {
+        self.snd.has_data()
+    }
+    #[inline(always)]
+    fn resp_has_data(&self) -> bool {
+        false
+    }
+    #[inline]
+    fn post(&mut self, now: Time, wr: WorkRequest, sync: bool, mtu: u32) {
+        self.snd.post(now, wr, sync, mtu)
+    }
+    fn post_recv(&mut self, wqe: RecvWqe) {
+        self.rcv.post_recv(wqe)
+    }
+    fn outstanding(&self) -> bool {
+        self.snd.outstanding()
+    }
+    #[inline(always)]
+    fn deadline(&self) -> Option<Time> {
+        self.snd.deadline()
+    }
+    fn on_timer(&mut self, now: Time) -> u64 {
+        self.snd.on_timer(now) as u64
+    }
+    /// The MP-RDMA sender chooses the VP (source port) itself.
+    #[inline(always)]
+    fn next_packet(
+        &mut self,
+        resp_turn: &mut bool,
+        now: Time,
+        cfg: &NicConfig,
+        stats: &mut NicStats,
+        dma: &mut Dma,
+    ) -> Packet {
+        *resp_turn = true;
+        self.snd.next_packet(now, cfg, stats, dma)
+    }
+    fn chooses_sport(&self) -> bool {
+        true
+    }
+    #[inline]
+    fn on_packet(&mut self, cx: &mut Ctx, _conn: &mut Conn, pkt: &Packet) -> bool {
+        self.handle_packet(cx, pkt)
+    }
+}

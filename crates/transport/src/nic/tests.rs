@@ -1,0 +1,271 @@
+//! Unit tests of the NIC: scheduling, PFC, ACKs, timers, layout.
+
+use super::*;
+use crate::packet::{PacketKind, Verb};
+use engine::time::{serialization, US};
+use std::mem::offset_of;
+
+/// The layout the per-packet path was measured with (see [`Nic`]).
+#[test]
+fn hot_fields_share_lines() {
+    assert_eq!(std::mem::align_of::<Nic>(), 64);
+    assert!(offset_of!(Nic, now) + 8 <= 64);
+    assert_eq!(offset_of!(Nic, sched), 64);
+    let cfg = offset_of!(Nic, cfg);
+    assert!(cfg >= 128 && cfg + offset_of!(NicConfig, ctrl_priority) < 192);
+    assert_eq!(offset_of!(Nic, stats) % 64, 0);
+    assert!(offset_of!(NicStats, rate_decreases) + 8 <= 64);
+}
+
+fn nic_with_qps(n: u32) -> Nic {
+    let mut nic = Nic::new(NicConfig::default());
+    for i in 0..n {
+        let q = nic.create_qp(QpConfig {
+            peer_host: 1,
+            peer_qp: i,
+            sport: i as u16,
+        });
+        assert_eq!(q, i, "QP numbers are 0, 1, 2, ...");
+    }
+    nic
+}
+
+fn write(nic: &mut Nic, now: Time, qp: QpId, len: u64) {
+    nic.post_send(
+        now,
+        qp,
+        WorkRequest {
+            wr_id: 1,
+            verb: Verb::Write,
+            len,
+            ..WorkRequest::default()
+        },
+    );
+}
+
+/// A data packet from the peer (host 1) to QP `qp`.
+fn incoming(qp: QpId, psn: u32, first: bool, last: bool) -> Packet {
+    Packet {
+        src: 1,
+        dst: 0,
+        src_qp: qp,
+        dst_qp: qp,
+        sport: 9,
+        kind: PacketKind::Request,
+        verb: Verb::Write,
+        psn,
+        payload: 1000,
+        wire: 1048,
+        priority: 3,
+        ce: false,
+        ecn_echo: false,
+        first,
+        last,
+        msg_len: 1000 * (psn as u64 + 1),
+        sent_at: 0,
+        ..Packet::default()
+    }
+}
+
+fn unwrap_pkt(t: Transmit) -> Packet {
+    match t {
+        Transmit::Packet(p) => p,
+        other => panic!("expected a packet, got {other:?}"),
+    }
+}
+
+#[test]
+fn idle_then_packets_then_rate_limited() {
+    let mut nic = nic_with_qps(1);
+    assert_eq!(nic.poll_transmit(0, 0), Transmit::Idle);
+    write(&mut nic, 0, 0, 2500);
+    let p = unwrap_pkt(nic.poll_transmit(0, 0));
+    assert_eq!(
+        (p.src, p.dst, p.src_qp, p.dst_qp, p.sport, p.priority),
+        (0, 1, 0, 0, 0, 3)
+    );
+    let ser = serialization(1048, 100_000_000_000);
+    assert_eq!(nic.poll_transmit(0, 0), Transmit::At(ser));
+    assert_eq!(nic.poll_transmit(ser - 1, 0), Transmit::At(ser));
+    assert_eq!(unwrap_pkt(nic.poll_transmit(ser, 0)).psn, 1);
+    assert_eq!(unwrap_pkt(nic.poll_transmit(2 * ser, 0)).payload, 500);
+    assert_eq!(nic.poll_transmit(3 * ser, 0), Transmit::Idle);
+}
+
+#[test]
+fn pfc_mask_holds_the_paused_class_only() {
+    let mut nic = nic_with_qps(1);
+    write(&mut nic, 0, 0, 5000);
+    nic.on_packet(0, &incoming(0, 0, true, true));
+    let data_paused = 1u8 << 3;
+    let ctrl_paused = 1u8 << 0;
+    // Control first, even though data is queued; then nothing while the
+    // data class is paused.
+    let ack = unwrap_pkt(nic.poll_transmit(0, data_paused));
+    assert_eq!(
+        (ack.kind, ack.psn, ack.wire, ack.priority),
+        (PacketKind::Ack, 1, 60, 0)
+    );
+    assert_eq!(nic.poll_transmit(0, data_paused), Transmit::Idle);
+    // Control paused: data goes, the ACK waits.
+    nic.on_packet(0, &incoming(0, 1, true, true));
+    assert_eq!(
+        unwrap_pkt(nic.poll_transmit(0, ctrl_paused)).kind,
+        PacketKind::Request
+    );
+    assert_eq!(unwrap_pkt(nic.poll_transmit(0, 0)).kind, PacketKind::Ack);
+    assert_eq!(nic.stats().ctrl_packets_sent, 2);
+    assert_eq!(
+        nic.poll_transmit(0, data_paused | ctrl_paused),
+        Transmit::Idle
+    );
+}
+
+#[test]
+fn ack_echoes_sent_at_and_ce() {
+    let mut nic = nic_with_qps(1);
+    let mut p = incoming(0, 0, true, true);
+    p.ce = true;
+    p.sent_at = 1234;
+    nic.on_packet(5 * US, &p);
+    let ack = unwrap_pkt(nic.poll_transmit(5 * US, 0));
+    assert!(ack.ecn_echo);
+    assert_eq!(ack.sent_at, 1234);
+    assert_eq!(nic.stats().cnps_sent, 1);
+}
+
+#[test]
+fn invalid_packets_are_counted_and_dropped() {
+    let mut nic = nic_with_qps(1);
+    let mut p = incoming(0, 0, true, true);
+    p.dst_qp = 5;
+    nic.on_packet(0, &p);
+    let mut p = incoming(0, 0, true, true);
+    p.src = 7;
+    nic.on_packet(0, &p);
+    let mut ack = incoming(0, 0, false, false);
+    ack.kind = PacketKind::Ack;
+    ack.psn = 1000; // never sent
+    nic.on_packet(0, &ack);
+    assert_eq!(nic.stats().malformed_dropped, 3);
+    assert_eq!(nic.poll_transmit(0, 0), Transmit::Idle);
+    assert!(nic.poll_event().is_none());
+}
+
+/// One ArmTimer for many ACKs; a timer that fires before the deadline
+/// re-arms once for the new deadline; none when nothing is outstanding.
+#[test]
+fn timers_are_not_flooded() {
+    let mut nic = nic_with_qps(1);
+    let rto = nic.config().rto;
+    write(&mut nic, 0, 0, 100_000);
+    let mut t = 0;
+    let mut ack = incoming(0, 0, false, false);
+    ack.kind = PacketKind::Ack;
+    for i in 0..50 {
+        let p = unwrap_pkt(nic.poll_transmit(t, 0));
+        t += serialization(p.wire as u64, 100_000_000_000);
+        // Acknowledge all but the packet just sent.
+        ack.psn = i;
+        nic.on_packet(t, &ack);
+    }
+    let arms: Vec<Event> = std::iter::from_fn(|| nic.poll_event()).collect();
+    assert_eq!(arms, vec![Event::ArmTimer { qp: 0, at: rto }]);
+    // Fires early (progress moved the deadline): exactly one re-arm.
+    nic.on_timer(rto, 0);
+    let arms: Vec<Event> = std::iter::from_fn(|| nic.poll_event()).collect();
+    assert_eq!(arms, vec![Event::ArmTimer { qp: 0, at: t + rto }]);
+    assert_eq!(nic.stats().timeouts, 0);
+    // A stale duplicate call does nothing.
+    nic.on_timer(rto, 0);
+    assert!(nic.poll_event().is_none());
+    // Expiry: go back to snd_una = 49.
+    nic.on_timer(t + rto, 0);
+    assert_eq!(nic.stats().timeouts, 1);
+    assert!(
+        nic.poll_event().is_none(),
+        "nothing outstanding until resent"
+    );
+    let p = unwrap_pkt(nic.poll_transmit(t + rto, 0));
+    assert_eq!(p.psn, 49);
+    assert_eq!(nic.stats().retransmitted_packets, 1);
+    let arms: Vec<Event> = std::iter::from_fn(|| nic.poll_event()).collect();
+    assert_eq!(
+        arms,
+        vec![Event::ArmTimer {
+            qp: 0,
+            at: 2 * rto + t
+        }]
+    );
+}
+
+/// Only the QPs with data are visited, in round-robin order, however
+/// many QPs exist.
+#[test]
+fn ten_thousand_qps_round_robin_over_active_ones() {
+    let mut nic = nic_with_qps(10_000);
+    for qp in [9_999, 17, 4_242] {
+        write(&mut nic, 0, qp, 3000);
+    }
+    let ser = serialization(1048, 100_000_000_000);
+    let mut order = vec![];
+    let mut t = 0;
+    loop {
+        match nic.poll_transmit(t, 0) {
+            Transmit::Packet(p) => {
+                order.push(p.src_qp);
+                t += ser;
+            }
+            Transmit::At(a) => t = a,
+            Transmit::Idle => break,
+        }
+    }
+    assert_eq!(
+        order,
+        vec![9_999, 17, 4_242, 9_999, 17, 4_242, 9_999, 17, 4_242]
+    );
+}
+
+#[test]
+fn read_responses_share_the_qp_with_requests() {
+    let mut nic = nic_with_qps(1);
+    write(&mut nic, 0, 0, 3000);
+    let mut rq = incoming(0, 0, true, true);
+    rq.verb = Verb::Read;
+    rq.payload = 0;
+    rq.msg_len = 3000;
+    nic.on_packet(0, &rq);
+    let mut kinds = vec![];
+    let mut t = 0;
+    loop {
+        match nic.poll_transmit(t, 0) {
+            Transmit::Packet(p) => {
+                kinds.push(p.kind);
+                t += serialization(p.wire as u64, 100_000_000_000);
+            }
+            Transmit::At(a) => t = a,
+            Transmit::Idle => break,
+        }
+    }
+    use PacketKind::*;
+    assert_eq!(
+        kinds,
+        vec![
+            Request,
+            ReadResponse,
+            Request,
+            ReadResponse,
+            Request,
+            ReadResponse
+        ]
+    );
+}
+
+#[test]
+#[should_panic(expected = "invalid NicConfig")]
+fn invalid_config_panics_with_a_message() {
+    Nic::new(NicConfig {
+        mtu: 0,
+        ..NicConfig::default()
+    });
+}

@@ -1,0 +1,17 @@
+//! What every reliable-connection (RC) engine shares: segmentation
+//! ([`segment`]), work-queue types and outcomes ([`wqe`]), the context a
+//! handler gets and the construction of control packets ([`ctx`]), and the
+//! packet handling common to the engines built from a requester and a
+//! responder half ([`halves`]: go-back-N and IRN).
+//!
+//! May use `crate::api`, `crate::packet`, `crate::memory`, `crate::cc` and
+//! `crate::dcqcn`; never an engine, the QP or the NIC.
+
+pub(crate) mod ctx;
+pub(crate) mod halves;
+pub(crate) mod segment;
+pub(crate) mod wqe;
+
+pub(crate) use ctx::{Conn, Ctx};
+pub(crate) use segment::{npkts, offset_of, payload_of, response_payload, wqe_npkts};
+pub(crate) use wqe::{Outcome, RecvWqe, Reply, RxOutcome, ATOMIC_CACHE, MAX_RD_ATOMIC};
