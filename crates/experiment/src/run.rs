@@ -50,6 +50,11 @@ struct Watch {
     quiet_from: Time,
     last: (usize, u64),
     since: Time,
+    /// The last check saw no progress: run in short spans of simulated
+    /// time until the limit is reached or progress resumes.
+    suspect: bool,
+    /// The end of the last short span.
+    cursor: Time,
 }
 
 impl Watch {
@@ -60,7 +65,21 @@ impl Watch {
             quiet_from: starts.max(last_fault),
             last: (0, 0),
             since: 0,
+            suspect: false,
+            cursor: 0,
         }
+    }
+
+    /// Where the next chunk stops: `until`, or while no progress is seen,
+    /// a short span further (so that a stall is reported after about the
+    /// limit, not after a whole chunk of timer events). Runs that progress
+    /// between chunks never get here, so their windows are unchanged.
+    fn chunk_until(&mut self, now: Time, until: Time) -> Time {
+        if !self.suspect {
+            return until;
+        }
+        self.cursor = self.cursor.max(now).saturating_add(self.span / 8);
+        self.cursor.min(until)
     }
 
     /// After a chunk: the stuck flows' description if the run is stalled.
@@ -71,8 +90,10 @@ impl Watch {
             self.last = seen;
             // The change happened at the latest now: count from there.
             self.since = now.max(self.quiet_from);
+            self.suspect = false;
             return None;
         }
+        self.suspect = true;
         let idle = now.saturating_sub(self.since);
         if idle < self.span {
             return None;
@@ -121,7 +142,15 @@ pub fn run(built: Built, mut progress: impl FnMut(Progress)) -> Outcome {
     let mut stalled = None;
     let t0 = Instant::now();
     let state = loop {
-        let s = net.run_until(until, CHUNK);
+        let chunk_until = match watch.as_mut() {
+            Some(w) => w.chunk_until(net.now(), until),
+            None => until,
+        };
+        let mut s = net.run_until(chunk_until, CHUNK);
+        if s == RunState::TimeLimit && chunk_until < until {
+            // Only the short span ended.
+            s = RunState::Budget;
+        }
         progress(Progress {
             sim_time: net.now(),
             events: net.counters.events,

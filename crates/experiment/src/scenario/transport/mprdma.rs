@@ -6,6 +6,10 @@ use super::super::check::{Check, ScenarioError};
 use serde::Deserialize;
 use transport::{MpRdmaConfig, SyncMode};
 
+/// The largest initial window, in packets (as large as the largest
+/// receiver bitmap MP-RDMA accepts).
+pub const MAX_INITIAL_WINDOW: u32 = 1 << 20;
+
 #[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum SyncModeCfg {
@@ -34,6 +38,14 @@ impl MpRdmaOverrides {
         }
         if let Some(p) = self.probe_p {
             c.fraction("transport.mprdma.probe_p", p)?;
+        }
+        if let Some(w) = self.initial_window {
+            if w > MAX_INITIAL_WINDOW {
+                return Err(c.err(
+                    "transport.mprdma.initial_window",
+                    format!("at most {MAX_INITIAL_WINDOW} packets, got {w}"),
+                ));
+            }
         }
         let d = MpRdmaConfig::default();
         let m = MpRdmaConfig {
