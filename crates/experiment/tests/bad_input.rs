@@ -79,6 +79,7 @@ fn case(name: &'static str, text: String, key: &'static str, says: &'static str)
 
 fn cases() -> Vec<Case> {
     let ns3_topo_huge = scratch("huge-topo.txt", "4000000000 0 0\n");
+    let ns3_topo_large = scratch("large-topo.txt", "100000 0 0\n");
     let ns3_topo_ok = scratch(
         "topo.txt",
         "3 1 2\n2\n0 2 100Gbps 0.001ms 0\n1 2 100Gbps 0.001ms 0\n",
@@ -115,7 +116,8 @@ fn cases() -> Vec<Case> {
         case("delay overflows ps", edit("hosts_per_leaf = 2", "hosts_per_leaf = 2\ndelay_ns = 1e30"), "topology.delay_ns", "too long"),
         case("edge link rate 0", "[topology]\nkind = \"edges\"\nnodes = [{name = \"a\", kind = \"host\"}, {name = \"s\", kind = \"switch\"}]\nlinks = [{a = \"a\", b = \"s\", gbps = 0}]\n".into(), "topology.links[0].gbps", "> 0"),
         case("testbed no paths", edit("kind = \"leaf_spine\"\nleaves = 2\nspines = 2\nhosts_per_leaf = 2", "kind = \"testbed\"\npaths = 0\nhosts_per_tor = 2"), "topology.paths", "at least 1"),
-        case("ns3 header 4e9 nodes", ns3_topology(&ns3_topo_huge), "topology.file", "at most 65536 nodes"),
+        case("ns3 header 4e9 nodes", ns3_topology(&ns3_topo_huge), "topology.file", "4000000000 nodes: at most"),
+        case("ns3 header 1e5 nodes", ns3_topology(&ns3_topo_large), "topology.file", "at most 65536 nodes"),
         // Switch.
         case("buffer NaN", with("[switch]\nbuffer_mb = nan"), "switch.buffer_mb", "finite"),
         case("buffer zero", with("[switch]\nbuffer_mb = 0"), "switch.buffer_mb", "> 0"),
