@@ -48,8 +48,8 @@ enum Cmd {
         /// Sweep a key over values, e.g. --vary traffic.0.load=0.3,0.5.
         #[arg(long, value_name = "KEY=V1,V2,..")]
         vary: Vec<String>,
-        /// Parallel runs (default: the number of cores).
-        #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+        /// Parallel runs (default: the number of cores; at most 1024).
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..=MAX_JOBS as i64))]
         jobs: Option<u32>,
         /// Write each run's outputs into DIR/<label>/ and a sweep.csv.
         #[arg(long)]
@@ -235,6 +235,9 @@ fn run(
             .map_err(|e| format!("writing {}: {e}", dir.display()))?;
         say!("  {:<22} {}", "outputs", dir.display());
     }
+    if let Some(m) = &outcome.stalled {
+        return Err(m.clone());
+    }
     if !s.conservation_ok {
         return Err(outcome.net.check_conservation().unwrap_err());
     }
@@ -338,6 +341,9 @@ fn bench_one(
         report::write_outputs(&outcome, &s, dir)
             .map_err(|e| format!("writing {}: {e}", dir.display()))?;
     }
+    if let Some(m) = &outcome.stalled {
+        return Err(format!("bench {} {}: {m}", spec.name, mode.name()));
+    }
     if s.flows_finished != s.flows || !s.conservation_ok {
         return Err(format!(
             "bench {} {}: {} of {} flows finished, conservation {}",
@@ -351,19 +357,37 @@ fn bench_one(
     Ok(())
 }
 
+/// The most seeds one sweep takes (each is a whole simulation).
+const MAX_SEEDS: u64 = 10_000;
+/// The most runs one sweep takes (seeds x varied values).
+const MAX_RUNS: usize = 100_000;
+/// The most parallel runs (`--jobs`): each holds a whole network.
+const MAX_JOBS: u32 = 1024;
+
 fn parse_seeds(s: &str) -> Result<Vec<u64>, String> {
     let bad = || format!("--seeds {s:?}: expected a list like 1,2,3 or a range like 1..8");
+    let many = |n: u64| {
+        format!("--seeds {s:?}: {n} seeds; at most {MAX_SEEDS} (each is a whole simulation)")
+    };
     if let Some((a, b)) = s.split_once("..") {
         let a: u64 = a.trim().parse().map_err(|_| bad())?;
         let b: u64 = b.trim().parse().map_err(|_| bad())?;
         if a > b {
             return Err(bad());
         }
+        if b - a >= MAX_SEEDS {
+            return Err(many((b - a).saturating_add(1)));
+        }
         return Ok((a..=b).collect());
     }
-    s.split(',')
+    let seeds: Vec<u64> = s
+        .split(',')
         .map(|x| x.trim().parse().map_err(|_| bad()))
-        .collect()
+        .collect::<Result<_, _>>()?;
+    if seeds.len() as u64 > MAX_SEEDS {
+        return Err(many(seeds.len() as u64));
+    }
+    Ok(seeds)
 }
 
 fn sweep(
@@ -389,6 +413,16 @@ fn sweep(
                 .map(|(k, v)| (k, v.split(',').map(|x| x.trim().to_string()).collect()))
         })
         .collect::<Result<Vec<_>, _>>()?;
+    let runs = varied
+        .iter()
+        .try_fold(seeds.len(), |n, (_, v): &(String, Vec<String>)| {
+            n.checked_mul(v.len())
+        })
+        .filter(|&n| n <= MAX_RUNS)
+        .ok_or_else(|| {
+            format!("--seeds x --vary make more than {MAX_RUNS} runs; split the sweep")
+        })?;
+    debug_assert!(runs <= MAX_RUNS);
     let points = sweep::points(&seeds, &fixed, &varied);
     prepare_out(out)?;
     let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));

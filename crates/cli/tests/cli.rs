@@ -105,3 +105,87 @@ fn an_out_path_that_is_a_file_fails_before_the_run_and_is_kept() {
     );
     std::fs::remove_dir_all(&dir).expect("clean up");
 }
+
+/// Runs the program with `args` and returns (status, stdout, stderr).
+fn rdmalab(args: &[&str]) -> (Option<i32>, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_rdmalab"))
+        .args(args)
+        .output()
+        .expect("start rdmalab");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn bad_scenario_numbers_are_named_errors_not_panics() {
+    let dir = scratch("bad-input");
+    std::fs::create_dir_all(&dir).expect("scratch folder");
+    let base = "[topology]\nkind = \"leaf_spine\"\nleaves = 2\nspines = 2\nhosts_per_leaf = 2\n";
+    for (name, extra, says) in [
+        (
+            "nan.toml",
+            "[transport]\nrto_us = nan\n",
+            "transport.rto_us",
+        ),
+        (
+            "lb.toml",
+            "[switch]\nload_balancer = \"spray\"\n",
+            "switch.load_balancer",
+        ),
+        ("fat.toml", "", "topology.k"),
+    ] {
+        let text = if name == "fat.toml" {
+            "[topology]\nkind = \"fat_tree\"\nk = 1000\n".to_string()
+        } else {
+            format!("{base}{extra}[[flows]]\nsrc = 0\ndst = 3\nbytes = 1000\n")
+        };
+        let file = dir.join(name);
+        std::fs::write(&file, text).expect("write scenario");
+        let (code, _, stderr) = rdmalab(&["run", "--quiet", file.to_str().expect("utf-8")]);
+        assert_eq!(code, Some(1), "{name}: {stderr}");
+        assert!(stderr.contains(says), "{name}: {stderr}");
+        assert!(stderr.contains("(line "), "{name}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{name}: {stderr}");
+    }
+    // A run that cannot progress ends with an error, and its files are written.
+    let stuck = dir.join("stuck.toml");
+    std::fs::write(
+        &stuck,
+        "[topology]\nkind = \"testbed\"\npaths = 1\nhosts_per_tor = 1\n[transport]\nrto_us = 100\n\
+         [[flows]]\nsrc = 0\ndst = 1\nbytes = 100000\n\
+         [[faults]]\nlink = [\"tor0\", \"spine0\"]\naction = \"down\"\nat_us = 1\n",
+    )
+    .expect("write scenario");
+    let out = dir.join("out");
+    let (code, _, stderr) = rdmalab(&[
+        "run",
+        "--quiet",
+        stuck.to_str().expect("utf-8"),
+        "--out",
+        out.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("flow 0 (host 0 -> host 1)"), "{stderr}");
+    assert!(
+        out.join("summary.json").exists(),
+        "outputs are still written"
+    );
+    std::fs::remove_dir_all(&dir).expect("clean up");
+}
+
+#[test]
+fn sweep_seeds_and_jobs_are_bounded() {
+    let example = format!(
+        "{}/../../scenarios/example.toml",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let (code, _, stderr) = rdmalab(&["sweep", &example, "--seeds", "1..100000000"]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("at most 10000"), "{stderr}");
+    let (code, _, stderr) = rdmalab(&["sweep", &example, "--jobs", "100000"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("--jobs"), "{stderr}");
+}

@@ -1,49 +1,73 @@
-//! The shared benchmark scenarios (bench/README.md): the HPCC ns-3 topology
-//! and flow files that htsim and ns-3 ran, embedded in the binary, built
-//! with the fabric settings of ns3-hpcc-config-ws128-dcqcn.txt (RoCEv2,
-//! PFC, per-packet ACKs, 1000-byte payloads, go-back-N, ECMP) in two modes:
-//! `line-rate` (no congestion control, what htsim ran) and `dcqcn` (what
-//! ns-3 ran).
+//! The shared benchmark scenarios (bench/README.md) as scenario files
+//! embedded in the binary (`bench/<name>.toml` with the HPCC ns-3
+//! topology and flow files they name), built by the one scenario builder.
+//! Each file is mode `dcqcn` (what ns-3 ran, with the settings of
+//! ns3-hpcc-config-ws128-dcqcn.txt); mode `line-rate` (what htsim ran) is
+//! the same file without congestion control and ECN.
 
 use crate::build::Built;
-use fabric::{EcnSetting, FabricConfig, Flow, Network};
-use transport::Verb;
+use crate::scenario::{CcKind, Files, Scenario, TrafficCfg};
+use std::path::Path;
 
 pub struct BenchSpec {
     pub name: &'static str,
-    pub topology: &'static str,
-    pub flows: &'static str,
+    /// The scenario file's text (`bench/<name>.toml`).
+    pub scenario: &'static str,
     /// Packet-hops the scenario must produce (bench/README.md).
     pub expected_hops: &'static str,
 }
 
-const K8: &str = include_str!("../../../bench/topo-fattree-k8-100g.txt");
-const K16: &str = include_str!("../../../bench/topo-fattree-k16-100g.txt");
+/// The files the bench scenarios name, by the names they use.
+const FILES: &[(&str, &str)] = &[
+    (
+        "topo-fattree-k8-100g.txt",
+        include_str!("../../../bench/topo-fattree-k8-100g.txt"),
+    ),
+    (
+        "topo-fattree-k16-100g.txt",
+        include_str!("../../../bench/topo-fattree-k16-100g.txt"),
+    ),
+    (
+        "flows-p128.txt",
+        include_str!("../../../bench/flows-p128.txt"),
+    ),
+    (
+        "flows-ws128.txt",
+        include_str!("../../../bench/flows-ws128.txt"),
+    ),
+    (
+        "flows-a2a128.txt",
+        include_str!("../../../bench/flows-a2a128.txt"),
+    ),
+    (
+        "flows-p1024.txt",
+        include_str!("../../../bench/flows-p1024.txt"),
+    ),
+];
+
+/// The ns-3 configuration the bench files' settings come from (a test
+/// checks that they still agree).
 pub const NS3_CONFIG: &str = include_str!("../../../bench/ns3-hpcc-config-ws128-dcqcn.txt");
 
 pub const SCENARIOS: [BenchSpec; 4] = [
     BenchSpec {
         name: "p128",
-        topology: K8,
-        flows: include_str!("../../../bench/flows-p128.txt"),
+        scenario: include_str!("../../../bench/p128.toml"),
         expected_hops: "2.984 M",
     },
     BenchSpec {
         name: "ws128",
-        topology: K8,
-        flows: include_str!("../../../bench/flows-ws128.txt"),
+        scenario: include_str!("../../../bench/ws128.toml"),
         expected_hops: "41.21 M",
     },
     BenchSpec {
         name: "a2a128",
-        topology: K8,
-        flows: include_str!("../../../bench/flows-a2a128.txt"),
+        scenario: include_str!("../../../bench/a2a128.toml"),
         expected_hops: "18.59 M",
     },
     BenchSpec {
         name: "p1024",
-        topology: K16,
-        flows: include_str!("../../../bench/flows-p1024.txt"),
+        scenario: include_str!("../../../bench/p1024.toml"),
         expected_hops: "24.02 M",
     },
 ];
@@ -82,90 +106,42 @@ pub fn find(name: &str) -> Result<&'static BenchSpec, String> {
     })
 }
 
-/// The fabric of the ns-3 configuration file: its buffer size, ECN maps
-/// and payload size; PFC on with HPCC's dynamic threshold (alpha 1/8).
-pub fn fabric_config(mode: Mode) -> Result<FabricConfig, String> {
-    let origin = "bench/ns3-hpcc-config-ws128-dcqcn.txt";
-    let c = workload::ns3::parse_config(NS3_CONFIG, origin).map_err(|e| e.to_string())?;
-    fn e<T>(r: Result<T, workload::WorkloadError>) -> Result<T, String> {
-        r.map_err(|e| e.to_string())
+/// The scenario of one benchmark run: the embedded file in `mode`, keeping
+/// only the first `flow_limit` flows when given (the tiny input CI runs).
+pub fn scenario(
+    spec: &BenchSpec,
+    mode: Mode,
+    flow_limit: Option<usize>,
+) -> Result<Scenario, String> {
+    let file = format!("bench/{}.toml", spec.name);
+    let mut sc = Scenario::parse(spec.scenario, &file).map_err(|e| e.to_string())?;
+    sc.name = Some(spec.name.to_string());
+    if mode == Mode::LineRate {
+        sc.transport.cc = CcKind::None;
+        sc.switch.ecn = false;
     }
-    let mut cfg = FabricConfig::default();
-    cfg.mmu.buffer = e(c.get_u64("BUFFER_SIZE"))? * 1024 * 1024;
-    cfg.mmu.pfc = true;
-    cfg.nic.mtu = e(c.get_u64("PACKET_PAYLOAD_SIZE"))? as u32;
-    cfg.nic.ack_every = e(c.get_u64("L2_ACK_INTERVAL"))? as u32;
-    let kmin = e(c.rate_map("KMIN_MAP"))?;
-    let kmax = e(c.rate_map("KMAX_MAP"))?;
-    let pmax = e(c.rate_map("PMAX_MAP"))?;
-    cfg.ecn = kmin
-        .iter()
-        .zip(&kmax)
-        .zip(&pmax)
-        .map(|((&(rate, kmin), &(_, kmax)), &(_, pmax))| EcnSetting {
-            rate_bps: rate,
-            kmin: (kmin * 1000.0) as u64,
-            kmax: (kmax * 1000.0) as u64,
-            pmax,
-        })
-        .collect();
-    cfg.ecn_enabled = mode == Mode::Dcqcn;
-    if mode == Mode::Dcqcn {
-        let us = |k: &str| -> Result<u64, String> { Ok((e(c.get_f64(k))? * 1e6).round() as u64) };
-        let mut p = transport::DcqcnParams::hpcc(100_000_000_000);
-        p.alpha_resume_interval = us("ALPHA_RESUME_INTERVAL")?;
-        p.rate_decrease_interval = us("RATE_DECREASE_INTERVAL")?;
-        p.rp_timer = us("RP_TIMER")?;
-        p.g = e(c.get_f64("EWMA_GAIN"))?;
-        p.fast_recovery_times = e(c.get_u64("FAST_RECOVERY_TIMES"))? as u32;
-        p.rai_bps = e(c.get_rate("RATE_AI"))?;
-        p.rhai_bps = e(c.get_rate("RATE_HAI"))?;
-        p.min_rate_bps = e(c.get_rate("MIN_RATE"))?;
-        p.clamp_target_rate = e(c.get_u64("CLAMP_TARGET_RATE"))? != 0;
-        p.validate()?;
-        cfg.nic.cc = transport::CcConfig::Dcqcn(p);
+    for t in &mut sc.traffic {
+        if let TrafficCfg::Ns3 { limit, .. } = &mut t.pattern {
+            *limit = flow_limit;
+        }
     }
-    Ok(cfg)
+    Ok(sc)
 }
 
-/// Builds one benchmark run; `flow_limit` keeps only the first flows (the
-/// tiny input CI runs).
+/// Builds one benchmark run.
 pub fn build(
     spec: &BenchSpec,
     mode: Mode,
     seed: u64,
     flow_limit: Option<usize>,
 ) -> Result<Built, String> {
-    let origin = format!("bench/{}", spec.name);
-    let imported = crate::ns3::import_topology(spec.topology, &origin)?;
-    let mut flows = workload::ns3::parse_flows(spec.flows, &origin).map_err(|e| e.to_string())?;
-    if let Some(map) = &imported.ns3_hosts {
-        crate::ns3::map_hosts(&mut flows, map, &origin)?;
-    }
-    if let Some(n) = flow_limit {
-        flows.truncate(n);
-    }
-    let mut cfg = fabric_config(mode)?;
-    cfg.seed = seed;
-    let mut net = Network::new(imported.topo, cfg)?;
-    for f in &flows {
-        net.add_flow(Flow {
-            src: f.src,
-            dst: f.dst,
-            bytes: f.bytes,
-            start: f.start,
-            verb: Verb::Write,
-            class: 0,
-            reliability: 0,
-            messages: 1,
-            sync_per_10k: 0,
-        })?;
-    }
-    Ok(Built {
-        net,
-        classes: vec![format!("bench:{}", spec.name)],
-        stop: None,
-    })
+    let sc = scenario(spec, mode, flow_limit)?;
+    let path = format!("bench/{}.toml", spec.name);
+    let mut built =
+        crate::build::build_from(&sc, Path::new(&path), Some(seed), Files::Embedded(FILES))
+            .map_err(|e| e.to_string())?;
+    built.classes = vec![format!("bench:{}", spec.name)];
+    Ok(built)
 }
 
 /// Peak resident memory of this process in MB (Linux; 0 elsewhere).
@@ -178,4 +154,62 @@ pub fn peak_rss_mb() -> f64 {
                 .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
         })
         .map_or(0.0, |kb| kb / 1024.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use transport::CcConfig;
+
+    /// The bench files' switch, NIC and DCQCN settings are those of the
+    /// ns-3 configuration file, read the way the hand-built bench did.
+    #[test]
+    fn bench_files_match_the_ns3_configuration() {
+        let c = workload::ns3::parse_config(NS3_CONFIG, "ns3").unwrap();
+        for spec in &SCENARIOS {
+            let sc = scenario(spec, Mode::Dcqcn, None).unwrap();
+            let cfg = crate::build::fabric_config(&sc, "bench").unwrap();
+            assert_eq!(
+                cfg.mmu.buffer,
+                c.get_u64("BUFFER_SIZE").unwrap() * 1024 * 1024
+            );
+            assert!(cfg.mmu.pfc && cfg.ecn_enabled);
+            assert_eq!(
+                cfg.nic.mtu as u64,
+                c.get_u64("PACKET_PAYLOAD_SIZE").unwrap()
+            );
+            assert_eq!(
+                cfg.nic.ack_every as u64,
+                c.get_u64("L2_ACK_INTERVAL").unwrap()
+            );
+            let kmin = c.rate_map("KMIN_MAP").unwrap();
+            let kmax = c.rate_map("KMAX_MAP").unwrap();
+            let pmax = c.rate_map("PMAX_MAP").unwrap();
+            assert_eq!(cfg.ecn.len(), kmin.len());
+            for (i, e) in cfg.ecn.iter().enumerate() {
+                assert_eq!(e.rate_bps, kmin[i].0);
+                assert_eq!(e.kmin, (kmin[i].1 * 1000.0) as u64);
+                assert_eq!(e.kmax, (kmax[i].1 * 1000.0) as u64);
+                assert_eq!(e.pmax, pmax[i].1);
+            }
+            let us = |k: &str| (c.get_f64(k).unwrap() * 1e6).round() as u64;
+            let mut p = transport::DcqcnParams::hpcc(100_000_000_000);
+            p.alpha_resume_interval = us("ALPHA_RESUME_INTERVAL");
+            p.rate_decrease_interval = us("RATE_DECREASE_INTERVAL");
+            p.rp_timer = us("RP_TIMER");
+            p.g = c.get_f64("EWMA_GAIN").unwrap();
+            p.fast_recovery_times = c.get_u64("FAST_RECOVERY_TIMES").unwrap() as u32;
+            p.rai_bps = c.get_rate("RATE_AI").unwrap();
+            p.rhai_bps = c.get_rate("RATE_HAI").unwrap();
+            p.min_rate_bps = c.get_rate("MIN_RATE").unwrap();
+            p.clamp_target_rate = c.get_u64("CLAMP_TARGET_RATE").unwrap() != 0;
+            assert_eq!(
+                format!("{:?}", cfg.nic.cc),
+                format!("{:?}", CcConfig::Dcqcn(p))
+            );
+            let line = scenario(spec, Mode::LineRate, None).unwrap();
+            let cfg = crate::build::fabric_config(&line, "bench").unwrap();
+            assert!(!cfg.ecn_enabled && matches!(cfg.nic.cc, CcConfig::None));
+        }
+    }
 }

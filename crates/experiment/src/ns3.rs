@@ -2,6 +2,7 @@
 //! hosts (numbered 0.. in id order) and switches (named `sw<id>`), and the
 //! flows' node ids become host ids.
 
+use crate::scenario::check::{MAX_LINKS, MAX_NODES};
 use fabric::{NodeKind, Topology};
 use workload::FlowSpec;
 
@@ -13,6 +14,15 @@ pub struct Imported {
 
 pub fn import_topology(text: &str, origin: &str) -> Result<Imported, String> {
     let ns3 = workload::ns3::parse_topology(text, origin).map_err(|e| e.to_string())?;
+    // The header is untrusted: check its counts before allocating by them.
+    if ns3.nodes as u64 > MAX_NODES || ns3.links.len() as u64 > MAX_LINKS {
+        return Err(format!(
+            "{origin}: {} nodes and {} links; at most {MAX_NODES} nodes and {MAX_LINKS} links \
+             are supported",
+            ns3.nodes,
+            ns3.links.len()
+        ));
+    }
     let mut is_switch = vec![false; ns3.nodes as usize];
     for &s in &ns3.switches {
         is_switch[s as usize] = true;

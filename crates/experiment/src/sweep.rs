@@ -147,7 +147,7 @@ pub fn run(
 ) -> Result<Vec<SummaryJson>, String> {
     let file = path.display().to_string();
     let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(jobs.max(1))
+        .num_threads(jobs.clamp(1, 1024).min(points.len().max(1)))
         .build()
         .map_err(|e| e.to_string())?;
     let results: Vec<Result<SummaryJson, String>> = pool.install(|| {
@@ -167,7 +167,10 @@ pub fn run(
                     report::write_outputs(&o, &s, &d)
                         .map_err(|e| format!("writing {}: {e}", d.display()))?;
                 }
-                Ok(s)
+                match &o.stalled {
+                    Some(m) => Err(format!("{}: {m}", p.label())),
+                    None => Ok(s),
+                }
             })
             .collect()
     });

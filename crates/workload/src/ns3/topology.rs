@@ -68,6 +68,10 @@ impl Ns3Topology {
     }
 }
 
+/// The most nodes a topology file may declare (its header is untrusted:
+/// [`Ns3Topology::hosts`] and importers allocate by it).
+pub const MAX_NODES: u32 = 1 << 24;
+
 /// Parses a topology file; `origin` names it in errors.
 pub fn parse_topology(text: &str, origin: &str) -> Result<Ns3Topology, WorkloadError> {
     let mut recs = records(text);
@@ -83,6 +87,13 @@ pub fn parse_topology(text: &str, origin: &str) -> Result<Ns3Topology, WorkloadE
         count(1, "switches")?,
         count(2, "links")?,
     );
+    if nodes > MAX_NODES {
+        return Err(WorkloadError::parse(
+            origin,
+            head.line,
+            format!("{nodes} nodes: at most {MAX_NODES} are supported"),
+        ));
+    }
     if n_switches > nodes {
         return Err(WorkloadError::parse(
             origin,
@@ -200,6 +211,12 @@ mod tests {
 
     fn err(text: &str) -> String {
         parse_topology(text, "topo.txt").unwrap_err().to_string()
+    }
+
+    #[test]
+    fn a_header_claiming_billions_of_nodes_is_refused() {
+        let e = err("4000000000 0 0\n");
+        assert!(e.contains("4000000000 nodes: at most"), "{e}");
     }
 
     #[test]

@@ -1,0 +1,89 @@
+//! The `[output]` section: which time series to sample (queue bytes and
+//! utilisation of ports, flow throughput and rate, ECN marking ratios) and
+//! how often; its checks and its build step (the network's sampling).
+
+use super::check::{us, Check, ScenarioError};
+use fabric::Network;
+use serde::Deserialize;
+
+/// The shortest sampling interval, in microseconds (10 ns).
+pub const MIN_SAMPLE_US: f64 = 0.01;
+
+/// Time series to record (written to `series.csv` with `--out`).
+#[derive(Debug, Deserialize, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct OutputCfg {
+    /// Sampling interval in microseconds; no series without it.
+    pub sample_us: Option<f64>,
+    /// Egress ports to sample, each as [node, peer]: queue bytes and
+    /// utilisation of the link direction node -> peer.
+    #[serde(default)]
+    pub ports: Vec<[String; 2]>,
+    /// Flow ids (rows of flows.csv) whose throughput and sending rate to sample.
+    #[serde(default)]
+    pub flows: Vec<u32>,
+    /// Egress ports, each as [node, peer], whose ECN marking ratio to
+    /// sample; summary.json also gets their totals over the run.
+    #[serde(default)]
+    pub ecn_ports: Vec<[String; 2]>,
+}
+
+impl OutputCfg {
+    /// Checks the interval (and that one is given when anything is sampled).
+    pub fn validate(&self, c: Check) -> Result<(), ScenarioError> {
+        match self.sample_us {
+            Some(interval) => {
+                c.us_positive("output.sample_us", interval)?;
+                if interval < MIN_SAMPLE_US {
+                    return Err(c.err(
+                        "output.sample_us",
+                        format!("must be at least {MIN_SAMPLE_US} (10 ns), got {interval}"),
+                    ));
+                }
+            }
+            None if !self.ports.is_empty()
+                || !self.flows.is_empty()
+                || !self.ecn_ports.is_empty() =>
+            {
+                return Err(c.err(
+                    "output.sample_us",
+                    "needed to sample ports, flows or ECN ports",
+                ));
+            }
+            None => {}
+        }
+        Ok(())
+    }
+
+    /// Sets the network's sampling (ports found by their ends' names).
+    pub fn build(&self, net: &mut Network, c: Check) -> Result<(), ScenarioError> {
+        let Some(interval) = self.sample_us else {
+            return Ok(());
+        };
+        // Egress port ids of `[node, peer]` pairs, errors naming `key[i]`.
+        let port_ids = |key: &str, pairs: &[[String; 2]]| -> Result<Vec<u32>, ScenarioError> {
+            pairs
+                .iter()
+                .enumerate()
+                .map(|(i, [a, b])| {
+                    let (link, forward) = net.find_link(a, b).ok_or_else(|| {
+                        c.err(
+                            format!("{key}[{i}]"),
+                            format!("no link joins {a:?} and {b:?}"),
+                        )
+                    })?;
+                    Ok(2 * link + if forward { 0 } else { 1 })
+                })
+                .collect()
+        };
+        let ports = port_ids("output.ports", &self.ports)?;
+        let ecn_ports = port_ids("output.ecn_ports", &self.ecn_ports)?;
+        net.set_sampling(fabric::SampleSpec {
+            interval: us(interval),
+            ports,
+            flows: self.flows.clone(),
+            ecn_ports,
+        })
+        .map_err(|m| c.err("output", m))
+    }
+}

@@ -1,0 +1,174 @@
+//! The `[switch]` section: shared buffer and PFC admission, ECN (RED)
+//! marking per link speed, rerouting on failures and the load balancer;
+//! its checks and its build step (the switch part of the
+//! [`FabricConfig`]). RED settings are also what an `ecn` fault sets, so
+//! [`red`] lives here.
+
+use super::check::{gbps, Check, ScenarioError};
+use fabric::{EcnSetting, FabricConfig};
+use serde::Deserialize;
+
+/// The largest shared buffer per switch, in MiB (1 TiB).
+pub const MAX_BUFFER_MB: f64 = 1024.0 * 1024.0;
+
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields, default)]
+pub struct SwitchCfg {
+    pub buffer_mb: f64,
+    pub pfc: bool,
+    pub pfc_alpha: f64,
+    pub reserve_bytes: u64,
+    pub resume_offset_bytes: u64,
+    /// PFC headroom per port; omitted: 2 x link BDP + 3 frames.
+    pub headroom_bytes: Option<u64>,
+    pub egress_alpha: f64,
+    pub ecn: bool,
+    pub ecn_table: Vec<EcnCfg>,
+    pub reroute_on_failure: bool,
+    /// How a switch picks among equal-cost next hops.
+    pub load_balancer: LoadBalancerCfg,
+}
+
+impl Default for SwitchCfg {
+    fn default() -> Self {
+        SwitchCfg {
+            buffer_mb: 9.0,
+            pfc: true,
+            pfc_alpha: 0.125,
+            reserve_bytes: 4096,
+            resume_offset_bytes: 3072,
+            headroom_bytes: None,
+            egress_alpha: 1.0,
+            ecn: true,
+            ecn_table: vec![EcnCfg {
+                gbps: 0.0,
+                kmin_kb: 100.0,
+                kmax_kb: 400.0,
+                pmax: 0.2,
+            }],
+            reroute_on_failure: true,
+            load_balancer: LoadBalancerCfg::Ecmp,
+        }
+    }
+}
+
+/// `load_balancer = "..."`: the switch's choice among equal-cost next
+/// hops. A new load balancer is one variant here (and its name in
+/// [`LoadBalancerCfg::NAMES`]) plus its line in [`SwitchCfg::build`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LoadBalancerCfg {
+    /// A hash of the 5-tuple (with the UDP source port), per-switch seed.
+    #[default]
+    Ecmp,
+}
+
+impl LoadBalancerCfg {
+    /// Every accepted value with its variant.
+    pub const NAMES: [(&'static str, LoadBalancerCfg); 1] = [("ecmp", LoadBalancerCfg::Ecmp)];
+}
+
+impl<'de> Deserialize<'de> for LoadBalancerCfg {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        LoadBalancerCfg::NAMES
+            .iter()
+            .find(|(n, _)| *n == s)
+            .map(|&(_, v)| v)
+            .ok_or_else(|| {
+                let names: Vec<String> = LoadBalancerCfg::NAMES
+                    .iter()
+                    .map(|(n, _)| format!("\"{n}\""))
+                    .collect();
+                serde::de::Error::custom(format!(
+                    "unknown load balancer \"{s}\": accepted values are {}",
+                    names.join(", ")
+                ))
+            })
+    }
+}
+
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct EcnCfg {
+    /// Ports of this rate or faster use this row (until the next row).
+    pub gbps: f64,
+    pub kmin_kb: f64,
+    pub kmax_kb: f64,
+    pub pmax: f64,
+}
+
+pub const RED_RULE: &str = "needs finite kmin_kb <= kmax_kb and 0 <= pmax <= 1";
+
+/// A RED marking setting (for any rate), if the values make one.
+pub fn red(kmin_kb: f64, kmax_kb: f64, pmax: f64) -> Option<EcnSetting> {
+    let valid = kmin_kb.is_finite()
+        && kmax_kb.is_finite()
+        && 0.0 <= kmin_kb
+        && kmin_kb <= kmax_kb
+        && kmax_kb <= 1e12
+        && (0.0..=1.0).contains(&pmax);
+    valid.then_some(EcnSetting {
+        rate_bps: 0,
+        kmin: (kmin_kb * 1000.0) as u64,
+        kmax: (kmax_kb * 1000.0) as u64,
+        pmax,
+    })
+}
+
+impl SwitchCfg {
+    /// Checks every number of the section.
+    pub fn validate(&self, c: Check) -> Result<(), ScenarioError> {
+        let mb = c.positive("switch.buffer_mb", self.buffer_mb)?;
+        if mb > MAX_BUFFER_MB {
+            return Err(c.err(
+                "switch.buffer_mb",
+                format!("{mb} MiB is above the {MAX_BUFFER_MB} MiB limit"),
+            ));
+        }
+        c.positive("switch.pfc_alpha", self.pfc_alpha)?;
+        c.positive("switch.egress_alpha", self.egress_alpha)?;
+        for (i, e) in self.ecn_table.iter().enumerate() {
+            let key = format!("switch.ecn_table[{i}]");
+            c.non_negative(&format!("{key}.gbps"), e.gbps)?;
+            if e.gbps > super::check::MAX_GBPS {
+                return Err(c.err(format!("{key}.gbps"), "above the 10000 Gb/s limit"));
+            }
+            red(e.kmin_kb, e.kmax_kb, e.pmax).ok_or_else(|| c.err(key, RED_RULE))?;
+        }
+        Ok(())
+    }
+
+    /// Writes the section into the fabric configuration.
+    pub fn build(&self, cfg: &mut FabricConfig) {
+        let mut ecn: Vec<EcnSetting> = self
+            .ecn_table
+            .iter()
+            .filter_map(|e| {
+                red(e.kmin_kb, e.kmax_kb, e.pmax).map(|s| EcnSetting {
+                    rate_bps: gbps(e.gbps),
+                    ..s
+                })
+            })
+            .collect();
+        ecn.sort_by_key(|e| e.rate_bps);
+        cfg.headroom = self.headroom_bytes;
+        cfg.ecn_enabled = self.ecn && !ecn.is_empty();
+        cfg.ecn = ecn;
+        cfg.reroute_on_failure = self.reroute_on_failure;
+        cfg.mmu.buffer = (self.buffer_mb * 1024.0 * 1024.0) as u64;
+        cfg.mmu.pfc = self.pfc;
+        cfg.mmu.alpha = self.pfc_alpha;
+        cfg.mmu.reserve = self.reserve_bytes;
+        cfg.mmu.resume_offset = self.resume_offset_bytes;
+        cfg.mmu.egress_alpha = self.egress_alpha;
+        // LEAD: wire the load balancer here once `fabric::LoadBalancer`
+        // exists (the fabric split adds it), e.g.
+        //     cfg.load_balancer = match self.load_balancer {
+        //         LoadBalancerCfg::Ecmp => fabric::LoadBalancer::Ecmp,
+        //     };
+        // Today ECMP is the fabric's only behaviour, so nothing to set.
+        match self.load_balancer {
+            LoadBalancerCfg::Ecmp => {}
+        }
+    }
+}

@@ -1,0 +1,217 @@
+//! The `[transport]` section: packet sizes, ACKs, RTO, priorities, the
+//! congestion control and the reliability scheme, with its sub-tables
+//! (`dcqcn.rs`, `irn.rs`, `mprdma.rs`); its checks, the limit on a
+//! message's length, and its build step (the NIC part of the
+//! [`FabricConfig`] and each scheme's [`Reliability`]).
+
+pub mod dcqcn;
+pub mod irn;
+pub mod mprdma;
+
+use super::check::{us, Check, ScenarioError};
+use super::topology::TopologyCfg;
+use dcqcn::{DcqcnOverrides, DcqcnPreset};
+use fabric::{FabricConfig, Network};
+use irn::IrnOverrides;
+use mprdma::MpRdmaOverrides;
+use serde::Deserialize;
+use transport::{CcConfig, IrnConfig, Reliability};
+
+/// The most packets one message (work request) may have: the transport
+/// counts a message's packets in 32 bits. (With 24-bit PSNs that wrap, the
+/// transport may lower this; it is checked only here.)
+pub const MAX_MESSAGE_PACKETS: u64 = u32::MAX as u64;
+
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields, default)]
+pub struct TransportCfg {
+    pub mtu: u32,
+    pub header_bytes: u32,
+    pub ack_bytes: u32,
+    pub ack_every: u32,
+    pub rto_us: f64,
+    pub data_priority: u8,
+    pub ctrl_priority: u8,
+    /// Congestion control of every QP: "none" (line rate) or "dcqcn".
+    pub cc: CcKind,
+    /// DCQCN parameter preset (data/params/dcqcn.toml): "conweave",
+    /// "hpcc" or "mellanox"; `dcqcn` overrides single values.
+    pub dcqcn_preset: DcqcnPreset,
+    pub dcqcn: DcqcnOverrides,
+    /// Reliability scheme of every QP: "roce" (go-back-N), "irn" or
+    /// "mprdma".
+    pub kind: TransportKind,
+    /// IRN values replacing the defaults (used with `kind = "irn"`).
+    pub irn: IrnOverrides,
+    /// MP-RDMA values replacing the defaults (used with `kind = "mprdma"`).
+    pub mprdma: MpRdmaOverrides,
+}
+
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum TransportKind {
+    #[default]
+    Roce,
+    Irn,
+    Mprdma,
+}
+
+impl TransportKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            TransportKind::Roce => "roce",
+            TransportKind::Irn => "irn",
+            TransportKind::Mprdma => "mprdma",
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum CcKind {
+    #[default]
+    None,
+    Dcqcn,
+}
+
+impl Default for TransportCfg {
+    fn default() -> Self {
+        TransportCfg {
+            mtu: 1000,
+            header_bytes: 48,
+            ack_bytes: 60,
+            ack_every: 1,
+            rto_us: 4000.0,
+            data_priority: 3,
+            ctrl_priority: 0,
+            cc: CcKind::None,
+            dcqcn_preset: DcqcnPreset::Conweave,
+            dcqcn: DcqcnOverrides::default(),
+            kind: TransportKind::Roce,
+            irn: IrnOverrides::default(),
+            mprdma: MpRdmaOverrides::default(),
+        }
+    }
+}
+
+impl TransportCfg {
+    /// Checks the section's own numbers (sub-tables are checked as they
+    /// are built, in [`TransportCfg::build`]).
+    pub fn validate(&self, c: Check) -> Result<(), ScenarioError> {
+        c.at_least("transport.mtu", self.mtu, 1)?;
+        let max = fabric::MAX_FRAME_BYTES;
+        if self.mtu as u64 + self.header_bytes as u64 > max as u64 {
+            return Err(c.err(
+                "transport.mtu",
+                format!(
+                    "{} payload + {} header bytes make frames larger than the fabric carries ({max} bytes)",
+                    self.mtu, self.header_bytes
+                ),
+            ));
+        }
+        c.at_least("transport.ack_bytes", self.ack_bytes, 1)?;
+        if self.ack_bytes > max {
+            return Err(c.err("transport.ack_bytes", format!("at most {max} bytes")));
+        }
+        c.at_least("transport.ack_every", self.ack_every, 1)?;
+        c.us_positive("transport.rto_us", self.rto_us)?;
+        for (k, p) in [
+            ("data_priority", self.data_priority),
+            ("ctrl_priority", self.ctrl_priority),
+        ] {
+            if p > 7 {
+                return Err(c.err(
+                    format!("transport.{k}"),
+                    format!("priorities are 0..=7, got {p}"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The largest RTO any scheme of this section uses (for the run's
+    /// no-progress limit).
+    pub fn max_rto(&self) -> engine::Time {
+        let irn = IrnConfig::default();
+        [
+            Some(us(self.rto_us)),
+            Some(irn.rto_high),
+            self.irn.rto_high_us.map(us),
+            self.irn.rto_low_us.map(us),
+        ]
+        .into_iter()
+        .flatten()
+        .max()
+        .unwrap_or(0)
+    }
+
+    /// Checks that a message of `bytes` can be counted by the transport.
+    pub fn check_message(&self, bytes: u64) -> Result<(), String> {
+        let packets = bytes.div_ceil(self.mtu.max(1) as u64);
+        if packets > MAX_MESSAGE_PACKETS {
+            return Err(format!(
+                "a message of {bytes} bytes is {packets} packets of {} bytes; the transport \
+                 counts at most {MAX_MESSAGE_PACKETS} packets per message (split the bytes \
+                 with `messages`, or raise transport.mtu)",
+                self.mtu
+            ));
+        }
+        Ok(())
+    }
+
+    /// Writes the NIC part of the fabric configuration (the reliability
+    /// scheme is set by the caller, from [`TransportCfg::reliability`]).
+    pub fn build(
+        &self,
+        cfg: &mut FabricConfig,
+        topo: &TopologyCfg,
+        c: Check,
+    ) -> Result<(), ScenarioError> {
+        cfg.nic.mtu = self.mtu;
+        cfg.nic.header_bytes = self.header_bytes;
+        cfg.nic.ctrl_bytes = self.ack_bytes;
+        cfg.nic.ack_every = self.ack_every;
+        cfg.nic.rto = us(self.rto_us);
+        cfg.nic.data_priority = self.data_priority;
+        cfg.nic.ctrl_priority = self.ctrl_priority;
+        if self.cc == CcKind::Dcqcn {
+            let mut p = self.dcqcn_preset.params(topo.host_bps());
+            self.dcqcn.apply(&mut p, c)?;
+            p.validate().map_err(|m| c.err("transport.dcqcn", m))?;
+            cfg.nic.cc = CcConfig::Dcqcn(p);
+        }
+        // Checked here so that a mistake is found before any topology is
+        // built; `reliability` builds them again for every kind in use.
+        match self.kind {
+            TransportKind::Roce => {}
+            TransportKind::Irn => {
+                self.irn.config(self.mtu, c)?;
+            }
+            TransportKind::Mprdma => {
+                self.mprdma.config(c)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The reliability scheme of `kind`. `probe` builds the network once
+    /// to measure IRN's automatic BDP cap (routes decide the base RTT).
+    pub fn reliability(
+        &self,
+        kind: TransportKind,
+        c: Check,
+        probe: impl FnOnce() -> Result<Network, ScenarioError>,
+    ) -> Result<Reliability, ScenarioError> {
+        Ok(match kind {
+            TransportKind::Roce => Reliability::GoBackN,
+            TransportKind::Irn => {
+                let mut cfg = self.irn.config(self.mtu, c)?;
+                if self.irn.auto_bdp() {
+                    IrnOverrides::set_auto_bdp(&mut cfg, &probe()?, self.mtu, c)?;
+                }
+                Reliability::Irn(cfg)
+            }
+            TransportKind::Mprdma => Reliability::MpRdma(self.mprdma.config(c)?),
+        })
+    }
+}

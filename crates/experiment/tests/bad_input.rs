@@ -1,0 +1,241 @@
+//! Bad scenario input, tried as a new user would: every case is a scenario
+//! text that must be refused by `Scenario::parse` or `experiment::build`
+//! with an error naming the key (and, where the key is in the text, its
+//! line), never a panic, an abort on memory or a hang. One case per class
+//! of mistake; the last test runs a scenario that can make no progress.
+
+use experiment::{build, Scenario};
+use std::path::{Path, PathBuf};
+
+const BASE: &str = r#"
+[topology]
+kind = "leaf_spine"
+leaves = 2
+spines = 2
+hosts_per_leaf = 2
+
+[[flows]]
+src = 0
+dst = 3
+bytes = 1000
+"#;
+
+/// BASE with `old` replaced by `new` (which must be there).
+fn edit(old: &str, new: &str) -> String {
+    assert!(BASE.contains(old), "{old:?} is not in BASE");
+    BASE.replacen(old, new, 1)
+}
+
+/// BASE with a section added before the flows.
+fn with(section: &str) -> String {
+    edit("[[flows]]", &format!("{section}\n[[flows]]"))
+}
+
+/// BASE with its flow's keys edited.
+fn flow(extra: &str) -> String {
+    format!("{BASE}{extra}\n")
+}
+
+/// BASE plus a `[[traffic]]` entry.
+fn traffic(body: &str) -> String {
+    with(&format!("[[traffic]]\n{body}"))
+}
+
+/// A file in a scratch folder of this test run.
+fn scratch(name: &str, text: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("rdmalab-bad-input-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+/// Parses and builds `text`; the error, or None if both succeeded.
+fn error_of(text: &str) -> Option<experiment::ScenarioError> {
+    let path = Path::new("bad.toml");
+    match Scenario::parse(text, "bad.toml") {
+        Err(e) => Some(e),
+        Ok(sc) => build(&sc, path, None).err(),
+    }
+}
+
+struct Case {
+    name: &'static str,
+    text: String,
+    /// The key the error must name (a prefix of its key path).
+    key: &'static str,
+    /// A piece of the message.
+    says: &'static str,
+}
+
+fn case(name: &'static str, text: String, key: &'static str, says: &'static str) -> Case {
+    Case {
+        name,
+        text,
+        key,
+        says,
+    }
+}
+
+fn cases() -> Vec<Case> {
+    let ns3_topo_huge = scratch("huge-topo.txt", "4000000000 0 0\n");
+    let ns3_topo_large = scratch("large-topo.txt", "100000 0 0\n");
+    let ns3_topo_ok = scratch(
+        "topo.txt",
+        "3 1 2\n2\n0 2 100Gbps 0.001ms 0\n1 2 100Gbps 0.001ms 0\n",
+    );
+    let ns3_flows_huge = scratch("huge-flows.txt", "4000000000\n0 1 3 100 1000 0.0\n");
+    let tiny_cdf = scratch("tiny.cdf", "0 0\n0.5 1\n");
+    let dcqcn = |kv: &str| {
+        with(&format!(
+            "[transport]\ncc = \"dcqcn\"\n[transport.dcqcn]\n{kv}"
+        ))
+    };
+    let ns3_topology = |f: &Path| {
+        format!(
+            "[topology]\nkind = \"ns3\"\nfile = {:?}\n[[flows]]\nsrc = 0\ndst = 1\nbytes = 1000\n",
+            f.display().to_string()
+        )
+    };
+    vec![
+        // The whole file.
+        case("stop NaN", format!("stop_ms = nan\n{BASE}"), "stop_ms", "finite"),
+        case("stop negative", format!("stop_ms = -1.0\n{BASE}"), "stop_ms", "> 0"),
+        case("stop infinite", format!("stop_ms = inf\n{BASE}"), "stop_ms", "finite"),
+        case("stop overflows ps", format!("stop_ms = 1e300\n{BASE}"), "stop_ms", "too long"),
+        // Topology.
+        case("zero leaves", edit("leaves = 2", "leaves = 0"), "topology.leaves", "at least 1"),
+        case("huge fat tree", edit("kind = \"leaf_spine\"\nleaves = 2\nspines = 2\nhosts_per_leaf = 2", "kind = \"fat_tree\"\nk = 1000"), "topology.k", "at most 65536 nodes"),
+        case("4e9 leaves", edit("leaves = 2", "leaves = 4000000000"), "topology", "at most 65536 nodes"),
+        case("odd k", edit("kind = \"leaf_spine\"\nleaves = 2\nspines = 2\nhosts_per_leaf = 2", "kind = \"fat_tree\"\nk = 5"), "topology.k", "even"),
+        case("rate NaN", edit("hosts_per_leaf = 2", "hosts_per_leaf = 2\nhost_gbps = nan"), "topology.host_gbps", "finite"),
+        case("rate negative", edit("hosts_per_leaf = 2", "hosts_per_leaf = 2\nfabric_gbps = -100"), "topology.fabric_gbps", "> 0"),
+        case("rate infinite", edit("hosts_per_leaf = 2", "hosts_per_leaf = 2\nhost_gbps = inf"), "topology.host_gbps", "finite"),
+        case("rate rounds to zero", edit("hosts_per_leaf = 2", "hosts_per_leaf = 2\nhost_gbps = 1e-15"), "topology.host_gbps", "rounds to"),
+        case("delay negative", edit("hosts_per_leaf = 2", "hosts_per_leaf = 2\ndelay_ns = -5"), "topology.delay_ns", ">= 0"),
+        case("delay overflows ps", edit("hosts_per_leaf = 2", "hosts_per_leaf = 2\ndelay_ns = 1e30"), "topology.delay_ns", "too long"),
+        case("edge link rate 0", "[topology]\nkind = \"edges\"\nnodes = [{name = \"a\", kind = \"host\"}, {name = \"s\", kind = \"switch\"}]\nlinks = [{a = \"a\", b = \"s\", gbps = 0}]\n".into(), "topology.links[0].gbps", "> 0"),
+        case("testbed no paths", edit("kind = \"leaf_spine\"\nleaves = 2\nspines = 2\nhosts_per_leaf = 2", "kind = \"testbed\"\npaths = 0\nhosts_per_tor = 2"), "topology.paths", "at least 1"),
+        case("ns3 header 4e9 nodes", ns3_topology(&ns3_topo_huge), "topology.file", "4000000000 nodes: at most"),
+        case("ns3 header 1e5 nodes", ns3_topology(&ns3_topo_large), "topology.file", "at most 65536 nodes"),
+        // Switch.
+        case("buffer NaN", with("[switch]\nbuffer_mb = nan"), "switch.buffer_mb", "finite"),
+        case("buffer zero", with("[switch]\nbuffer_mb = 0"), "switch.buffer_mb", "> 0"),
+        case("buffer huge", with("[switch]\nbuffer_mb = 1e300"), "switch.buffer_mb", "limit"),
+        case("pfc alpha negative", with("[switch]\npfc_alpha = -1"), "switch.pfc_alpha", "> 0"),
+        case("egress alpha infinite", with("[switch]\negress_alpha = inf"), "switch.egress_alpha", "finite"),
+        case("ecn kmin > kmax", with("[switch]\necn_table = [{ gbps = 0, kmin_kb = 500, kmax_kb = 100, pmax = 0.2 }]"), "switch.ecn_table[0]", "kmin_kb <= kmax_kb"),
+        case("ecn pmax NaN", with("[switch]\necn_table = [{ gbps = 0, kmin_kb = 5, kmax_kb = 10, pmax = nan }]"), "switch.ecn_table[0]", "pmax"),
+        case("unknown load balancer", with("[switch]\nload_balancer = \"drill\""), "switch.load_balancer", "accepted values are \"ecmp\""),
+        // Transport.
+        case("mtu zero", with("[transport]\nmtu = 0"), "transport.mtu", "at least 1"),
+        case("ack of 0 bytes", with("[transport]\nack_bytes = 0"), "transport.ack_bytes", "at least 1"),
+        case("ack every 0", with("[transport]\nack_every = 0"), "transport.ack_every", "at least 1"),
+        case("rto zero", with("[transport]\nrto_us = 0"), "transport.rto_us", "> 0"),
+        case("rto NaN", with("[transport]\nrto_us = nan"), "transport.rto_us", "finite"),
+        case("rto overflows ps", with("[transport]\nrto_us = 1e20"), "transport.rto_us", "too long"),
+        case("priority 9", with("[transport]\ndata_priority = 9"), "transport.data_priority", "0..=7"),
+        case("dcqcn rate NaN", dcqcn("rai_mbps = nan"), "transport.dcqcn.rai_mbps", "finite"),
+        case("dcqcn timer negative", dcqcn("rp_timer_us = -1"), "transport.dcqcn.rp_timer_us", ">= 0"),
+        case("dcqcn g above 1", dcqcn("g = 2.0"), "transport.dcqcn.g", "between 0 and 1"),
+        case("dcqcn unknown key", dcqcn("rp_timer = 3"), "transport.dcqcn", "rp_timer_us"),
+        case("dcqcn wrong type", dcqcn("fast_recovery_times = \"x\""), "transport.dcqcn.fast_recovery_times", "integer"),
+        case("irn rto zero", with("[transport]\nkind = \"irn\"\n[transport.irn]\nrto_low_us = 0"), "transport.irn.rto_low_us", "> 0"),
+        case("mprdma alpha NaN", with("[transport]\nkind = \"mprdma\"\n[transport.mprdma]\nalpha = nan"), "transport.mprdma.alpha", "finite"),
+        case("mprdma window that never ends", with("[transport]\nkind = \"mprdma\"\n[transport.mprdma]\ninitial_window = 4000000000"), "transport.mprdma.initial_window", "at most"),
+        case("message longer than the transport counts", edit("bytes = 1000", "bytes = 1_000_000_000_000_000").replace("[[flows]]", "[transport]\nmtu = 1\n[[flows]]"), "flows", "packets per message"),
+        // Flows.
+        case("flow of 0 bytes", edit("bytes = 1000", "bytes = 0"), "flows[0].bytes", "at least 1"),
+        case("flow start negative", flow("start_us = -1"), "flows[0].start_us", ">= 0"),
+        case("flow start NaN", flow("start_us = nan"), "flows[0].start_us", "finite"),
+        case("flow start overflows ps", flow("start_us = 1e300"), "flows[0].start_us", "too long"),
+        case("zero messages", flow("messages = 0"), "flows[0].messages", "between 1 and 65535"),
+        case("sync ratio NaN", flow("sync_ratio = nan"), "flows[0].sync_ratio", "between 0 and 1"),
+        case("flow to a host that does not exist", edit("dst = 3", "dst = 99"), "flows", "only 4 hosts"),
+        case("flow between hosts with no path", "[topology]\nkind = \"edges\"\nnodes = [{name = \"a\", kind = \"host\"}, {name = \"s\", kind = \"switch\"}, {name = \"b\", kind = \"host\"}, {name = \"t\", kind = \"switch\"}]\nlinks = [{a = \"a\", b = \"s\"}, {a = \"b\", b = \"t\"}]\n[[flows]]\nsrc = 0\ndst = 1\nbytes = 1000\n".into(), "flows", "host 0 (a) to host 1 (b): no path"),
+        // Traffic.
+        case("poisson load NaN", traffic("pattern = \"poisson\"\ncdf = \"websearch\"\nload = nan\nflow_count = 5"), "traffic[0].load", "(0, 1]"),
+        case("poisson load zero", traffic("pattern = \"poisson\"\ncdf = \"websearch\"\nload = 0.0\nflow_count = 5"), "traffic[0].load", "(0, 1]"),
+        case("poisson billions of flows", traffic("pattern = \"poisson\"\ncdf = \"websearch\"\nload = 1.0\nduration_us = 1e12"), "traffic[0].duration_us", "would generate"),
+        case("poisson flow count too large", traffic("pattern = \"poisson\"\ncdf = \"websearch\"\nload = 0.5\nflow_count = 10_000_000_000"), "traffic[0].flow_count", "between 1 and"),
+        case("cdf of byte fractions", traffic(&format!("pattern = \"poisson\"\ncdf = {:?}\nload = 0.5\nflow_count = 5", tiny_cdf.display().to_string())), "traffic[0].cdf", "fractions of a byte"),
+        case("all-to-all too many flows", edit("leaves = 2\nspines = 2\nhosts_per_leaf = 2", "leaves = 40\nspines = 1\nhosts_per_leaf = 100").replace("[[flows]]", "[[traffic]]\npattern = \"all_to_all\"\nbytes = 1000\n[[flows]]"), "traffic[0]", "would generate"),
+        case("incast fan_in 0", traffic("pattern = \"incast\"\nreceiver = 0\nfan_in = 0\nbytes = 100"), "traffic[0].fan_in", "between 1"),
+        case("ns3 flow header 4e9 flows", format!("{}[[traffic]]\npattern = \"ns3\"\nfile = {:?}\n", ns3_topology(&ns3_topo_ok), ns3_flows_huge.display().to_string()), "traffic[0].file", "4000000000 flows"),
+        // Faults.
+        case("fault rate rounds to zero", with("[[faults]]\nlink = [\"leaf0\", \"spine0\"]\naction = \"rate\"\ngbps = 1e-12"), "faults[0].gbps", "rounds to"),
+        case("fault loss NaN", with("[[faults]]\nlink = [\"leaf0\", \"spine0\"]\naction = \"loss\"\nloss = nan"), "faults[0].loss", "0..1"),
+        case("fault time negative", with("[[faults]]\nlink = [\"leaf0\", \"spine0\"]\naction = \"down\"\nat_us = -3"), "faults[0].at_us", ">= 0"),
+        // Output.
+        case("sample interval zero", with("[output]\nsample_us = 0"), "output.sample_us", "> 0"),
+        case("sample interval too short", with("[output]\nsample_us = 0.001"), "output.sample_us", "at least"),
+    ]
+}
+
+#[test]
+fn every_bad_input_is_a_named_error_with_its_line() {
+    let cases = cases();
+    assert!(cases.len() >= 40, "{} cases", cases.len());
+    let mut failures = Vec::new();
+    for c in &cases {
+        let got = std::panic::catch_unwind(|| error_of(&c.text));
+        let problem = match got {
+            Err(_) => Some("panicked".to_string()),
+            Ok(None) => Some("was accepted".to_string()),
+            Ok(Some(e)) => {
+                let shown = e.to_string();
+                if !e.key.starts_with(c.key) {
+                    Some(format!("names key {:?}, not {:?}: {shown}", e.key, c.key))
+                } else if !shown.contains(c.says) {
+                    Some(format!("does not say {:?}: {shown}", c.says))
+                } else if !shown.starts_with("bad.toml: ") {
+                    Some(format!("does not name the file: {shown}"))
+                } else if !shown.contains("line ") {
+                    Some(format!("has no line: {shown}"))
+                } else {
+                    None
+                }
+            }
+        };
+        if let Some(p) = problem {
+            failures.push(format!("{}: {p}", c.name));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// A flow behind a link that went down, with no other path and no stop
+/// time, ends the run with an error naming the stuck flow instead of
+/// retransmitting forever.
+#[test]
+fn a_run_without_progress_ends_naming_the_stuck_flows() {
+    let text = r#"
+[topology]
+kind = "testbed"
+paths = 1
+hosts_per_tor = 1
+[transport]
+rto_us = 100
+[[flows]]
+src = 0
+dst = 1
+bytes = 100000
+[[faults]]
+link = ["tor0", "spine0"]
+action = "down"
+at_us = 1
+"#;
+    let sc = Scenario::parse(text, "stuck.toml").unwrap();
+    let built = build(&sc, Path::new("stuck.toml"), None).unwrap();
+    let o = experiment::run(built, |_| {});
+    let m = o.stalled.expect("the run is reported stalled");
+    assert!(m.contains("flow 0 (host 0 -> host 1)"), "{m}");
+    assert!(m.contains("no progress"), "{m}");
+    assert!(o.end_time < 10 * engine::time::SEC, "{}", o.end_time);
+    // A run that does finish is not reported.
+    let ok = text.replace("action = \"down\"", "action = \"loss\"\nloss = 0.0");
+    let sc = Scenario::parse(&ok, "ok.toml").unwrap();
+    let o = experiment::run(build(&sc, Path::new("ok.toml"), None).unwrap(), |_| {});
+    assert!(o.stalled.is_none());
+    assert_eq!(o.net.flows_done(), 1);
+}
