@@ -16,7 +16,7 @@ pub mod transport;
 pub use check::{Files, ScenarioError, Source};
 pub use faults::{DirectionCfg, FaultActionCfg, FaultCfg};
 pub use output::OutputCfg;
-pub use switch::{EcnCfg, LoadBalancerCfg, SwitchCfg};
+pub use switch::{EcnCfg, SwitchCfg};
 pub use topology::{LinkCfg, NodeCfg, NodeKindCfg, TopologyCfg};
 pub use traffic::{
     DestinationsCfg, FlowCfg, MessagesCfg, PoissonCfg, Traffic, TrafficCfg, VerbCfg,

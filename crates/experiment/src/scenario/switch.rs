@@ -5,7 +5,7 @@
 //! [`red`] lives here.
 
 use super::check::{gbps, Check, ScenarioError};
-use fabric::{EcnSetting, FabricConfig};
+use fabric::{EcnSetting, FabricConfig, LoadBalancer};
 use serde::Deserialize;
 
 /// The largest shared buffer per switch, in MiB (1 TiB).
@@ -26,7 +26,8 @@ pub struct SwitchCfg {
     pub ecn_table: Vec<EcnCfg>,
     pub reroute_on_failure: bool,
     /// How a switch picks among equal-cost next hops.
-    pub load_balancer: LoadBalancerCfg,
+    #[serde(deserialize_with = "load_balancer")]
+    pub load_balancer: LoadBalancer,
 }
 
 impl Default for SwitchCfg {
@@ -47,44 +48,29 @@ impl Default for SwitchCfg {
                 pmax: 0.2,
             }],
             reroute_on_failure: true,
-            load_balancer: LoadBalancerCfg::Ecmp,
+            load_balancer: LoadBalancer::default(),
         }
     }
 }
 
-/// `load_balancer = "..."`: the switch's choice among equal-cost next
-/// hops. A new load balancer is one variant here (and its name in
-/// [`LoadBalancerCfg::NAMES`]) plus its line in [`SwitchCfg::build`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum LoadBalancerCfg {
-    /// A hash of the 5-tuple (with the UDP source port), per-switch seed.
-    #[default]
-    Ecmp,
-}
-
-impl LoadBalancerCfg {
-    /// Every accepted value with its variant.
-    pub const NAMES: [(&'static str, LoadBalancerCfg); 1] = [("ecmp", LoadBalancerCfg::Ecmp)];
-}
-
-impl<'de> Deserialize<'de> for LoadBalancerCfg {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let s = String::deserialize(d)?;
-        LoadBalancerCfg::NAMES
-            .iter()
-            .find(|(n, _)| *n == s)
-            .map(|&(_, v)| v)
-            .ok_or_else(|| {
-                let names: Vec<String> = LoadBalancerCfg::NAMES
-                    .iter()
-                    .map(|(n, _)| format!("\"{n}\""))
-                    .collect();
-                serde::de::Error::custom(format!(
-                    "unknown load balancer \"{s}\": accepted values are {}",
-                    names.join(", ")
-                ))
-            })
-    }
+/// `load_balancer = "..."`: one of [`LoadBalancer::NAMES`] (the fabric's
+/// `switch/lb/` owns the schemes and their names).
+fn load_balancer<'de, D: serde::Deserializer<'de>>(d: D) -> Result<LoadBalancer, D::Error> {
+    let s = String::deserialize(d)?;
+    LoadBalancer::NAMES
+        .iter()
+        .find(|(n, _)| *n == s)
+        .map(|&(_, v)| v)
+        .ok_or_else(|| {
+            let names: Vec<String> = LoadBalancer::NAMES
+                .iter()
+                .map(|(n, _)| format!("\"{n}\""))
+                .collect();
+            serde::de::Error::custom(format!(
+                "unknown load balancer \"{s}\": accepted values are {}",
+                names.join(", ")
+            ))
+        })
 }
 
 #[derive(Debug, Deserialize, Clone)]
@@ -161,14 +147,6 @@ impl SwitchCfg {
         cfg.mmu.reserve = self.reserve_bytes;
         cfg.mmu.resume_offset = self.resume_offset_bytes;
         cfg.mmu.egress_alpha = self.egress_alpha;
-        // LEAD: wire the load balancer here once `fabric::LoadBalancer`
-        // exists (the fabric split adds it), e.g.
-        //     cfg.load_balancer = match self.load_balancer {
-        //         LoadBalancerCfg::Ecmp => fabric::LoadBalancer::Ecmp,
-        //     };
-        // Today ECMP is the fabric's only behaviour, so nothing to set.
-        match self.load_balancer {
-            LoadBalancerCfg::Ecmp => {}
-        }
+        cfg.load_balancer = self.load_balancer;
     }
 }

@@ -11,13 +11,26 @@ mod ecmp;
 use crate::net::arena::Hdr;
 use ecmp::Ecmp;
 
-/// The load balancer of every switch (the scenario's `[switch]` section
-/// chooses it).
+/// The load balancer of every switch (the scenario's `[switch]
+/// load_balancer` chooses it by the names in [`LoadBalancer::NAMES`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum LoadBalancer {
     /// Per-flow hashing of the RoCEv2 5-tuple, seeded per switch.
     #[default]
     Ecmp,
+}
+
+impl LoadBalancer {
+    /// Every scheme with the name scenario files give it.
+    pub const NAMES: &[(&str, LoadBalancer)] = &[("ecmp", LoadBalancer::Ecmp)];
+
+    /// Its name in scenario files.
+    pub fn name(self) -> &'static str {
+        LoadBalancer::NAMES
+            .iter()
+            .find(|(_, lb)| *lb == self)
+            .map_or("?", |(n, _)| n)
+    }
 }
 
 /// A load balancer's state for all switches (static dispatch: one match
