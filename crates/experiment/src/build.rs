@@ -85,16 +85,14 @@ fn compose(sc: &Scenario, file: &str, src: Source, seed: u64) -> Result<Built, S
     cfg.nic.reliability = schemes[0].1;
     let Imported { topo, ns3_hosts } = imported;
     let mut net = Network::new(topo, cfg).map_err(|m| c.err("topology", m))?;
-    let (flows, classes) = traffic::plan::plan_flows(
-        &sc.traffic,
-        &sc.flows,
-        t.kind,
+    let inputs = traffic::plan::Inputs {
         seed,
-        ns3_hosts.as_deref(),
-        &net,
+        ns3_hosts: ns3_hosts.as_deref(),
+        net: &net,
         c,
         src,
-    )?;
+    };
+    let (flows, classes) = traffic::plan::plan_flows(&sc.traffic, &sc.flows, t.kind, &inputs)?;
     traffic::plan::add_flows(flows, &mut net, t, &schemes, sc.traffic.len(), c)?;
     crate::scenario::faults::build(&sc.faults, &mut net, c)?;
     sc.output.build(&mut net, c)?;

@@ -12,7 +12,7 @@ use crate::net::arena::Hdr;
 use crate::switch::mmu::CLASSES;
 use engine::ring::Ring;
 use engine::time::{ps_per_byte, serialization_at};
-use engine::{Rng, Time};
+use engine::{Rng, StreamKind, Time};
 
 /// One end of a link: a host, or a switch and the index of the port among
 /// the switch's ports. A port keeps both its own end (`owner`: which kind of
@@ -120,18 +120,28 @@ pub struct Port {
     pub ecn_rng: Rng,
 }
 
+/// Where a port sits: its node, its own end and the far end of its link.
+#[derive(Clone, Copy, Debug)]
+pub struct PortEnds {
+    pub node: u32,
+    pub owner: End,
+    pub peer: End,
+}
+
 impl Port {
-    #[allow(clippy::too_many_arguments)]
+    /// Port `id` (its random streams, for loss and ECN marking, are the
+    /// run's `seed` streams of that index).
     pub fn new(
-        node: u32,
-        owner: End,
-        peer: End,
+        ends: PortEnds,
         rate_bps: u64,
         delay: Time,
         ecn: Option<EcnSetting>,
-        loss_rng: Rng,
-        ecn_rng: Rng,
+        seed: u64,
+        id: u32,
     ) -> Port {
+        let PortEnds { node, owner, peer } = ends;
+        let loss_rng = Rng::new(seed, StreamKind::LinkLoss, id as u64);
+        let ecn_rng = Rng::new(seed, StreamKind::Ecn, id as u64);
         let mut port = Port {
             busy_until: 0,
             delay,
@@ -307,16 +317,12 @@ mod tests {
 
     /// A 100 Gb/s switch port toward a host.
     fn switch_port() -> Port {
-        Port::new(
-            0,
-            End::Switch(0, 0),
-            End::Host(0),
-            100_000_000_000,
-            1_000_000,
-            None,
-            Rng::new(1, engine::StreamKind::LinkLoss, 0),
-            Rng::new(1, engine::StreamKind::Ecn, 0),
-        )
+        let ends = PortEnds {
+            node: 0,
+            owner: End::Switch(0, 0),
+            peer: End::Host(0),
+        };
+        Port::new(ends, 100_000_000_000, 1_000_000, None, 1, 0)
     }
 
     fn hdr(class: u8, wire: u32) -> Hdr {

@@ -27,7 +27,7 @@ pub(crate) mod window;
 use crate::config::FabricConfig;
 use crate::host::flows::FlowResult;
 use crate::host::Host;
-use crate::link::port::{End, Port};
+use crate::link::port::{End, Port, PortEnds};
 use crate::link::Fault;
 use crate::net::arena::{Arena, Hdr};
 use crate::net::calendar::Calendar;
@@ -40,7 +40,7 @@ use crate::switch::mmu::{headroom_for, Mmu};
 use crate::switch::Switch;
 use crate::topo::routing::Routes;
 use crate::topo::topology::{NodeKind, Topology};
-use engine::{Rng, StreamKind, Time};
+use engine::Time;
 use transport::{Nic, NicConfig, Reliability};
 
 /// What a node is: a host or a switch, and its index among them.
@@ -175,16 +175,12 @@ impl Network {
                     NodeRole::Switch(_) => cfg.ecn_for(l.rate_bps),
                     NodeRole::Host(_) => None,
                 };
-                ports.push(Port::new(
+                let ends = PortEnds {
                     node,
-                    end_of(end),
-                    end_of(far),
-                    l.rate_bps,
-                    l.delay,
-                    ecn,
-                    Rng::new(cfg.seed, StreamKind::LinkLoss, id as u64),
-                    Rng::new(cfg.seed, StreamKind::Ecn, id as u64),
-                ));
+                    owner: end_of(end),
+                    peer: end_of(far),
+                };
+                ports.push(Port::new(ends, l.rate_bps, l.delay, ecn, cfg.seed, id));
             }
         }
         for (node, ports) in node_ports.iter().enumerate() {

@@ -71,20 +71,35 @@ fn count_limit(c: Check, key: &str, n: u64) -> Result<(), ScenarioError> {
     Ok(())
 }
 
+/// What planning reads besides the traffic itself.
+#[derive(Clone, Copy)]
+pub struct Inputs<'a> {
+    /// The run's seed (each entry draws from its own stream of it).
+    pub seed: u64,
+    /// ns-3 node ids to hosts, when the topology was imported from ns-3.
+    pub ns3_hosts: Option<&'a [Option<u32>]>,
+    /// The built fabric (hosts, paths).
+    pub net: &'a Network,
+    pub c: Check<'a>,
+    /// Where CDF and flow files named by the scenario are read from.
+    pub src: Source<'a>,
+}
+
 /// The flows of every `[[traffic]]` entry, then of `[[flows]]`, unsorted,
-/// and the names of the traffic classes. `ns3_hosts` maps ns-3 node ids
-/// to hosts when the topology was imported from ns-3.
-#[allow(clippy::too_many_arguments)]
+/// and the names of the traffic classes.
 pub fn plan_flows(
     traffic: &[Traffic],
     flows_cfg: &[FlowCfg],
     default_kind: TransportKind,
-    seed: u64,
-    ns3_hosts: Option<&[Option<u32>]>,
-    net: &Network,
-    c: Check,
-    src: Source,
+    inputs: &Inputs,
 ) -> Result<(Vec<Planned>, Vec<String>), ScenarioError> {
+    let Inputs {
+        seed,
+        ns3_hosts,
+        net,
+        c,
+        src,
+    } = *inputs;
     let hosts: Vec<u32> = (0..net.host_count()).collect();
     let n = hosts.len() as u64;
     let mut classes = Vec::new();
@@ -214,7 +229,7 @@ pub fn plan_flows(
                 ("ns3", specs, *v)
             }
             TrafficCfg::Poisson(pc) => {
-                let specs = poisson(pc, &key, c, src, &hosts, net, seed, class)?;
+                let specs = poisson(pc, &key, &hosts, class, inputs)?;
                 ("poisson", specs, pc.verb)
             }
         };
@@ -366,17 +381,16 @@ fn host_name(net: &Network, h: u32) -> String {
         .map_or_else(|| format!("h{h}"), |n| n.name.clone())
 }
 
-#[allow(clippy::too_many_arguments)]
 fn poisson(
     pc: &PoissonCfg,
     key: &str,
-    c: Check,
-    src: Source,
     all_hosts: &[u32],
-    net: &Network,
-    seed: u64,
     class: u16,
+    inputs: &Inputs,
 ) -> Result<Vec<FlowSpec>, ScenarioError> {
+    let Inputs {
+        seed, net, c, src, ..
+    } = *inputs;
     let err = |k: &str, msg: String| c.err(format!("{key}{k}"), msg);
     let cdf = match workload::Cdf::builtin(&pc.cdf) {
         Ok(cdf) => cdf,
