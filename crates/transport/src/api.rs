@@ -167,15 +167,9 @@ pub struct Completion {
     pub imm: u64,
 }
 
+/// What the NIC reports (timers go through [`crate::Nic::poll_timeout`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Event {
-    /// Call `on_timer(qp)` at `at`. Stale timers are harmless: the NIC
-    /// ignores a timer that fires before its current deadline (and asks
-    /// again for the new one).
-    ArmTimer {
-        qp: QpId,
-        at: Time,
-    },
     Completion(Completion),
 }
 

@@ -4,10 +4,11 @@
 //! and round-robin service across QPs.
 //!
 //! Nothing here knows about clocks, sockets or the simulator: the caller
-//! feeds in "work request posted", "packet arrived" and "timer fired" with
-//! the current time, and pulls out packets to send, timers to arm and
-//! completions (the shape of quinn-proto). The simulator's hosts and the
-//! real UDP datapath both drive this same code.
+//! feeds in "work request posted", "packet arrived" and "timer due" with
+//! the current time, and pulls out packets to send, completions and the
+//! time of its next timer (`poll_timeout` / `handle_timeout`, the shape of
+//! quinn-proto). The simulator's hosts and the real UDP datapath both
+//! drive this same code.
 //!
 //! Layers, bottom up (a file uses only the layers below it):
 //! - [`packet`], [`memory`], [`dcqcn`], [`cc`]: packets, DMA, congestion
@@ -22,12 +23,15 @@
 //! - [`engine`]: one folder per engine (`gbn`, [`irn`], [`mprdma`]), the
 //!   [`Engine`] choice and the one dispatch over the engines' runtime
 //!   state.
-//! - `sched` (ready ring and rate-limiter heap), `qp` (one queue pair).
+//! - `sched` (ready ring and rate-limiter heap), `timers` (the NIC's one
+//!   timer channel), `qp` (one queue pair).
 //! - [`nic`]: the NIC.
+//! - [`driver`]: what a driver of the NIC keeps beside it.
 
 pub mod api;
 pub mod cc;
 pub mod dcqcn;
+pub mod driver;
 pub mod engine;
 pub mod memory;
 pub mod nic;
@@ -35,6 +39,7 @@ pub mod packet;
 mod qp;
 mod rc;
 mod sched;
+mod timers;
 
 pub use api::{
     Completion, CompletionSide, Event, NicConfig, NicStats, QpConfig, QpId, SendOptions, Transmit,

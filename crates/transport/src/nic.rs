@@ -18,6 +18,7 @@ use crate::packet::Packet;
 use crate::qp::{LineRate, Qp};
 use crate::rc::{Ctx, RecvWqe};
 use crate::sched::{SchedState, Scheduler};
+use crate::timers::Timers;
 use engine::Time;
 
 /// One host's RNIC: its queue pairs, their packets, timers and completions.
@@ -39,6 +40,8 @@ pub struct Nic {
     line: LineRate,
     cfg: NicConfig,
     stats: NicStats,
+    /// The one timer channel (see [`Nic::poll_timeout`]).
+    timers: Timers,
 }
 
 impl Nic {
@@ -55,6 +58,7 @@ impl Nic {
             events: VecDeque::new(),
             sched: Scheduler::default(),
             stats: NicStats::default(),
+            timers: Timers::default(),
             now: 0,
         }
     }
@@ -96,7 +100,7 @@ impl Nic {
     pub fn post_send_with(&mut self, now: Time, qp: QpId, wr: WorkRequest, opts: SendOptions) {
         self.now = self.now.max(now);
         let mtu = self.cfg.mtu;
-        let events = &mut self.events;
+        let timers = &mut self.timers;
         let q = self
             .qps
             .get_mut(qp as usize)
@@ -105,7 +109,7 @@ impl Nic {
         if q.engine.is_mprdma() {
             self.stats.mp_sync_messages += u64::from(opts.sync);
             // A synchronise gate may need a timer.
-            q.sync_timer(events);
+            q.sync_timer(timers);
         }
         self.wake(qp as usize, now);
     }
@@ -168,16 +172,37 @@ impl Nic {
             dma,
         };
         let wake = qp.on_packet(&mut cx, pkt);
-        qp.sync_timer(&mut self.events);
+        qp.sync_timer(&mut self.timers);
         if wake {
             self.wake(qi, now);
         }
     }
 
-    /// A timer armed with `Event::ArmTimer { qp, at }` fired. Stale or early
-    /// calls are harmless.
-    pub fn on_timer(&mut self, now: Time, qp: QpId) {
+    /// The earliest time [`Nic::handle_timeout`] has something to do (None:
+    /// no timer armed). Only an input (a post, a packet, a transmit, a
+    /// timeout) moves it: ask again after each.
+    #[inline]
+    pub fn poll_timeout(&self) -> Option<Time> {
+        self.timers.next()
+    }
+
+    /// Runs the earliest timer due at `now`, if any: a QP's retransmission
+    /// timeout or, for MP-RDMA, its burst timer, synchronise gate or hole
+    /// resend (a QP whose deadline moved later re-arms for it). Harmless
+    /// when early or repeated.
+    ///
+    /// One timer per call: when several are due at once, [`Nic::poll_timeout`]
+    /// stays at or before `now`, and each is an input of its own, after
+    /// which the driver polls transmit and events as after any input (see
+    /// `crate::driver`). A driver that calls this whenever `poll_timeout`
+    /// has passed runs them all. (Run back to back, without a transmit in
+    /// between, an MP-RDMA QP's second timer at the instant its
+    /// synchronise gate opened would close the gate again.)
+    pub fn handle_timeout(&mut self, now: Time) {
         self.now = self.now.max(now);
+        let Some(qp) = self.timers.pop_due(now) else {
+            return;
+        };
         let qi = qp as usize;
         let Some(q) = self.qps.get_mut(qi) else {
             return;
@@ -186,7 +211,7 @@ impl Nic {
             q.armed = Time::MAX;
         }
         self.stats.timeouts += q.on_timer(now);
-        q.sync_timer(&mut self.events);
+        q.sync_timer(&mut self.timers);
         self.wake(qi, now);
     }
 
@@ -199,8 +224,7 @@ impl Nic {
     /// packet, a timer, or a PFC resume).
     ///
     /// Sending the first packet of a flight arms the retransmission timer:
-    /// this call may queue an [`Event::ArmTimer`] (never a completion), so
-    /// drain [`Nic::poll_event`] after it too.
+    /// ask [`Nic::poll_timeout`] after it too (it never queues an event).
     #[inline]
     pub fn poll_transmit(&mut self, now: Time, paused: u8) -> Transmit {
         self.poll_transmit_dma(now, paused, &mut Dma::none())
@@ -273,7 +297,7 @@ impl Nic {
             self.stats.data_packets_sent += 1;
             self.stats.data_bytes_sent += pkt.payload as u64;
             self.stats.data_wire_bytes_sent += pkt.wire as u64;
-            q.sync_timer(&mut self.events);
+            q.sync_timer(&mut self.timers);
             self.wake(qi as usize, now);
             // A ready QP was last touched a round of the ring ago (in an
             // all-to-all, a hundred packets): ask for the lines of the one

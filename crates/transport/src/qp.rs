@@ -4,13 +4,13 @@
 //! and the bookkeeping of its single armed timer.
 //!
 //! May use `crate::api`, `crate::engine`, `crate::rc`, `crate::cc`,
-//! `crate::dcqcn`, `crate::memory`, `crate::packet` and `crate::sched`;
+//! `crate::dcqcn`, `crate::memory`, `crate::packet`, `crate::sched` and
+//! `crate::timers`;
 //! never the NIC.
 
-use std::collections::VecDeque;
 use std::num::NonZeroU32;
 
-use crate::api::{Event, NicConfig, NicStats, QpConfig, QpId, WorkRequest};
+use crate::api::{NicConfig, NicStats, QpConfig, QpId, WorkRequest};
 use crate::cc::Cc;
 use crate::dcqcn::Notification;
 use crate::engine::{Engine, EngineState};
@@ -18,6 +18,7 @@ use crate::memory::Dma;
 use crate::packet::Packet;
 use crate::rc::{Conn, Ctx, RecvWqe};
 use crate::sched::SchedState;
+use crate::timers::Timers;
 use engine::time::{ps_per_byte, serialization, serialization_at};
 use engine::Time;
 
@@ -62,7 +63,7 @@ pub(crate) struct Qp {
     /// Time of the last data packet sent (rate limiter; valid once
     /// `last_wire` is).
     pub last_tx_at: Time,
-    /// The earliest `ArmTimer` handed out and not yet fired (`Time::MAX`:
+    /// The earliest timer entry armed and not yet run (`Time::MAX`:
     /// none; a plain time keeps line 0 within 64 bytes).
     pub armed: Time,
     pub cc: Cc,
@@ -226,16 +227,16 @@ impl Qp {
         pkt
     }
 
-    /// Emits an `ArmTimer` if the QP's deadline is earlier than the timer
-    /// already armed (or none is armed). A later deadline waits for the armed
-    /// timer to fire, which then re-arms: at most one timer per QP per RTO
-    /// instead of one per ACK.
+    /// Arms a timer entry if the QP's deadline is earlier than the one
+    /// already armed (or none is). A later deadline waits for the armed
+    /// entry to come due, which then re-arms: at most one entry per QP per
+    /// RTO instead of one per ACK.
     #[inline(always)]
-    pub fn sync_timer(&mut self, events: &mut VecDeque<Event>) {
+    pub fn sync_timer(&mut self, timers: &mut Timers) {
         if let Some(d) = self.deadline() {
             if d < self.armed {
                 self.armed = d;
-                events.push_back(Event::ArmTimer { qp: self.id, at: d });
+                timers.arm(d, self.id);
             }
         }
     }

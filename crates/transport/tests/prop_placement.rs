@@ -24,6 +24,7 @@ use std::collections::BinaryHeap;
 use engine::time::{serialization, US};
 use engine::{Rng, StreamKind, Time};
 use proptest::prelude::*;
+use transport::driver::Wakeups;
 use transport::{
     CompletionSide, Event, IrnConfig, Memory, Nic, NicConfig, Packet, QpConfig, Reliability,
     Transmit, Verb, WorkRequest,
@@ -250,7 +251,7 @@ fn plan(ops: &[Op], a0: &Mem, b0: &Mem) -> Plan {
 
 enum Ev {
     Poll(usize),
-    Timer(usize, u32),
+    Timer(usize),
     Deliver(usize, Packet, Vec<u8>),
 }
 
@@ -305,6 +306,7 @@ fn run(rel: Reliability, ch: Channel, p: &Plan, a0: Mem, b0: Mem) -> Outcome {
     }
     push(&mut q, &mut evs, 0, Ev::Poll(0));
     let mut busy = [0 as Time; 2];
+    let mut wakeups: [Wakeups; 2] = Default::default();
     let mut req = vec![];
     let mut resp = vec![];
     let mut buf = vec![];
@@ -357,8 +359,9 @@ fn run(rel: Reliability, ch: Channel, p: &Plan, a0: Mem, b0: Mem) -> Outcome {
                 }
                 (n, false)
             }
-            Ev::Timer(n, qp) => {
-                nics[n].on_timer(now, qp);
+            Ev::Timer(n) => {
+                wakeups[n].timer_due(now);
+                nics[n].handle_timeout(now);
                 (n, true)
             }
             Ev::Deliver(n, pkt, bytes) => {
@@ -368,18 +371,15 @@ fn run(rel: Reliability, ch: Channel, p: &Plan, a0: Mem, b0: Mem) -> Outcome {
         };
         {
             while let Some(e) = nics[n].poll_event() {
-                match e {
-                    Event::ArmTimer { qp, at } => {
-                        push(&mut q, &mut evs, at.max(now), Ev::Timer(n, qp))
-                    }
-                    Event::Completion(c) => {
-                        end = now;
-                        match c.side {
-                            CompletionSide::Requester => req.push(c.wr_id),
-                            CompletionSide::Responder => resp.push((c.wr_id, c.verb, c.len, c.imm)),
-                        }
-                    }
+                let Event::Completion(c) = e;
+                end = now;
+                match c.side {
+                    CompletionSide::Requester => req.push(c.wr_id),
+                    CompletionSide::Responder => resp.push((c.wr_id, c.verb, c.len, c.imm)),
                 }
+            }
+            if let Some(t) = wakeups[n].timer_at(&nics[n], now) {
+                push(&mut q, &mut evs, t, Ev::Timer(n));
             }
             if input && busy[n] <= now {
                 push(&mut q, &mut evs, now, Ev::Poll(n));

@@ -28,8 +28,7 @@ impl Network {
                 self.drain_nic_events(now, h);
             }
             Transmit::At(t) => {
-                if t < host.wake_at {
-                    host.wake_at = t;
+                if host.wakeups.transmit_at(t) {
                     self.schedule(t.max(now), Ev::NicWake(h));
                 }
             }
@@ -60,18 +59,19 @@ impl Network {
     #[inline(always)]
     pub(crate) fn nic_wake(&mut self, now: Time, h: u32) {
         let host = &mut self.hosts[h as usize];
-        if host.wake_at == now {
-            host.wake_at = Time::MAX;
+        if host.wakeups.transmit_due(now) {
             let port = host.port;
             self.kick(now, port);
         }
     }
 
-    /// The host's timer handling: a timer host `h`'s NIC armed for its QP
-    /// `qp` (`Event::ArmTimer`, scheduled in `drain_nic_events`) is due.
+    /// One of host `h`'s NIC timers is due (`drain_nic_events` asked for
+    /// it): the NIC runs it, as an input of its own.
     #[inline(always)]
-    pub(crate) fn nic_timer(&mut self, now: Time, h: u32, qp: u32) {
-        self.hosts[h as usize].nic.on_timer(now, qp);
+    pub(crate) fn nic_timer(&mut self, now: Time, h: u32) {
+        let host = &mut self.hosts[h as usize];
+        host.wakeups.timer_due(now);
+        host.nic.handle_timeout(now);
         self.after_nic_input(now, h);
     }
 
@@ -82,12 +82,17 @@ impl Network {
         self.kick(now, port);
     }
 
+    /// Hands the NIC's completions to the application and asks for a
+    /// Timer event if its next timer is due before every one pending.
     pub(crate) fn drain_nic_events(&mut self, now: Time, h: u32) {
         while let Some(ev) = self.hosts[h as usize].nic.poll_event() {
             match ev {
-                Event::ArmTimer { qp, at } => self.schedule(at.max(now), Ev::Timer(h, qp)),
                 Event::Completion(c) => self.complete(now, c),
             }
+        }
+        let host = &mut self.hosts[h as usize];
+        if let Some(t) = host.wakeups.timer_at(&host.nic, now) {
+            self.schedule(t, Ev::Timer(h));
         }
     }
 }

@@ -41,6 +41,7 @@ use crate::switch::Switch;
 use crate::topo::routing::Routes;
 use crate::topo::topology::{NodeKind, Topology};
 use engine::{Rng, StreamKind, Time};
+use transport::driver::Wakeups;
 use transport::{Nic, NicConfig, Reliability};
 
 /// What a node is: a host or a switch, and its index among them.
@@ -212,7 +213,7 @@ impl Network {
                         node: node as u32,
                         port: node_ports[node][0],
                         nic,
-                        wake_at: Time::MAX,
+                        wakeups: Wakeups::default(),
                         qp_flow: Vec::new(),
                     });
                 }

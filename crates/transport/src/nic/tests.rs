@@ -1,6 +1,7 @@
 //! Unit tests of the NIC: scheduling, PFC, ACKs, timers, layout.
 
 use super::*;
+use crate::engine::irn::IrnConfig;
 use crate::packet::{PacketKind, Verb};
 use engine::time::{serialization, US};
 use std::mem::offset_of;
@@ -152,12 +153,13 @@ fn invalid_packets_are_counted_and_dropped() {
     assert!(nic.poll_event().is_none());
 }
 
-/// One ArmTimer for many ACKs; a timer that fires before the deadline
-/// re-arms once for the new deadline; none when nothing is outstanding.
+/// One timer entry for many ACKs; a timeout handled before the deadline
+/// re-arms for the new deadline; none when nothing is outstanding.
 #[test]
 fn timers_are_not_flooded() {
     let mut nic = nic_with_qps(1);
     let rto = nic.config().rto;
+    assert_eq!(nic.poll_timeout(), None);
     write(&mut nic, 0, 0, 100_000);
     let mut t = 0;
     let mut ack = incoming(0, 0, false, false);
@@ -169,34 +171,60 @@ fn timers_are_not_flooded() {
         ack.psn = i;
         nic.on_packet(t, &ack);
     }
-    let arms: Vec<Event> = std::iter::from_fn(|| nic.poll_event()).collect();
-    assert_eq!(arms, vec![Event::ArmTimer { qp: 0, at: rto }]);
-    // Fires early (progress moved the deadline): exactly one re-arm.
-    nic.on_timer(rto, 0);
-    let arms: Vec<Event> = std::iter::from_fn(|| nic.poll_event()).collect();
-    assert_eq!(arms, vec![Event::ArmTimer { qp: 0, at: t + rto }]);
+    assert_eq!(nic.poll_timeout(), Some(rto));
+    assert_eq!(nic.timers.len(), 1, "one entry for fifty ACKs");
+    // Early (progress moved the deadline): re-armed for the new one.
+    nic.handle_timeout(rto);
+    assert_eq!(nic.poll_timeout(), Some(t + rto));
     assert_eq!(nic.stats().timeouts, 0);
-    // A stale duplicate call does nothing.
-    nic.on_timer(rto, 0);
-    assert!(nic.poll_event().is_none());
+    // Too early, or repeated: nothing.
+    nic.handle_timeout(rto);
+    assert_eq!(nic.poll_timeout(), Some(t + rto));
     // Expiry: go back to snd_una = 49.
-    nic.on_timer(t + rto, 0);
+    nic.handle_timeout(t + rto);
     assert_eq!(nic.stats().timeouts, 1);
-    assert!(
-        nic.poll_event().is_none(),
-        "nothing outstanding until resent"
-    );
+    assert_eq!(nic.poll_timeout(), None, "nothing outstanding until resent");
     let p = unwrap_pkt(nic.poll_transmit(t + rto, 0));
     assert_eq!(p.psn, 49);
     assert_eq!(nic.stats().retransmitted_packets, 1);
-    let arms: Vec<Event> = std::iter::from_fn(|| nic.poll_event()).collect();
-    assert_eq!(
-        arms,
-        vec![Event::ArmTimer {
-            qp: 0,
-            at: 2 * rto + t
-        }]
-    );
+    assert_eq!(nic.poll_timeout(), Some(2 * rto + t));
+    assert!(nic.poll_event().is_none());
+}
+
+/// A QP whose deadline is earlier than every timer armed moves
+/// `poll_timeout` earlier; timers due at once run one per
+/// `handle_timeout`, `poll_timeout` staying due until all have run.
+#[test]
+fn earlier_deadline_moves_the_timeout_and_each_runs_once() {
+    let mut nic = nic_with_qps(1);
+    let rto = nic.config().rto;
+    let irn = IrnConfig {
+        rto_low: 10 * US,
+        rto_high: 10 * US,
+        ..IrnConfig::default()
+    };
+    let cfg = QpConfig {
+        peer_host: 1,
+        peer_qp: 1,
+        sport: 1,
+    };
+    let q1 = nic.create_qp_with(cfg, CcConfig::None, Engine::Irn(irn));
+    write(&mut nic, 0, 0, 1000);
+    unwrap_pkt(nic.poll_transmit(0, 0));
+    assert_eq!(nic.poll_timeout(), Some(rto));
+    write(&mut nic, US, q1, 1000);
+    unwrap_pkt(nic.poll_transmit(US, 0));
+    assert_eq!(nic.poll_timeout(), Some(11 * US), "moved earlier");
+    // Both due: one per call, earliest first.
+    let late = rto + 11 * US;
+    nic.handle_timeout(late);
+    assert_eq!(nic.stats().timeouts, 1);
+    assert_eq!(nic.poll_timeout(), Some(rto), "the other is still due");
+    nic.handle_timeout(late);
+    assert_eq!(nic.stats().timeouts, 2);
+    assert_eq!(nic.poll_timeout(), None);
+    nic.handle_timeout(late);
+    assert_eq!(nic.stats().timeouts, 2, "nothing left: harmless");
 }
 
 /// Only the QPs with data are visited, in round-robin order, however

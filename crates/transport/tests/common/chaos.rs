@@ -12,6 +12,7 @@ use std::collections::HashMap;
 
 use engine::time::{serialization, US};
 use engine::{EventQueue, Rng, StreamKind, Time};
+use transport::driver::Wakeups;
 use transport::{
     Completion, Event, Memory, Nic, NicConfig, Packet, QpConfig, SendOptions, Transmit, WorkRequest,
 };
@@ -86,14 +87,14 @@ enum Ev {
     Wake(usize),
     /// A packet and the key of its payload bytes in `payloads`.
     Arrive(usize, Packet, u64),
-    Timer(usize, u32),
+    Timer(usize),
 }
 
 pub struct ChaosWorld {
     pub nics: Vec<Nic>,
     q: EventQueue<Ev>,
     busy: [bool; 2],
-    wake_at: [Option<Time>; 2],
+    wakeups: [Wakeups; 2],
     chaos: Chaos,
     rng: Rng,
     pub completions: Vec<(usize, Completion)>,
@@ -131,7 +132,7 @@ impl ChaosWorld {
             nics,
             q: EventQueue::new(),
             busy: [false; 2],
-            wake_at: [None; 2],
+            wakeups: Default::default(),
             chaos,
             rng: Rng::new(seed, StreamKind::LinkLoss, 0),
             completions: vec![],
@@ -174,10 +175,9 @@ impl ChaosWorld {
                     self.poll(i);
                 }
                 Ev::Wake(i) => {
-                    if self.wake_at[i] == Some(now) {
-                        self.wake_at[i] = None;
+                    if self.wakeups[i].transmit_due(now) {
+                        self.poll(i);
                     }
-                    self.poll(i);
                 }
                 Ev::Arrive(i, p, key) => {
                     match &mut self.mems {
@@ -193,8 +193,9 @@ impl ChaosWorld {
                     }
                     self.after_input(i);
                 }
-                Ev::Timer(i, qp) => {
-                    self.nics[i].on_timer(now, qp);
+                Ev::Timer(i) => {
+                    self.wakeups[i].timer_due(now);
+                    self.nics[i].handle_timeout(now);
                     self.after_input(i);
                 }
             }
@@ -204,11 +205,11 @@ impl ChaosWorld {
     fn drain(&mut self, i: usize) {
         while let Some(e) = self.nics[i].poll_event() {
             match e {
-                Event::ArmTimer { qp, at } => {
-                    self.q.schedule(at.max(self.q.now()), Ev::Timer(i, qp))
-                }
                 Event::Completion(c) => self.completions.push((i, c)),
             }
+        }
+        if let Some(t) = self.wakeups[i].timer_at(&self.nics[i], self.q.now()) {
+            self.q.schedule(t, Ev::Timer(i));
         }
     }
 
@@ -261,8 +262,7 @@ impl ChaosWorld {
                 }
             }
             Transmit::At(t) => {
-                if self.wake_at[i].is_none_or(|w| t < w) {
-                    self.wake_at[i] = Some(t);
+                if self.wakeups[i].transmit_at(t) {
                     self.q.schedule(t, Ev::Wake(i));
                 }
             }

@@ -10,6 +10,7 @@ pub mod chaos;
 
 use engine::time::serialization;
 use engine::{EventQueue, Time};
+use transport::driver::Wakeups;
 use transport::{
     Completion, CompletionSide, Event, Nic, NicConfig, Packet, QpConfig, QpId, Transmit,
     WorkRequest,
@@ -42,7 +43,7 @@ enum Ev {
     PortFree(usize),
     Wake(usize),
     Arrive(usize, Packet),
-    Timer(usize, QpId),
+    Timer(usize),
     Stop,
 }
 
@@ -69,7 +70,7 @@ pub struct World {
     pub nics: Vec<Nic>,
     q: EventQueue<Ev>,
     busy: [bool; 2],
-    wake_at: [Option<Time>; 2],
+    wakeups: [Wakeups; 2],
     pub delay: Time,
     pub rule: Rule,
     pub paused: [u8; 2],
@@ -79,7 +80,7 @@ pub struct World {
     pub sent: Vec<(Time, usize, Packet)>,
     /// Every packet delivered: (time, to, packet).
     pub delivered: Vec<(Time, usize, Packet)>,
-    /// ArmTimer events seen per NIC.
+    /// Timer events scheduled per NIC.
     pub arm_timers: [u64; 2],
     pub bottleneck: Option<Bottleneck>,
 }
@@ -92,7 +93,7 @@ impl World {
             nics: vec![Nic::new(a), Nic::new(b)],
             q: EventQueue::new(),
             busy: [false; 2],
-            wake_at: [None; 2],
+            wakeups: Default::default(),
             delay,
             rule: Box::new(|_, _, _| Action::Deliver),
             paused: [0; 2],
@@ -158,18 +159,18 @@ impl World {
                     self.poll(i);
                 }
                 Ev::Wake(i) => {
-                    if self.wake_at[i] == Some(now) {
-                        self.wake_at[i] = None;
+                    if self.wakeups[i].transmit_due(now) {
+                        self.poll(i);
                     }
-                    self.poll(i);
                 }
                 Ev::Arrive(i, p) => {
                     self.delivered.push((now, i, p));
                     self.nics[i].on_packet(now, &p);
                     self.after_input(i);
                 }
-                Ev::Timer(i, qp) => {
-                    self.nics[i].on_timer(now, qp);
+                Ev::Timer(i) => {
+                    self.wakeups[i].timer_due(now);
+                    self.nics[i].handle_timeout(now);
                     self.after_input(i);
                 }
             }
@@ -183,12 +184,12 @@ impl World {
     fn drain(&mut self, i: usize) {
         while let Some(e) = self.nics[i].poll_event() {
             match e {
-                Event::ArmTimer { qp, at } => {
-                    self.arm_timers[i] += 1;
-                    self.q.schedule(at.max(self.q.now()), Ev::Timer(i, qp));
-                }
                 Event::Completion(c) => self.completions.push((i, c)),
             }
+        }
+        if let Some(t) = self.wakeups[i].timer_at(&self.nics[i], self.q.now()) {
+            self.q.schedule(t, Ev::Timer(i));
+            self.arm_timers[i] += 1;
         }
     }
 
@@ -240,8 +241,7 @@ impl World {
             }
             Transmit::At(t) => {
                 assert!(t > now, "At({t}) not in the future (now {now})");
-                if self.wake_at[i].is_none_or(|w| t < w) {
-                    self.wake_at[i] = Some(t);
+                if self.wakeups[i].transmit_at(t) {
                     self.q.schedule(t, Ev::Wake(i));
                 }
             }
