@@ -94,7 +94,7 @@ mod tests {
             len: 100,
             ..WorkRequest::default()
         };
-        nic.post_send(at, qp, wr);
+        nic.post_send(at, qp, wr).unwrap();
         assert!(matches!(nic.poll_transmit(at, 0), Transmit::Packet(_)));
     }
 
@@ -117,7 +117,7 @@ mod tests {
     /// deadline has passed.
     #[test]
     fn timer_wakeups_follow_the_earliest_deadline() {
-        let mut nic = Nic::new(NicConfig::default());
+        let mut nic = Nic::new(NicConfig::default()).unwrap();
         let rto = nic.config().rto;
         for i in 0..2 {
             let cfg = QpConfig {
@@ -125,7 +125,7 @@ mod tests {
                 peer_qp: i,
                 sport: 0,
             };
-            nic.create_qp(cfg);
+            nic.create_qp(cfg).unwrap();
         }
         let mut w = Wakeups::default();
         assert_eq!(w.timer_at(&nic, 0), None, "no timer armed");

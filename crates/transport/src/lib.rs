@@ -42,8 +42,8 @@ mod sched;
 mod timers;
 
 pub use api::{
-    Completion, CompletionSide, Event, NicConfig, NicStats, QpConfig, QpId, SendOptions, Transmit,
-    WorkRequest,
+    Completion, CompletionSide, ConfigError, Event, NicConfig, NicStats, QpConfig, QpError, QpId,
+    SendOptions, Transmit, WorkRequest, WrError,
 };
 pub use cc::{Cc, CcConfig};
 pub use dcqcn::{Dcqcn, DcqcnParams, Notification};

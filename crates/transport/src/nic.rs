@@ -1,16 +1,22 @@
 //! The NIC ([`Nic`]): the QP table (a `Vec` indexed by `QpId`), packet
 //! demultiplexing to each QP's engine, the control-packet FIFO and the data
 //! scheduler (control first; then round-robin over QPs that have data and
-//! whose rate limiter allows them to send). Its types are in `crate::api`.
+//! whose rate limiter allows them to send), and the timer table behind
+//! `poll_timeout` / `handle_timeout`. Its types are in `crate::api`.
+//!
+//! Nothing a caller passes in panics it: a configuration mistake is a
+//! [`ConfigError`], a call about a QP that does not exist (or a work
+//! request its engine cannot carry) a [`QpError`], and a packet it cannot
+//! use is counted (`NicStats::malformed_dropped`) and dropped.
 //!
 //! May use every module of the crate except `driver`; none uses it back.
-//!
-//! API CONTRACT: the simulator host is written against these signatures;
-//! items may be added, not renamed or removed.
 
 use std::collections::VecDeque;
 
-use crate::api::{Event, NicConfig, NicStats, QpConfig, QpId, SendOptions, Transmit, WorkRequest};
+use crate::api::{
+    ConfigError, Event, NicConfig, NicStats, QpConfig, QpError, QpId, SendOptions, Transmit,
+    WorkRequest,
+};
 use crate::cc::{Cc, CcConfig};
 use crate::engine::Engine;
 use crate::memory::{Dma, Memory};
@@ -45,12 +51,11 @@ pub struct Nic {
 }
 
 impl Nic {
-    /// Panics if the configuration is invalid (see [`NicConfig::validate`]).
-    pub fn new(cfg: NicConfig) -> Nic {
-        if let Err(e) = cfg.validate() {
-            panic!("invalid NicConfig: {e}");
-        }
-        Nic {
+    /// A NIC without QPs; refuses an invalid configuration (see
+    /// [`NicConfig::validate`]).
+    pub fn new(cfg: NicConfig) -> Result<Nic, ConfigError> {
+        cfg.validate()?;
+        Ok(Nic {
             line: LineRate::new(cfg.line_rate_bps),
             cfg,
             qps: Vec::new(),
@@ -60,70 +65,84 @@ impl Nic {
             stats: NicStats::default(),
             timers: Timers::default(),
             now: 0,
-        }
+        })
     }
 
     pub fn config(&self) -> &NicConfig {
         &self.cfg
     }
 
-    /// Creates a QP running the NIC's congestion control. QP numbers are
-    /// 0, 1, 2, ... in creation order.
-    pub fn create_qp(&mut self, cfg: QpConfig) -> QpId {
+    /// Creates a QP running the NIC's engine and congestion control. QP
+    /// numbers are 0, 1, 2, ... in creation order, never reused.
+    pub fn create_qp(&mut self, cfg: QpConfig) -> Result<QpId, QpError> {
         let (cc, rel) = (self.cfg.cc, self.cfg.reliability);
         self.create_qp_with(cfg, cc, rel)
     }
 
-    /// Creates a QP with its own congestion control and reliability scheme.
-    /// Panics if either is invalid.
-    pub fn create_qp_with(&mut self, cfg: QpConfig, cc: CcConfig, rel: Engine) -> QpId {
-        if let Err(e) = cc.validate() {
-            panic!("invalid CcConfig: {e}");
-        }
-        if let Err(e) = rel.validate() {
-            panic!("invalid Engine: {e}");
-        }
-        let id = QpId::try_from(self.qps.len()).expect("too many QPs");
+    /// Creates a QP with its own congestion control and engine; refuses
+    /// an invalid one.
+    pub fn create_qp_with(
+        &mut self,
+        cfg: QpConfig,
+        cc: CcConfig,
+        engine: Engine,
+    ) -> Result<QpId, QpError> {
+        let invalid = |e| QpError::Config(ConfigError::new(e));
+        cc.validate().map_err(invalid)?;
+        engine.validate().map_err(invalid)?;
+        let id = QpId::try_from(self.qps.len()).map_err(|_| QpError::Exhausted)?;
         let state = Cc::new(&cc, self.cfg.line_rate_bps);
         self.qps
-            .push(Qp::new(id, cfg, rel, state, cc.notification()));
-        id
+            .push(Qp::new(id, cfg, engine, state, cc.notification()));
+        Ok(id)
     }
 
-    /// Posts a work request on `qp`'s send queue. Panics if `qp` does not
-    /// exist.
-    pub fn post_send(&mut self, now: Time, qp: QpId, wr: WorkRequest) {
-        self.post_send_with(now, qp, wr, SendOptions::default());
+    /// Posts a work request on `qp`'s send queue.
+    pub fn post_send(&mut self, now: Time, qp: QpId, wr: WorkRequest) -> Result<(), QpError> {
+        self.post_send_with(now, qp, wr, SendOptions::default())
     }
 
     /// [`Nic::post_send`] with per-operation flags (MP-RDMA's synchronise).
-    pub fn post_send_with(&mut self, now: Time, qp: QpId, wr: WorkRequest, opts: SendOptions) {
-        self.now = self.now.max(now);
+    /// Refuses a verb the QP's engine does not carry and a message longer
+    /// than it can count.
+    pub fn post_send_with(
+        &mut self,
+        now: Time,
+        qp: QpId,
+        wr: WorkRequest,
+        opts: SendOptions,
+    ) -> Result<(), QpError> {
         let mtu = self.cfg.mtu;
-        let timers = &mut self.timers;
-        let q = self
-            .qps
-            .get_mut(qp as usize)
-            .unwrap_or_else(|| panic!("no QP {qp}"));
+        let q = live_mut(&mut self.qps, qp)?;
+        q.check(&wr, mtu)?;
+        self.now = self.now.max(now);
         q.post(now, wr, opts.sync, mtu);
         if q.engine.is_mprdma() {
             self.stats.mp_sync_messages += u64::from(opts.sync);
             // A synchronise gate may need a timer.
-            q.sync_timer(timers);
+            q.sync_timer(&mut self.timers);
         }
         self.wake(qp as usize, now);
+        Ok(())
     }
 
     /// Posts a receive WQE (for SENDs and WRITEs with immediate) of `len`
     /// bytes at address 0 (for callers that move lengths only). A SEND
     /// longer than its receive buffer is not placed (`access_errors`).
-    pub fn post_recv(&mut self, qp: QpId, wr_id: u64, len: u64) {
-        self.post_recv_at(qp, wr_id, 0, len);
+    pub fn post_recv(&mut self, qp: QpId, wr_id: u64, len: u64) -> Result<(), QpError> {
+        self.post_recv_at(qp, wr_id, 0, len)
     }
 
     /// Posts a receive WQE whose buffer is `len` bytes at `addr`.
-    pub fn post_recv_at(&mut self, qp: QpId, wr_id: u64, addr: u64, len: u64) {
-        self.qp_mut(qp).post_recv(RecvWqe { wr_id, addr, len });
+    pub fn post_recv_at(
+        &mut self,
+        qp: QpId,
+        wr_id: u64,
+        addr: u64,
+        len: u64,
+    ) -> Result<(), QpError> {
+        live_mut(&mut self.qps, qp)?.post_recv(RecvWqe { wr_id, addr, len });
+        Ok(())
     }
 
     #[inline]
@@ -255,9 +274,10 @@ impl Nic {
     fn poll_transmit_dma(&mut self, now: Time, paused: u8, dma: &mut Dma) -> Transmit {
         self.now = self.now.max(now);
         if !self.ctrl.is_empty() && paused & (1u8 << self.cfg.ctrl_priority) == 0 {
-            let p = self.ctrl.pop_front().expect("non-empty");
-            self.stats.ctrl_packets_sent += 1;
-            return Transmit::Packet(p);
+            if let Some(p) = self.ctrl.pop_front() {
+                self.stats.ctrl_packets_sent += 1;
+                return Transmit::Packet(p);
+            }
         }
         if paused & (1u8 << self.cfg.data_priority) != 0 {
             return Transmit::Idle;
@@ -363,25 +383,19 @@ impl Nic {
     }
 
     /// The QP's sending rate at `now` (not before the latest time seen).
-    pub fn qp_rate_bps_at(&self, qp: QpId, now: Time) -> u64 {
-        self.qp(qp).cc.rate_at(now, self.cfg.line_rate_bps)
+    pub fn qp_rate_bps_at(&self, qp: QpId, now: Time) -> Result<u64, QpError> {
+        Ok(live(&self.qps, qp)?.cc.rate_at(now, self.cfg.line_rate_bps))
     }
 
     /// The QP's congestion-control state (e.g. DCQCN's alpha), as of its
     /// last update.
-    pub fn qp_cc(&self, qp: QpId) -> &Cc {
-        &self.qp(qp).cc
+    pub fn qp_cc(&self, qp: QpId) -> Result<&Cc, QpError> {
+        Ok(&live(&self.qps, qp)?.cc)
     }
 
     /// The engine `qp` runs.
-    pub fn qp_engine(&self, qp: QpId) -> Engine {
-        self.qp(qp).engine_cfg
-    }
-
-    /// [`Nic::qp_engine`].
-    // TODO(merge): rename users (experiment's report.rs) to `qp_engine`.
-    pub fn qp_reliability(&self, qp: QpId) -> Engine {
-        self.qp_engine(qp)
+    pub fn qp_engine(&self, qp: QpId) -> Result<Engine, QpError> {
+        Ok(live(&self.qps, qp)?.engine_cfg)
     }
 
     /// True if no QP has anything to send or outstanding and no control
@@ -390,18 +404,6 @@ impl Nic {
         self.ctrl.is_empty()
             && self.events.is_empty()
             && self.qps.iter().all(|q| !q.has_data() && !q.outstanding())
-    }
-
-    fn qp(&self, qp: QpId) -> &Qp {
-        self.qps
-            .get(qp as usize)
-            .unwrap_or_else(|| panic!("no QP {qp}"))
-    }
-
-    fn qp_mut(&mut self, qp: QpId) -> &mut Qp {
-        self.qps
-            .get_mut(qp as usize)
-            .unwrap_or_else(|| panic!("no QP {qp}"))
     }
 
     /// Puts an idle QP that has something to send into the scheduler.
@@ -418,6 +420,16 @@ impl Nic {
             self.sched.push_waiting(q.id, e, &mut q.sched);
         }
     }
+}
+
+/// The QP `qp`, or why there is none.
+fn live(qps: &[Qp], qp: QpId) -> Result<&Qp, QpError> {
+    qps.get(qp as usize).ok_or(QpError::Unknown(qp))
+}
+
+/// [`live`], mutable.
+fn live_mut(qps: &mut [Qp], qp: QpId) -> Result<&mut Qp, QpError> {
+    qps.get_mut(qp as usize).ok_or(QpError::Unknown(qp))
 }
 
 #[cfg(test)]

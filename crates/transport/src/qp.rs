@@ -10,7 +10,7 @@
 
 use std::num::NonZeroU32;
 
-use crate::api::{NicConfig, NicStats, QpConfig, QpId, WorkRequest};
+use crate::api::{NicConfig, NicStats, QpConfig, QpError, QpId, WorkRequest};
 use crate::cc::Cc;
 use crate::dcqcn::Notification;
 use crate::engine::{Engine, EngineState};
@@ -138,8 +138,15 @@ impl Qp {
         self.engine.resp_has_data()
     }
 
-    /// Posts a work request; `sync` is MP-RDMA's synchronise flag (the
-    /// other engines deliver in order anyway).
+    /// Refuses a work request this QP's engine cannot carry
+    /// ([`WorkRequest::check`]).
+    pub fn check(&self, wr: &WorkRequest, mtu: u32) -> Result<(), QpError> {
+        wr.check(&self.engine_cfg, mtu)
+            .map_err(|e| QpError::Refused(self.id, e))
+    }
+
+    /// Posts a work request ([`Qp::check`]ed); `sync` is MP-RDMA's
+    /// synchronise flag (the other engines deliver in order anyway).
     pub fn post(&mut self, now: Time, wr: WorkRequest, sync: bool, mtu: u32) {
         self.engine.post(now, wr, sync, mtu)
     }
@@ -219,9 +226,9 @@ impl Qp {
         pkt.dst = self.cfg.peer_host;
         pkt.src_qp = self.id;
         pkt.dst_qp = self.cfg.peer_qp;
-        let wire = NonZeroU32::new(pkt.wire).expect("a data packet has headers");
         self.last_tx_at = now;
-        self.last_wire = Some(wire);
+        // Never 0: a data packet has headers (`NicConfig::header_bytes`).
+        self.last_wire = NonZeroU32::new(pkt.wire);
         self.cc
             .on_sent(now, pkt.wire as u64, &mut stats.rate_decreases);
         pkt

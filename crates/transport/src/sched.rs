@@ -110,11 +110,13 @@ impl Scheduler {
         None
     }
 
-    /// Removes the minimum (the heap is not empty).
+    /// Removes the minimum, if any.
     #[inline(always)]
     fn pop_min(&mut self) {
         let h = &mut self.waiting;
-        let last = h.pop().expect("pop_min on an empty heap");
+        let Some(last) = h.pop() else {
+            return;
+        };
         let n = h.len();
         if n == 0 {
             return;

@@ -277,22 +277,27 @@ fn run(rel: Reliability, ch: Channel, p: &Plan, a0: Mem, b0: Mem) -> Outcome {
         Nic::new(NicConfig {
             host: 0,
             ..cfg.clone()
-        }),
-        Nic::new(NicConfig { host: 1, ..cfg }),
+        })
+        .unwrap(),
+        Nic::new(NicConfig { host: 1, ..cfg }).unwrap(),
     ];
-    nics[0].create_qp(QpConfig {
-        peer_host: 1,
-        peer_qp: 0,
-        sport: 1,
-    });
-    nics[1].create_qp(QpConfig {
-        peer_host: 0,
-        peer_qp: 0,
-        sport: 2,
-    });
+    nics[0]
+        .create_qp(QpConfig {
+            peer_host: 1,
+            peer_qp: 0,
+            sport: 1,
+        })
+        .unwrap();
+    nics[1]
+        .create_qp(QpConfig {
+            peer_host: 0,
+            peer_qp: 0,
+            sport: 2,
+        })
+        .unwrap();
     let mut mems = [a0, b0];
     for &(id, addr, len) in &p.recvs {
-        nics[1].post_recv_at(0, id, addr, len);
+        nics[1].post_recv_at(0, id, addr, len).unwrap();
     }
     let mut rng = Rng::new(ch.seed, StreamKind::LinkLoss, 0);
     let mut q: BinaryHeap<Reverse<(Time, u64, usize)>> = BinaryHeap::new();
@@ -302,7 +307,7 @@ fn run(rel: Reliability, ch: Channel, p: &Plan, a0: Mem, b0: Mem) -> Outcome {
         evs.push(Some(e));
     };
     for wr in &p.wrs {
-        nics[0].post_send(0, 0, *wr);
+        nics[0].post_send(0, 0, *wr).unwrap();
     }
     push(&mut q, &mut evs, 0, Ev::Poll(0));
     let mut busy = [0 as Time; 2];

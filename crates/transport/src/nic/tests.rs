@@ -1,6 +1,7 @@
 //! Unit tests of the NIC: scheduling, PFC, ACKs, timers, layout.
 
 use super::*;
+use crate::api::WrError;
 use crate::engine::irn::IrnConfig;
 use crate::packet::{PacketKind, Verb};
 use engine::time::{serialization, US};
@@ -19,13 +20,15 @@ fn hot_fields_share_lines() {
 }
 
 fn nic_with_qps(n: u32) -> Nic {
-    let mut nic = Nic::new(NicConfig::default());
+    let mut nic = Nic::new(NicConfig::default()).unwrap();
     for i in 0..n {
-        let q = nic.create_qp(QpConfig {
-            peer_host: 1,
-            peer_qp: i,
-            sport: i as u16,
-        });
+        let q = nic
+            .create_qp(QpConfig {
+                peer_host: 1,
+                peer_qp: i,
+                sport: i as u16,
+            })
+            .unwrap();
         assert_eq!(q, i, "QP numbers are 0, 1, 2, ...");
     }
     nic
@@ -41,7 +44,8 @@ fn write(nic: &mut Nic, now: Time, qp: QpId, len: u64) {
             len,
             ..WorkRequest::default()
         },
-    );
+    )
+    .unwrap();
 }
 
 /// A data packet from the peer (host 1) to QP `qp`.
@@ -208,7 +212,9 @@ fn earlier_deadline_moves_the_timeout_and_each_runs_once() {
         peer_qp: 1,
         sport: 1,
     };
-    let q1 = nic.create_qp_with(cfg, CcConfig::None, Engine::Irn(irn));
+    let q1 = nic
+        .create_qp_with(cfg, CcConfig::None, Engine::Irn(irn))
+        .unwrap();
     write(&mut nic, 0, 0, 1000);
     unwrap_pkt(nic.poll_transmit(0, 0));
     assert_eq!(nic.poll_timeout(), Some(rto));
@@ -289,11 +295,101 @@ fn read_responses_share_the_qp_with_requests() {
     );
 }
 
+/// Configuration mistakes are errors naming the field, never panics.
 #[test]
-#[should_panic(expected = "invalid NicConfig")]
-fn invalid_config_panics_with_a_message() {
-    Nic::new(NicConfig {
-        mtu: 0,
-        ..NicConfig::default()
+fn invalid_configs_are_errors() {
+    let err = |cfg| Nic::new(cfg).err().map(|e| e.to_string());
+    let d = NicConfig::default;
+    assert_eq!(
+        err(NicConfig { rto: 0, ..d() }).as_deref(),
+        Some("rto must be positive")
+    );
+    assert_eq!(
+        err(NicConfig { mtu: 0, ..d() }).as_deref(),
+        Some("mtu must be positive")
+    );
+    assert_eq!(
+        err(NicConfig {
+            rto: crate::api::MAX_RTO + 1,
+            ..d()
+        })
+        .as_deref(),
+        Some("rto must be at most one hour")
+    );
+    assert_eq!(
+        err(NicConfig {
+            mtu: u32::MAX - 10,
+            ..d()
+        })
+        .as_deref(),
+        Some("mtu + header_bytes must fit in 32 bits")
+    );
+    let bad_irn = Engine::Irn(IrnConfig {
+        rto_low: 0,
+        ..IrnConfig::default()
     });
+    let e = err(NicConfig {
+        reliability: bad_irn,
+        ..d()
+    });
+    assert_eq!(e.as_deref(), Some("irn rto_low must be positive"));
+    // A QP's own engine is checked when it is created.
+    let mut nic = nic_with_qps(1);
+    let cfg = QpConfig {
+        peer_host: 1,
+        peer_qp: 1,
+        sport: 1,
+    };
+    let got = nic.create_qp_with(cfg, CcConfig::None, bad_irn);
+    assert!(
+        matches!(&got, Err(QpError::Config(e)) if e.to_string() == "irn rto_low must be positive"),
+        "{got:?}"
+    );
+    assert_eq!(nic.num_qps(), 1, "nothing created");
+}
+
+/// Calls about a QP that does not exist, and work requests its engine
+/// cannot carry, are refused with an error and change nothing.
+#[test]
+fn bad_calls_are_errors() {
+    let mut nic = nic_with_qps(1);
+    let wr = WorkRequest {
+        verb: Verb::Write,
+        len: 1000,
+        ..WorkRequest::default()
+    };
+    assert_eq!(nic.post_send(0, 7, wr), Err(QpError::Unknown(7)));
+    assert_eq!(nic.post_recv(7, 0, 10), Err(QpError::Unknown(7)));
+    assert_eq!(nic.qp_engine(7), Err(QpError::Unknown(7)));
+    assert_eq!(
+        nic.qp_rate_bps_at(u32::MAX, 0),
+        Err(QpError::Unknown(u32::MAX))
+    );
+    assert!(nic.qp_cc(7).is_err());
+    // More packets than a PSN counts.
+    let huge = WorkRequest {
+        len: u64::MAX,
+        ..wr
+    };
+    assert_eq!(
+        nic.post_send(0, 0, huge),
+        Err(QpError::Refused(0, WrError::TooLong(u64::MAX)))
+    );
+    // MP-RDMA carries WRITE and SEND only.
+    let mp = Engine::MpRdma(crate::engine::mprdma::MpRdmaConfig::default());
+    let cfg = QpConfig {
+        peer_host: 1,
+        peer_qp: 1,
+        sport: 1,
+    };
+    let q = nic.create_qp_with(cfg, CcConfig::None, mp).unwrap();
+    let read = WorkRequest {
+        verb: Verb::Read,
+        ..wr
+    };
+    let e = nic.post_send(0, q, read).unwrap_err();
+    assert_eq!(e, QpError::Refused(q, WrError::Unsupported(Verb::Read)));
+    assert_eq!(e.to_string(), "QP 1: the engine does not carry Read");
+    assert_eq!(nic.poll_transmit(0, 0), Transmit::Idle, "nothing posted");
+    assert!(nic.is_quiescent());
 }

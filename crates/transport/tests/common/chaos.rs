@@ -118,15 +118,17 @@ impl ChaosWorld {
             Nic::new(NicConfig {
                 host: 0,
                 ..cfg.clone()
-            }),
-            Nic::new(NicConfig { host: 1, ..cfg }),
+            })
+            .unwrap(),
+            Nic::new(NicConfig { host: 1, ..cfg }).unwrap(),
         ];
         for (i, nic) in nics.iter_mut().enumerate() {
             nic.create_qp(QpConfig {
                 peer_host: 1 - i as u32,
                 peer_qp: 0,
                 sport: 1000 + 1000 * i as u16,
-            });
+            })
+            .unwrap();
         }
         ChaosWorld {
             nics,
@@ -154,21 +156,35 @@ impl ChaosWorld {
 
     pub fn post_send(&mut self, wr: WorkRequest, sync: bool) {
         let now = self.q.now();
-        self.nics[0].post_send_with(now, 0, wr, SendOptions { sync });
+        self.nics[0]
+            .post_send_with(now, 0, wr, SendOptions { sync })
+            .unwrap();
         self.after_input(0);
     }
 
     /// Posts a receive WQE at NIC 1 whose buffer is `len` bytes at `addr`.
     pub fn post_recv(&mut self, wr_id: u64, addr: u64, len: u64) {
-        self.nics[1].post_recv_at(0, wr_id, addr, len);
+        self.nics[1].post_recv_at(0, wr_id, addr, len).unwrap();
     }
 
-    /// Runs until nothing is left to do or `until`.
+    /// Delivers a forged packet to NIC `i` now, with `payload` as its
+    /// bytes when the NICs move memory.
+    pub fn inject(&mut self, i: usize, p: &Packet, payload: &[u8]) {
+        let now = self.q.now();
+        match &mut self.mems {
+            None => self.nics[i].on_packet(now, p),
+            Some(mems) => self.nics[i].on_packet_with(now, p, payload, &mut mems[i]),
+        }
+        self.after_input(i);
+    }
+
+    /// Runs until nothing is left to do or `until` (events after it stay
+    /// queued).
     pub fn run_until(&mut self, until: Time) {
-        while let Some((now, ev)) = self.q.pop() {
-            if now > until {
+        while self.q.peek_time().is_some_and(|t| t <= until) {
+            let Some((now, ev)) = self.q.pop() else {
                 break;
-            }
+            };
             match ev {
                 Ev::PortFree(i) => {
                     self.busy[i] = false;

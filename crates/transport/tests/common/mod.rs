@@ -90,7 +90,7 @@ impl World {
         let a = NicConfig { host: 0, ..a };
         let b = NicConfig { host: 1, ..b };
         World {
-            nics: vec![Nic::new(a), Nic::new(b)],
+            nics: vec![Nic::new(a).unwrap(), Nic::new(b).unwrap()],
             q: EventQueue::new(),
             busy: [false; 2],
             wakeups: Default::default(),
@@ -116,28 +116,32 @@ impl World {
     /// Creates `n` QP pairs: A's QP i talks to B's QP i.
     pub fn connect(&mut self, n: u32) {
         for i in 0..n {
-            let qa = self.nics[A].create_qp(QpConfig {
-                peer_host: 1,
-                peer_qp: i,
-                sport: 1000 + i as u16,
-            });
-            let qb = self.nics[B].create_qp(QpConfig {
-                peer_host: 0,
-                peer_qp: i,
-                sport: 2000 + i as u16,
-            });
+            let qa = self.nics[A]
+                .create_qp(QpConfig {
+                    peer_host: 1,
+                    peer_qp: i,
+                    sport: 1000 + i as u16,
+                })
+                .unwrap();
+            let qb = self.nics[B]
+                .create_qp(QpConfig {
+                    peer_host: 0,
+                    peer_qp: i,
+                    sport: 2000 + i as u16,
+                })
+                .unwrap();
             assert_eq!((qa, qb), (i, i));
         }
     }
 
     pub fn post_send(&mut self, nic: usize, qp: QpId, wr: WorkRequest) {
         let now = self.now();
-        self.nics[nic].post_send(now, qp, wr);
+        self.nics[nic].post_send(now, qp, wr).unwrap();
         self.after_input(nic);
     }
 
     pub fn post_recv(&mut self, nic: usize, qp: QpId, wr_id: u64, len: u64) {
-        self.nics[nic].post_recv(qp, wr_id, len);
+        self.nics[nic].post_recv(qp, wr_id, len).unwrap();
     }
 
     /// Re-polls a NIC (e.g. after changing `paused`).
