@@ -137,6 +137,8 @@ impl std::error::Error for ConfigError {}
 pub enum QpError {
     /// No QP was created with this number.
     Unknown(QpId),
+    /// The QP was destroyed ([`crate::Nic::destroy_qp`]).
+    Destroyed(QpId),
     /// The QP's engine cannot carry the work request.
     Refused(QpId, WrError),
     /// Every QP number has been used (numbers are not reused).
@@ -149,6 +151,7 @@ impl std::fmt::Display for QpError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             QpError::Unknown(q) => write!(f, "no QP {q}"),
+            QpError::Destroyed(q) => write!(f, "QP {q} was destroyed"),
             QpError::Refused(q, e) => write!(f, "QP {q}: {e}"),
             QpError::Exhausted => f.write_str("every QP number has been used"),
             QpError::Config(e) => write!(f, "invalid QP configuration: {e}"),

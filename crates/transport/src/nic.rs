@@ -97,6 +97,25 @@ impl Nic {
         Ok(id)
     }
 
+    /// Destroys `qp`: its engine's state and queued work (no completion
+    /// is reported for work not done), its congestion control, its
+    /// pending timers, its place in the scheduler and the control packets
+    /// it has queued are released. Completions it already reported stay
+    /// in [`Nic::poll_event`]'s queue.
+    ///
+    /// QP numbers are not reused: the slot keeps a tombstone (the QP's
+    /// fixed [`Nic::QP_BYTES`], nothing boxed), so a later packet for it
+    /// is counted in `malformed_dropped` and dropped, and a later call
+    /// about it is refused with [`QpError::Destroyed`].
+    pub fn destroy_qp(&mut self, qp: QpId) -> Result<(), QpError> {
+        let q = live_mut(&mut self.qps, qp)?;
+        *q = Qp::tombstone(qp, q.cfg);
+        self.sched.remove(qp);
+        self.timers.remove(qp);
+        self.ctrl.retain(|p| p.src_qp != qp);
+        Ok(())
+    }
+
     /// Posts a work request on `qp`'s send queue.
     pub fn post_send(&mut self, now: Time, qp: QpId, wr: WorkRequest) -> Result<(), QpError> {
         self.post_send_with(now, qp, wr, SendOptions::default())
@@ -171,10 +190,9 @@ impl Nic {
         self.now = self.now.max(now);
         let qi = pkt.dst_qp as usize;
         let valid = pkt.dst == self.cfg.host
-            && self
-                .qps
-                .get(qi)
-                .is_some_and(|q| q.cfg.peer_host == pkt.src && q.cfg.peer_qp == pkt.src_qp);
+            && self.qps.get(qi).is_some_and(|q| {
+                q.cfg.peer_host == pkt.src && q.cfg.peer_qp == pkt.src_qp && !q.destroyed
+            });
         if !valid {
             self.stats.malformed_dropped += 1;
             return;
@@ -377,7 +395,8 @@ impl Nic {
         self.qps.iter().map(Qp::bytes).sum()
     }
 
-    /// Number of QPs created.
+    /// Number of QPs created, destroyed ones included (their numbers are
+    /// not reused).
     pub fn num_qps(&self) -> usize {
         self.qps.len()
     }
@@ -424,12 +443,20 @@ impl Nic {
 
 /// The QP `qp`, or why there is none.
 fn live(qps: &[Qp], qp: QpId) -> Result<&Qp, QpError> {
-    qps.get(qp as usize).ok_or(QpError::Unknown(qp))
+    match qps.get(qp as usize) {
+        None => Err(QpError::Unknown(qp)),
+        Some(q) if q.destroyed => Err(QpError::Destroyed(qp)),
+        Some(q) => Ok(q),
+    }
 }
 
 /// [`live`], mutable.
 fn live_mut(qps: &mut [Qp], qp: QpId) -> Result<&mut Qp, QpError> {
-    qps.get_mut(qp as usize).ok_or(QpError::Unknown(qp))
+    match qps.get_mut(qp as usize) {
+        None => Err(QpError::Unknown(qp)),
+        Some(q) if q.destroyed => Err(QpError::Destroyed(qp)),
+        Some(q) => Ok(q),
+    }
 }
 
 #[cfg(test)]

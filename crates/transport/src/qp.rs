@@ -1,7 +1,8 @@
 //! One queue pair: its engine's state ([`EngineState`]), its congestion
 //! control state, its rate limiter (time and size of the last packet sent;
 //! [`LineRate`], the NIC's serialisation at line rate without a division)
-//! and the bookkeeping of its single armed timer.
+//! the bookkeeping of its single armed timer, and what stays of it once
+//! destroyed (a tombstone).
 //!
 //! May use `crate::api`, `crate::engine`, `crate::rc`, `crate::cc`,
 //! `crate::dcqcn`, `crate::memory`, `crate::packet`, `crate::sched` and
@@ -75,6 +76,8 @@ pub(crate) struct Qp {
     /// Alternates requester data and READ responses when both are waiting
     /// (read and written by every data packet sent).
     pub resp_turn: bool,
+    /// Destroyed (`Nic::destroy_qp`): a tombstone that takes no input.
+    pub destroyed: bool,
     // Lines 1-3 and on.
     pub engine: EngineState,
     /// How this QP, as a notification point, reports CE marks.
@@ -98,9 +101,18 @@ impl Qp {
             last_tx_at: 0,
             last_wire: None,
             resp_turn: false,
+            destroyed: false,
             armed: Time::MAX,
             sched: SchedState::Idle,
         }
+    }
+
+    /// What stays of QP `id` once destroyed: a go-back-N QP without work,
+    /// congestion control or anything boxed, marked destroyed.
+    pub fn tombstone(id: QpId, cfg: QpConfig) -> Qp {
+        let mut q = Qp::new(id, cfg, Engine::GoBackN, Cc::None, Notification::AckEcho);
+        q.destroyed = true;
+        q
     }
 
     /// Bytes of this QP's fixed state: the QP and what it boxes (IRN's or
@@ -267,6 +279,7 @@ mod tests {
         assert!(offset_of!(Qp, cfg) + std::mem::size_of::<QpConfig>() <= 64);
         assert!(offset_of!(Qp, cc) + std::mem::size_of::<Cc>() <= 64);
         assert!(offset_of!(Qp, resp_turn) < 64);
+        assert!(offset_of!(Qp, destroyed) < 64);
         assert_eq!(offset_of!(Qp, engine), 64);
     }
 

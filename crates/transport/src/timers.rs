@@ -9,7 +9,8 @@
 //! nothing due yet and the QP re-arms for its new deadline. So a QP may
 //! hold several entries, even two at one picosecond (an entry at `t`, then
 //! an earlier one whose timeout re-arms `t`); each is handled on its own,
-//! as a separate input (see `Nic::handle_timeout`).
+//! as a separate input (see `Nic::handle_timeout`). A destroyed QP's
+//! entries are removed.
 //!
 //! Uses only `crate::api` (for `QpId`).
 
@@ -46,6 +47,11 @@ impl Timers {
         }
     }
 
+    /// Removes every entry of `qp` (it was destroyed).
+    pub fn remove(&mut self, qp: QpId) {
+        self.heap.retain(|&Reverse((_, q))| q != qp);
+    }
+
     #[cfg(test)]
     pub fn len(&self) -> usize {
         self.heap.len()
@@ -57,7 +63,7 @@ mod tests {
     use super::*;
 
     /// Entries come out by deadline, then QP, duplicates included; none
-    /// before it is due.
+    /// before it is due; a removed QP's never.
     #[test]
     fn pops_due_entries_in_order() {
         let mut t = Timers::default();
@@ -67,11 +73,12 @@ mod tests {
         }
         assert_eq!(t.next(), Some(10));
         assert_eq!(t.pop_due(9), None);
+        t.remove(1);
         let mut got = vec![];
         while let Some(q) = t.pop_due(30) {
             got.push(q);
         }
-        assert_eq!(got, vec![2, 2, 3, 0, 1]);
+        assert_eq!(got, vec![2, 2, 3, 0]);
         assert_eq!(t.len(), 0);
     }
 }

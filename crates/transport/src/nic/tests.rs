@@ -393,3 +393,69 @@ fn bad_calls_are_errors() {
     assert_eq!(nic.poll_transmit(0, 0), Transmit::Idle, "nothing posted");
     assert!(nic.is_quiescent());
 }
+
+/// Destroyed mid-transfer, with a control packet queued, data ready and a
+/// timer armed: nothing of it is sent or due any more, a packet for it is
+/// counted as malformed, a call about it is refused, and the other QP
+/// goes on.
+#[test]
+fn destroyed_qp_leaves_nothing_behind() {
+    let mut nic = nic_with_qps(2);
+    write(&mut nic, 0, 0, 10_000);
+    write(&mut nic, 0, 1, 3000);
+    let first = unwrap_pkt(nic.poll_transmit(0, 0));
+    assert_eq!(first.src_qp, 0);
+    assert_eq!(nic.poll_timeout(), Some(nic.config().rto));
+    nic.on_packet(0, &incoming(0, 0, true, true));
+    nic.destroy_qp(0).unwrap();
+    assert_eq!(nic.poll_timeout(), None, "its timer is gone");
+    let mut t = 0;
+    let mut sent = vec![];
+    loop {
+        match nic.poll_transmit(t, 0) {
+            Transmit::Packet(p) => sent.push((p.src_qp, p.kind, p.psn)),
+            Transmit::At(next) => t = next,
+            Transmit::Idle => break,
+        }
+    }
+    let want: Vec<_> = (0..3).map(|psn| (1, PacketKind::Request, psn)).collect();
+    assert_eq!(sent, want, "no ACK, no data of QP 0; all of QP 1");
+    nic.on_packet(t, &incoming(0, 1, false, true));
+    let mut ack = incoming(0, 0, false, false);
+    ack.kind = PacketKind::Ack;
+    ack.psn = 1;
+    nic.on_packet(t, &ack);
+    assert_eq!(nic.stats().malformed_dropped, 2);
+    assert_eq!(nic.poll_transmit(t, 0), Transmit::Idle);
+    assert_eq!(
+        nic.post_send(t, 0, WorkRequest::default()),
+        Err(QpError::Destroyed(0))
+    );
+    assert_eq!(nic.post_recv(0, 0, 10), Err(QpError::Destroyed(0)));
+    assert_eq!(nic.qp_engine(0), Err(QpError::Destroyed(0)));
+    assert_eq!(nic.destroy_qp(0), Err(QpError::Destroyed(0)));
+    assert_eq!(nic.destroy_qp(2), Err(QpError::Unknown(2)));
+    assert_eq!(nic.num_qps(), 2);
+    // Numbers are not reused; QP 1 still works.
+    let cfg = QpConfig {
+        peer_host: 1,
+        peer_qp: 2,
+        sport: 2,
+    };
+    assert_eq!(nic.create_qp(cfg), Ok(2));
+    assert_eq!(nic.qp_bytes(), 3 * Nic::QP_BYTES, "nothing boxed");
+    let mut ack = incoming(1, 0, false, false);
+    ack.kind = PacketKind::Ack;
+    ack.psn = 3;
+    nic.on_packet(t, &ack);
+    let done: Vec<_> = std::iter::from_fn(|| nic.poll_event())
+        .map(|Event::Completion(c)| (c.qp, c.side))
+        .collect();
+    use crate::api::CompletionSide::*;
+    assert_eq!(
+        done,
+        vec![(0, Responder), (1, Requester)],
+        "QP 0's completion reported before it was destroyed stays"
+    );
+    assert!(nic.is_quiescent());
+}
