@@ -25,7 +25,7 @@ pub type QpId = u32;
 pub const MAX_RTO: Time = 3600 * engine::time::SEC;
 
 /// Fields in declaration order (`repr(C)`): what every packet reads comes
-/// first, so that it shares a cache line inside [`Nic`].
+/// first, so that it shares a cache line inside [`crate::Nic`].
 #[derive(Clone, Debug)]
 #[repr(C)]
 pub struct NicConfig {

@@ -2,7 +2,8 @@
 //! point-to-point channel with a propagation delay, optional per-packet
 //! rules (drop, extra delay = reordering) and an optional bottleneck queue
 //! on the A->B direction (FIFO at a lower rate, deterministic ECN marking
-//! above a threshold). Driven by `engine::EventQueue`.
+//! above a threshold). Driven by `engine::EventQueue` and the NICs' one
+//! drive loop (`transport::driver`), whose environment ([`Io`]) it is.
 
 #![allow(dead_code)]
 
@@ -10,10 +11,9 @@ pub mod chaos;
 
 use engine::time::serialization;
 use engine::{EventQueue, Time};
-use transport::driver::Wakeups;
+use transport::driver::{self, Io, Wake, Wakeups};
 use transport::{
-    Completion, CompletionSide, Event, Nic, NicConfig, Packet, QpConfig, QpId, Transmit,
-    WorkRequest,
+    Completion, CompletionSide, Nic, NicConfig, Packet, QpConfig, QpId, Transmit, WorkRequest,
 };
 
 /// Property-test cases: 48 unless PROPTEST_CASES asks for more (a soak
@@ -137,7 +137,7 @@ impl World {
     pub fn post_send(&mut self, nic: usize, qp: QpId, wr: WorkRequest) {
         let now = self.now();
         self.nics[nic].post_send(now, qp, wr).unwrap();
-        self.after_input(nic);
+        driver::after_input(self, now, nic);
     }
 
     pub fn post_recv(&mut self, nic: usize, qp: QpId, wr_id: u64, len: u64) {
@@ -146,7 +146,8 @@ impl World {
 
     /// Re-polls a NIC (e.g. after changing `paused`).
     pub fn kick(&mut self, nic: usize) {
-        self.poll(nic);
+        let now = self.now();
+        self.ready(now, nic);
     }
 
     /// Runs until no event is left or simulated time reaches `until` (a
@@ -160,97 +161,20 @@ impl World {
                 Ev::Stop => break,
                 Ev::PortFree(i) => {
                     self.busy[i] = false;
-                    self.poll(i);
+                    self.ready(now, i);
                 }
-                Ev::Wake(i) => {
-                    if self.wakeups[i].transmit_due(now) {
-                        self.poll(i);
-                    }
-                }
+                Ev::Wake(i) => driver::wake(self, now, i),
                 Ev::Arrive(i, p) => {
                     self.delivered.push((now, i, p));
-                    self.nics[i].on_packet(now, &p);
-                    self.after_input(i);
+                    driver::deliver(self, now, i, &p);
                 }
-                Ev::Timer(i) => {
-                    self.wakeups[i].timer_due(now);
-                    self.nics[i].handle_timeout(now);
-                    self.after_input(i);
-                }
+                Ev::Timer(i) => driver::timer(self, now, i),
             }
         }
     }
 
     pub fn run(&mut self) {
         self.run_until(Time::MAX);
-    }
-
-    fn drain(&mut self, i: usize) {
-        while let Some(e) = self.nics[i].poll_event() {
-            match e {
-                Event::Completion(c) => self.completions.push((i, c)),
-            }
-        }
-        if let Some(t) = self.wakeups[i].timer_at(&self.nics[i], self.q.now()) {
-            self.q.schedule(t, Ev::Timer(i));
-            self.arm_timers[i] += 1;
-        }
-    }
-
-    fn after_input(&mut self, i: usize) {
-        self.drain(i);
-        self.poll(i);
-    }
-
-    fn poll(&mut self, i: usize) {
-        if self.busy[i] {
-            return;
-        }
-        let now = self.now();
-        let tx = self.nics[i].poll_transmit(now, self.paused[i]);
-        self.drain(i);
-        match tx {
-            Transmit::Packet(p) => {
-                let rate = self.nics[i].config().line_rate_bps;
-                let done = now + serialization(p.wire as u64, rate);
-                self.busy[i] = true;
-                self.q.schedule(done, Ev::PortFree(i));
-                self.sent.push((now, i, p));
-                let extra = match (self.rule)(now, i, &p) {
-                    Action::Deliver => 0,
-                    Action::Drop => return,
-                    Action::Delay(d) => d,
-                };
-                let mut p = p;
-                let mut at = done + self.delay + extra;
-                if i == A {
-                    if let Some(b) = self.bottleneck.as_mut() {
-                        let backlog = if b.busy_until > done {
-                            ((b.busy_until - done) as u128 * b.rate_bps as u128
-                                / 8
-                                / engine::time::SEC as u128) as u64
-                        } else {
-                            0
-                        };
-                        b.max_backlog = b.max_backlog.max(backlog);
-                        if backlog > b.mark_bytes {
-                            p.ce = true;
-                        }
-                        let dep = b.busy_until.max(done) + serialization(p.wire as u64, b.rate_bps);
-                        b.busy_until = dep;
-                        at = dep + self.delay + extra;
-                    }
-                }
-                self.q.schedule(at, Ev::Arrive(1 - i, p));
-            }
-            Transmit::At(t) => {
-                assert!(t > now, "At({t}) not in the future (now {now})");
-                if self.wakeups[i].transmit_at(t) {
-                    self.q.schedule(t, Ev::Wake(i));
-                }
-            }
-            Transmit::Idle => {}
-        }
     }
 
     /// Requester completions of `nic` on `qp`: (wr_id, len) in order.
@@ -276,5 +200,79 @@ impl World {
         self.sent
             .iter()
             .filter(move |(_, n, p)| *n == nic && p.is_data())
+    }
+}
+
+/// The bench as the environment of the NICs' drive loop: each port
+/// serialises at its NIC's line rate onto the channel.
+impl Io for World {
+    type Id = usize;
+
+    fn nic(&mut self, i: usize) -> (&mut Nic, &mut Wakeups) {
+        (&mut self.nics[i], &mut self.wakeups[i])
+    }
+
+    fn poll_transmit(&mut self, now: Time, i: usize, paused: u8) -> Transmit {
+        let tx = self.nics[i].poll_transmit(now, paused);
+        if let Transmit::At(t) = tx {
+            assert!(t > now, "At({t}) not in the future (now {now})");
+        }
+        tx
+    }
+
+    fn send(&mut self, now: Time, i: usize, p: Packet) {
+        let rate = self.nics[i].config().line_rate_bps;
+        let done = now + serialization(p.wire as u64, rate);
+        self.busy[i] = true;
+        self.q.schedule(done, Ev::PortFree(i));
+        self.sent.push((now, i, p));
+        let extra = match (self.rule)(now, i, &p) {
+            Action::Deliver => 0,
+            Action::Drop => return,
+            Action::Delay(d) => d,
+        };
+        let mut p = p;
+        let mut at = done + self.delay + extra;
+        if i == A {
+            if let Some(b) = self.bottleneck.as_mut() {
+                let backlog = if b.busy_until > done {
+                    ((b.busy_until - done) as u128 * b.rate_bps as u128
+                        / 8
+                        / engine::time::SEC as u128) as u64
+                } else {
+                    0
+                };
+                b.max_backlog = b.max_backlog.max(backlog);
+                if backlog > b.mark_bytes {
+                    p.ce = true;
+                }
+                let dep = b.busy_until.max(done) + serialization(p.wire as u64, b.rate_bps);
+                b.busy_until = dep;
+                at = dep + self.delay + extra;
+            }
+        }
+        self.q.schedule(at, Ev::Arrive(1 - i, p));
+    }
+
+    fn ready(&mut self, now: Time, i: usize) {
+        if !self.busy[i] {
+            let paused = self.paused[i];
+            driver::transmit(self, now, i, paused);
+        }
+    }
+
+    fn call_at(&mut self, at: Time, i: usize, why: Wake) {
+        let ev = match why {
+            Wake::Transmit => Ev::Wake(i),
+            Wake::Timer => {
+                self.arm_timers[i] += 1;
+                Ev::Timer(i)
+            }
+        };
+        self.q.schedule(at, ev);
+    }
+
+    fn completion(&mut self, _now: Time, i: usize, c: Completion) {
+        self.completions.push((i, c));
     }
 }
