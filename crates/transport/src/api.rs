@@ -5,16 +5,14 @@
 //! [`QpError`]), and the counters ([`NicStats`]).
 //!
 //! May use only plain-data modules of the crate: `packet`, `cc` (the
-//! congestion-control choice), the engines' configuration files
-//! (`engine::config`, `engine::irn::config`, `engine::mprdma::config`) and
-//! segmentation (`rc::segment`, pure functions over `packet`), none of
-//! which imports this file back.
+//! congestion-control choice), and the engines' configuration files
+//! (`engine::config`, `engine::irn::config`, `engine::mprdma::config`),
+//! none of which imports this file back.
 
 use crate::cc::CcConfig;
 use crate::engine::config::Engine;
 use crate::engine::mprdma::config::OodHistogram;
 use crate::packet::{Packet, Verb};
-use crate::rc::segment::wqe_npkts;
 use engine::Time;
 
 /// NIC-local queue pair number.
@@ -189,26 +187,7 @@ pub struct WorkRequest {
     pub compare: u64,
 }
 
-impl WorkRequest {
-    /// Whether a QP running `engine` with packets of `mtu` payload bytes
-    /// can carry this work request ([`crate::Nic::post_send`] refuses it
-    /// otherwise): its verb (MP-RDMA: WRITE and SEND) and its length.
-    pub fn check(&self, engine: &Engine, mtu: u32) -> Result<(), WrError> {
-        let carried = match engine {
-            Engine::GoBackN | Engine::Irn(_) => true,
-            Engine::MpRdma(_) => matches!(self.verb, Verb::Write | Verb::Send),
-        };
-        if !carried {
-            return Err(WrError::Unsupported(self.verb));
-        }
-        if wqe_npkts(self.verb, self.len, mtu).is_none() {
-            return Err(WrError::TooLong(self.len));
-        }
-        Ok(())
-    }
-}
-
-/// Why a work request cannot be carried ([`WorkRequest::check`]).
+/// Why a work request cannot be carried ([`crate::Nic::check_work_request`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum WrError {
     /// The engine does not carry this verb.

@@ -26,7 +26,8 @@
 //! - `sched` (ready ring and rate-limiter heap), `timers` (the NIC's one
 //!   timer channel), `qp` (one queue pair).
 //! - [`nic`]: the NIC.
-//! - [`driver`]: what a driver of the NIC keeps beside it.
+//! - [`driver`]: the one drive loop of a NIC, over an environment ([`driver::Io`]):
+//!   the simulator's hosts, the test benches, later the UDP datapath.
 
 pub mod api;
 pub mod cc;

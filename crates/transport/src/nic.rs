@@ -15,13 +15,13 @@ use std::collections::VecDeque;
 
 use crate::api::{
     ConfigError, Event, NicConfig, NicStats, QpConfig, QpError, QpId, SendOptions, Transmit,
-    WorkRequest,
+    WorkRequest, WrError,
 };
 use crate::cc::{Cc, CcConfig};
 use crate::engine::Engine;
 use crate::memory::{Dma, Memory};
 use crate::packet::Packet;
-use crate::qp::{LineRate, Qp};
+use crate::qp::{carries, LineRate, Qp};
 use crate::rc::{Ctx, RecvWqe};
 use crate::sched::{SchedState, Scheduler};
 use crate::timers::Timers;
@@ -95,6 +95,13 @@ impl Nic {
         self.qps
             .push(Qp::new(id, cfg, engine, state, cc.notification()));
         Ok(id)
+    }
+
+    /// Whether a QP of this NIC running `engine` could carry `wr`
+    /// ([`Nic::post_send`] refuses it otherwise): its verb (MP-RDMA: WRITE
+    /// and SEND) and its length.
+    pub fn check_work_request(&self, engine: &Engine, wr: &WorkRequest) -> Result<(), WrError> {
+        carries(engine, wr, self.cfg.mtu)
     }
 
     /// Destroys `qp`: its engine's state and queued work (no completion

@@ -1,4 +1,5 @@
-//! One queue pair: its engine's state ([`EngineState`]), its congestion
+//! One queue pair: what work its engine can carry ([`carries`]), its
+//! engine's state ([`EngineState`]), its congestion
 //! control state, its rate limiter (time and size of the last packet sent;
 //! [`LineRate`], the NIC's serialisation at line rate without a division)
 //! the bookkeeping of its single armed timer, and what stays of it once
@@ -11,13 +12,13 @@
 
 use std::num::NonZeroU32;
 
-use crate::api::{NicConfig, NicStats, QpConfig, QpError, QpId, WorkRequest};
+use crate::api::{NicConfig, NicStats, QpConfig, QpError, QpId, WorkRequest, WrError};
 use crate::cc::Cc;
 use crate::dcqcn::Notification;
 use crate::engine::{Engine, EngineState};
 use crate::memory::Dma;
-use crate::packet::Packet;
-use crate::rc::{Conn, Ctx, RecvWqe};
+use crate::packet::{Packet, Verb};
+use crate::rc::{wqe_npkts, Conn, Ctx, RecvWqe};
 use crate::sched::SchedState;
 use crate::timers::Timers;
 use engine::time::{ps_per_byte, serialization, serialization_at};
@@ -48,6 +49,23 @@ impl LineRate {
             serialization(bytes as u64, rate)
         }
     }
+}
+
+/// Whether a QP running `engine` with packets of `mtu` payload bytes can
+/// carry `wr`: its verb (MP-RDMA: WRITE and SEND) and its length in
+/// packets.
+pub(crate) fn carries(engine: &Engine, wr: &WorkRequest, mtu: u32) -> Result<(), WrError> {
+    let carried = match engine {
+        Engine::GoBackN | Engine::Irn(_) => true,
+        Engine::MpRdma(_) => matches!(wr.verb, Verb::Write | Verb::Send),
+    };
+    if !carried {
+        return Err(WrError::Unsupported(wr.verb));
+    }
+    if wqe_npkts(wr.verb, wr.len, mtu).is_none() {
+        return Err(WrError::TooLong(wr.len));
+    }
+    Ok(())
 }
 
 /// A QP, laid out by cache line (`repr(C)`): in a large run a QP is out of
@@ -150,11 +168,9 @@ impl Qp {
         self.engine.resp_has_data()
     }
 
-    /// Refuses a work request this QP's engine cannot carry
-    /// ([`WorkRequest::check`]).
+    /// Refuses a work request this QP's engine cannot carry ([`carries`]).
     pub fn check(&self, wr: &WorkRequest, mtu: u32) -> Result<(), QpError> {
-        wr.check(&self.engine_cfg, mtu)
-            .map_err(|e| QpError::Refused(self.id, e))
+        carries(&self.engine_cfg, wr, mtu).map_err(|e| QpError::Refused(self.id, e))
     }
 
     /// Posts a work request ([`Qp::check`]ed); `sync` is MP-RDMA's

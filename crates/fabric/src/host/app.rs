@@ -69,7 +69,8 @@ impl Network {
             len: flow.message_len(0),
             ..WorkRequest::default()
         };
-        if let Err(e) = wr.check(&engine, self.cfg.nic.mtu) {
+        let nic = &self.hosts[flow.src as usize].nic;
+        if let Err(e) = nic.check_work_request(&engine, &wr) {
             return Err(format!(
                 "flow from host {} to host {} ({}): {e}",
                 flow.src,
