@@ -459,7 +459,7 @@ fn nic_state(net: &fabric::Network) -> std::collections::BTreeMap<&'static str, 
     for h in 0..net.host_count() {
         let nic = net.nic(h);
         for q in 0..nic.num_qps() as u32 {
-            let r = nic.qp_reliability(q);
+            let Ok(r) = nic.qp_engine(q) else { continue };
             let b = r.state_bytes();
             let e: &mut NicState = m.entry(r.name()).or_default();
             e.qps += 1;

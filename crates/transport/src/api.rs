@@ -1,8 +1,8 @@
 //! The NIC's API types, at the bottom of the crate: identifiers and
-//! configuration ([`QpId`], [`QpConfig`], [`NicConfig`], [`ConfigError`]),
-//! what a caller hands in ([`WorkRequest`], [`SendOptions`]) and gets out
-//! ([`Transmit`], [`Event`], [`Completion`]), and the counters
-//! ([`NicStats`]).
+//! configuration ([`QpId`], [`QpConfig`], [`NicConfig`]), what a caller
+//! hands in ([`WorkRequest`], [`SendOptions`]) and gets out ([`Transmit`],
+//! [`Event`], [`Completion`]), the errors of its calls ([`ConfigError`],
+//! [`QpError`]), and the counters ([`NicStats`]).
 //!
 //! May use only plain-data modules of the crate: `packet`, `cc` (the
 //! congestion-control choice), and the engines' configuration files
@@ -18,8 +18,12 @@ use engine::Time;
 /// NIC-local queue pair number.
 pub type QpId = u32;
 
+/// The longest retransmission timeout [`NicConfig::validate`] accepts (one
+/// hour), so that a deadline never overflows the clock.
+pub const MAX_RTO: Time = 3600 * engine::time::SEC;
+
 /// Fields in declaration order (`repr(C)`): what every packet reads comes
-/// first, so that it shares a cache line inside [`Nic`].
+/// first, so that it shares a cache line inside [`crate::Nic`].
 #[derive(Clone, Debug)]
 #[repr(C)]
 pub struct NicConfig {
@@ -72,33 +76,88 @@ impl Default for NicConfig {
 }
 
 impl NicConfig {
-    /// Checks the configuration; [`crate::Nic::new`] panics on an invalid one.
-    pub fn validate(&self) -> Result<(), String> {
+    /// Checks the configuration ([`crate::Nic::new`] does).
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let fail = |m: &str| Err(ConfigError::new(m));
         if self.line_rate_bps == 0 {
-            return Err("line_rate_bps must be positive".into());
+            return fail("line_rate_bps must be positive");
         }
         if self.mtu == 0 {
-            return Err("mtu must be positive".into());
+            return fail("mtu must be positive");
         }
         if self.ctrl_bytes == 0 {
-            return Err("ctrl_bytes must be positive".into());
+            return fail("ctrl_bytes must be positive");
         }
         if self.header_bytes == 0 {
-            return Err("header_bytes must be positive (a 0-byte message is a packet)".into());
+            return fail("header_bytes must be positive (a 0-byte message is a packet)");
+        }
+        if self.mtu.checked_add(self.header_bytes).is_none() {
+            return fail("mtu + header_bytes must fit in 32 bits");
         }
         if self.ack_every == 0 {
-            return Err("ack_every must be at least 1".into());
+            return fail("ack_every must be at least 1");
         }
         if self.rto == 0 {
-            return Err("rto must be positive".into());
+            return fail("rto must be positive");
+        }
+        if self.rto > MAX_RTO {
+            return fail("rto must be at most one hour");
         }
         if self.data_priority > 7 || self.ctrl_priority > 7 {
-            return Err("priorities must be in 0..8".into());
+            return fail("data_priority and ctrl_priority must be in 0..8");
         }
-        self.reliability.validate()?;
-        self.cc.validate()
+        self.reliability.validate().map_err(ConfigError::new)?;
+        self.cc.validate().map_err(ConfigError::new)
     }
 }
+
+/// A configuration mistake: the field and what is wrong with it ("rto
+/// must be positive").
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigError(String);
+
+impl ConfigError {
+    pub(crate) fn new(message: impl Into<String>) -> ConfigError {
+        ConfigError(message.into())
+    }
+}
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// Why the NIC refused a call about a QP. Nothing changed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum QpError {
+    /// No QP was created with this number.
+    Unknown(QpId),
+    /// The QP was destroyed ([`crate::Nic::destroy_qp`]).
+    Destroyed(QpId),
+    /// The QP's engine cannot carry the work request.
+    Refused(QpId, WrError),
+    /// Every QP number has been used (numbers are not reused).
+    Exhausted,
+    /// The QP's own engine or congestion-control configuration is invalid.
+    Config(ConfigError),
+}
+
+impl std::fmt::Display for QpError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            QpError::Unknown(q) => write!(f, "no QP {q}"),
+            QpError::Destroyed(q) => write!(f, "QP {q} was destroyed"),
+            QpError::Refused(q, e) => write!(f, "QP {q}: {e}"),
+            QpError::Exhausted => f.write_str("every QP number has been used"),
+            QpError::Config(e) => write!(f, "invalid QP configuration: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for QpError {}
 
 #[derive(Clone, Copy, Debug)]
 pub struct QpConfig {
@@ -127,6 +186,29 @@ pub struct WorkRequest {
     /// Compare-and-swap: the compare value.
     pub compare: u64,
 }
+
+/// Why a work request cannot be carried ([`crate::Nic::check_work_request`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WrError {
+    /// The engine does not carry this verb.
+    Unsupported(Verb),
+    /// A message of this many bytes needs more packets than a QP can count.
+    TooLong(u64),
+}
+
+impl std::fmt::Display for WrError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            WrError::Unsupported(v) => write!(f, "the engine does not carry {v:?}"),
+            WrError::TooLong(len) => write!(
+                f,
+                "a message of {len} bytes needs more packets than a QP can count"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for WrError {}
 
 /// Per-operation flags of [`crate::Nic::post_send_with`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -167,15 +249,9 @@ pub struct Completion {
     pub imm: u64,
 }
 
+/// What the NIC reports (timers go through [`crate::Nic::poll_timeout`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Event {
-    /// Call `on_timer(qp)` at `at`. Stale timers are harmless: the NIC
-    /// ignores a timer that fires before its current deadline (and asks
-    /// again for the new one).
-    ArmTimer {
-        qp: QpId,
-        at: Time,
-    },
     Completion(Completion),
 }
 

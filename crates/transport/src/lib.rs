@@ -4,10 +4,11 @@
 //! and round-robin service across QPs.
 //!
 //! Nothing here knows about clocks, sockets or the simulator: the caller
-//! feeds in "work request posted", "packet arrived" and "timer fired" with
-//! the current time, and pulls out packets to send, timers to arm and
-//! completions (the shape of quinn-proto). The simulator's hosts and the
-//! real UDP datapath both drive this same code.
+//! feeds in "work request posted", "packet arrived" and "timer due" with
+//! the current time, and pulls out packets to send, completions and the
+//! time of its next timer (`poll_timeout` / `handle_timeout`, the shape of
+//! quinn-proto). The simulator's hosts and the real UDP datapath both
+//! drive this same code.
 //!
 //! Layers, bottom up (a file uses only the layers below it):
 //! - [`packet`], [`memory`], [`dcqcn`], [`cc`]: packets, DMA, congestion
@@ -22,12 +23,16 @@
 //! - [`engine`]: one folder per engine (`gbn`, [`irn`], [`mprdma`]), the
 //!   [`Engine`] choice and the one dispatch over the engines' runtime
 //!   state.
-//! - `sched` (ready ring and rate-limiter heap), `qp` (one queue pair).
+//! - `sched` (ready ring and rate-limiter heap), `timers` (the NIC's one
+//!   timer channel), `qp` (one queue pair).
 //! - [`nic`]: the NIC.
+//! - [`driver`]: the one drive loop of a NIC, over an environment ([`driver::Io`]):
+//!   the simulator's hosts, the test benches, later the UDP datapath.
 
 pub mod api;
 pub mod cc;
 pub mod dcqcn;
+pub mod driver;
 pub mod engine;
 pub mod memory;
 pub mod nic;
@@ -35,10 +40,11 @@ pub mod packet;
 mod qp;
 mod rc;
 mod sched;
+mod timers;
 
 pub use api::{
-    Completion, CompletionSide, Event, NicConfig, NicStats, QpConfig, QpId, SendOptions, Transmit,
-    WorkRequest,
+    Completion, CompletionSide, ConfigError, Event, NicConfig, NicStats, QpConfig, QpError, QpId,
+    SendOptions, Transmit, WorkRequest, WrError,
 };
 pub use cc::{Cc, CcConfig};
 pub use dcqcn::{Dcqcn, DcqcnParams, Notification};

@@ -1,23 +1,30 @@
 //! The NIC ([`Nic`]): the QP table (a `Vec` indexed by `QpId`), packet
 //! demultiplexing to each QP's engine, the control-packet FIFO and the data
 //! scheduler (control first; then round-robin over QPs that have data and
-//! whose rate limiter allows them to send). Its types are in `crate::api`.
+//! whose rate limiter allows them to send), and the timer table behind
+//! `poll_timeout` / `handle_timeout`. Its types are in `crate::api`.
+//!
+//! Nothing a caller passes in panics it: a configuration mistake is a
+//! [`ConfigError`], a call about a QP that does not exist (or a work
+//! request its engine cannot carry) a [`QpError`], and a packet it cannot
+//! use is counted (`NicStats::malformed_dropped`) and dropped.
 //!
 //! May use every module of the crate except `driver`; none uses it back.
-//!
-//! API CONTRACT: the simulator host is written against these signatures;
-//! items may be added, not renamed or removed.
 
 use std::collections::VecDeque;
 
-use crate::api::{Event, NicConfig, NicStats, QpConfig, QpId, SendOptions, Transmit, WorkRequest};
+use crate::api::{
+    ConfigError, Event, NicConfig, NicStats, QpConfig, QpError, QpId, SendOptions, Transmit,
+    WorkRequest, WrError,
+};
 use crate::cc::{Cc, CcConfig};
 use crate::engine::Engine;
 use crate::memory::{Dma, Memory};
 use crate::packet::Packet;
-use crate::qp::{LineRate, Qp};
+use crate::qp::{carries, LineRate, Qp};
 use crate::rc::{Ctx, RecvWqe};
 use crate::sched::{SchedState, Scheduler};
+use crate::timers::Timers;
 use engine::Time;
 
 /// One host's RNIC: its queue pairs, their packets, timers and completions.
@@ -39,15 +46,16 @@ pub struct Nic {
     line: LineRate,
     cfg: NicConfig,
     stats: NicStats,
+    /// The one timer channel (see [`Nic::poll_timeout`]).
+    timers: Timers,
 }
 
 impl Nic {
-    /// Panics if the configuration is invalid (see [`NicConfig::validate`]).
-    pub fn new(cfg: NicConfig) -> Nic {
-        if let Err(e) = cfg.validate() {
-            panic!("invalid NicConfig: {e}");
-        }
-        Nic {
+    /// A NIC without QPs; refuses an invalid configuration (see
+    /// [`NicConfig::validate`]).
+    pub fn new(cfg: NicConfig) -> Result<Nic, ConfigError> {
+        cfg.validate()?;
+        Ok(Nic {
             line: LineRate::new(cfg.line_rate_bps),
             cfg,
             qps: Vec::new(),
@@ -55,71 +63,112 @@ impl Nic {
             events: VecDeque::new(),
             sched: Scheduler::default(),
             stats: NicStats::default(),
+            timers: Timers::default(),
             now: 0,
-        }
+        })
     }
 
     pub fn config(&self) -> &NicConfig {
         &self.cfg
     }
 
-    /// Creates a QP running the NIC's congestion control. QP numbers are
-    /// 0, 1, 2, ... in creation order.
-    pub fn create_qp(&mut self, cfg: QpConfig) -> QpId {
+    /// Creates a QP running the NIC's engine and congestion control. QP
+    /// numbers are 0, 1, 2, ... in creation order, never reused.
+    pub fn create_qp(&mut self, cfg: QpConfig) -> Result<QpId, QpError> {
         let (cc, rel) = (self.cfg.cc, self.cfg.reliability);
         self.create_qp_with(cfg, cc, rel)
     }
 
-    /// Creates a QP with its own congestion control and reliability scheme.
-    /// Panics if either is invalid.
-    pub fn create_qp_with(&mut self, cfg: QpConfig, cc: CcConfig, rel: Engine) -> QpId {
-        if let Err(e) = cc.validate() {
-            panic!("invalid CcConfig: {e}");
-        }
-        if let Err(e) = rel.validate() {
-            panic!("invalid Engine: {e}");
-        }
-        let id = QpId::try_from(self.qps.len()).expect("too many QPs");
+    /// Creates a QP with its own congestion control and engine; refuses
+    /// an invalid one.
+    pub fn create_qp_with(
+        &mut self,
+        cfg: QpConfig,
+        cc: CcConfig,
+        engine: Engine,
+    ) -> Result<QpId, QpError> {
+        let invalid = |e| QpError::Config(ConfigError::new(e));
+        cc.validate().map_err(invalid)?;
+        engine.validate().map_err(invalid)?;
+        let id = QpId::try_from(self.qps.len()).map_err(|_| QpError::Exhausted)?;
         let state = Cc::new(&cc, self.cfg.line_rate_bps);
         self.qps
-            .push(Qp::new(id, cfg, rel, state, cc.notification()));
-        id
+            .push(Qp::new(id, cfg, engine, state, cc.notification()));
+        Ok(id)
     }
 
-    /// Posts a work request on `qp`'s send queue. Panics if `qp` does not
-    /// exist.
-    pub fn post_send(&mut self, now: Time, qp: QpId, wr: WorkRequest) {
-        self.post_send_with(now, qp, wr, SendOptions::default());
+    /// Whether a QP of this NIC running `engine` could carry `wr`
+    /// ([`Nic::post_send`] refuses it otherwise): its verb (MP-RDMA: WRITE
+    /// and SEND) and its length.
+    pub fn check_work_request(&self, engine: &Engine, wr: &WorkRequest) -> Result<(), WrError> {
+        carries(engine, wr, self.cfg.mtu)
+    }
+
+    /// Destroys `qp`: its engine's state and queued work (no completion
+    /// is reported for work not done), its congestion control, its
+    /// pending timers, its place in the scheduler and the control packets
+    /// it has queued are released. Completions it already reported stay
+    /// in [`Nic::poll_event`]'s queue.
+    ///
+    /// QP numbers are not reused: the slot keeps a tombstone (the QP's
+    /// fixed [`Nic::QP_BYTES`], nothing boxed), so a later packet for it
+    /// is counted in `malformed_dropped` and dropped, and a later call
+    /// about it is refused with [`QpError::Destroyed`].
+    pub fn destroy_qp(&mut self, qp: QpId) -> Result<(), QpError> {
+        let q = live_mut(&mut self.qps, qp)?;
+        *q = Qp::tombstone(qp, q.cfg);
+        self.sched.remove(qp);
+        self.timers.remove(qp);
+        self.ctrl.retain(|p| p.src_qp != qp);
+        Ok(())
+    }
+
+    /// Posts a work request on `qp`'s send queue.
+    pub fn post_send(&mut self, now: Time, qp: QpId, wr: WorkRequest) -> Result<(), QpError> {
+        self.post_send_with(now, qp, wr, SendOptions::default())
     }
 
     /// [`Nic::post_send`] with per-operation flags (MP-RDMA's synchronise).
-    pub fn post_send_with(&mut self, now: Time, qp: QpId, wr: WorkRequest, opts: SendOptions) {
-        self.now = self.now.max(now);
+    /// Refuses a verb the QP's engine does not carry and a message longer
+    /// than it can count.
+    pub fn post_send_with(
+        &mut self,
+        now: Time,
+        qp: QpId,
+        wr: WorkRequest,
+        opts: SendOptions,
+    ) -> Result<(), QpError> {
         let mtu = self.cfg.mtu;
-        let events = &mut self.events;
-        let q = self
-            .qps
-            .get_mut(qp as usize)
-            .unwrap_or_else(|| panic!("no QP {qp}"));
+        let q = live_mut(&mut self.qps, qp)?;
+        q.check(&wr, mtu)?;
+        self.now = self.now.max(now);
         q.post(now, wr, opts.sync, mtu);
         if q.engine.is_mprdma() {
             self.stats.mp_sync_messages += u64::from(opts.sync);
             // A synchronise gate may need a timer.
-            q.sync_timer(events);
+            q.sync_timer(&mut self.timers);
         }
         self.wake(qp as usize, now);
+        Ok(())
     }
 
     /// Posts a receive WQE (for SENDs and WRITEs with immediate) of `len`
     /// bytes at address 0 (for callers that move lengths only). A SEND
     /// longer than its receive buffer is not placed (`access_errors`).
-    pub fn post_recv(&mut self, qp: QpId, wr_id: u64, len: u64) {
-        self.post_recv_at(qp, wr_id, 0, len);
+    pub fn post_recv(&mut self, qp: QpId, wr_id: u64, len: u64) -> Result<(), QpError> {
+        self.post_recv_at(qp, wr_id, 0, len)
     }
 
     /// Posts a receive WQE whose buffer is `len` bytes at `addr`.
-    pub fn post_recv_at(&mut self, qp: QpId, wr_id: u64, addr: u64, len: u64) {
-        self.qp_mut(qp).post_recv(RecvWqe { wr_id, addr, len });
+    pub fn post_recv_at(
+        &mut self,
+        qp: QpId,
+        wr_id: u64,
+        addr: u64,
+        len: u64,
+    ) -> Result<(), QpError> {
+        live_mut(&mut self.qps, qp)?.post_recv(RecvWqe { wr_id, addr, len });
+        Ok(())
     }
 
     #[inline]
@@ -148,10 +197,9 @@ impl Nic {
         self.now = self.now.max(now);
         let qi = pkt.dst_qp as usize;
         let valid = pkt.dst == self.cfg.host
-            && self
-                .qps
-                .get(qi)
-                .is_some_and(|q| q.cfg.peer_host == pkt.src && q.cfg.peer_qp == pkt.src_qp);
+            && self.qps.get(qi).is_some_and(|q| {
+                q.cfg.peer_host == pkt.src && q.cfg.peer_qp == pkt.src_qp && !q.destroyed
+            });
         if !valid {
             self.stats.malformed_dropped += 1;
             return;
@@ -168,16 +216,37 @@ impl Nic {
             dma,
         };
         let wake = qp.on_packet(&mut cx, pkt);
-        qp.sync_timer(&mut self.events);
+        qp.sync_timer(&mut self.timers);
         if wake {
             self.wake(qi, now);
         }
     }
 
-    /// A timer armed with `Event::ArmTimer { qp, at }` fired. Stale or early
-    /// calls are harmless.
-    pub fn on_timer(&mut self, now: Time, qp: QpId) {
+    /// The earliest time [`Nic::handle_timeout`] has something to do (None:
+    /// no timer armed). Only an input (a post, a packet, a transmit, a
+    /// timeout) moves it: ask again after each.
+    #[inline]
+    pub fn poll_timeout(&self) -> Option<Time> {
+        self.timers.next()
+    }
+
+    /// Runs the earliest timer due at `now`, if any: a QP's retransmission
+    /// timeout or, for MP-RDMA, its burst timer, synchronise gate or hole
+    /// resend (a QP whose deadline moved later re-arms for it). Harmless
+    /// when early or repeated.
+    ///
+    /// One timer per call: when several are due at once, [`Nic::poll_timeout`]
+    /// stays at or before `now`, and each is an input of its own, after
+    /// which the driver polls transmit and events as after any input (see
+    /// `crate::driver`). A driver that calls this whenever `poll_timeout`
+    /// has passed runs them all. (Run back to back, without a transmit in
+    /// between, an MP-RDMA QP's second timer at the instant its
+    /// synchronise gate opened would close the gate again.)
+    pub fn handle_timeout(&mut self, now: Time) {
         self.now = self.now.max(now);
+        let Some(qp) = self.timers.pop_due(now) else {
+            return;
+        };
         let qi = qp as usize;
         let Some(q) = self.qps.get_mut(qi) else {
             return;
@@ -186,7 +255,7 @@ impl Nic {
             q.armed = Time::MAX;
         }
         self.stats.timeouts += q.on_timer(now);
-        q.sync_timer(&mut self.events);
+        q.sync_timer(&mut self.timers);
         self.wake(qi, now);
     }
 
@@ -199,8 +268,7 @@ impl Nic {
     /// packet, a timer, or a PFC resume).
     ///
     /// Sending the first packet of a flight arms the retransmission timer:
-    /// this call may queue an [`Event::ArmTimer`] (never a completion), so
-    /// drain [`Nic::poll_event`] after it too.
+    /// ask [`Nic::poll_timeout`] after it too (it never queues an event).
     #[inline]
     pub fn poll_transmit(&mut self, now: Time, paused: u8) -> Transmit {
         self.poll_transmit_dma(now, paused, &mut Dma::none())
@@ -231,9 +299,10 @@ impl Nic {
     fn poll_transmit_dma(&mut self, now: Time, paused: u8, dma: &mut Dma) -> Transmit {
         self.now = self.now.max(now);
         if !self.ctrl.is_empty() && paused & (1u8 << self.cfg.ctrl_priority) == 0 {
-            let p = self.ctrl.pop_front().expect("non-empty");
-            self.stats.ctrl_packets_sent += 1;
-            return Transmit::Packet(p);
+            if let Some(p) = self.ctrl.pop_front() {
+                self.stats.ctrl_packets_sent += 1;
+                return Transmit::Packet(p);
+            }
         }
         if paused & (1u8 << self.cfg.data_priority) != 0 {
             return Transmit::Idle;
@@ -273,7 +342,7 @@ impl Nic {
             self.stats.data_packets_sent += 1;
             self.stats.data_bytes_sent += pkt.payload as u64;
             self.stats.data_wire_bytes_sent += pkt.wire as u64;
-            q.sync_timer(&mut self.events);
+            q.sync_timer(&mut self.timers);
             self.wake(qi as usize, now);
             // A ready QP was last touched a round of the ring ago (in an
             // all-to-all, a hundred packets): ask for the lines of the one
@@ -333,31 +402,26 @@ impl Nic {
         self.qps.iter().map(Qp::bytes).sum()
     }
 
-    /// Number of QPs created.
+    /// Number of QPs created, destroyed ones included (their numbers are
+    /// not reused).
     pub fn num_qps(&self) -> usize {
         self.qps.len()
     }
 
     /// The QP's sending rate at `now` (not before the latest time seen).
-    pub fn qp_rate_bps_at(&self, qp: QpId, now: Time) -> u64 {
-        self.qp(qp).cc.rate_at(now, self.cfg.line_rate_bps)
+    pub fn qp_rate_bps_at(&self, qp: QpId, now: Time) -> Result<u64, QpError> {
+        Ok(live(&self.qps, qp)?.cc.rate_at(now, self.cfg.line_rate_bps))
     }
 
     /// The QP's congestion-control state (e.g. DCQCN's alpha), as of its
     /// last update.
-    pub fn qp_cc(&self, qp: QpId) -> &Cc {
-        &self.qp(qp).cc
+    pub fn qp_cc(&self, qp: QpId) -> Result<&Cc, QpError> {
+        Ok(&live(&self.qps, qp)?.cc)
     }
 
     /// The engine `qp` runs.
-    pub fn qp_engine(&self, qp: QpId) -> Engine {
-        self.qp(qp).engine_cfg
-    }
-
-    /// [`Nic::qp_engine`].
-    // TODO(merge): rename users (experiment's report.rs) to `qp_engine`.
-    pub fn qp_reliability(&self, qp: QpId) -> Engine {
-        self.qp_engine(qp)
+    pub fn qp_engine(&self, qp: QpId) -> Result<Engine, QpError> {
+        Ok(live(&self.qps, qp)?.engine_cfg)
     }
 
     /// True if no QP has anything to send or outstanding and no control
@@ -366,18 +430,6 @@ impl Nic {
         self.ctrl.is_empty()
             && self.events.is_empty()
             && self.qps.iter().all(|q| !q.has_data() && !q.outstanding())
-    }
-
-    fn qp(&self, qp: QpId) -> &Qp {
-        self.qps
-            .get(qp as usize)
-            .unwrap_or_else(|| panic!("no QP {qp}"))
-    }
-
-    fn qp_mut(&mut self, qp: QpId) -> &mut Qp {
-        self.qps
-            .get_mut(qp as usize)
-            .unwrap_or_else(|| panic!("no QP {qp}"))
     }
 
     /// Puts an idle QP that has something to send into the scheduler.
@@ -393,6 +445,24 @@ impl Nic {
         } else {
             self.sched.push_waiting(q.id, e, &mut q.sched);
         }
+    }
+}
+
+/// The QP `qp`, or why there is none.
+fn live(qps: &[Qp], qp: QpId) -> Result<&Qp, QpError> {
+    match qps.get(qp as usize) {
+        None => Err(QpError::Unknown(qp)),
+        Some(q) if q.destroyed => Err(QpError::Destroyed(qp)),
+        Some(q) => Ok(q),
+    }
+}
+
+/// [`live`], mutable.
+fn live_mut(qps: &mut [Qp], qp: QpId) -> Result<&mut Qp, QpError> {
+    match qps.get_mut(qp as usize) {
+        None => Err(QpError::Unknown(qp)),
+        Some(q) if q.destroyed => Err(QpError::Destroyed(qp)),
+        Some(q) => Ok(q),
     }
 }
 

@@ -1,23 +1,26 @@
-//! One queue pair: its engine's state ([`EngineState`]), its congestion
+//! One queue pair: what work its engine can carry ([`carries`]), its
+//! engine's state ([`EngineState`]), its congestion
 //! control state, its rate limiter (time and size of the last packet sent;
 //! [`LineRate`], the NIC's serialisation at line rate without a division)
-//! and the bookkeeping of its single armed timer.
+//! the bookkeeping of its single armed timer, and what stays of it once
+//! destroyed (a tombstone).
 //!
 //! May use `crate::api`, `crate::engine`, `crate::rc`, `crate::cc`,
-//! `crate::dcqcn`, `crate::memory`, `crate::packet` and `crate::sched`;
+//! `crate::dcqcn`, `crate::memory`, `crate::packet`, `crate::sched` and
+//! `crate::timers`;
 //! never the NIC.
 
-use std::collections::VecDeque;
 use std::num::NonZeroU32;
 
-use crate::api::{Event, NicConfig, NicStats, QpConfig, QpId, WorkRequest};
+use crate::api::{NicConfig, NicStats, QpConfig, QpError, QpId, WorkRequest, WrError};
 use crate::cc::Cc;
 use crate::dcqcn::Notification;
 use crate::engine::{Engine, EngineState};
 use crate::memory::Dma;
-use crate::packet::Packet;
-use crate::rc::{Conn, Ctx, RecvWqe};
+use crate::packet::{Packet, Verb};
+use crate::rc::{wqe_npkts, Conn, Ctx, RecvWqe};
 use crate::sched::SchedState;
+use crate::timers::Timers;
 use engine::time::{ps_per_byte, serialization, serialization_at};
 use engine::Time;
 
@@ -48,6 +51,23 @@ impl LineRate {
     }
 }
 
+/// Whether a QP running `engine` with packets of `mtu` payload bytes can
+/// carry `wr`: its verb (MP-RDMA: WRITE and SEND) and its length in
+/// packets.
+pub(crate) fn carries(engine: &Engine, wr: &WorkRequest, mtu: u32) -> Result<(), WrError> {
+    let carried = match engine {
+        Engine::GoBackN | Engine::Irn(_) => true,
+        Engine::MpRdma(_) => matches!(wr.verb, Verb::Write | Verb::Send),
+    };
+    if !carried {
+        return Err(WrError::Unsupported(wr.verb));
+    }
+    if wqe_npkts(wr.verb, wr.len, mtu).is_none() {
+        return Err(WrError::TooLong(wr.len));
+    }
+    Ok(())
+}
+
 /// A QP, laid out by cache line (`repr(C)`): in a large run a QP is out of
 /// cache whenever its next packet comes, so what matters is how many lines
 /// a packet reads. Line 0 holds what every packet reads (scheduling, rate
@@ -62,7 +82,7 @@ pub(crate) struct Qp {
     /// Time of the last data packet sent (rate limiter; valid once
     /// `last_wire` is).
     pub last_tx_at: Time,
-    /// The earliest `ArmTimer` handed out and not yet fired (`Time::MAX`:
+    /// The earliest timer entry armed and not yet run (`Time::MAX`:
     /// none; a plain time keeps line 0 within 64 bytes).
     pub armed: Time,
     pub cc: Cc,
@@ -74,6 +94,8 @@ pub(crate) struct Qp {
     /// Alternates requester data and READ responses when both are waiting
     /// (read and written by every data packet sent).
     pub resp_turn: bool,
+    /// Destroyed (`Nic::destroy_qp`): a tombstone that takes no input.
+    pub destroyed: bool,
     // Lines 1-3 and on.
     pub engine: EngineState,
     /// How this QP, as a notification point, reports CE marks.
@@ -97,9 +119,18 @@ impl Qp {
             last_tx_at: 0,
             last_wire: None,
             resp_turn: false,
+            destroyed: false,
             armed: Time::MAX,
             sched: SchedState::Idle,
         }
+    }
+
+    /// What stays of QP `id` once destroyed: a go-back-N QP without work,
+    /// congestion control or anything boxed, marked destroyed.
+    pub fn tombstone(id: QpId, cfg: QpConfig) -> Qp {
+        let mut q = Qp::new(id, cfg, Engine::GoBackN, Cc::None, Notification::AckEcho);
+        q.destroyed = true;
+        q
     }
 
     /// Bytes of this QP's fixed state: the QP and what it boxes (IRN's or
@@ -137,8 +168,13 @@ impl Qp {
         self.engine.resp_has_data()
     }
 
-    /// Posts a work request; `sync` is MP-RDMA's synchronise flag (the
-    /// other engines deliver in order anyway).
+    /// Refuses a work request this QP's engine cannot carry ([`carries`]).
+    pub fn check(&self, wr: &WorkRequest, mtu: u32) -> Result<(), QpError> {
+        carries(&self.engine_cfg, wr, mtu).map_err(|e| QpError::Refused(self.id, e))
+    }
+
+    /// Posts a work request ([`Qp::check`]ed); `sync` is MP-RDMA's
+    /// synchronise flag (the other engines deliver in order anyway).
     pub fn post(&mut self, now: Time, wr: WorkRequest, sync: bool, mtu: u32) {
         self.engine.post(now, wr, sync, mtu)
     }
@@ -218,24 +254,24 @@ impl Qp {
         pkt.dst = self.cfg.peer_host;
         pkt.src_qp = self.id;
         pkt.dst_qp = self.cfg.peer_qp;
-        let wire = NonZeroU32::new(pkt.wire).expect("a data packet has headers");
         self.last_tx_at = now;
-        self.last_wire = Some(wire);
+        // Never 0: a data packet has headers (`NicConfig::header_bytes`).
+        self.last_wire = NonZeroU32::new(pkt.wire);
         self.cc
             .on_sent(now, pkt.wire as u64, &mut stats.rate_decreases);
         pkt
     }
 
-    /// Emits an `ArmTimer` if the QP's deadline is earlier than the timer
-    /// already armed (or none is armed). A later deadline waits for the armed
-    /// timer to fire, which then re-arms: at most one timer per QP per RTO
-    /// instead of one per ACK.
+    /// Arms a timer entry if the QP's deadline is earlier than the one
+    /// already armed (or none is). A later deadline waits for the armed
+    /// entry to come due, which then re-arms: at most one entry per QP per
+    /// RTO instead of one per ACK.
     #[inline(always)]
-    pub fn sync_timer(&mut self, events: &mut VecDeque<Event>) {
+    pub fn sync_timer(&mut self, timers: &mut Timers) {
         if let Some(d) = self.deadline() {
             if d < self.armed {
                 self.armed = d;
-                events.push_back(Event::ArmTimer { qp: self.id, at: d });
+                timers.arm(d, self.id);
             }
         }
     }
@@ -259,6 +295,7 @@ mod tests {
         assert!(offset_of!(Qp, cfg) + std::mem::size_of::<QpConfig>() <= 64);
         assert!(offset_of!(Qp, cc) + std::mem::size_of::<Cc>() <= 64);
         assert!(offset_of!(Qp, resp_turn) < 64);
+        assert!(offset_of!(Qp, destroyed) < 64);
         assert_eq!(offset_of!(Qp, engine), 64);
     }
 

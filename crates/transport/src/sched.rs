@@ -72,6 +72,14 @@ impl Scheduler {
         self.ready.pop_front()
     }
 
+    /// Takes `qp` out of the ring and the heap (it was destroyed).
+    pub fn remove(&mut self, qp: QpId) {
+        self.ready.retain(|&q| q != qp);
+        self.waiting.retain(|&(_, q)| q != qp);
+        // A sorted array is a heap.
+        self.waiting.sort_unstable();
+    }
+
     /// No QP is ready or waiting.
     #[inline]
     pub fn is_empty(&self) -> bool {
@@ -110,11 +118,13 @@ impl Scheduler {
         None
     }
 
-    /// Removes the minimum (the heap is not empty).
+    /// Removes the minimum, if any.
     #[inline(always)]
     fn pop_min(&mut self) {
         let h = &mut self.waiting;
-        let last = h.pop().expect("pop_min on an empty heap");
+        let Some(last) = h.pop() else {
+            return;
+        };
         let n = h.len();
         if n == 0 {
             return;
@@ -162,5 +172,31 @@ mod tests {
         }
         assert_eq!(got, keys);
         assert_eq!(s.earliest(|_, _| false), None);
+    }
+
+    /// A removed QP leaves the ring and the heap; the others keep their
+    /// order.
+    #[test]
+    fn removed_qps_are_gone() {
+        let mut s = Scheduler::default();
+        for q in 0..4 {
+            s.push_ready(q, &mut SchedState::Idle);
+        }
+        for (t, q) in [(5, 7), (3, 8), (9, 7), (1, 9), (4, 8)] {
+            s.push_waiting(q, t, &mut SchedState::Idle);
+        }
+        s.remove(1);
+        s.remove(8);
+        let mut ready = vec![];
+        while let Some(q) = s.pop_ready() {
+            ready.push(q);
+        }
+        assert_eq!(ready, vec![0, 2, 3]);
+        let mut due = vec![];
+        while let Some(e) = s.pop_due(Time::MAX) {
+            due.push(e);
+        }
+        assert_eq!(due, vec![(1, 9), (5, 7), (9, 7)]);
+        assert!(s.is_empty());
     }
 }

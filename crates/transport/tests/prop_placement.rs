@@ -24,8 +24,9 @@ use std::collections::BinaryHeap;
 use engine::time::{serialization, US};
 use engine::{Rng, StreamKind, Time};
 use proptest::prelude::*;
+use transport::driver::{self, Io, Wake, Wakeups};
 use transport::{
-    CompletionSide, Event, IrnConfig, Memory, Nic, NicConfig, Packet, QpConfig, Reliability,
+    Completion, CompletionSide, IrnConfig, Memory, Nic, NicConfig, Packet, QpConfig, Reliability,
     Transmit, Verb, WorkRequest,
 };
 
@@ -249,8 +250,9 @@ fn plan(ops: &[Op], a0: &Mem, b0: &Mem) -> Plan {
 }
 
 enum Ev {
-    Poll(usize),
-    Timer(usize, u32),
+    PortFree(usize),
+    Wake(usize),
+    Timer(usize),
     Deliver(usize, Packet, Vec<u8>),
 }
 
@@ -265,6 +267,92 @@ struct Outcome {
     data_sent: u64,
 }
 
+/// The two NICs, their memories and the channel: the environment of the
+/// NICs' drive loop (`transport::driver`).
+struct Bench {
+    nics: [Nic; 2],
+    wakeups: [Wakeups; 2],
+    mems: [Mem; 2],
+    busy: [bool; 2],
+    /// (time, sequence, index into `evs`): ties in scheduling order.
+    q: BinaryHeap<Reverse<(Time, u64, usize)>>,
+    evs: Vec<Option<Ev>>,
+    rng: Rng,
+    ch: Channel,
+    /// The payload of the packet being sent.
+    buf: Vec<u8>,
+    req: Vec<u64>,
+    resp: Vec<(u64, Verb, u64, u64)>,
+    end: Time,
+    data_sent: u64,
+}
+
+impl Bench {
+    fn push(&mut self, t: Time, e: Ev) {
+        let i = self.evs.len();
+        self.q.push(Reverse((t, i as u64, i)));
+        self.evs.push(Some(e));
+    }
+}
+
+impl Io for Bench {
+    type Id = usize;
+
+    fn nic(&mut self, n: usize) -> (&mut Nic, &mut Wakeups) {
+        (&mut self.nics[n], &mut self.wakeups[n])
+    }
+
+    fn poll_transmit(&mut self, now: Time, n: usize, paused: u8) -> Transmit {
+        self.nics[n].poll_transmit_with(now, paused, &mut self.mems[n], &mut self.buf)
+    }
+
+    fn send(&mut self, now: Time, n: usize, pkt: Packet) {
+        assert_eq!(self.buf.len(), pkt.payload as usize);
+        self.data_sent += pkt.is_data() as u64;
+        let done = now + serialization(pkt.wire as u64, RATE);
+        self.busy[n] = true;
+        self.push(done, Ev::PortFree(n));
+        let copies = if self.rng.uniform() < self.ch.drop {
+            0
+        } else if self.rng.uniform() < self.ch.dup {
+            2
+        } else {
+            1
+        };
+        for _ in 0..copies {
+            let extra = if self.ch.jitter > 0 {
+                self.rng.next_u64() % self.ch.jitter
+            } else {
+                0
+            };
+            let bytes = self.buf.clone();
+            self.push(done + US + extra, Ev::Deliver(1 - n, pkt, bytes));
+        }
+    }
+
+    fn ready(&mut self, now: Time, n: usize) {
+        if !self.busy[n] {
+            driver::transmit(self, now, n, 0);
+        }
+    }
+
+    fn call_at(&mut self, at: Time, n: usize, why: Wake) {
+        let ev = match why {
+            Wake::Transmit => Ev::Wake(n),
+            Wake::Timer => Ev::Timer(n),
+        };
+        self.push(at, ev);
+    }
+
+    fn completion(&mut self, now: Time, _n: usize, c: Completion) {
+        self.end = now;
+        match c.side {
+            CompletionSide::Requester => self.req.push(c.wr_id),
+            CompletionSide::Responder => self.resp.push((c.wr_id, c.verb, c.len, c.imm)),
+        }
+    }
+}
+
 fn run(rel: Reliability, ch: Channel, p: &Plan, a0: Mem, b0: Mem) -> Outcome {
     let cfg = NicConfig {
         mtu: MTU,
@@ -276,127 +364,76 @@ fn run(rel: Reliability, ch: Channel, p: &Plan, a0: Mem, b0: Mem) -> Outcome {
         Nic::new(NicConfig {
             host: 0,
             ..cfg.clone()
-        }),
-        Nic::new(NicConfig { host: 1, ..cfg }),
+        })
+        .unwrap(),
+        Nic::new(NicConfig { host: 1, ..cfg }).unwrap(),
     ];
-    nics[0].create_qp(QpConfig {
-        peer_host: 1,
-        peer_qp: 0,
-        sport: 1,
-    });
-    nics[1].create_qp(QpConfig {
-        peer_host: 0,
-        peer_qp: 0,
-        sport: 2,
-    });
-    let mut mems = [a0, b0];
+    for (n, nic) in nics.iter_mut().enumerate() {
+        nic.create_qp(QpConfig {
+            peer_host: 1 - n as u32,
+            peer_qp: 0,
+            sport: 1 + n as u16,
+        })
+        .unwrap();
+    }
     for &(id, addr, len) in &p.recvs {
-        nics[1].post_recv_at(0, id, addr, len);
+        nics[1].post_recv_at(0, id, addr, len).unwrap();
     }
-    let mut rng = Rng::new(ch.seed, StreamKind::LinkLoss, 0);
-    let mut q: BinaryHeap<Reverse<(Time, u64, usize)>> = BinaryHeap::new();
-    let mut evs: Vec<Option<Ev>> = vec![];
-    let push = |q: &mut BinaryHeap<_>, evs: &mut Vec<Option<Ev>>, t: Time, e: Ev| {
-        q.push(Reverse((t, evs.len() as u64, evs.len())));
-        evs.push(Some(e));
-    };
     for wr in &p.wrs {
-        nics[0].post_send(0, 0, *wr);
+        nics[0].post_send(0, 0, *wr).unwrap();
     }
-    push(&mut q, &mut evs, 0, Ev::Poll(0));
-    let mut busy = [0 as Time; 2];
-    let mut req = vec![];
-    let mut resp = vec![];
-    let mut buf = vec![];
-    let mut end = 0;
-    let mut data_sent = 0;
+    let mut b = Bench {
+        nics,
+        wakeups: Default::default(),
+        mems: [a0, b0],
+        busy: [false; 2],
+        q: BinaryHeap::new(),
+        evs: vec![],
+        rng: Rng::new(ch.seed, StreamKind::LinkLoss, 0),
+        ch,
+        buf: vec![],
+        req: vec![],
+        resp: vec![],
+        end: 0,
+        data_sent: 0,
+    };
+    driver::after_input(&mut b, 0, 0);
     // A livelock (retransmitting at line rate forever) advances time
     // slowly: bound the events too, so it fails instead of hanging.
     let (limit, max_events) = (2_000_000 * US, 5_000_000);
     let mut events = 0;
-    while let Some(Reverse((now, _, i))) = q.pop() {
+    while let Some(Reverse((now, _, i))) = b.q.pop() {
         events += 1;
         assert!(
             now < limit && events < max_events,
             "no progress: {} of {} done at {now} ps after {events} events",
-            req.len(),
+            b.req.len(),
             p.wrs.len()
         );
-        // The NIC that got input (and must be polled again), and whether
-        // it was an input rather than a poll.
-        let (n, input) = match evs[i].take().expect("each event once") {
-            Ev::Poll(n) => {
-                if now < busy[n] {
-                    continue;
-                }
-                match nics[n].poll_transmit_with(now, 0, &mut mems[n], &mut buf) {
-                    Transmit::Packet(pkt) => {
-                        assert_eq!(buf.len(), pkt.payload as usize);
-                        data_sent += pkt.is_data() as u64;
-                        busy[n] = now + serialization(pkt.wire as u64, RATE);
-                        push(&mut q, &mut evs, busy[n], Ev::Poll(n));
-                        let copies = if rng.uniform() < ch.drop {
-                            0
-                        } else if rng.uniform() < ch.dup {
-                            2
-                        } else {
-                            1
-                        };
-                        for _ in 0..copies {
-                            let extra = if ch.jitter > 0 {
-                                rng.next_u64() % ch.jitter
-                            } else {
-                                0
-                            };
-                            let at = busy[n] + US + extra;
-                            push(&mut q, &mut evs, at, Ev::Deliver(1 - n, pkt, buf.clone()));
-                        }
-                    }
-                    Transmit::At(t) => push(&mut q, &mut evs, t, Ev::Poll(n)),
-                    Transmit::Idle => {}
-                }
-                (n, false)
+        match b.evs[i].take().expect("each event once") {
+            Ev::PortFree(n) => {
+                b.busy[n] = false;
+                b.ready(now, n);
             }
-            Ev::Timer(n, qp) => {
-                nics[n].on_timer(now, qp);
-                (n, true)
-            }
+            Ev::Wake(n) => driver::wake(&mut b, now, n),
+            Ev::Timer(n) => driver::timer(&mut b, now, n),
             Ev::Deliver(n, pkt, bytes) => {
-                nics[n].on_packet_with(now, &pkt, &bytes, &mut mems[n]);
-                (n, true)
-            }
-        };
-        {
-            while let Some(e) = nics[n].poll_event() {
-                match e {
-                    Event::ArmTimer { qp, at } => {
-                        push(&mut q, &mut evs, at.max(now), Ev::Timer(n, qp))
-                    }
-                    Event::Completion(c) => {
-                        end = now;
-                        match c.side {
-                            CompletionSide::Requester => req.push(c.wr_id),
-                            CompletionSide::Responder => resp.push((c.wr_id, c.verb, c.len, c.imm)),
-                        }
-                    }
-                }
-            }
-            if input && busy[n] <= now {
-                push(&mut q, &mut evs, now, Ev::Poll(n));
+                b.nics[n].on_packet_with(now, &pkt, &bytes, &mut b.mems[n]);
+                driver::after_input(&mut b, now, n);
             }
         }
-        if req.len() == p.wrs.len() && nics.iter().all(|n| n.is_quiescent()) {
+        if b.req.len() == p.wrs.len() && b.nics.iter().all(|n| n.is_quiescent()) {
             break;
         }
     }
-    let [a, b] = mems;
+    let [a, b_mem] = b.mems;
     Outcome {
         a,
-        b,
-        req,
-        resp,
-        end,
-        data_sent,
+        b: b_mem,
+        req: b.req,
+        resp: b.resp,
+        end: b.end,
+        data_sent: b.data_sent,
     }
 }
 

@@ -8,7 +8,9 @@ use crate::net::event::Global;
 use crate::net::Network;
 use engine::rng::stream_seed;
 use engine::{StreamKind, Time};
-use transport::{Completion, CompletionSide, QpConfig, Reliability, SendOptions, WorkRequest};
+use transport::{
+    Completion, CompletionSide, QpConfig, QpError, Reliability, SendOptions, WorkRequest,
+};
 
 impl Network {
     /// The reliability schemes flows chose instead of their NICs' own.
@@ -48,10 +50,32 @@ impl Network {
                 flow.src, flow.dst, flow.messages, flow.bytes
             ));
         }
-        if flow.reliability as usize > self.reliabilities.len() {
+        let engine = match flow.reliability {
+            0 => self.cfg.nic.reliability,
+            i => match self.reliabilities.get(i as usize - 1) {
+                Some(&r) => r,
+                None => {
+                    return Err(format!(
+                        "flow from host {} to host {}: no reliability scheme {i}",
+                        flow.src, flow.dst
+                    ))
+                }
+            },
+        };
+        // What the NIC would refuse to post (the first message is the
+        // longest).
+        let wr = WorkRequest {
+            verb: flow.verb,
+            len: flow.message_len(0),
+            ..WorkRequest::default()
+        };
+        let nic = &self.hosts[flow.src as usize].nic;
+        if let Err(e) = nic.check_work_request(&engine, &wr) {
             return Err(format!(
-                "flow from host {} to host {}: no reliability scheme {}",
-                flow.src, flow.dst, flow.reliability
+                "flow from host {} to host {} ({}): {e}",
+                flow.src,
+                flow.dst,
+                engine.name()
             ));
         }
         let id = self.flows.len() as u32;
@@ -70,7 +94,18 @@ impl Network {
         Ok(id)
     }
 
+    /// Starts flow `id`: its QP at each end, its work requests posted.
     pub(crate) fn start_flow(&mut self, now: Time, id: u32) {
+        // `add_flow` checked what the NICs could refuse: a flow refused
+        // anyway would not start, and the run would end without finishing
+        // it rather than panic.
+        if self.open_flow(now, id).is_ok() {
+            let req = self.flows[id as usize].requester();
+            self.after_nic_input(now, req);
+        }
+    }
+
+    fn open_flow(&mut self, now: Time, id: u32) -> Result<(), QpError> {
         let r = self.flows[id as usize];
         let (req, resp) = (r.requester(), r.responder());
         let sport =
@@ -83,22 +118,23 @@ impl Network {
         // A QP on `host` toward `peer_qp` at `peer`, for this flow.
         let mut create = |host: u32, peer: u32, peer_qp: u32| {
             let h = &mut self.hosts[host as usize];
-            h.qp_flow.push(id);
             let cfg = QpConfig {
                 peer_host: peer,
                 peer_qp,
                 sport,
             };
-            match rel {
+            let qp = match rel {
                 None => h.nic.create_qp(cfg),
                 Some(rel) => {
                     let cc = h.nic.config().cc;
                     h.nic.create_qp_with(cfg, cc, rel)
                 }
-            }
+            }?;
+            h.qp_flow.push(id);
+            Ok::<_, QpError>(qp)
         };
-        let req_qp = create(req, resp, resp_qp);
-        let got = create(resp, req, req_qp);
+        let req_qp = create(req, resp, resp_qp)?;
+        let got = create(resp, req, req_qp)?;
         debug_assert_eq!(got, resp_qp);
         self.flows[id as usize].requester_qp = req_qp;
         self.flows[id as usize].responder_qp = resp_qp;
@@ -109,7 +145,7 @@ impl Network {
             if r.flow.verb == transport::Verb::Send {
                 self.hosts[resp as usize]
                     .nic
-                    .post_recv(resp_qp, id as u64, len);
+                    .post_recv(resp_qp, id as u64, len)?;
             }
             let wr = WorkRequest {
                 wr_id: id as u64 | (i as u64) << 32,
@@ -122,9 +158,9 @@ impl Network {
             };
             self.hosts[req as usize]
                 .nic
-                .post_send_with(now, req_qp, wr, opts);
+                .post_send_with(now, req_qp, wr, opts)?;
         }
-        self.after_nic_input(now, req);
+        Ok(())
     }
 
     /// A work request completed at a host: the requester's completion of

@@ -1,40 +1,70 @@
-//! The simulator's driver of a host's NIC: what it sends when its port is
-//! free (`host_transmit`), a packet delivered to it (`deliver`), its
-//! wake-ups and timers (`nic_wake`, `nic_timer`), and what it asks for
-//! after each input (timers, completions: `drain_nic_events`). Touches the
-//! host and its NIC through the transport's public API only.
+//! The simulator's side of a host's NIC: the host as the environment of
+//! the transport's one drive loop (`transport::driver`, through its `Io`:
+//! the NIC and its wake-ups, the port, the event queue, the flows), and
+//! the entry points the rest of the fabric calls: a free port
+//! (`host_transmit`), a packet delivered (`deliver`), a wake-up or timer
+//! event (`nic_wake`, `nic_timer`), a flow's posts (`after_nic_input`).
+//! Touches the host and its NIC through the transport's public API only.
+//!
+//! The loop's functions are generic and inline here: the per-packet path
+//! compiles as when this file held its own copy of the loop.
 
 use crate::link::frame::Frame;
 use crate::net::arena::Hdr;
 use crate::net::event::Ev;
 use crate::net::Network;
 use engine::Time;
-use transport::{Event, Transmit};
+use transport::driver::{self, Io, Wake, Wakeups};
+use transport::{Completion, Nic, Packet};
+
+impl Io for Network {
+    type Id = u32;
+
+    #[inline(always)]
+    fn nic(&mut self, h: u32) -> (&mut Nic, &mut Wakeups) {
+        let host = &mut self.hosts[h as usize];
+        (&mut host.nic, &mut host.wakeups)
+    }
+
+    /// Into the arena, onto the host's port.
+    #[inline(always)]
+    fn send(&mut self, now: Time, h: u32, pkt: Packet) {
+        let hdr = self.arena.alloc(pkt);
+        self.counters.injected_packets += 1;
+        self.counters.injected_bytes += pkt.wire as u64;
+        let p = self.hosts[h as usize].port;
+        self.transmit(now, p, Frame::Packet(hdr));
+    }
+
+    /// Kicks the host's port (which may send a PFC frame first).
+    #[inline(always)]
+    fn ready(&mut self, now: Time, h: u32) {
+        let p = self.hosts[h as usize].port;
+        self.kick(now, p);
+    }
+
+    #[inline(always)]
+    fn call_at(&mut self, at: Time, h: u32, why: Wake) {
+        let ev = match why {
+            Wake::Transmit => Ev::NicWake(h),
+            Wake::Timer => Ev::Timer(h),
+        };
+        self.schedule(at, ev);
+    }
+
+    #[inline(always)]
+    fn completion(&mut self, now: Time, _h: u32, c: Completion) {
+        self.complete(now, c);
+    }
+}
 
 impl Network {
-    /// Host `h`'s port `p` is free (and the classes in `paused` are
-    /// paused by the switch): the NIC sends a packet, names when it may,
-    /// or has nothing.
+    /// Host `h`'s port is free (and the classes in `paused` are paused by
+    /// the switch): the NIC sends a packet, names when it may, or has
+    /// nothing.
     #[inline(always)]
-    pub(crate) fn host_transmit(&mut self, now: Time, p: u32, h: u32, paused: u8) {
-        let host = &mut self.hosts[h as usize];
-        match host.nic.poll_transmit(now, paused) {
-            Transmit::Packet(pkt) => {
-                let hdr = self.arena.alloc(pkt);
-                self.counters.injected_packets += 1;
-                self.counters.injected_bytes += pkt.wire as u64;
-                self.transmit(now, p, Frame::Packet(hdr));
-                // Sending may arm the retransmission timer.
-                self.drain_nic_events(now, h);
-            }
-            Transmit::At(t) => {
-                if t < host.wake_at {
-                    host.wake_at = t;
-                    self.schedule(t.max(now), Ev::NicWake(h));
-                }
-            }
-            Transmit::Idle => {}
-        }
+    pub(crate) fn host_transmit(&mut self, now: Time, h: u32, paused: u8) {
+        driver::transmit(self, now, h, paused);
     }
 
     /// A packet reaches host `h`: out of the arena, into the NIC.
@@ -50,44 +80,26 @@ impl Network {
                 self.flow_rx_bytes[f as usize] += pkt.payload as u64;
             }
         }
-        self.hosts[h as usize].nic.on_packet(now, &pkt);
-        self.after_nic_input(now, h);
+        driver::deliver(self, now, h, &pkt);
     }
 
     /// Host `h`'s NIC asked to be polled again at `now` (its rate
-    /// limiter); a wake-up it no longer wants (a later one replaced it) does
-    /// nothing.
+    /// limiter); a wake-up it no longer wants (an earlier one replaced it)
+    /// does nothing.
     #[inline(always)]
     pub(crate) fn nic_wake(&mut self, now: Time, h: u32) {
-        let host = &mut self.hosts[h as usize];
-        if host.wake_at == now {
-            host.wake_at = Time::MAX;
-            let port = host.port;
-            self.kick(now, port);
-        }
+        driver::wake(self, now, h);
     }
 
-    /// The host's timer handling: a timer host `h`'s NIC armed for its QP
-    /// `qp` (`Event::ArmTimer`, scheduled in `drain_nic_events`) is due.
+    /// One of host `h`'s NIC timers is due: the NIC runs it, as an input
+    /// of its own.
     #[inline(always)]
-    pub(crate) fn nic_timer(&mut self, now: Time, h: u32, qp: u32) {
-        self.hosts[h as usize].nic.on_timer(now, qp);
-        self.after_nic_input(now, h);
+    pub(crate) fn nic_timer(&mut self, now: Time, h: u32) {
+        driver::timer(self, now, h);
     }
 
-    /// Drains what the NIC asked for (timers, completions) and lets it send.
+    /// After the application's posts to host `h`'s NIC.
     pub(crate) fn after_nic_input(&mut self, now: Time, h: u32) {
-        self.drain_nic_events(now, h);
-        let port = self.hosts[h as usize].port;
-        self.kick(now, port);
-    }
-
-    pub(crate) fn drain_nic_events(&mut self, now: Time, h: u32) {
-        while let Some(ev) = self.hosts[h as usize].nic.poll_event() {
-            match ev {
-                Event::ArmTimer { qp, at } => self.schedule(at.max(now), Ev::Timer(h, qp)),
-                Event::Completion(c) => self.complete(now, c),
-            }
-        }
+        driver::after_input(self, now, h);
     }
 }

@@ -6,7 +6,7 @@ mod app;
 mod driver;
 pub mod flows;
 
-use engine::Time;
+use transport::driver::Wakeups;
 use transport::Nic;
 
 /// One host: its node, its one port, its NIC.
@@ -14,8 +14,8 @@ pub(crate) struct Host {
     pub node: u32,
     pub port: u32,
     pub nic: Nic,
-    /// Pending NicWake time (u64::MAX when none).
-    pub wake_at: Time,
+    /// The NicWake and Timer events asked for and not yet run.
+    pub wakeups: Wakeups,
     /// Flow id of each QP, by QP number.
     pub qp_flow: Vec<u32>,
 }

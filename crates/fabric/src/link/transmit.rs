@@ -36,7 +36,7 @@ impl Network {
             }
             End::Host(h) => {
                 let paused = port.paused;
-                self.host_transmit(now, p, h, paused);
+                self.host_transmit(now, h, paused);
             }
         }
     }
@@ -50,7 +50,7 @@ impl Network {
         port.busy_until = done;
         // A host port polls its NIC when the frame is done, if the NIC has
         // anything that could go then; if not, its next input kicks the
-        // port (`after_nic_input`).
+        // port (`transport::driver::after_input`).
         let poll = match port.owner {
             End::Host(h) => self.hosts[h as usize].nic.may_transmit(),
             End::Switch(..) => false,

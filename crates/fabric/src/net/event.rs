@@ -16,20 +16,24 @@ pub(crate) enum Ev {
     TxDone(u32),
     /// A host's NIC asked to be polled again (rate limiter).
     NicWake(u32),
-    Timer(u32, u32),
+    /// One of a host's NIC timers is due (one event per timer: the NIC
+    /// runs its earliest due timer at each).
+    Timer(u32),
 }
 
 impl Tie for Ev {
     /// Distinct for distinct events at one node (a timer's host, like a
-    /// wake-up's, is the node itself), as `mix64` is a bijection; scrambled
-    /// by the time, so no port or QP wins every tie.
+    /// wake-up's, is the node itself; two timer events of one host at one
+    /// picosecond are alike, each running the NIC's next due timer), as
+    /// `mix64` is a bijection; scrambled by the time, so no port wins every
+    /// tie.
     #[inline]
     fn tie(&self, at: Time) -> u64 {
         let code = match *self {
             Ev::Arrive(p) => p as u64,
             Ev::TxDone(p) => 1 << 32 | p as u64,
             Ev::NicWake(_) => 2 << 32,
-            Ev::Timer(_, qp) => 3 << 32 | qp as u64,
+            Ev::Timer(_) => 3 << 32,
         };
         mix64(code ^ at.wrapping_mul(0x9e37_79b9_7f4a_7c15))
     }
@@ -41,7 +45,7 @@ pub(crate) fn node_of(port_node: &[u32], host_node: &[u32], ev: Ev) -> u32 {
     match ev {
         Ev::TxDone(p) => port_node[p as usize],
         Ev::Arrive(p) => port_node[p as usize ^ 1],
-        Ev::NicWake(h) | Ev::Timer(h, _) => host_node[h as usize],
+        Ev::NicWake(h) | Ev::Timer(h) => host_node[h as usize],
     }
 }
 

@@ -41,6 +41,7 @@ use crate::switch::Switch;
 use crate::topo::routing::Routes;
 use crate::topo::topology::{NodeKind, Topology};
 use engine::Time;
+use transport::driver::Wakeups;
 use transport::{Nic, NicConfig, Reliability};
 
 /// What a node is: a host or a switch, and its index among them.
@@ -126,6 +127,8 @@ impl Network {
     pub fn new(topo: Topology, cfg: FabricConfig) -> Result<Network, String> {
         topo.validate()?;
         let nic = &cfg.nic;
+        nic.validate()
+            .map_err(|e| format!("NIC configuration: {e}"))?;
         let frame = nic.mtu as u64 + nic.header_bytes as u64;
         if frame.max(nic.ctrl_bytes as u64) > Hdr::MAX_WIRE as u64 {
             return Err(format!(
@@ -203,12 +206,13 @@ impl Network {
                         host: *h,
                         line_rate_bps: ports[node_ports[node][0] as usize].rate_bps(),
                         ..cfg.nic.clone()
-                    });
+                    })
+                    .map_err(|e| format!("NIC of host {h}: {e}"))?;
                     hosts.push(Host {
                         node: node as u32,
                         port: node_ports[node][0],
                         nic,
-                        wake_at: Time::MAX,
+                        wakeups: Wakeups::default(),
                         qp_flow: Vec::new(),
                     });
                 }
@@ -364,5 +368,44 @@ mod tests {
             .expect("refused");
         assert!(err.contains("at most 65536"), "{err}");
         assert!(Network::new(stars(600), FabricConfig::default()).is_ok());
+    }
+
+    /// A NIC configuration mistake is the network's error, naming the
+    /// field; a flow the NICs would refuse to post is refused when added.
+    #[test]
+    fn nic_mistakes_and_unpostable_flows_are_errors() {
+        let mut cfg = FabricConfig::default();
+        cfg.nic.rto = 0;
+        let err = Network::new(stars(2), cfg).err().expect("refused");
+        assert_eq!(err, "NIC configuration: rto must be positive");
+        let mut cfg = FabricConfig::default();
+        cfg.nic.reliability = Reliability::MpRdma(transport::MpRdmaConfig::default());
+        let mut net = Network::new(stars(2), cfg).expect("valid");
+        let flow = crate::host::flows::Flow {
+            src: 0,
+            dst: 1,
+            bytes: 10_000,
+            start: 0,
+            verb: transport::Verb::Read,
+            class: 0,
+            reliability: 0,
+            messages: 1,
+            sync_per_10k: 0,
+        };
+        let err = net.add_flow(flow).expect_err("refused");
+        assert_eq!(
+            err,
+            "flow from host 0 to host 1 (mprdma): the engine does not carry Read"
+        );
+        let write = crate::host::flows::Flow {
+            verb: transport::Verb::Write,
+            bytes: u64::MAX,
+            ..flow
+        };
+        let err = net.add_flow(write).expect_err("refused");
+        assert!(
+            err.contains("needs more packets than a QP can count"),
+            "{err}"
+        );
     }
 }

@@ -189,7 +189,7 @@ impl Network {
             }
             Ev::Arrive(p) => self.arrive(now, p),
             Ev::NicWake(h) => self.nic_wake(now, h),
-            Ev::Timer(h, qp) => self.nic_timer(now, h, qp),
+            Ev::Timer(h) => self.nic_timer(now, h),
         }
     }
 

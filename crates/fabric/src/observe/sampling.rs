@@ -100,11 +100,12 @@ impl Network {
             let thr = (rx - s.last_rx[i]) as f64 * 8.0 / secs / 1e9;
             s.last_rx[i] = rx;
             let r = &self.flows[f as usize];
-            let rate = if r.requester_qp == u32::MAX || r.finish.is_some() {
+            let rate = if r.finish.is_some() {
                 0.0
             } else {
                 let h = &self.hosts[r.requester() as usize];
-                h.nic.qp_rate_bps_at(r.requester_qp, now) as f64 / 1e9
+                // 0 before the flow's QP exists.
+                h.nic.qp_rate_bps_at(r.requester_qp, now).unwrap_or(0) as f64 / 1e9
             };
             s.series[k].push(now, thr);
             s.series[k + 1].push(now, rate);

@@ -1,6 +1,8 @@
 //! Unit tests of the NIC: scheduling, PFC, ACKs, timers, layout.
 
 use super::*;
+use crate::api::WrError;
+use crate::engine::irn::IrnConfig;
 use crate::packet::{PacketKind, Verb};
 use engine::time::{serialization, US};
 use std::mem::offset_of;
@@ -18,13 +20,15 @@ fn hot_fields_share_lines() {
 }
 
 fn nic_with_qps(n: u32) -> Nic {
-    let mut nic = Nic::new(NicConfig::default());
+    let mut nic = Nic::new(NicConfig::default()).unwrap();
     for i in 0..n {
-        let q = nic.create_qp(QpConfig {
-            peer_host: 1,
-            peer_qp: i,
-            sport: i as u16,
-        });
+        let q = nic
+            .create_qp(QpConfig {
+                peer_host: 1,
+                peer_qp: i,
+                sport: i as u16,
+            })
+            .unwrap();
         assert_eq!(q, i, "QP numbers are 0, 1, 2, ...");
     }
     nic
@@ -40,7 +44,8 @@ fn write(nic: &mut Nic, now: Time, qp: QpId, len: u64) {
             len,
             ..WorkRequest::default()
         },
-    );
+    )
+    .unwrap();
 }
 
 /// A data packet from the peer (host 1) to QP `qp`.
@@ -152,12 +157,13 @@ fn invalid_packets_are_counted_and_dropped() {
     assert!(nic.poll_event().is_none());
 }
 
-/// One ArmTimer for many ACKs; a timer that fires before the deadline
-/// re-arms once for the new deadline; none when nothing is outstanding.
+/// One timer entry for many ACKs; a timeout handled before the deadline
+/// re-arms for the new deadline; none when nothing is outstanding.
 #[test]
 fn timers_are_not_flooded() {
     let mut nic = nic_with_qps(1);
     let rto = nic.config().rto;
+    assert_eq!(nic.poll_timeout(), None);
     write(&mut nic, 0, 0, 100_000);
     let mut t = 0;
     let mut ack = incoming(0, 0, false, false);
@@ -169,34 +175,62 @@ fn timers_are_not_flooded() {
         ack.psn = i;
         nic.on_packet(t, &ack);
     }
-    let arms: Vec<Event> = std::iter::from_fn(|| nic.poll_event()).collect();
-    assert_eq!(arms, vec![Event::ArmTimer { qp: 0, at: rto }]);
-    // Fires early (progress moved the deadline): exactly one re-arm.
-    nic.on_timer(rto, 0);
-    let arms: Vec<Event> = std::iter::from_fn(|| nic.poll_event()).collect();
-    assert_eq!(arms, vec![Event::ArmTimer { qp: 0, at: t + rto }]);
+    assert_eq!(nic.poll_timeout(), Some(rto));
+    assert_eq!(nic.timers.len(), 1, "one entry for fifty ACKs");
+    // Early (progress moved the deadline): re-armed for the new one.
+    nic.handle_timeout(rto);
+    assert_eq!(nic.poll_timeout(), Some(t + rto));
     assert_eq!(nic.stats().timeouts, 0);
-    // A stale duplicate call does nothing.
-    nic.on_timer(rto, 0);
-    assert!(nic.poll_event().is_none());
+    // Too early, or repeated: nothing.
+    nic.handle_timeout(rto);
+    assert_eq!(nic.poll_timeout(), Some(t + rto));
     // Expiry: go back to snd_una = 49.
-    nic.on_timer(t + rto, 0);
+    nic.handle_timeout(t + rto);
     assert_eq!(nic.stats().timeouts, 1);
-    assert!(
-        nic.poll_event().is_none(),
-        "nothing outstanding until resent"
-    );
+    assert_eq!(nic.poll_timeout(), None, "nothing outstanding until resent");
     let p = unwrap_pkt(nic.poll_transmit(t + rto, 0));
     assert_eq!(p.psn, 49);
     assert_eq!(nic.stats().retransmitted_packets, 1);
-    let arms: Vec<Event> = std::iter::from_fn(|| nic.poll_event()).collect();
-    assert_eq!(
-        arms,
-        vec![Event::ArmTimer {
-            qp: 0,
-            at: 2 * rto + t
-        }]
-    );
+    assert_eq!(nic.poll_timeout(), Some(2 * rto + t));
+    assert!(nic.poll_event().is_none());
+}
+
+/// A QP whose deadline is earlier than every timer armed moves
+/// `poll_timeout` earlier; timers due at once run one per
+/// `handle_timeout`, `poll_timeout` staying due until all have run.
+#[test]
+fn earlier_deadline_moves_the_timeout_and_each_runs_once() {
+    let mut nic = nic_with_qps(1);
+    let rto = nic.config().rto;
+    let irn = IrnConfig {
+        rto_low: 10 * US,
+        rto_high: 10 * US,
+        ..IrnConfig::default()
+    };
+    let cfg = QpConfig {
+        peer_host: 1,
+        peer_qp: 1,
+        sport: 1,
+    };
+    let q1 = nic
+        .create_qp_with(cfg, CcConfig::None, Engine::Irn(irn))
+        .unwrap();
+    write(&mut nic, 0, 0, 1000);
+    unwrap_pkt(nic.poll_transmit(0, 0));
+    assert_eq!(nic.poll_timeout(), Some(rto));
+    write(&mut nic, US, q1, 1000);
+    unwrap_pkt(nic.poll_transmit(US, 0));
+    assert_eq!(nic.poll_timeout(), Some(11 * US), "moved earlier");
+    // Both due: one per call, earliest first.
+    let late = rto + 11 * US;
+    nic.handle_timeout(late);
+    assert_eq!(nic.stats().timeouts, 1);
+    assert_eq!(nic.poll_timeout(), Some(rto), "the other is still due");
+    nic.handle_timeout(late);
+    assert_eq!(nic.stats().timeouts, 2);
+    assert_eq!(nic.poll_timeout(), None);
+    nic.handle_timeout(late);
+    assert_eq!(nic.stats().timeouts, 2, "nothing left: harmless");
 }
 
 /// Only the QPs with data are visited, in round-robin order, however
@@ -261,11 +295,167 @@ fn read_responses_share_the_qp_with_requests() {
     );
 }
 
+/// Configuration mistakes are errors naming the field, never panics.
 #[test]
-#[should_panic(expected = "invalid NicConfig")]
-fn invalid_config_panics_with_a_message() {
-    Nic::new(NicConfig {
-        mtu: 0,
-        ..NicConfig::default()
+fn invalid_configs_are_errors() {
+    let err = |cfg| Nic::new(cfg).err().map(|e| e.to_string());
+    let d = NicConfig::default;
+    assert_eq!(
+        err(NicConfig { rto: 0, ..d() }).as_deref(),
+        Some("rto must be positive")
+    );
+    assert_eq!(
+        err(NicConfig { mtu: 0, ..d() }).as_deref(),
+        Some("mtu must be positive")
+    );
+    assert_eq!(
+        err(NicConfig {
+            rto: crate::api::MAX_RTO + 1,
+            ..d()
+        })
+        .as_deref(),
+        Some("rto must be at most one hour")
+    );
+    assert_eq!(
+        err(NicConfig {
+            mtu: u32::MAX - 10,
+            ..d()
+        })
+        .as_deref(),
+        Some("mtu + header_bytes must fit in 32 bits")
+    );
+    let bad_irn = Engine::Irn(IrnConfig {
+        rto_low: 0,
+        ..IrnConfig::default()
     });
+    let e = err(NicConfig {
+        reliability: bad_irn,
+        ..d()
+    });
+    assert_eq!(e.as_deref(), Some("irn rto_low must be positive"));
+    // A QP's own engine is checked when it is created.
+    let mut nic = nic_with_qps(1);
+    let cfg = QpConfig {
+        peer_host: 1,
+        peer_qp: 1,
+        sport: 1,
+    };
+    let got = nic.create_qp_with(cfg, CcConfig::None, bad_irn);
+    assert!(
+        matches!(&got, Err(QpError::Config(e)) if e.to_string() == "irn rto_low must be positive"),
+        "{got:?}"
+    );
+    assert_eq!(nic.num_qps(), 1, "nothing created");
+}
+
+/// Calls about a QP that does not exist, and work requests its engine
+/// cannot carry, are refused with an error and change nothing.
+#[test]
+fn bad_calls_are_errors() {
+    let mut nic = nic_with_qps(1);
+    let wr = WorkRequest {
+        verb: Verb::Write,
+        len: 1000,
+        ..WorkRequest::default()
+    };
+    assert_eq!(nic.post_send(0, 7, wr), Err(QpError::Unknown(7)));
+    assert_eq!(nic.post_recv(7, 0, 10), Err(QpError::Unknown(7)));
+    assert_eq!(nic.qp_engine(7), Err(QpError::Unknown(7)));
+    assert_eq!(
+        nic.qp_rate_bps_at(u32::MAX, 0),
+        Err(QpError::Unknown(u32::MAX))
+    );
+    assert!(nic.qp_cc(7).is_err());
+    // More packets than a PSN counts.
+    let huge = WorkRequest {
+        len: u64::MAX,
+        ..wr
+    };
+    assert_eq!(
+        nic.post_send(0, 0, huge),
+        Err(QpError::Refused(0, WrError::TooLong(u64::MAX)))
+    );
+    // MP-RDMA carries WRITE and SEND only.
+    let mp = Engine::MpRdma(crate::engine::mprdma::MpRdmaConfig::default());
+    let cfg = QpConfig {
+        peer_host: 1,
+        peer_qp: 1,
+        sport: 1,
+    };
+    let q = nic.create_qp_with(cfg, CcConfig::None, mp).unwrap();
+    let read = WorkRequest {
+        verb: Verb::Read,
+        ..wr
+    };
+    let e = nic.post_send(0, q, read).unwrap_err();
+    assert_eq!(e, QpError::Refused(q, WrError::Unsupported(Verb::Read)));
+    assert_eq!(e.to_string(), "QP 1: the engine does not carry Read");
+    assert_eq!(nic.poll_transmit(0, 0), Transmit::Idle, "nothing posted");
+    assert!(nic.is_quiescent());
+}
+
+/// Destroyed mid-transfer, with a control packet queued, data ready and a
+/// timer armed: nothing of it is sent or due any more, a packet for it is
+/// counted as malformed, a call about it is refused, and the other QP
+/// goes on.
+#[test]
+fn destroyed_qp_leaves_nothing_behind() {
+    let mut nic = nic_with_qps(2);
+    write(&mut nic, 0, 0, 10_000);
+    write(&mut nic, 0, 1, 3000);
+    let first = unwrap_pkt(nic.poll_transmit(0, 0));
+    assert_eq!(first.src_qp, 0);
+    assert_eq!(nic.poll_timeout(), Some(nic.config().rto));
+    nic.on_packet(0, &incoming(0, 0, true, true));
+    nic.destroy_qp(0).unwrap();
+    assert_eq!(nic.poll_timeout(), None, "its timer is gone");
+    let mut t = 0;
+    let mut sent = vec![];
+    loop {
+        match nic.poll_transmit(t, 0) {
+            Transmit::Packet(p) => sent.push((p.src_qp, p.kind, p.psn)),
+            Transmit::At(next) => t = next,
+            Transmit::Idle => break,
+        }
+    }
+    let want: Vec<_> = (0..3).map(|psn| (1, PacketKind::Request, psn)).collect();
+    assert_eq!(sent, want, "no ACK, no data of QP 0; all of QP 1");
+    nic.on_packet(t, &incoming(0, 1, false, true));
+    let mut ack = incoming(0, 0, false, false);
+    ack.kind = PacketKind::Ack;
+    ack.psn = 1;
+    nic.on_packet(t, &ack);
+    assert_eq!(nic.stats().malformed_dropped, 2);
+    assert_eq!(nic.poll_transmit(t, 0), Transmit::Idle);
+    assert_eq!(
+        nic.post_send(t, 0, WorkRequest::default()),
+        Err(QpError::Destroyed(0))
+    );
+    assert_eq!(nic.post_recv(0, 0, 10), Err(QpError::Destroyed(0)));
+    assert_eq!(nic.qp_engine(0), Err(QpError::Destroyed(0)));
+    assert_eq!(nic.destroy_qp(0), Err(QpError::Destroyed(0)));
+    assert_eq!(nic.destroy_qp(2), Err(QpError::Unknown(2)));
+    assert_eq!(nic.num_qps(), 2);
+    // Numbers are not reused; QP 1 still works.
+    let cfg = QpConfig {
+        peer_host: 1,
+        peer_qp: 2,
+        sport: 2,
+    };
+    assert_eq!(nic.create_qp(cfg), Ok(2));
+    assert_eq!(nic.qp_bytes(), 3 * Nic::QP_BYTES, "nothing boxed");
+    let mut ack = incoming(1, 0, false, false);
+    ack.kind = PacketKind::Ack;
+    ack.psn = 3;
+    nic.on_packet(t, &ack);
+    let done: Vec<_> = std::iter::from_fn(|| nic.poll_event())
+        .map(|Event::Completion(c)| (c.qp, c.side))
+        .collect();
+    use crate::api::CompletionSide::*;
+    assert_eq!(
+        done,
+        vec![(0, Responder), (1, Requester)],
+        "QP 0's completion reported before it was destroyed stays"
+    );
+    assert!(nic.is_quiescent());
 }

@@ -12,8 +12,9 @@ use std::collections::HashMap;
 
 use engine::time::{serialization, US};
 use engine::{EventQueue, Rng, StreamKind, Time};
+use transport::driver::{self, Io, Wake, Wakeups};
 use transport::{
-    Completion, Event, Memory, Nic, NicConfig, Packet, QpConfig, SendOptions, Transmit, WorkRequest,
+    Completion, Memory, Nic, NicConfig, Packet, QpConfig, SendOptions, Transmit, WorkRequest,
 };
 
 /// Address of the first byte of every [`Mem`] (address 0 is outside).
@@ -86,14 +87,14 @@ enum Ev {
     Wake(usize),
     /// A packet and the key of its payload bytes in `payloads`.
     Arrive(usize, Packet, u64),
-    Timer(usize, u32),
+    Timer(usize),
 }
 
 pub struct ChaosWorld {
     pub nics: Vec<Nic>,
     q: EventQueue<Ev>,
     busy: [bool; 2],
-    wake_at: [Option<Time>; 2],
+    wakeups: [Wakeups; 2],
     chaos: Chaos,
     rng: Rng,
     pub completions: Vec<(usize, Completion)>,
@@ -103,6 +104,8 @@ pub struct ChaosWorld {
     /// holds plain values), and the next key.
     payloads: HashMap<u64, Vec<u8>>,
     next_payload: u64,
+    /// With memory: the payload of the packet being sent.
+    tx_bytes: Vec<u8>,
     /// With memory: the data packets whose payload the responder (NIC 1)
     /// wrote into its memory, in the order it did.
     pub placed: Vec<Packet>,
@@ -117,27 +120,30 @@ impl ChaosWorld {
             Nic::new(NicConfig {
                 host: 0,
                 ..cfg.clone()
-            }),
-            Nic::new(NicConfig { host: 1, ..cfg }),
+            })
+            .unwrap(),
+            Nic::new(NicConfig { host: 1, ..cfg }).unwrap(),
         ];
         for (i, nic) in nics.iter_mut().enumerate() {
             nic.create_qp(QpConfig {
                 peer_host: 1 - i as u32,
                 peer_qp: 0,
                 sport: 1000 + 1000 * i as u16,
-            });
+            })
+            .unwrap();
         }
         ChaosWorld {
             nics,
             q: EventQueue::new(),
             busy: [false; 2],
-            wake_at: [None; 2],
+            wakeups: Default::default(),
             chaos,
             rng: Rng::new(seed, StreamKind::LinkLoss, 0),
             completions: vec![],
             mems: None,
             payloads: HashMap::new(),
             next_payload: 0,
+            tx_bytes: vec![],
             placed: vec![],
             dropped: 0,
             duplicated: 0,
@@ -153,32 +159,41 @@ impl ChaosWorld {
 
     pub fn post_send(&mut self, wr: WorkRequest, sync: bool) {
         let now = self.q.now();
-        self.nics[0].post_send_with(now, 0, wr, SendOptions { sync });
-        self.after_input(0);
+        self.nics[0]
+            .post_send_with(now, 0, wr, SendOptions { sync })
+            .unwrap();
+        driver::after_input(self, now, 0);
     }
 
     /// Posts a receive WQE at NIC 1 whose buffer is `len` bytes at `addr`.
     pub fn post_recv(&mut self, wr_id: u64, addr: u64, len: u64) {
-        self.nics[1].post_recv_at(0, wr_id, addr, len);
+        self.nics[1].post_recv_at(0, wr_id, addr, len).unwrap();
     }
 
-    /// Runs until nothing is left to do or `until`.
+    /// Delivers a forged packet to NIC `i` now, with `payload` as its
+    /// bytes when the NICs move memory.
+    pub fn inject(&mut self, i: usize, p: &Packet, payload: &[u8]) {
+        let now = self.q.now();
+        match &mut self.mems {
+            None => self.nics[i].on_packet(now, p),
+            Some(mems) => self.nics[i].on_packet_with(now, p, payload, &mut mems[i]),
+        }
+        driver::after_input(self, now, i);
+    }
+
+    /// Runs until nothing is left to do or `until` (events after it stay
+    /// queued).
     pub fn run_until(&mut self, until: Time) {
-        while let Some((now, ev)) = self.q.pop() {
-            if now > until {
+        while self.q.peek_time().is_some_and(|t| t <= until) {
+            let Some((now, ev)) = self.q.pop() else {
                 break;
-            }
+            };
             match ev {
                 Ev::PortFree(i) => {
                     self.busy[i] = false;
-                    self.poll(i);
+                    self.ready(now, i);
                 }
-                Ev::Wake(i) => {
-                    if self.wake_at[i] == Some(now) {
-                        self.wake_at[i] = None;
-                    }
-                    self.poll(i);
-                }
+                Ev::Wake(i) => driver::wake(self, now, i),
                 Ev::Arrive(i, p, key) => {
                     match &mut self.mems {
                         None => self.nics[i].on_packet(now, &p),
@@ -191,83 +206,81 @@ impl ChaosWorld {
                             }
                         }
                     }
-                    self.after_input(i);
+                    driver::after_input(self, now, i);
                 }
-                Ev::Timer(i, qp) => {
-                    self.nics[i].on_timer(now, qp);
-                    self.after_input(i);
-                }
+                Ev::Timer(i) => driver::timer(self, now, i),
+            }
+        }
+    }
+}
+
+/// The channel as the environment of the NICs' drive loop; with memory,
+/// payloads are read through `Nic::poll_transmit_with` and travel beside
+/// their packets.
+impl Io for ChaosWorld {
+    type Id = usize;
+
+    fn nic(&mut self, i: usize) -> (&mut Nic, &mut Wakeups) {
+        (&mut self.nics[i], &mut self.wakeups[i])
+    }
+
+    fn poll_transmit(&mut self, now: Time, i: usize, paused: u8) -> Transmit {
+        match &mut self.mems {
+            None => self.nics[i].poll_transmit(now, paused),
+            Some(mems) => {
+                self.nics[i].poll_transmit_with(now, paused, &mut mems[i], &mut self.tx_bytes)
             }
         }
     }
 
-    fn drain(&mut self, i: usize) {
-        while let Some(e) = self.nics[i].poll_event() {
-            match e {
-                Event::ArmTimer { qp, at } => {
-                    self.q.schedule(at.max(self.q.now()), Ev::Timer(i, qp))
-                }
-                Event::Completion(c) => self.completions.push((i, c)),
-            }
-        }
-    }
-
-    fn after_input(&mut self, i: usize) {
-        self.drain(i);
-        self.poll(i);
-    }
-
-    fn poll(&mut self, i: usize) {
-        if self.busy[i] {
+    fn send(&mut self, now: Time, i: usize, p: Packet) {
+        let rate = self.nics[i].config().line_rate_bps;
+        let done = now + serialization(p.wire as u64, rate);
+        self.busy[i] = true;
+        self.q.schedule(done, Ev::PortFree(i));
+        if self.rng.bernoulli(self.chaos.drop) {
+            self.dropped += 1;
             return;
         }
-        let now = self.q.now();
-        let mut bytes = vec![];
-        let tx = match &mut self.mems {
-            None => self.nics[i].poll_transmit(now, 0),
-            Some(mems) => self.nics[i].poll_transmit_with(now, 0, &mut mems[i], &mut bytes),
+        let copies = if self.rng.bernoulli(self.chaos.dup) {
+            self.duplicated += 1;
+            2
+        } else {
+            1
         };
-        self.drain(i);
-        match tx {
-            Transmit::Packet(p) => {
-                let rate = self.nics[i].config().line_rate_bps;
-                let done = now + serialization(p.wire as u64, rate);
-                self.busy[i] = true;
-                self.q.schedule(done, Ev::PortFree(i));
-                if self.rng.bernoulli(self.chaos.drop) {
-                    self.dropped += 1;
-                    return;
-                }
-                let copies = if self.rng.bernoulli(self.chaos.dup) {
-                    self.duplicated += 1;
-                    2
-                } else {
-                    1
-                };
-                let path = self.chaos.paths[p.sport as usize % self.chaos.paths.len()];
-                for _ in 0..copies {
-                    let extra = if self.rng.bernoulli(self.chaos.reorder) {
-                        self.rng.below(self.chaos.jitter.max(1))
-                    } else {
-                        0
-                    };
-                    let key = self.next_payload;
-                    self.next_payload += 1;
-                    if self.mems.is_some() {
-                        self.payloads.insert(key, bytes.clone());
-                    }
-                    self.q
-                        .schedule(done + path + extra, Ev::Arrive(1 - i, p, key));
-                }
+        let path = self.chaos.paths[p.sport as usize % self.chaos.paths.len()];
+        for _ in 0..copies {
+            let extra = if self.rng.bernoulli(self.chaos.reorder) {
+                self.rng.below(self.chaos.jitter.max(1))
+            } else {
+                0
+            };
+            let key = self.next_payload;
+            self.next_payload += 1;
+            if self.mems.is_some() {
+                self.payloads.insert(key, self.tx_bytes.clone());
             }
-            Transmit::At(t) => {
-                if self.wake_at[i].is_none_or(|w| t < w) {
-                    self.wake_at[i] = Some(t);
-                    self.q.schedule(t, Ev::Wake(i));
-                }
-            }
-            Transmit::Idle => {}
+            self.q
+                .schedule(done + path + extra, Ev::Arrive(1 - i, p, key));
         }
+    }
+
+    fn ready(&mut self, now: Time, i: usize) {
+        if !self.busy[i] {
+            driver::transmit(self, now, i, 0);
+        }
+    }
+
+    fn call_at(&mut self, at: Time, i: usize, why: Wake) {
+        let ev = match why {
+            Wake::Transmit => Ev::Wake(i),
+            Wake::Timer => Ev::Timer(i),
+        };
+        self.q.schedule(at, ev);
+    }
+
+    fn completion(&mut self, _now: Time, i: usize, c: Completion) {
+        self.completions.push((i, c));
     }
 }
 

@@ -2,7 +2,8 @@
 //! point-to-point channel with a propagation delay, optional per-packet
 //! rules (drop, extra delay = reordering) and an optional bottleneck queue
 //! on the A->B direction (FIFO at a lower rate, deterministic ECN marking
-//! above a threshold). Driven by `engine::EventQueue`.
+//! above a threshold). Driven by `engine::EventQueue` and the NICs' one
+//! drive loop (`transport::driver`), whose environment ([`Io`]) it is.
 
 #![allow(dead_code)]
 
@@ -10,9 +11,9 @@ pub mod chaos;
 
 use engine::time::serialization;
 use engine::{EventQueue, Time};
+use transport::driver::{self, Io, Wake, Wakeups};
 use transport::{
-    Completion, CompletionSide, Event, Nic, NicConfig, Packet, QpConfig, QpId, Transmit,
-    WorkRequest,
+    Completion, CompletionSide, Nic, NicConfig, Packet, QpConfig, QpId, Transmit, WorkRequest,
 };
 
 /// Property-test cases: 48 unless PROPTEST_CASES asks for more (a soak
@@ -42,7 +43,7 @@ enum Ev {
     PortFree(usize),
     Wake(usize),
     Arrive(usize, Packet),
-    Timer(usize, QpId),
+    Timer(usize),
     Stop,
 }
 
@@ -69,7 +70,7 @@ pub struct World {
     pub nics: Vec<Nic>,
     q: EventQueue<Ev>,
     busy: [bool; 2],
-    wake_at: [Option<Time>; 2],
+    wakeups: [Wakeups; 2],
     pub delay: Time,
     pub rule: Rule,
     pub paused: [u8; 2],
@@ -79,7 +80,7 @@ pub struct World {
     pub sent: Vec<(Time, usize, Packet)>,
     /// Every packet delivered: (time, to, packet).
     pub delivered: Vec<(Time, usize, Packet)>,
-    /// ArmTimer events seen per NIC.
+    /// Timer events scheduled per NIC.
     pub arm_timers: [u64; 2],
     pub bottleneck: Option<Bottleneck>,
 }
@@ -89,10 +90,10 @@ impl World {
         let a = NicConfig { host: 0, ..a };
         let b = NicConfig { host: 1, ..b };
         World {
-            nics: vec![Nic::new(a), Nic::new(b)],
+            nics: vec![Nic::new(a).unwrap(), Nic::new(b).unwrap()],
             q: EventQueue::new(),
             busy: [false; 2],
-            wake_at: [None; 2],
+            wakeups: Default::default(),
             delay,
             rule: Box::new(|_, _, _| Action::Deliver),
             paused: [0; 2],
@@ -115,33 +116,38 @@ impl World {
     /// Creates `n` QP pairs: A's QP i talks to B's QP i.
     pub fn connect(&mut self, n: u32) {
         for i in 0..n {
-            let qa = self.nics[A].create_qp(QpConfig {
-                peer_host: 1,
-                peer_qp: i,
-                sport: 1000 + i as u16,
-            });
-            let qb = self.nics[B].create_qp(QpConfig {
-                peer_host: 0,
-                peer_qp: i,
-                sport: 2000 + i as u16,
-            });
+            let qa = self.nics[A]
+                .create_qp(QpConfig {
+                    peer_host: 1,
+                    peer_qp: i,
+                    sport: 1000 + i as u16,
+                })
+                .unwrap();
+            let qb = self.nics[B]
+                .create_qp(QpConfig {
+                    peer_host: 0,
+                    peer_qp: i,
+                    sport: 2000 + i as u16,
+                })
+                .unwrap();
             assert_eq!((qa, qb), (i, i));
         }
     }
 
     pub fn post_send(&mut self, nic: usize, qp: QpId, wr: WorkRequest) {
         let now = self.now();
-        self.nics[nic].post_send(now, qp, wr);
-        self.after_input(nic);
+        self.nics[nic].post_send(now, qp, wr).unwrap();
+        driver::after_input(self, now, nic);
     }
 
     pub fn post_recv(&mut self, nic: usize, qp: QpId, wr_id: u64, len: u64) {
-        self.nics[nic].post_recv(qp, wr_id, len);
+        self.nics[nic].post_recv(qp, wr_id, len).unwrap();
     }
 
     /// Re-polls a NIC (e.g. after changing `paused`).
     pub fn kick(&mut self, nic: usize) {
-        self.poll(nic);
+        let now = self.now();
+        self.ready(now, nic);
     }
 
     /// Runs until no event is left or simulated time reaches `until` (a
@@ -155,98 +161,20 @@ impl World {
                 Ev::Stop => break,
                 Ev::PortFree(i) => {
                     self.busy[i] = false;
-                    self.poll(i);
+                    self.ready(now, i);
                 }
-                Ev::Wake(i) => {
-                    if self.wake_at[i] == Some(now) {
-                        self.wake_at[i] = None;
-                    }
-                    self.poll(i);
-                }
+                Ev::Wake(i) => driver::wake(self, now, i),
                 Ev::Arrive(i, p) => {
                     self.delivered.push((now, i, p));
-                    self.nics[i].on_packet(now, &p);
-                    self.after_input(i);
+                    driver::deliver(self, now, i, &p);
                 }
-                Ev::Timer(i, qp) => {
-                    self.nics[i].on_timer(now, qp);
-                    self.after_input(i);
-                }
+                Ev::Timer(i) => driver::timer(self, now, i),
             }
         }
     }
 
     pub fn run(&mut self) {
         self.run_until(Time::MAX);
-    }
-
-    fn drain(&mut self, i: usize) {
-        while let Some(e) = self.nics[i].poll_event() {
-            match e {
-                Event::ArmTimer { qp, at } => {
-                    self.arm_timers[i] += 1;
-                    self.q.schedule(at.max(self.q.now()), Ev::Timer(i, qp));
-                }
-                Event::Completion(c) => self.completions.push((i, c)),
-            }
-        }
-    }
-
-    fn after_input(&mut self, i: usize) {
-        self.drain(i);
-        self.poll(i);
-    }
-
-    fn poll(&mut self, i: usize) {
-        if self.busy[i] {
-            return;
-        }
-        let now = self.now();
-        let tx = self.nics[i].poll_transmit(now, self.paused[i]);
-        self.drain(i);
-        match tx {
-            Transmit::Packet(p) => {
-                let rate = self.nics[i].config().line_rate_bps;
-                let done = now + serialization(p.wire as u64, rate);
-                self.busy[i] = true;
-                self.q.schedule(done, Ev::PortFree(i));
-                self.sent.push((now, i, p));
-                let extra = match (self.rule)(now, i, &p) {
-                    Action::Deliver => 0,
-                    Action::Drop => return,
-                    Action::Delay(d) => d,
-                };
-                let mut p = p;
-                let mut at = done + self.delay + extra;
-                if i == A {
-                    if let Some(b) = self.bottleneck.as_mut() {
-                        let backlog = if b.busy_until > done {
-                            ((b.busy_until - done) as u128 * b.rate_bps as u128
-                                / 8
-                                / engine::time::SEC as u128) as u64
-                        } else {
-                            0
-                        };
-                        b.max_backlog = b.max_backlog.max(backlog);
-                        if backlog > b.mark_bytes {
-                            p.ce = true;
-                        }
-                        let dep = b.busy_until.max(done) + serialization(p.wire as u64, b.rate_bps);
-                        b.busy_until = dep;
-                        at = dep + self.delay + extra;
-                    }
-                }
-                self.q.schedule(at, Ev::Arrive(1 - i, p));
-            }
-            Transmit::At(t) => {
-                assert!(t > now, "At({t}) not in the future (now {now})");
-                if self.wake_at[i].is_none_or(|w| t < w) {
-                    self.wake_at[i] = Some(t);
-                    self.q.schedule(t, Ev::Wake(i));
-                }
-            }
-            Transmit::Idle => {}
-        }
     }
 
     /// Requester completions of `nic` on `qp`: (wr_id, len) in order.
@@ -272,5 +200,79 @@ impl World {
         self.sent
             .iter()
             .filter(move |(_, n, p)| *n == nic && p.is_data())
+    }
+}
+
+/// The bench as the environment of the NICs' drive loop: each port
+/// serialises at its NIC's line rate onto the channel.
+impl Io for World {
+    type Id = usize;
+
+    fn nic(&mut self, i: usize) -> (&mut Nic, &mut Wakeups) {
+        (&mut self.nics[i], &mut self.wakeups[i])
+    }
+
+    fn poll_transmit(&mut self, now: Time, i: usize, paused: u8) -> Transmit {
+        let tx = self.nics[i].poll_transmit(now, paused);
+        if let Transmit::At(t) = tx {
+            assert!(t > now, "At({t}) not in the future (now {now})");
+        }
+        tx
+    }
+
+    fn send(&mut self, now: Time, i: usize, p: Packet) {
+        let rate = self.nics[i].config().line_rate_bps;
+        let done = now + serialization(p.wire as u64, rate);
+        self.busy[i] = true;
+        self.q.schedule(done, Ev::PortFree(i));
+        self.sent.push((now, i, p));
+        let extra = match (self.rule)(now, i, &p) {
+            Action::Deliver => 0,
+            Action::Drop => return,
+            Action::Delay(d) => d,
+        };
+        let mut p = p;
+        let mut at = done + self.delay + extra;
+        if i == A {
+            if let Some(b) = self.bottleneck.as_mut() {
+                let backlog = if b.busy_until > done {
+                    ((b.busy_until - done) as u128 * b.rate_bps as u128
+                        / 8
+                        / engine::time::SEC as u128) as u64
+                } else {
+                    0
+                };
+                b.max_backlog = b.max_backlog.max(backlog);
+                if backlog > b.mark_bytes {
+                    p.ce = true;
+                }
+                let dep = b.busy_until.max(done) + serialization(p.wire as u64, b.rate_bps);
+                b.busy_until = dep;
+                at = dep + self.delay + extra;
+            }
+        }
+        self.q.schedule(at, Ev::Arrive(1 - i, p));
+    }
+
+    fn ready(&mut self, now: Time, i: usize) {
+        if !self.busy[i] {
+            let paused = self.paused[i];
+            driver::transmit(self, now, i, paused);
+        }
+    }
+
+    fn call_at(&mut self, at: Time, i: usize, why: Wake) {
+        let ev = match why {
+            Wake::Transmit => Ev::Wake(i),
+            Wake::Timer => {
+                self.arm_timers[i] += 1;
+                Ev::Timer(i)
+            }
+        };
+        self.q.schedule(at, ev);
+    }
+
+    fn completion(&mut self, _now: Time, i: usize, c: Completion) {
+        self.completions.push((i, c));
     }
 }

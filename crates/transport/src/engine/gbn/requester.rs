@@ -451,9 +451,8 @@ mod tests {
 
     fn completions(ev: &mut VecDeque<Event>) -> Vec<u64> {
         ev.drain(..)
-            .filter_map(|e| match e {
-                Event::Completion(c) => Some(c.wr_id),
-                _ => None,
+            .map(|e| match e {
+                Event::Completion(c) => c.wr_id,
             })
             .collect()
     }

@@ -432,7 +432,7 @@ mod tests {
         );
         let c: Vec<_> = h.ev.drain(..).collect();
         assert_eq!(c.len(), 1);
-        let Event::Completion(c) = c[0] else { panic!() };
+        let Event::Completion(c) = c[0];
         assert_eq!(
             (c.wr_id, c.len, c.side, c.verb),
             (0, 5000, CompletionSide::Responder, Verb::Write)
@@ -502,7 +502,6 @@ mod tests {
             h.ev.drain(..)
                 .map(|e| match e {
                     Event::Completion(c) => (c.wr_id, c.len),
-                    _ => panic!(),
                 })
                 .collect();
         assert_eq!(got, vec![(11, 1010), (12, 0)]);
