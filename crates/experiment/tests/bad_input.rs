@@ -134,6 +134,7 @@ fn cases() -> Vec<Case> {
         case("rto zero", with("[transport]\nrto_us = 0"), "transport.rto_us", "> 0"),
         case("rto NaN", with("[transport]\nrto_us = nan"), "transport.rto_us", "finite"),
         case("rto overflows ps", with("[transport]\nrto_us = 1e20"), "transport.rto_us", "too long"),
+        case("rto above an hour", with("[transport]\nrto_us = 1e12"), "transport.rto_us", "at most one hour"),
         case("priority 9", with("[transport]\ndata_priority = 9"), "transport.data_priority", "0..=7"),
         case("dcqcn rate NaN", dcqcn("rai_mbps = nan"), "transport.dcqcn.rai_mbps", "finite"),
         case("dcqcn timer negative", dcqcn("rp_timer_us = -1"), "transport.dcqcn.rp_timer_us", ">= 0"),

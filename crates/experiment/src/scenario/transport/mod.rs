@@ -115,6 +115,9 @@ impl TransportCfg {
         }
         c.at_least("transport.ack_every", self.ack_every, 1)?;
         c.us_positive("transport.rto_us", self.rto_us)?;
+        if us(self.rto_us) > transport::api::MAX_RTO {
+            return Err(c.err("transport.rto_us", "at most one hour (3.6e9 us)"));
+        }
         for (k, p) in [
             ("data_priority", self.data_priority),
             ("ctrl_priority", self.ctrl_priority),
@@ -191,7 +194,10 @@ impl TransportCfg {
                 self.mprdma.config(c)?;
             }
         }
-        Ok(())
+        // What the section's own checks did not see, in the NIC's words.
+        cfg.nic
+            .validate()
+            .map_err(|e| c.err("transport", e.to_string()))
     }
 
     /// The reliability scheme of `kind`. `probe` builds the network once
