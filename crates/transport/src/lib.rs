@@ -10,8 +10,9 @@
 //! real UDP datapath both drive this same code.
 //!
 //! Layers, bottom up (a file uses only the layers below it):
-//! - [`packet`], [`memory`], [`dcqcn`], [`cc`]: packets, DMA, congestion
-//!   control; plain data and their own state machines.
+//! - [`psn`], [`packet`], [`memory`], [`dcqcn`], [`cc`]: sequence numbers
+//!   (32-bit serial in the NIC, 24 bits on the wire), packets, DMA,
+//!   congestion control; plain data and their own state machines.
 //! - [`api`]: the types of the NIC's API (QpId, QpConfig, WorkRequest,
 //!   Completion, Event, Transmit, NicConfig, NicStats, SendOptions) and the
 //!   engines' configuration files they hold (`engine::config` and each
@@ -32,6 +33,7 @@ pub mod engine;
 pub mod memory;
 pub mod nic;
 pub mod packet;
+pub mod psn;
 mod qp;
 mod rc;
 mod sched;
@@ -48,6 +50,7 @@ pub use engine::{Engine, StateBytes};
 pub use memory::Memory;
 pub use nic::Nic;
 pub use packet::{MpHeader, Packet, PacketKind, Verb, ATOMIC_BYTES};
+pub use psn::MAX_PSN_SPAN;
 
 /// The engine of a QP, by its former name.
 // TODO(merge): rename users (fabric's network.rs, experiment's build.rs and

@@ -11,8 +11,9 @@
 //! [`Engine`] (with its configuration) and in [`EngineState`], its line in
 //! `dispatch!` and in [`EngineState::new`].
 //!
-//! May use `crate::api`, `crate::rc`, `crate::packet`, `crate::memory` and
-//! the engine folders; never the QP (`crate::qp`) or the NIC.
+//! May use `crate::api`, `crate::rc`, `crate::packet`, `crate::psn`,
+//! `crate::memory` and the engine folders; never the QP (`crate::qp`) or
+//! the NIC.
 
 pub mod config;
 pub(crate) mod gbn;
@@ -24,6 +25,7 @@ pub use config::{Engine, StateBytes};
 use crate::api::{NicConfig, NicStats, QpConfig, QpId, WorkRequest};
 use crate::memory::Dma;
 use crate::packet::Packet;
+use crate::psn::Psn;
 use crate::rc::{halves, Conn, Ctx, RecvWqe};
 use engine::Time;
 
@@ -98,13 +100,16 @@ macro_rules! dispatch {
 impl EngineState {
     /// The state of a new QP `id` running `engine` toward `peer`.
     pub fn new(engine: Engine, id: QpId, peer: &QpConfig) -> EngineState {
+        // Both directions start at PSN 0 on the wire.
+        let (sq, rq) = (Psn::initial(0), Psn::initial(0));
         match engine {
-            Engine::GoBackN => EngineState::GoBackN(gbn::GoBackN::default()),
-            Engine::Irn(c) => EngineState::Irn(Box::new(irn::IrnQp::new(c))),
+            Engine::GoBackN => EngineState::GoBackN(gbn::GoBackN::new(sq, rq)),
+            Engine::Irn(c) => EngineState::Irn(Box::new(irn::IrnQp::new(c, sq, rq))),
             Engine::MpRdma(c) => {
                 // Seeded per QP: its random VPs and probes.
                 let seed = (peer.peer_host as u64) << 32 | id as u64;
-                EngineState::MpRdma(Box::new(mprdma::MpQp::new(c, peer.sport, seed)))
+                let mp = mprdma::MpQp::new(c, peer.sport, seed, sq, rq);
+                EngineState::MpRdma(Box::new(mp))
             }
         }
     }
