@@ -1,8 +1,8 @@
 //! The NIC's API types, at the bottom of the crate: identifiers and
-//! configuration ([`QpId`], [`QpConfig`], [`NicConfig`], [`ConfigError`]),
-//! what a caller hands in ([`WorkRequest`], [`SendOptions`]) and gets out
-//! ([`Transmit`], [`Event`], [`Completion`]), and the counters
-//! ([`NicStats`]).
+//! configuration ([`QpId`], [`QpConfig`], [`InitialPsns`], [`NicConfig`],
+//! [`ConfigError`]), what a caller hands in ([`WorkRequest`],
+//! [`SendOptions`]) and gets out ([`Transmit`], [`Event`], [`Completion`]),
+//! and the counters ([`NicStats`]).
 //!
 //! May use only plain-data modules of the crate: `packet`, `cc` (the
 //! congestion-control choice), and the engines' configuration files
@@ -106,6 +106,22 @@ pub struct QpConfig {
     pub peer_qp: QpId,
     /// UDP source port of the packets this QP sends.
     pub sport: u16,
+}
+
+/// Where a QP's PSNs start, in each direction: RC's QP attributes
+/// `sq_psn` and `rq_psn`, each taken modulo 2^24 (see `crate::psn`). A
+/// QP's `sq_psn` must be its peer's `rq_psn`, and the other way round.
+/// The default starts both at 0 (as the simulator's QPs do). With
+/// [`crate::Nic::create_qp_with_psns`]; kept apart from [`QpConfig`], which
+/// the QP keeps on the cache line every packet reads.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct InitialPsns {
+    /// The first PSN this QP sends (IRN: also the first of its READ
+    /// responses' PSN space, as its peer's `rq_psn`).
+    pub sq_psn: u32,
+    /// The first PSN this QP expects from its peer (IRN: also the first
+    /// of the READ responses it sends).
+    pub rq_psn: u32,
 }
 
 /// A work request. The addresses and operands matter only to callers that

@@ -13,10 +13,10 @@
 //! - [`psn`], [`packet`], [`memory`], [`dcqcn`], [`cc`]: sequence numbers
 //!   (32-bit serial in the NIC, 24 bits on the wire), packets, DMA,
 //!   congestion control; plain data and their own state machines.
-//! - [`api`]: the types of the NIC's API (QpId, QpConfig, WorkRequest,
-//!   Completion, Event, Transmit, NicConfig, NicStats, SendOptions) and the
-//!   engines' configuration files they hold (`engine::config` and each
-//!   engine's `config`).
+//! - [`api`]: the types of the NIC's API (QpId, QpConfig, InitialPsns,
+//!   WorkRequest, Completion, Event, Transmit, NicConfig, NicStats,
+//!   SendOptions) and the engines' configuration files they hold
+//!   (`engine::config` and each engine's `config`).
 //! - `rc`: what every reliable-connection engine shares (segmentation,
 //!   WQE types, the handler context, control packets, the packet handling
 //!   of requester/responder engines).
@@ -39,8 +39,8 @@ mod rc;
 mod sched;
 
 pub use api::{
-    Completion, CompletionSide, Event, NicConfig, NicStats, QpConfig, QpId, SendOptions, Transmit,
-    WorkRequest,
+    Completion, CompletionSide, Event, InitialPsns, NicConfig, NicStats, QpConfig, QpId,
+    SendOptions, Transmit, WorkRequest,
 };
 pub use cc::{Cc, CcConfig};
 pub use dcqcn::{Dcqcn, DcqcnParams, Notification};

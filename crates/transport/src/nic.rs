@@ -10,7 +10,9 @@
 
 use std::collections::VecDeque;
 
-use crate::api::{Event, NicConfig, NicStats, QpConfig, QpId, SendOptions, Transmit, WorkRequest};
+use crate::api::{
+    Event, InitialPsns, NicConfig, NicStats, QpConfig, QpId, SendOptions, Transmit, WorkRequest,
+};
 use crate::cc::{Cc, CcConfig};
 use crate::engine::Engine;
 use crate::memory::{Dma, Memory};
@@ -70,9 +72,21 @@ impl Nic {
         self.create_qp_with(cfg, cc, rel)
     }
 
+    /// Creates a QP whose PSNs start at `psns` (RC's `sq_psn` and
+    /// `rq_psn`) instead of 0, running the NIC's congestion control and
+    /// engine.
+    pub fn create_qp_with_psns(&mut self, cfg: QpConfig, psns: InitialPsns) -> QpId {
+        let (cc, rel) = (self.cfg.cc, self.cfg.reliability);
+        self.create(cfg, cc, rel, psns)
+    }
+
     /// Creates a QP with its own congestion control and reliability scheme.
     /// Panics if either is invalid.
     pub fn create_qp_with(&mut self, cfg: QpConfig, cc: CcConfig, rel: Engine) -> QpId {
+        self.create(cfg, cc, rel, InitialPsns::default())
+    }
+
+    fn create(&mut self, cfg: QpConfig, cc: CcConfig, rel: Engine, psns: InitialPsns) -> QpId {
         if let Err(e) = cc.validate() {
             panic!("invalid CcConfig: {e}");
         }
@@ -82,7 +96,7 @@ impl Nic {
         let id = QpId::try_from(self.qps.len()).expect("too many QPs");
         let state = Cc::new(&cc, self.cfg.line_rate_bps);
         self.qps
-            .push(Qp::new(id, cfg, rel, state, cc.notification()));
+            .push(Qp::new(id, cfg, psns, rel, state, cc.notification()));
         id
     }
 

@@ -10,7 +10,7 @@
 use std::collections::VecDeque;
 use std::num::NonZeroU32;
 
-use crate::api::{Event, NicConfig, NicStats, QpConfig, QpId, WorkRequest};
+use crate::api::{Event, InitialPsns, NicConfig, NicStats, QpConfig, QpId, WorkRequest};
 use crate::cc::Cc;
 use crate::dcqcn::Notification;
 use crate::engine::{Engine, EngineState};
@@ -85,12 +85,19 @@ pub(crate) struct Qp {
 }
 
 impl Qp {
-    pub fn new(id: QpId, cfg: QpConfig, engine: Engine, cc: Cc, notification: Notification) -> Qp {
+    pub fn new(
+        id: QpId,
+        cfg: QpConfig,
+        psns: InitialPsns,
+        engine: Engine,
+        cc: Cc,
+        notification: Notification,
+    ) -> Qp {
         Qp {
             id,
             cfg,
             engine_cfg: engine,
-            engine: EngineState::new(engine, id, &cfg),
+            engine: EngineState::new(engine, id, &cfg, psns),
             cc,
             notification,
             last_cnp: None,
@@ -273,7 +280,14 @@ mod tests {
             peer_qp: 0,
             sport: 7,
         };
-        let qp = Qp::new(0, cfg, Engine::GoBackN, Cc::None, Notification::AckEcho);
+        let qp = Qp::new(
+            0,
+            cfg,
+            InitialPsns::default(),
+            Engine::GoBackN,
+            Cc::None,
+            Notification::AckEcho,
+        );
         let EngineState::GoBackN(g) = &qp.engine else {
             unreachable!()
         };
@@ -300,7 +314,14 @@ mod tests {
         };
         let qp = |engine, cc: &CcConfig| {
             let cc = Cc::new(cc, 100_000_000_000);
-            Qp::new(0, cfg, engine, cc, Notification::AckEcho)
+            Qp::new(
+                0,
+                cfg,
+                InitialPsns::default(),
+                engine,
+                cc,
+                Notification::AckEcho,
+            )
         };
         let plain = std::mem::size_of::<Qp>();
         assert!(plain <= 8 * 64, "{plain} bytes");

@@ -22,7 +22,7 @@ pub mod mprdma;
 
 pub use config::{Engine, StateBytes};
 
-use crate::api::{NicConfig, NicStats, QpConfig, QpId, WorkRequest};
+use crate::api::{InitialPsns, NicConfig, NicStats, QpConfig, QpId, WorkRequest};
 use crate::memory::Dma;
 use crate::packet::Packet;
 use crate::psn::Psn;
@@ -98,10 +98,10 @@ macro_rules! dispatch {
 }
 
 impl EngineState {
-    /// The state of a new QP `id` running `engine` toward `peer`.
-    pub fn new(engine: Engine, id: QpId, peer: &QpConfig) -> EngineState {
-        // Both directions start at PSN 0 on the wire.
-        let (sq, rq) = (Psn::initial(0), Psn::initial(0));
+    /// The state of a new QP `id` running `engine` toward `peer`, its PSNs
+    /// starting at `psns`.
+    pub fn new(engine: Engine, id: QpId, peer: &QpConfig, psns: InitialPsns) -> EngineState {
+        let (sq, rq) = (Psn::initial(psns.sq_psn), Psn::initial(psns.rq_psn));
         match engine {
             Engine::GoBackN => EngineState::GoBackN(gbn::GoBackN::new(sq, rq)),
             Engine::Irn(c) => EngineState::Irn(Box::new(irn::IrnQp::new(c, sq, rq))),
