@@ -13,7 +13,8 @@ use std::collections::HashMap;
 use engine::time::{serialization, US};
 use engine::{EventQueue, Rng, StreamKind, Time};
 use transport::{
-    Completion, Event, Memory, Nic, NicConfig, Packet, QpConfig, SendOptions, Transmit, WorkRequest,
+    Completion, Event, InitialPsns, Memory, Nic, NicConfig, Packet, QpConfig, SendOptions,
+    Transmit, WorkRequest,
 };
 
 /// Address of the first byte of every [`Mem`] (address 0 is outside).
@@ -113,6 +114,12 @@ pub struct ChaosWorld {
 impl ChaosWorld {
     /// NIC 0 and NIC 1 with one QP each (QP 0 <-> QP 0).
     pub fn new(cfg: NicConfig, chaos: Chaos, seed: u64) -> ChaosWorld {
+        ChaosWorld::new_at_psn(cfg, chaos, seed, 0)
+    }
+
+    /// As [`ChaosWorld::new`], the PSNs of both directions starting at
+    /// `psn` (24 bits).
+    pub fn new_at_psn(cfg: NicConfig, chaos: Chaos, seed: u64, psn: u32) -> ChaosWorld {
         let mut nics = vec![
             Nic::new(NicConfig {
                 host: 0,
@@ -120,12 +127,17 @@ impl ChaosWorld {
             }),
             Nic::new(NicConfig { host: 1, ..cfg }),
         ];
+        let psns = InitialPsns {
+            sq_psn: psn,
+            rq_psn: psn,
+        };
         for (i, nic) in nics.iter_mut().enumerate() {
-            nic.create_qp(QpConfig {
+            let cfg = QpConfig {
                 peer_host: 1 - i as u32,
                 peer_qp: 0,
                 sport: 1000 + 1000 * i as u16,
-            });
+            };
+            nic.create_qp_with_psns(cfg, psns);
         }
         ChaosWorld {
             nics,
