@@ -1,8 +1,8 @@
 //! The NIC's API types, at the bottom of the crate: identifiers and
-//! configuration ([`QpId`], [`QpConfig`], [`NicConfig`]), what a caller
-//! hands in ([`WorkRequest`], [`SendOptions`]) and gets out ([`Transmit`],
-//! [`Event`], [`Completion`]), the errors of its calls ([`ConfigError`],
-//! [`QpError`]), and the counters ([`NicStats`]).
+//! configuration ([`QpId`], [`QpConfig`], [`InitialPsns`], [`NicConfig`]),
+//! what a caller hands in ([`WorkRequest`], [`SendOptions`]) and gets out
+//! ([`Transmit`], [`Event`], [`Completion`]), the errors of its calls
+//! ([`ConfigError`], [`QpError`]), and the counters ([`NicStats`]).
 //!
 //! May use only plain-data modules of the crate: `packet`, `cc` (the
 //! congestion-control choice), and the engines' configuration files
@@ -167,6 +167,22 @@ pub struct QpConfig {
     pub sport: u16,
 }
 
+/// Where a QP's PSNs start, in each direction: RC's QP attributes
+/// `sq_psn` and `rq_psn`, each taken modulo 2^24 (see `crate::psn`). A
+/// QP's `sq_psn` must be its peer's `rq_psn`, and the other way round.
+/// The default starts both at 0 (as the simulator's QPs do). With
+/// [`crate::Nic::create_qp_with_psns`]; kept apart from [`QpConfig`], which
+/// the QP keeps on the cache line every packet reads.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct InitialPsns {
+    /// The first PSN this QP sends (IRN: also the first of its READ
+    /// responses' PSN space, as its peer's `rq_psn`).
+    pub sq_psn: u32,
+    /// The first PSN this QP expects from its peer (IRN: also the first
+    /// of the READ responses it sends).
+    pub rq_psn: u32,
+}
+
 /// A work request. The addresses and operands matter only to callers that
 /// move real bytes ([`crate::Nic::poll_transmit_with`], [`crate::Nic::on_packet_with`]).
 #[derive(Clone, Copy, Debug, Default)]
@@ -194,6 +210,11 @@ pub enum WrError {
     Unsupported(Verb),
     /// A message of this many bytes needs more packets than a QP can count.
     TooLong(u64),
+    /// A message of this many packets would make the PSNs the QP has in
+    /// use (posted and not completed) span more than their serial order
+    /// allows (`crate::psn::MAX_PSN_SPAN`); post it when earlier work
+    /// completes.
+    PsnSpan(u32),
 }
 
 impl std::fmt::Display for WrError {
@@ -203,6 +224,11 @@ impl std::fmt::Display for WrError {
             WrError::TooLong(len) => write!(
                 f,
                 "a message of {len} bytes needs more packets than a QP can count"
+            ),
+            WrError::PsnSpan(n) => write!(
+                f,
+                "a message of {n} packets would make the QP's PSNs in use span more than {}",
+                crate::psn::MAX_PSN_SPAN
             ),
         }
     }

@@ -11,12 +11,13 @@
 //! drive this same code.
 //!
 //! Layers, bottom up (a file uses only the layers below it):
-//! - [`packet`], [`memory`], [`dcqcn`], [`cc`]: packets, DMA, congestion
-//!   control; plain data and their own state machines.
-//! - [`api`]: the types of the NIC's API (QpId, QpConfig, WorkRequest,
-//!   Completion, Event, Transmit, NicConfig, NicStats, SendOptions) and the
-//!   engines' configuration files they hold (`engine::config` and each
-//!   engine's `config`).
+//! - [`psn`], [`packet`], [`memory`], [`dcqcn`], [`cc`]: sequence numbers
+//!   (32-bit serial in the NIC, 24 bits on the wire), packets, DMA,
+//!   congestion control; plain data and their own state machines.
+//! - [`api`]: the types of the NIC's API (QpId, QpConfig, InitialPsns,
+//!   WorkRequest, Completion, Event, Transmit, NicConfig, NicStats,
+//!   SendOptions) and the engines' configuration files they hold
+//!   (`engine::config` and each engine's `config`).
 //! - `rc`: what every reliable-connection engine shares (segmentation,
 //!   WQE types, the handler context, control packets, the packet handling
 //!   of requester/responder engines).
@@ -37,14 +38,15 @@ pub mod engine;
 pub mod memory;
 pub mod nic;
 pub mod packet;
+pub mod psn;
 mod qp;
 mod rc;
 mod sched;
 mod timers;
 
 pub use api::{
-    Completion, CompletionSide, ConfigError, Event, NicConfig, NicStats, QpConfig, QpError, QpId,
-    SendOptions, Transmit, WorkRequest, WrError,
+    Completion, CompletionSide, ConfigError, Event, InitialPsns, NicConfig, NicStats, QpConfig,
+    QpError, QpId, SendOptions, Transmit, WorkRequest, WrError,
 };
 pub use cc::{Cc, CcConfig};
 pub use dcqcn::{Dcqcn, DcqcnParams, Notification};
@@ -54,6 +56,7 @@ pub use engine::{Engine, StateBytes};
 pub use memory::Memory;
 pub use nic::Nic;
 pub use packet::{MpHeader, Packet, PacketKind, Verb, ATOMIC_BYTES};
+pub use psn::MAX_PSN_SPAN;
 
 /// The engine of a QP, by its former name.
 // TODO(merge): rename users (fabric's network.rs, experiment's build.rs and

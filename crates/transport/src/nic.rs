@@ -14,8 +14,8 @@
 use std::collections::VecDeque;
 
 use crate::api::{
-    ConfigError, Event, NicConfig, NicStats, QpConfig, QpError, QpId, SendOptions, Transmit,
-    WorkRequest, WrError,
+    ConfigError, Event, InitialPsns, NicConfig, NicStats, QpConfig, QpError, QpId, SendOptions,
+    Transmit, WorkRequest, WrError,
 };
 use crate::cc::{Cc, CcConfig};
 use crate::engine::Engine;
@@ -79,6 +79,18 @@ impl Nic {
         self.create_qp_with(cfg, cc, rel)
     }
 
+    /// Creates a QP whose PSNs start at `psns` (RC's `sq_psn` and
+    /// `rq_psn`) instead of 0, running the NIC's congestion control and
+    /// engine.
+    pub fn create_qp_with_psns(
+        &mut self,
+        cfg: QpConfig,
+        psns: InitialPsns,
+    ) -> Result<QpId, QpError> {
+        let (cc, engine) = (self.cfg.cc, self.cfg.reliability);
+        self.create(cfg, cc, engine, psns)
+    }
+
     /// Creates a QP with its own congestion control and engine; refuses
     /// an invalid one.
     pub fn create_qp_with(
@@ -87,13 +99,23 @@ impl Nic {
         cc: CcConfig,
         engine: Engine,
     ) -> Result<QpId, QpError> {
+        self.create(cfg, cc, engine, InitialPsns::default())
+    }
+
+    fn create(
+        &mut self,
+        cfg: QpConfig,
+        cc: CcConfig,
+        engine: Engine,
+        psns: InitialPsns,
+    ) -> Result<QpId, QpError> {
         let invalid = |e| QpError::Config(ConfigError::new(e));
         cc.validate().map_err(invalid)?;
         engine.validate().map_err(invalid)?;
         let id = QpId::try_from(self.qps.len()).map_err(|_| QpError::Exhausted)?;
         let state = Cc::new(&cc, self.cfg.line_rate_bps);
         self.qps
-            .push(Qp::new(id, cfg, engine, state, cc.notification()));
+            .push(Qp::new(id, cfg, psns, engine, state, cc.notification()));
         Ok(id)
     }
 

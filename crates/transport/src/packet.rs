@@ -4,6 +4,10 @@
 //! is planned, not written). Callers that move payload bytes pass them
 //! beside the packet (see `crate::memory`).
 //!
+//! Sequence numbers are 24 bits on the wire: `psn`, `sack_psn` (when it
+//! holds a PSN) and `wqe_sn` carry values below 2^24 in `u32` fields, which
+//! the engines make and read with `crate::psn`.
+//!
 //! Uses nothing of the crate: every other module may use it.
 
 use engine::Time;
@@ -82,7 +86,7 @@ pub struct Packet {
     pub sport: u16,
     pub kind: PacketKind,
     pub verb: Verb,
-    /// Data: this packet's PSN. Ack/Nack: see [`PacketKind`].
+    /// Data: this packet's PSN. Ack/Nack: see [`PacketKind`]. 24 bits.
     pub psn: u32,
     /// Payload bytes.
     pub payload: u32,
@@ -115,11 +119,13 @@ pub struct Packet {
     /// Compare-and-swap: the compare operand.
     pub compare: u64,
     /// SEND and WRITE with immediate: the receive WQE sequence number;
-    /// READ and atomics: the read WQE sequence number (IRN, 5.3.2).
+    /// READ and atomics: the read WQE sequence number (IRN, 5.3.2). 24
+    /// bits, as IB's MSN.
     pub wqe_sn: u32,
     /// IRN Nack/ReadNack: the PSN whose arrival triggered it (selectively
     /// acknowledged) when above `psn`; equal to `psn` when nothing was.
     /// MP-RDMA: the SACK on Ack/Nack, the iPSN on data ([`MpHeader`]).
+    /// A PSN is 24 bits; the iPSN is an index, not a sequence number.
     pub sack_psn: u32,
     /// MP-RDMA Ack/Nack: the virtual path (UDP source port) of the data
     /// packet answered.

@@ -12,7 +12,7 @@
 
 use std::num::NonZeroU32;
 
-use crate::api::{NicConfig, NicStats, QpConfig, QpError, QpId, WorkRequest, WrError};
+use crate::api::{InitialPsns, NicConfig, NicStats, QpConfig, QpError, QpId, WorkRequest, WrError};
 use crate::cc::Cc;
 use crate::dcqcn::Notification;
 use crate::engine::{Engine, EngineState};
@@ -107,12 +107,19 @@ pub(crate) struct Qp {
 }
 
 impl Qp {
-    pub fn new(id: QpId, cfg: QpConfig, engine: Engine, cc: Cc, notification: Notification) -> Qp {
+    pub fn new(
+        id: QpId,
+        cfg: QpConfig,
+        psns: InitialPsns,
+        engine: Engine,
+        cc: Cc,
+        notification: Notification,
+    ) -> Qp {
         Qp {
             id,
             cfg,
             engine_cfg: engine,
-            engine: EngineState::new(engine, id, &cfg),
+            engine: EngineState::new(engine, id, &cfg, psns),
             cc,
             notification,
             last_cnp: None,
@@ -128,7 +135,15 @@ impl Qp {
     /// What stays of QP `id` once destroyed: a go-back-N QP without work,
     /// congestion control or anything boxed, marked destroyed.
     pub fn tombstone(id: QpId, cfg: QpConfig) -> Qp {
-        let mut q = Qp::new(id, cfg, Engine::GoBackN, Cc::None, Notification::AckEcho);
+        let psns = InitialPsns::default();
+        let mut q = Qp::new(
+            id,
+            cfg,
+            psns,
+            Engine::GoBackN,
+            Cc::None,
+            Notification::AckEcho,
+        );
         q.destroyed = true;
         q
     }
@@ -170,7 +185,13 @@ impl Qp {
 
     /// Refuses a work request this QP's engine cannot carry ([`carries`]).
     pub fn check(&self, wr: &WorkRequest, mtu: u32) -> Result<(), QpError> {
-        carries(&self.engine_cfg, wr, mtu).map_err(|e| QpError::Refused(self.id, e))
+        let refused = |e| QpError::Refused(self.id, e);
+        carries(&self.engine_cfg, wr, mtu).map_err(refused)?;
+        let n = wqe_npkts(wr.verb, wr.len, mtu).unwrap_or(u32::MAX);
+        if n > self.engine.psn_room() {
+            return Err(refused(WrError::PsnSpan(n)));
+        }
+        Ok(())
     }
 
     /// Posts a work request ([`Qp::check`]ed); `sync` is MP-RDMA's
@@ -310,7 +331,14 @@ mod tests {
             peer_qp: 0,
             sport: 7,
         };
-        let qp = Qp::new(0, cfg, Engine::GoBackN, Cc::None, Notification::AckEcho);
+        let qp = Qp::new(
+            0,
+            cfg,
+            InitialPsns::default(),
+            Engine::GoBackN,
+            Cc::None,
+            Notification::AckEcho,
+        );
         let EngineState::GoBackN(g) = &qp.engine else {
             unreachable!()
         };
@@ -337,7 +365,14 @@ mod tests {
         };
         let qp = |engine, cc: &CcConfig| {
             let cc = Cc::new(cc, 100_000_000_000);
-            Qp::new(0, cfg, engine, cc, Notification::AckEcho)
+            Qp::new(
+                0,
+                cfg,
+                InitialPsns::default(),
+                engine,
+                cc,
+                Notification::AckEcho,
+            )
         };
         let plain = std::mem::size_of::<Qp>();
         assert!(plain <= 8 * 64, "{plain} bytes");

@@ -11,8 +11,9 @@
 //! [`Engine`] (with its configuration) and in [`EngineState`], its line in
 //! `dispatch!` and in [`EngineState::new`].
 //!
-//! May use `crate::api`, `crate::rc`, `crate::packet`, `crate::memory` and
-//! the engine folders; never the QP (`crate::qp`) or the NIC.
+//! May use `crate::api`, `crate::rc`, `crate::packet`, `crate::psn`,
+//! `crate::memory` and the engine folders; never the QP (`crate::qp`) or
+//! the NIC.
 
 pub mod config;
 pub(crate) mod gbn;
@@ -21,9 +22,10 @@ pub mod mprdma;
 
 pub use config::{Engine, StateBytes};
 
-use crate::api::{NicConfig, NicStats, QpConfig, QpId, WorkRequest};
+use crate::api::{InitialPsns, NicConfig, NicStats, QpConfig, QpId, WorkRequest};
 use crate::memory::Dma;
 use crate::packet::Packet;
+use crate::psn::Psn;
 use crate::rc::{halves, Conn, Ctx, RecvWqe};
 use engine::Time;
 
@@ -39,6 +41,8 @@ pub(crate) trait EngineOps {
     fn post_recv(&mut self, wqe: RecvWqe);
     /// Sent but not done (requests, or READ responses not acknowledged).
     fn outstanding(&self) -> bool;
+    /// PSNs a new message may still take (see `crate::rc::psn_room`).
+    fn psn_room(&self) -> u32;
     /// The earliest retransmission deadline.
     fn deadline(&self) -> Option<Time>;
     /// The timer fired at `now`: the number of retransmission timeouts
@@ -96,15 +100,18 @@ macro_rules! dispatch {
 }
 
 impl EngineState {
-    /// The state of a new QP `id` running `engine` toward `peer`.
-    pub fn new(engine: Engine, id: QpId, peer: &QpConfig) -> EngineState {
+    /// The state of a new QP `id` running `engine` toward `peer`, its PSNs
+    /// starting at `psns`.
+    pub fn new(engine: Engine, id: QpId, peer: &QpConfig, psns: InitialPsns) -> EngineState {
+        let (sq, rq) = (Psn::initial(psns.sq_psn), Psn::initial(psns.rq_psn));
         match engine {
-            Engine::GoBackN => EngineState::GoBackN(gbn::GoBackN::default()),
-            Engine::Irn(c) => EngineState::Irn(Box::new(irn::IrnQp::new(c))),
+            Engine::GoBackN => EngineState::GoBackN(gbn::GoBackN::new(sq, rq)),
+            Engine::Irn(c) => EngineState::Irn(Box::new(irn::IrnQp::new(c, sq, rq))),
             Engine::MpRdma(c) => {
                 // Seeded per QP: its random VPs and probes.
                 let seed = (peer.peer_host as u64) << 32 | id as u64;
-                EngineState::MpRdma(Box::new(mprdma::MpQp::new(c, peer.sport, seed)))
+                let mp = mprdma::MpQp::new(c, peer.sport, seed, sq, rq);
+                EngineState::MpRdma(Box::new(mp))
             }
         }
     }
@@ -145,6 +152,10 @@ impl EngineState {
 
     pub fn outstanding(&self) -> bool {
         dispatch!(self, e => e.outstanding())
+    }
+
+    pub fn psn_room(&self) -> u32 {
+        dispatch!(self, e => e.psn_room())
     }
 
     #[inline(always)]
@@ -215,6 +226,9 @@ impl EngineOps for gbn::GoBackN {
     fn outstanding(&self) -> bool {
         self.req.outstanding()
     }
+    fn psn_room(&self) -> u32 {
+        self.req.psn_room()
+    }
     #[inline(always)]
     fn deadline(&self) -> Option<Time> {
         self.req.rto_deadline
@@ -254,6 +268,9 @@ impl EngineOps for irn::IrnQp {
     }
     fn post_recv(&mut self, wqe: RecvWqe) {
         self.resp.post_recv(wqe)
+    }
+    fn psn_room(&self) -> u32 {
+        self.req.psn_room()
     }
     fn outstanding(&self) -> bool {
         self.req.win.outstanding() || self.resp.win.outstanding()
@@ -300,6 +317,9 @@ impl EngineOps for mprdma::MpQp {
     }
     fn post_recv(&mut self, wqe: RecvWqe) {
         self.rcv.post_recv(wqe)
+    }
+    fn psn_room(&self) -> u32 {
+        self.snd.psn_room()
     }
     fn outstanding(&self) -> bool {
         self.snd.outstanding()

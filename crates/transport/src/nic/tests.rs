@@ -459,3 +459,41 @@ fn destroyed_qp_leaves_nothing_behind() {
     );
     assert!(nic.is_quiescent());
 }
+
+/// Messages whose PSNs would span more than the serial order allows are
+/// refused when posted, for every engine, and the QP goes on.
+#[test]
+fn a_post_beyond_the_psn_span_is_refused() {
+    use crate::psn::MAX_PSN_SPAN;
+    for engine in [
+        Engine::GoBackN,
+        Engine::Irn(IrnConfig::default()),
+        Engine::MpRdma(crate::engine::mprdma::MpRdmaConfig::default()),
+    ] {
+        let mut nic = Nic::new(NicConfig {
+            mtu: 1,
+            reliability: engine,
+            ..NicConfig::default()
+        })
+        .unwrap();
+        let cfg = QpConfig {
+            peer_host: 1,
+            peer_qp: 0,
+            sport: 1,
+        };
+        let qp = nic.create_qp(cfg).unwrap();
+        let wr = |len| WorkRequest {
+            verb: Verb::Write,
+            len,
+            ..WorkRequest::default()
+        };
+        nic.post_send(0, qp, wr(MAX_PSN_SPAN as u64 - 10)).unwrap();
+        assert_eq!(
+            nic.post_send(0, qp, wr(11)),
+            Err(QpError::Refused(qp, WrError::PsnSpan(11))),
+            "{engine:?}"
+        );
+        nic.post_send(0, qp, wr(10)).unwrap();
+        assert!(matches!(nic.poll_transmit(0, 0), Transmit::Packet(_)));
+    }
+}

@@ -4,16 +4,17 @@
 //! and the counters. An engine implements [`Halves`] and calls
 //! [`on_packet`].
 //!
-//! Uses `crate::rc` (its siblings), `crate::api`, `crate::packet` and
-//! `crate::dcqcn`.
+//! Uses `crate::rc` (its siblings), `crate::api`, `crate::packet`,
+//! `crate::psn` and `crate::dcqcn`.
 
 use super::ctx::{Conn, CtrlFields, Ctx};
 use super::wqe::{Outcome, Reply, RxOutcome};
 use crate::dcqcn::Notification;
 use crate::packet::{Packet, PacketKind, Verb};
+use crate::psn::{fits_wire, Psn};
 
 /// A read (N)ACK to send: (kind, PSN, SACK PSN).
-pub(crate) type ReadReply = (PacketKind, u32, u32);
+pub(crate) type ReadReply = (PacketKind, Psn, Psn);
 
 /// The inputs of an engine made of a requester and a responder half.
 pub(crate) trait Halves {
@@ -30,10 +31,17 @@ pub(crate) trait Halves {
 }
 
 /// Handles one packet for the QP; true if it may have something new to
-/// send.
+/// send. A packet whose sequence numbers do not fit their 24 wire bits is
+/// malformed.
 #[inline(always)]
 pub(crate) fn on_packet<H: Halves>(h: &mut H, cx: &mut Ctx, conn: &mut Conn, pkt: &Packet) -> bool {
     let now = cx.now;
+    // A PSN in every field (`sack_psn` too: a PSN, or 0 on data packets),
+    // a receive or read WQE SN or 0 in `wqe_sn`.
+    if !fits_wire(pkt.psn | pkt.sack_psn | pkt.wqe_sn) {
+        cx.stats.malformed_dropped += 1;
+        return false;
+    }
     match pkt.kind {
         PacketKind::Request => {
             let o = h.on_request(cx, pkt);
@@ -53,8 +61,8 @@ pub(crate) fn on_packet<H: Halves>(h: &mut H, cx: &mut Ctx, conn: &mut Conn, pkt
                 cx.stats.cnps_sent += echo as u64;
                 let p = cx.ctrl_packet(CtrlFields {
                     kind,
-                    psn,
-                    sack_psn,
+                    psn: psn.wire(),
+                    sack_psn: sack_psn.wire(),
                     verb: pkt.verb,
                     ecn_echo: echo,
                     sent_at: pkt.sent_at,
@@ -80,8 +88,8 @@ pub(crate) fn on_packet<H: Halves>(h: &mut H, cx: &mut Ctx, conn: &mut Conn, pkt
             if let Some((kind, psn, sack_psn)) = reply {
                 let p = cx.ctrl_packet(CtrlFields {
                     kind,
-                    psn,
-                    sack_psn,
+                    psn: psn.wire(),
+                    sack_psn: sack_psn.wire(),
                     verb: pkt.verb,
                     ecn_echo: false,
                     sent_at: pkt.sent_at,

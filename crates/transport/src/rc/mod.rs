@@ -4,8 +4,8 @@
 //! packet handling common to the engines built from a requester and a
 //! responder half ([`halves`]: go-back-N and IRN).
 //!
-//! May use `crate::api`, `crate::packet`, `crate::memory`, `crate::cc` and
-//! `crate::dcqcn`; never an engine, the QP or the NIC.
+//! May use `crate::api`, `crate::packet`, `crate::psn`, `crate::memory`,
+//! `crate::cc` and `crate::dcqcn`; never an engine, the QP or the NIC.
 
 pub(crate) mod ctx;
 pub(crate) mod halves;
@@ -13,5 +13,7 @@ pub(crate) mod segment;
 pub(crate) mod wqe;
 
 pub(crate) use ctx::{Conn, Ctx};
-pub(crate) use segment::{npkts, offset_of, payload_of, response_payload, wqe_npkts};
+pub(crate) use segment::{
+    npkts, offset_of, payload_of, psn_room, reserve_psns, response_payload, wqe_npkts,
+};
 pub(crate) use wqe::{Outcome, RecvWqe, Reply, RxOutcome, ATOMIC_CACHE, MAX_RD_ATOMIC};

@@ -1,8 +1,10 @@
 //! Work-queue types shared by every reliable-connection engine: the
 //! receive WQE, the initiator depth for READs and atomics and the
 //! responder's atomic replay cache, and the outcomes a requester or
-//! responder half reports for one input. Plain data; uses nothing of the
-//! crate.
+//! responder half reports for one input. Plain data; uses only
+//! `crate::psn`.
+
+use crate::psn::Psn;
 
 /// READ and atomic requests outstanding at most (IB's initiator depth,
 /// `max_rd_atomic`). The responder replays a duplicate atomic from a cache
@@ -37,10 +39,10 @@ pub(crate) enum Reply {
     None,
     /// ACK/NACK with this PSN; the bool is the ECN echo (CE of the acked
     /// packets, to be used only in ACK-echo notification mode).
-    Ack(u32, bool),
-    Nack(u32, bool),
+    Ack(Psn, bool),
+    Nack(Psn, bool),
     /// IRN: NACK(cumulative PSN) selectively acknowledging the second PSN.
-    Sack(u32, u32, bool),
+    Sack(Psn, Psn, bool),
 }
 
 /// Result of one request packet.

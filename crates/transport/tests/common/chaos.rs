@@ -14,7 +14,8 @@ use engine::time::{serialization, US};
 use engine::{EventQueue, Rng, StreamKind, Time};
 use transport::driver::{self, Io, Wake, Wakeups};
 use transport::{
-    Completion, Memory, Nic, NicConfig, Packet, QpConfig, SendOptions, Transmit, WorkRequest,
+    Completion, InitialPsns, Memory, Nic, NicConfig, Packet, QpConfig, SendOptions, Transmit,
+    WorkRequest,
 };
 
 /// Address of the first byte of every [`Mem`] (address 0 is outside).
@@ -116,6 +117,12 @@ pub struct ChaosWorld {
 impl ChaosWorld {
     /// NIC 0 and NIC 1 with one QP each (QP 0 <-> QP 0).
     pub fn new(cfg: NicConfig, chaos: Chaos, seed: u64) -> ChaosWorld {
+        ChaosWorld::new_at_psn(cfg, chaos, seed, 0)
+    }
+
+    /// As [`ChaosWorld::new`], the PSNs of both directions starting at
+    /// `psn` (24 bits).
+    pub fn new_at_psn(cfg: NicConfig, chaos: Chaos, seed: u64, psn: u32) -> ChaosWorld {
         let mut nics = vec![
             Nic::new(NicConfig {
                 host: 0,
@@ -124,13 +131,17 @@ impl ChaosWorld {
             .unwrap(),
             Nic::new(NicConfig { host: 1, ..cfg }).unwrap(),
         ];
+        let psns = InitialPsns {
+            sq_psn: psn,
+            rq_psn: psn,
+        };
         for (i, nic) in nics.iter_mut().enumerate() {
-            nic.create_qp(QpConfig {
+            let cfg = QpConfig {
                 peer_host: 1 - i as u32,
                 peer_qp: 0,
                 sport: 1000 + 1000 * i as u16,
-            })
-            .unwrap();
+            };
+            nic.create_qp_with_psns(cfg, psns).unwrap();
         }
         ChaosWorld {
             nics,

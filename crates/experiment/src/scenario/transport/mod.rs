@@ -17,10 +17,10 @@ use mprdma::MpRdmaOverrides;
 use serde::Deserialize;
 use transport::{CcConfig, IrnConfig, Reliability};
 
-/// The most packets one message (work request) may have: the transport
-/// counts a message's packets in 32 bits. (With 24-bit PSNs that wrap, the
-/// transport may lower this; it is checked only here.)
-pub const MAX_MESSAGE_PACKETS: u64 = u32::MAX as u64;
+/// The most packets one message (work request) may have: the span of PSNs
+/// a QP may have in use at once (`transport::MAX_PSN_SPAN`, 2^31 - 1),
+/// beyond which their serial order is not defined.
+pub const MAX_MESSAGE_PACKETS: u64 = transport::MAX_PSN_SPAN as u64;
 
 #[derive(Debug, Deserialize, Clone)]
 #[serde(deny_unknown_fields, default)]

@@ -3,23 +3,34 @@
 //! requester. Files: [`requester`], [`responder`]; this file joins them
 //! into the engine the QP's dispatch calls ([`GoBackN`]).
 //!
-//! May use `crate::api`, `crate::rc`, `crate::packet` and `crate::memory`;
-//! nothing else of the crate.
+//! May use `crate::api`, `crate::rc`, `crate::packet`, `crate::psn` and
+//! `crate::memory`; nothing else of the crate.
 
 pub(crate) mod requester;
 pub(crate) mod responder;
 
 use crate::packet::{Packet, PacketKind};
+use crate::psn::Psn;
 use crate::rc::halves::{Halves, ReadReply};
 use crate::rc::{Ctx, Outcome, RxOutcome};
 
 /// Go-back-N's requester and responder halves of one QP, in this order
 /// (`repr(C)`): see the QP's line layout.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 #[repr(C)]
 pub(crate) struct GoBackN {
     pub req: requester::Requester,
     pub resp: responder::Responder,
+}
+
+impl GoBackN {
+    /// A QP that sends from PSN `sq` and expects its peer's from `rq`.
+    pub fn new(sq: Psn, rq: Psn) -> GoBackN {
+        GoBackN {
+            req: requester::Requester::new(sq),
+            resp: responder::Responder::new(rq),
+        }
+    }
 }
 
 impl Halves for GoBackN {

@@ -6,8 +6,11 @@
 //! Atomics are single-packet READs whose one response carries the 8-byte
 //! original value; WRITE with immediate is a WRITE on this side.
 //!
-//! PSN state (all PSNs are 32-bit and never wrap; IB's 24-bit wrap-around is
-//! not modelled, which limits a QP to 2^32 packets):
+//! PSN state (the QP's 32-bit PSNs in serial arithmetic, `crate::psn`:
+//! every PSN below lies within the span of the PSNs posted and not
+//! completed, which `post` keeps within `MAX_PSN_SPAN`, so their serial
+//! order is defined):
+//! - `next_psn`: the first PSN of the next message posted;
 //! - `snd_una`: everything below is done (WRITE/SEND acknowledged, READ
 //!   response data received);
 //! - `snd_nxt`: the next PSN to (re)transmit;
@@ -15,7 +18,14 @@
 //! - `acked`: the responder's highest reported ePSN. It can run ahead of
 //!   `snd_una` past a READ whose responses are still on their way (ACKs
 //!   of later WRITEs overtake READ responses queued at the responder), so
-//!   the READ itself only completes on its data.
+//!   the READ itself only completes on its data. Never below `snd_una`.
+//!
+//! ACKs, NACKs and READ responses carry the low 24 bits of a PSN, read
+//! back relative to `snd_una`: right while fewer than 2^23 PSNs are
+//! outstanding, as IB requires. Go-back-N does not count them: what it
+//! sends beyond `snd_una` is bounded by the line rate times the round trip
+//! while ACKs come, and times the retransmission timeout when they stop (a
+//! 4 ms RTO at 400 Gb/s lets out 660 000 packets of 256 bytes).
 //!
 //! A READ of n response packets takes n PSNs; its request is one packet
 //! carrying the first PSN and the byte count still wanted. A READ response
@@ -29,13 +39,17 @@ use std::collections::VecDeque;
 use crate::api::{Completion, CompletionSide, Event, NicConfig, NicStats, QpId, WorkRequest};
 use crate::memory::Dma;
 use crate::packet::{Packet, PacketKind, Verb, ATOMIC_BYTES};
-use crate::rc::{offset_of, payload_of, response_payload, wqe_npkts, Ctx, Outcome, MAX_RD_ATOMIC};
+use crate::psn::Psn;
+use crate::rc::{
+    offset_of, payload_of, psn_room, reserve_psns, response_payload, wqe_npkts, Ctx, Outcome,
+    MAX_RD_ATOMIC,
+};
 use engine::Time;
 
 /// A posted send WQE (64 bytes).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 struct SendWqe {
-    first_psn: u32,
+    first_psn: Psn,
     npkts: u32,
     len: u64,
     remote_addr: u64,
@@ -48,7 +62,7 @@ struct SendWqe {
 
 impl SendWqe {
     #[inline]
-    fn end(&self) -> u32 {
+    fn end(&self) -> Psn {
         self.first_psn + self.npkts
     }
 }
@@ -61,13 +75,13 @@ impl SendWqe {
 #[derive(Debug, Default)]
 #[repr(C)]
 pub(crate) struct Requester {
-    next_psn: u32,
-    snd_una: u32,
-    snd_nxt: u32,
-    snd_max: u32,
-    acked: u32,
+    next_psn: Psn,
+    snd_una: Psn,
+    snd_nxt: Psn,
+    snd_max: Psn,
+    acked: Psn,
     /// `wqes.front()`'s end PSN and whether it reads (valid if any).
-    front_end: u32,
+    front_end: Psn,
     /// Index in `wqes` of the WQE containing `snd_nxt` (== len if none).
     cursor: u32,
     front_reads: bool,
@@ -78,7 +92,7 @@ pub(crate) struct Requester {
     wqes: VecDeque<SendWqe>,
     /// A READ-response gap at this `snd_una` already triggered a re-issue
     /// (one re-issue per gap episode, like the responder's NAK state).
-    read_rewound_at: Option<u32>,
+    read_rewound_at: Option<Psn>,
 }
 
 impl Requester {
@@ -87,19 +101,40 @@ impl Requester {
     pub const HOT_BYTES: usize =
         std::mem::offset_of!(Requester, cur) + std::mem::size_of::<SendWqe>();
 
+    /// A requester whose first PSN is `first` (the QP's `sq_psn`).
+    pub fn new(first: Psn) -> Requester {
+        Requester {
+            next_psn: first,
+            snd_una: first,
+            snd_nxt: first,
+            snd_max: first,
+            acked: first,
+            front_end: first,
+            ..Requester::default()
+        }
+    }
+
+    /// PSNs a new message may still take.
+    pub fn psn_room(&self) -> u32 {
+        let oldest = self.wqes.front().map_or(self.next_psn, |w| w.first_psn);
+        psn_room(self.next_psn, oldest)
+    }
+
     pub fn post(&mut self, wr: WorkRequest, mtu: u32) {
         let len = if wr.verb.is_atomic() {
             ATOMIC_BYTES as u64
         } else {
             wr.len
         };
-        let n = wqe_npkts(wr.verb, len, mtu).expect("message too long: more than 2^32 packets");
+        let n = wqe_npkts(wr.verb, len, mtu);
+        let oldest = self.wqes.front().map_or(self.next_psn, |w| w.first_psn);
+        let (first_psn, npkts) = reserve_psns(&mut self.next_psn, oldest, n);
         self.wqes.push_back(SendWqe {
             wr_id: wr.wr_id,
             verb: wr.verb,
             len,
-            first_psn: self.next_psn,
-            npkts: n,
+            first_psn,
+            npkts,
             remote_addr: wr.remote_addr,
             local_addr: wr.local_addr,
             imm: wr.imm,
@@ -111,16 +146,12 @@ impl Requester {
         if self.cursor as usize == self.wqes.len() - 1 {
             self.load_cur();
         }
-        self.next_psn = self
-            .next_psn
-            .checked_add(n)
-            .expect("PSN space of the QP exhausted");
     }
 
     /// Something is waiting to be (re)transmitted, and may go.
     #[inline]
     pub fn has_data(&self) -> bool {
-        self.snd_nxt < self.next_psn && !self.rd_atomic_limited()
+        self.snd_nxt.lt(self.next_psn) && !self.rd_atomic_limited()
     }
 
     /// The WQE at `snd_nxt` is a READ or atomic and [`MAX_RD_ATOMIC`] of
@@ -146,16 +177,16 @@ impl Requester {
     /// Sent but not done.
     #[inline]
     pub fn outstanding(&self) -> bool {
-        self.snd_una < self.snd_nxt
+        self.snd_una.lt(self.snd_nxt)
     }
 
     #[cfg(test)]
     pub fn snd_una(&self) -> u32 {
-        self.snd_una
+        self.snd_una.wire()
     }
     #[cfg(test)]
     pub fn snd_nxt(&self) -> u32 {
-        self.snd_nxt
+        self.snd_nxt.wire()
     }
 
     /// Builds the next packet from `snd_nxt` and advances it. The caller
@@ -171,7 +202,7 @@ impl Requester {
         debug_assert_eq!(Some(&self.cur), self.wqes.get(self.cursor as usize));
         let w = self.cur;
         let psn = self.snd_nxt;
-        let idx = psn - w.first_psn;
+        let idx = psn.since(w.first_psn);
         let mtu = cfg.mtu;
         let off = offset_of(mtu, idx).min(w.len);
         let (payload, wire, msg_len, first, last, next) = if w.verb.reads() {
@@ -196,11 +227,12 @@ impl Requester {
             Verb::Send => off,
             _ => w.remote_addr + off,
         };
-        if psn < self.snd_max {
+        if psn.lt(self.snd_max) {
             stats.retransmitted_packets += 1;
         }
         self.snd_nxt = next;
-        if next == w.end() {
+        // The WQE's last packet (a READ request is its only one).
+        if last {
             self.cursor += 1;
             self.load_cur();
         }
@@ -216,7 +248,7 @@ impl Requester {
             sport: 0,
             kind: PacketKind::Request,
             verb: w.verb,
-            psn,
+            psn: psn.wire(),
             payload,
             wire,
             priority: cfg.data_priority,
@@ -236,7 +268,7 @@ impl Requester {
         }
     }
 
-    /// Cumulative ACK: the responder expects `psn` next.
+    /// Cumulative ACK: the responder expects `psn` (24 bits) next.
     #[inline(always)]
     pub fn on_ack(
         &mut self,
@@ -249,7 +281,8 @@ impl Requester {
         self.on_cumulative(now, qp, psn, false, cfg, events)
     }
 
-    /// Sequence error: the responder expects `psn`; go back to it.
+    /// Sequence error: the responder expects `psn` (24 bits); go back to
+    /// it.
     pub fn on_nack(
         &mut self,
         now: Time,
@@ -273,14 +306,15 @@ impl Requester {
         cfg: &NicConfig,
         events: &mut VecDeque<Event>,
     ) -> Outcome {
-        if psn > self.snd_max {
+        let psn = Psn::from_wire(psn, self.snd_una);
+        if psn.gt(self.snd_max) {
             return Outcome { malformed: true };
         }
         let old = self.snd_una;
         self.acked = self.acked.max(psn);
         self.advance(now, qp, events);
         // A NACK below snd_una is stale (that gap was repaired already).
-        if nack && psn >= self.snd_una && psn < self.snd_nxt {
+        if nack && psn.ge(self.snd_una) && psn.lt(self.snd_nxt) {
             self.go_back(psn);
         }
         self.finish(now, old, cfg)
@@ -290,20 +324,20 @@ impl Requester {
     pub fn on_read_response(&mut self, cx: &mut Ctx, pkt: &Packet) -> Outcome {
         let (now, qp, cfg) = (cx.now, cx.qp, cx.cfg);
         let (stats, events, dma) = (&mut *cx.stats, &mut *cx.events, &mut *cx.dma);
-        let p = pkt.psn;
+        let p = Psn::from_wire(pkt.psn, self.snd_una);
         let bad = Outcome { malformed: true };
-        if p >= self.snd_max {
+        if p.ge(self.snd_max) {
             return bad;
         }
-        if p < self.snd_una {
+        if p.lt(self.snd_una) {
             stats.duplicates_received += 1;
             return Outcome::default();
         }
-        let i = self.wqes.partition_point(|w| w.end() <= p);
+        let i = self.wqes.partition_point(|w| w.end().le(p));
         let Some(&w) = self.wqes.get(i) else {
             return bad;
         };
-        let idx = p - w.first_psn;
+        let idx = p.since(w.first_psn);
         if !w.verb.reads()
             || pkt.verb != w.verb
             || pkt.payload != response_payload(w.verb, w.len, cfg.mtu, idx)
@@ -319,11 +353,16 @@ impl Requester {
                 stats.access_errors += 1;
             }
             self.snd_una = p + 1;
+            // `acked` stays at or above `snd_una` (it would otherwise fall
+            // behind, out of the span whose serial order is defined); the
+            // same as leaving it, since only an `acked` above `snd_una`
+            // moves anything.
+            self.acked = self.acked.max(self.snd_una);
             self.advance(now, qp, events);
         } else {
             stats.out_of_order_dropped += 1;
             let una = self.snd_una;
-            if self.read_rewound_at != Some(una) && self.snd_nxt > una {
+            if self.read_rewound_at != Some(una) && self.snd_nxt.gt(una) {
                 self.read_rewound_at = Some(una);
                 stats.read_reissues += 1;
                 self.go_back(una);
@@ -357,10 +396,10 @@ impl Requester {
     fn advance(&mut self, now: Time, qp: QpId, events: &mut VecDeque<Event>) {
         while !self.wqes.is_empty() {
             let end = self.front_end;
-            if !self.front_reads && self.acked > self.snd_una {
+            if !self.front_reads && self.acked.gt(self.snd_una) {
                 self.snd_una = self.acked.min(end);
             }
-            let done = self.snd_una >= end;
+            let done = self.snd_una.ge(end);
             if !done {
                 break;
             }
@@ -380,21 +419,21 @@ impl Requester {
                 imm: 0,
             }));
         }
-        if self.snd_nxt < self.snd_una {
+        if self.snd_nxt.lt(self.snd_una) {
             self.snd_nxt = self.snd_una;
             self.recompute_cursor();
         }
     }
 
-    fn go_back(&mut self, psn: u32) {
+    fn go_back(&mut self, psn: Psn) {
         self.snd_nxt = psn.max(self.snd_una);
         self.recompute_cursor();
     }
 
     fn recompute_cursor(&mut self) {
         let nxt = self.snd_nxt;
-        // At most one WQE a PSN, and PSNs are 32-bit.
-        self.cursor = self.wqes.partition_point(|w| w.end() <= nxt) as u32;
+        // At most one WQE a PSN, and at most `MAX_PSN_SPAN` PSNs in use.
+        self.cursor = self.wqes.partition_point(|w| w.end().le(nxt)) as u32;
         self.load_cur();
     }
 
@@ -417,8 +456,8 @@ impl Requester {
     /// Timer bookkeeping after an input: restart on progress, clear when
     /// nothing is outstanding.
     #[inline(always)]
-    fn finish(&mut self, now: Time, old_una: u32, cfg: &NicConfig) -> Outcome {
-        let progressed = self.snd_una > old_una;
+    fn finish(&mut self, now: Time, old_una: Psn, cfg: &NicConfig) -> Outcome {
+        let progressed = self.snd_una.gt(old_una);
         if progressed {
             self.read_rewound_at = None;
         }

@@ -26,12 +26,17 @@
 //!   its response is replayed from a cache of the last
 //!   [`ATOMIC_CACHE`] results (older duplicates are ignored), as IB
 //!   responders do.
+//! - PSNs are the QP's 32-bit serial numbers (`crate::psn`), from its
+//!   `rq_psn`; a request's 24-bit PSN is read relative to the ePSN, and is
+//!   ahead of, at or behind it by their serial difference. A valid request
+//!   lies at most `MAX_PSN_SPAN` below the ePSN (the requester's span).
 
 use std::collections::VecDeque;
 
 use crate::api::{Completion, CompletionSide, Event, NicConfig, NicStats};
 use crate::memory::Dma;
 use crate::packet::{Packet, PacketKind, Verb, ATOMIC_BYTES};
+use crate::psn::{Psn, MAX_PSN_SPAN};
 use crate::rc::{npkts, offset_of, response_payload, Ctx, RecvWqe, Reply, RxOutcome, ATOMIC_CACHE};
 use engine::Time;
 
@@ -43,9 +48,9 @@ struct ReadJob {
     /// Atomic: the original value.
     value: u64,
     /// First PSN of the request this job answers.
-    first_psn: u32,
-    next_psn: u32,
-    end_psn: u32,
+    first_psn: Psn,
+    next_psn: Psn,
+    end_psn: Psn,
     /// Bytes asked by the request (starting at `first_psn`).
     msg_len: u64,
 }
@@ -69,18 +74,19 @@ pub(crate) struct Responder {
     /// may not start inside another), so it is first, and a SEND's
     /// receive WQE is elsewhere.
     cur: InMsg,
-    epsn: u32,
+    epsn: Psn,
     unacked: u32,
     nak_sent: bool,
     ce_pending: bool,
-    /// One past the highest READ response PSN ever sent.
-    read_max: u32,
+    /// One past the highest READ response PSN ever sent (or, after
+    /// [`Self::bound_read_max`], `MAX_PSN_SPAN` below the ePSN).
+    read_max: Psn,
     reads: VecDeque<ReadJob>,
     recv: VecDeque<RecvWqe>,
     /// The receive WQE of the SEND in progress.
     send_wqe: Option<RecvWqe>,
     /// (PSN, original value) of the latest atomics.
-    atomics: VecDeque<(u32, u64)>,
+    atomics: VecDeque<(Psn, u64)>,
 }
 
 impl Responder {
@@ -88,13 +94,22 @@ impl Responder {
     #[cfg(test)]
     pub const HOT_BYTES: usize = std::mem::offset_of!(Responder, read_max) + 4;
 
+    /// A responder that expects the PSN `first` first (the QP's `rq_psn`).
+    pub fn new(first: Psn) -> Responder {
+        Responder {
+            epsn: first,
+            read_max: first,
+            ..Responder::default()
+        }
+    }
+
     pub fn post_recv(&mut self, wqe: RecvWqe) {
         self.recv.push_back(wqe);
     }
 
     #[cfg(test)]
     pub fn epsn(&self) -> u32 {
-        self.epsn
+        self.epsn.wire()
     }
 
     #[inline]
@@ -112,8 +127,9 @@ impl Responder {
             read_queued: false,
             malformed: false,
         };
-        let psn = pkt.psn;
-        if psn > self.epsn {
+        let psn = Psn::from_wire(pkt.psn, self.epsn);
+        let ahead = psn.diff(self.epsn);
+        if ahead > 0 {
             stats.out_of_order_dropped += 1;
             if !self.nak_sent {
                 self.nak_sent = true;
@@ -121,26 +137,29 @@ impl Responder {
             }
             return out;
         }
-        if psn < self.epsn {
+        if ahead < 0 {
             stats.duplicates_received += 1;
             if pkt.verb == Verb::Read {
-                let n = npkts(pkt.msg_len, cfg.mtu).unwrap_or(u32::MAX);
-                if psn.checked_add(n).is_none_or(|e| e > self.epsn) {
+                let Some(end) = read_end(psn, pkt.msg_len, cfg.mtu).filter(|e| e.le(self.epsn))
+                else {
                     out.malformed = true;
                     return out;
-                }
+                };
                 self.requeue_read(ReadJob {
                     verb: Verb::Read,
                     addr: pkt.addr,
                     value: 0,
                     first_psn: psn,
                     next_psn: psn,
-                    end_psn: psn + n,
+                    end_psn: end,
                     msg_len: pkt.msg_len,
                 });
                 out.read_queued = true;
             } else if pkt.verb.is_atomic() {
-                if let Some(&(_, value)) = self.atomics.iter().find(|(p, _)| *p == psn) {
+                // The newest first: an entry from 2^32 PSNs ago has the
+                // same number.
+                let hit = self.atomics.iter().rev().find(|(p, _)| *p == psn);
+                if let Some(&(_, value)) = hit {
                     self.requeue_read(ReadJob {
                         verb: pkt.verb,
                         addr: pkt.addr,
@@ -166,12 +185,12 @@ impl Responder {
                 out.malformed = true;
                 return out;
             }
-            let n = if pkt.verb.is_atomic() {
-                Some(1)
+            let end = if pkt.verb.is_atomic() {
+                Some(psn + 1)
             } else {
-                npkts(pkt.msg_len, cfg.mtu)
+                read_end(psn, pkt.msg_len, cfg.mtu)
             };
-            let Some(end) = n.and_then(|n| psn.checked_add(n)) else {
+            let Some(end) = end else {
                 out.malformed = true;
                 return out;
             };
@@ -198,6 +217,7 @@ impl Responder {
             }
             self.nak_sent = false;
             self.epsn = end;
+            self.bound_read_max();
             self.reads.push_back(job);
             out.read_queued = true;
         } else {
@@ -257,6 +277,7 @@ impl Responder {
                     _ => (0, 0),
                 };
                 self.cur = InMsg::None;
+                self.bound_read_max();
                 events.push_back(Event::Completion(Completion {
                     qp,
                     wr_id,
@@ -278,15 +299,27 @@ impl Responder {
         out
     }
 
+    /// Keeps `read_max` no more than `MAX_PSN_SPAN` below the ePSN, where
+    /// its serial order with the PSNs of new responses stays defined (the
+    /// ePSN moves by at most a message between two calls). No valid
+    /// request lies farther below the ePSN, so for every response the
+    /// responder can send, "below `read_max`" is unchanged.
+    #[inline]
+    fn bound_read_max(&mut self) {
+        if self.epsn.since(self.read_max) > MAX_PSN_SPAN {
+            self.read_max = self.epsn - MAX_PSN_SPAN;
+        }
+    }
+
     fn requeue_read(&mut self, job: ReadJob) {
         let psn = job.first_psn;
         // Drop queued responses from `psn` on: the re-issued request covers
         // them (or, for later READs, go-back-N will request them again).
         while let Some(back) = self.reads.back_mut() {
-            if back.end_psn <= psn {
+            if back.end_psn.le(psn) {
                 break;
             }
-            if back.next_psn < psn {
+            if back.next_psn.lt(psn) {
                 back.end_psn = psn;
                 break;
             }
@@ -309,7 +342,7 @@ impl Responder {
             .front_mut()
             .expect("next_packet without READ responses");
         let psn = job.next_psn;
-        let idx = psn - job.first_psn;
+        let idx = psn.since(job.first_psn);
         let payload = response_payload(job.verb, job.msg_len, cfg.mtu, idx);
         if job.verb.is_atomic() {
             dma.put(&job.value.to_le_bytes());
@@ -324,7 +357,7 @@ impl Responder {
             sport: 0,
             kind: PacketKind::ReadResponse,
             verb: job.verb,
-            psn,
+            psn: psn.wire(),
             payload,
             wire: payload + cfg.header_bytes,
             priority: cfg.data_priority,
@@ -340,12 +373,20 @@ impl Responder {
         if job.next_psn == job.end_psn {
             self.reads.pop_front();
         }
-        if psn < self.read_max {
+        if psn.lt(self.read_max) {
             stats.retransmitted_packets += 1;
         }
         self.read_max = self.read_max.max(psn + 1);
         pkt
     }
+}
+
+/// One past the last PSN of a READ of `len` bytes from `psn`; None if it
+/// takes more PSNs than a QP may have in use.
+#[inline]
+fn read_end(psn: Psn, len: u64, mtu: u32) -> Option<Psn> {
+    let n = npkts(len, mtu).filter(|&n| n <= MAX_PSN_SPAN)?;
+    Some(psn + n)
 }
 
 #[cfg(test)]
@@ -425,9 +466,9 @@ mod tests {
             vec![
                 Reply::None,
                 Reply::None,
-                Reply::Ack(3, false),
+                Reply::Ack(Psn::new(3), false),
                 Reply::None,
-                Reply::Ack(5, true)
+                Reply::Ack(Psn::new(5), true)
             ]
         );
         let c: Vec<_> = h.ev.drain(..).collect();
@@ -444,27 +485,30 @@ mod tests {
         let mut h = H::new(1);
         assert_eq!(
             h.rx(data(0, Verb::Write, true, false, 1000)),
-            Reply::Ack(1, false)
+            Reply::Ack(Psn::new(1), false)
         );
         // 1 lost: 2, 3, 4 out of order -> a single NACK(1).
         let r: Vec<_> = (2..5)
             .map(|i| h.rx(data(i, Verb::Write, false, false, 1000)))
             .collect();
-        assert_eq!(r, vec![Reply::Nack(1, false), Reply::None, Reply::None]);
+        assert_eq!(
+            r,
+            vec![Reply::Nack(Psn::new(1), false), Reply::None, Reply::None]
+        );
         assert_eq!(h.st.out_of_order_dropped, 3);
         // The gap is filled; a new gap NACKs again.
         assert_eq!(
             h.rx(data(1, Verb::Write, false, false, 1000)),
-            Reply::Ack(2, false)
+            Reply::Ack(Psn::new(2), false)
         );
         assert_eq!(
             h.rx(data(3, Verb::Write, false, false, 1000)),
-            Reply::Nack(2, false)
+            Reply::Nack(Psn::new(2), false)
         );
         // Duplicate: re-ACK ePSN.
         assert_eq!(
             h.rx(data(0, Verb::Write, true, false, 1000)),
-            Reply::Ack(2, false)
+            Reply::Ack(Psn::new(2), false)
         );
         assert_eq!(h.st.duplicates_received, 1);
     }
@@ -488,15 +532,15 @@ mod tests {
         });
         assert_eq!(
             h.rx(data(0, Verb::Send, true, false, 1000)),
-            Reply::Ack(1, false)
+            Reply::Ack(Psn::new(1), false)
         );
         assert_eq!(
             h.rx(data(1, Verb::Send, false, true, 10)),
-            Reply::Ack(2, false)
+            Reply::Ack(Psn::new(2), false)
         );
         assert_eq!(
             h.rx(data(2, Verb::Send, true, true, 0)),
-            Reply::Ack(3, false)
+            Reply::Ack(Psn::new(3), false)
         );
         let got: Vec<_> =
             h.ev.drain(..)

@@ -14,14 +14,14 @@
 //!   by read (N)ACKs from the requester and are recovered by the read
 //!   responder's own selective repeat and timeouts.
 //!
-//! Modules: `bitmap` (circular bitmap), `window` (selective-repeat sender
-//! and receiver windows), `requester`, `responder`.
+//! PSNs of both spaces and the WQE sequence numbers are the QP's 32-bit
+//! serial numbers, 24 bits on the wire, and wrap around (`crate::psn`).
 //!
 //! Files: `config`, `bitmap` (circular bitmap), `window` (selective-repeat
-//! sender and receiver windows), `requester`, `responder`, and `engine`
-//! (the engine's packet handling, as the QP's dispatch calls it). May use
-//! `crate::api`, `crate::rc`, `crate::packet` and `crate::memory`;
-//! nothing else of the crate.
+//! sender and receiver windows), `requester`, `responder`; this file joins
+//! the halves into the engine the QP's dispatch calls (`IrnQp`). May use
+//! `crate::api`, `crate::rc`, `crate::packet`, `crate::psn` and
+//! `crate::memory`; nothing else of the crate.
 
 pub(crate) mod bitmap;
 pub(crate) mod config;
@@ -32,6 +32,7 @@ pub(crate) mod window;
 pub use config::{IrnConfig, MAX_BDP_PACKETS};
 
 use crate::packet::Packet;
+use crate::psn::Psn;
 use crate::rc::halves::{Halves, ReadReply};
 use crate::rc::{Ctx, Outcome, RxOutcome};
 
@@ -43,10 +44,11 @@ pub(crate) struct IrnQp {
 }
 
 impl IrnQp {
-    pub fn new(cfg: IrnConfig) -> IrnQp {
+    /// A QP that sends from PSN `sq` and expects its peer's from `rq`.
+    pub fn new(cfg: IrnConfig, sq: Psn, rq: Psn) -> IrnQp {
         IrnQp {
-            req: requester::Requester::new(cfg),
-            resp: responder::Responder::new(cfg),
+            req: requester::Requester::new(cfg, sq),
+            resp: responder::Responder::new(cfg, rq),
         }
     }
 }

@@ -10,6 +10,14 @@
 //! acknowledged and, for READ/atomics, all its responses have arrived. A
 //! response acknowledges its request and every request before it (the
 //! responder executes a READ only in order).
+//!
+//! Both PSN spaces start at the QP's `sq_psn` (the responder numbers its
+//! responses from its `rq_psn`, the same value): the QP's 32-bit serial
+//! numbers (`crate::psn`), 24 bits on the wire, read back relative to
+//! `win.una` (ACKs) and `rx.epsn` (responses). `post` keeps each space's
+//! PSNs from the oldest WQE not completed to the next within
+//! `MAX_PSN_SPAN`. The receive and read WQE sequence numbers go out in 24
+//! bits too, as IB's MSN.
 
 use std::collections::VecDeque;
 
@@ -18,7 +26,10 @@ use super::window::{Arrival, RecvWindow, SendWindow};
 use crate::api::{Completion, CompletionSide, Event, NicConfig, NicStats, QpId, WorkRequest};
 use crate::memory::Dma;
 use crate::packet::{Packet, PacketKind, Verb, ATOMIC_BYTES};
-use crate::rc::{offset_of, payload_of, response_payload, wqe_npkts, Ctx, Outcome};
+use crate::psn::{Msn, Psn};
+use crate::rc::{
+    offset_of, payload_of, psn_room, reserve_psns, response_payload, wqe_npkts, Ctx, Outcome,
+};
 use engine::Time;
 
 #[derive(Clone, Copy, Debug)]
@@ -30,23 +41,23 @@ struct Wqe {
     local_addr: u64,
     imm: u64,
     compare: u64,
-    s_first: u32,
+    s_first: Psn,
     /// Request packets (READ/atomics: one).
     s_n: u32,
-    r_first: u32,
+    r_first: Psn,
     /// Response packets (0 unless READ/atomic).
     r_n: u32,
     /// Receive WQE SN (SEND, WRITE with immediate) or read WQE SN.
-    sn: u32,
+    sn: Msn,
 }
 
 impl Wqe {
     #[inline]
-    fn s_end(&self) -> u32 {
+    fn s_end(&self) -> Psn {
         self.s_first + self.s_n
     }
     #[inline]
-    fn r_end(&self) -> u32 {
+    fn r_end(&self) -> Psn {
         self.r_first + self.r_n
     }
 }
@@ -60,28 +71,38 @@ pub(crate) struct Requester {
     wqes: VecDeque<Wqe>,
     /// Index in `wqes` of the WQE holding `win.nxt` (== len if none).
     cursor: usize,
-    next_spsn: u32,
-    next_rpsn: u32,
-    next_recv_sn: u32,
-    next_read_sn: u32,
+    next_spsn: Psn,
+    next_rpsn: Psn,
+    next_recv_sn: Msn,
+    next_read_sn: Msn,
     pub win: SendWindow,
     /// READ/atomic responses.
     rx: RecvWindow,
 }
 
 impl Requester {
-    pub fn new(cfg: IrnConfig) -> Requester {
+    /// A requester whose request and response PSNs start at `first`.
+    pub fn new(cfg: IrnConfig, first: Psn) -> Requester {
         Requester {
             cfg,
             wqes: VecDeque::new(),
             cursor: 0,
-            next_spsn: 0,
-            next_rpsn: 0,
-            next_recv_sn: 0,
-            next_read_sn: 0,
-            win: SendWindow::new(cfg.bdp_packets),
-            rx: RecvWindow::new(cfg.bdp_packets),
+            next_spsn: first,
+            next_rpsn: first,
+            next_recv_sn: Msn::initial(0),
+            next_read_sn: Msn::initial(0),
+            win: SendWindow::new(cfg.bdp_packets, first),
+            rx: RecvWindow::new(cfg.bdp_packets, first),
         }
+    }
+
+    /// PSNs a new message may still take (in the smaller of its request
+    /// and READ-response spaces).
+    pub fn psn_room(&self) -> u32 {
+        let front = self.wqes.front();
+        let oldest_s = front.map_or(self.next_spsn, |w| w.s_first);
+        let oldest_r = front.map_or(self.next_rpsn, |w| w.r_first);
+        psn_room(self.next_spsn, oldest_s).min(psn_room(self.next_rpsn, oldest_r))
     }
 
     pub fn post(&mut self, wr: WorkRequest, mtu: u32) {
@@ -90,16 +111,24 @@ impl Requester {
         } else {
             wr.len
         };
-        let n = wqe_npkts(wr.verb, len, mtu).expect("message too long: more than 2^32 packets");
-        let (s_n, r_n) = if wr.verb.reads() { (1, n) } else { (n, 0) };
-        let sn = if wr.verb.reads() {
-            self.next_read_sn += 1;
-            self.next_read_sn - 1
-        } else if wr.verb.consumes_recv() {
-            self.next_recv_sn += 1;
-            self.next_recv_sn - 1
+        let n = wqe_npkts(wr.verb, len, mtu);
+        let (s_n, r_n) = if wr.verb.reads() {
+            (Some(1), n)
         } else {
-            0
+            (n, Some(0))
+        };
+        let front = self.wqes.front();
+        let oldest_s = front.map_or(self.next_spsn, |w| w.s_first);
+        let oldest_r = front.map_or(self.next_rpsn, |w| w.r_first);
+        let (s_first, s_n) = reserve_psns(&mut self.next_spsn, oldest_s, s_n);
+        let (r_first, r_n) = reserve_psns(&mut self.next_rpsn, oldest_r, r_n);
+        let sn = if wr.verb.reads() {
+            take_sn(&mut self.next_read_sn)
+        } else if wr.verb.consumes_recv() {
+            take_sn(&mut self.next_recv_sn)
+        } else {
+            // None: 0 on the wire.
+            Msn::initial(0)
         };
         self.wqes.push_back(Wqe {
             wr_id: wr.wr_id,
@@ -109,20 +138,12 @@ impl Requester {
             local_addr: wr.local_addr,
             imm: wr.imm,
             compare: wr.compare,
-            s_first: self.next_spsn,
+            s_first,
             s_n,
-            r_first: self.next_rpsn,
+            r_first,
             r_n,
             sn,
         });
-        self.next_spsn = self
-            .next_spsn
-            .checked_add(s_n)
-            .expect("PSN space of the QP exhausted");
-        self.next_rpsn = self
-            .next_rpsn
-            .checked_add(r_n)
-            .expect("response PSN space of the QP exhausted");
     }
 
     #[inline]
@@ -141,12 +162,12 @@ impl Requester {
         let (psn, rtx) = self.win.next_psn();
         let i = if rtx {
             stats.retransmitted_packets += 1;
-            self.wqes.partition_point(|w| w.s_end() <= psn)
+            self.wqes.partition_point(|w| w.s_end().le(psn))
         } else {
             self.cursor
         };
         let w = self.wqes[i];
-        let idx = psn - w.s_first;
+        let idx = psn.since(w.s_first);
         let mtu = cfg.mtu;
         let off = offset_of(mtu, idx).min(w.len);
         let (payload, addr, last) = if w.verb.reads() {
@@ -170,7 +191,7 @@ impl Requester {
         Packet {
             kind: PacketKind::Request,
             verb: w.verb,
-            psn,
+            psn: psn.wire(),
             payload,
             wire: payload + cfg.header_bytes,
             priority: cfg.data_priority,
@@ -181,7 +202,7 @@ impl Requester {
             addr,
             imm: w.imm,
             compare: w.compare,
-            wqe_sn: w.sn,
+            wqe_sn: w.sn.wire(),
             ..Packet::default()
         }
     }
@@ -194,8 +215,13 @@ impl Requester {
         pkt: &Packet,
         events: &mut VecDeque<Event>,
     ) -> Outcome {
-        let sack = (pkt.kind == PacketKind::Nack && pkt.sack_psn > pkt.psn).then_some(pkt.sack_psn);
-        match self.win.on_ack(now, pkt.psn, sack, &self.cfg) {
+        let una = self.win.una;
+        let (cum, sack) = (
+            Psn::from_wire(pkt.psn, una),
+            Psn::from_wire(pkt.sack_psn, una),
+        );
+        let sack = (pkt.kind == PacketKind::Nack && sack.gt(cum)).then_some(sack);
+        match self.win.on_ack(now, cum, sack, &self.cfg) {
             Err(_) => Outcome { malformed: true },
             Ok(_) => {
                 self.complete(now, qp, events);
@@ -210,8 +236,8 @@ impl Requester {
         let (now, qp, cfg) = (cx.now, cx.qp, cx.cfg);
         let (stats, events, dma) = (&mut *cx.stats, &mut *cx.events, &mut *cx.dma);
         let bad = (Outcome { malformed: true }, None);
-        let r = pkt.psn;
-        if r >= self.next_rpsn {
+        let r = Psn::from_wire(pkt.psn, self.rx.epsn);
+        if r.ge(self.next_rpsn) {
             return bad;
         }
         let epsn = self.rx.epsn;
@@ -229,16 +255,16 @@ impl Requester {
                 (PacketKind::ReadNack, epsn, epsn)
             }
             Arrival::New => {
-                let i = self.wqes.partition_point(|w| w.r_end() <= r);
+                let i = self.wqes.partition_point(|w| w.r_end().le(r));
                 let Some(&w) = self.wqes.get(i) else {
                     return bad;
                 };
-                let idx = r.wrapping_sub(w.r_first);
+                let idx = r.since(w.r_first);
                 if !w.verb.reads()
                     || pkt.verb != w.verb
-                    || r < w.r_first
+                    || r.lt(w.r_first)
                     || pkt.payload != response_payload(w.verb, w.len, cfg.mtu, idx)
-                    || w.s_end() > self.win.nxt
+                    || w.s_end().gt(self.win.nxt)
                 {
                     return bad;
                 }
@@ -273,7 +299,7 @@ impl Requester {
     /// Completes finished WQEs from the front, in post order.
     fn complete(&mut self, now: Time, qp: QpId, events: &mut VecDeque<Event>) {
         while let Some(&w) = self.wqes.front() {
-            let done = self.win.una >= w.s_end() && self.rx.epsn >= w.r_end();
+            let done = self.win.una.ge(w.s_end()) && self.rx.epsn.ge(w.r_end());
             if !done {
                 break;
             }
@@ -290,4 +316,12 @@ impl Requester {
             }));
         }
     }
+}
+
+/// The next sequence number of a counter, which moves on.
+#[inline]
+fn take_sn(counter: &mut Msn) -> Msn {
+    let sn = *counter;
+    *counter += 1;
+    sn
 }

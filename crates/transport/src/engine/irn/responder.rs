@@ -22,6 +22,11 @@
 //! BDP cap as the requester, driven by read (N)ACKs and its own timeouts.
 //! A retransmitted READ response reads memory again, as a re-executed READ
 //! does in RoCE.
+//!
+//! PSNs (requests from the QP's `rq_psn`, responses numbered from it too)
+//! and receive WQE sequence numbers are the QP's 32-bit serial numbers
+//! (`crate::psn`), 24 bits on the wire, read back relative to `rx.epsn`,
+//! `win.una` and `recv_base`. The read WQE sequence number is only echoed.
 
 use std::collections::VecDeque;
 
@@ -31,6 +36,7 @@ use super::window::{Arrival, RecvWindow, SendWindow};
 use crate::api::{Completion, CompletionSide, Event, NicConfig, NicStats, QpId};
 use crate::memory::Dma;
 use crate::packet::{Packet, PacketKind, Verb, ATOMIC_BYTES};
+use crate::psn::{Msn, Psn, MAX_PSN_SPAN};
 use crate::rc::{npkts, offset_of, response_payload, Ctx, Outcome, RecvWqe, Reply, RxOutcome};
 use engine::Time;
 
@@ -59,15 +65,16 @@ struct Job {
     compare: u64,
     /// Atomic: the original value (set on execution).
     value: u64,
-    /// Read WQE sequence number.
+    /// Read WQE sequence number, as received (24 bits), echoed on the
+    /// responses.
     sn: u32,
-    r_first: u32,
+    r_first: Psn,
     r_n: u32,
 }
 
 impl Job {
     #[inline]
-    fn r_end(&self) -> u32 {
+    fn r_end(&self) -> Psn {
         self.r_first + self.r_n
     }
 }
@@ -78,31 +85,33 @@ pub(crate) struct Responder {
     rx: RecvWindow,
     last: RingBitmap,
     /// (PSN, action) of the PSNs whose `last` bit is set.
-    pending: Vec<(u32, Action)>,
+    pending: Vec<(Psn, Action)>,
     recv: VecDeque<RecvWqe>,
     /// Receive WQE SN of `recv[0]`.
-    recv_base: u32,
+    recv_base: Msn,
     /// Executed READ/atomics whose responses are not all acknowledged.
     jobs: VecDeque<Job>,
     /// Index in `jobs` of the job holding `win.nxt`.
     cursor: usize,
-    next_rpsn: u32,
+    next_rpsn: Psn,
     pub win: SendWindow,
 }
 
 impl Responder {
-    pub fn new(cfg: IrnConfig) -> Responder {
+    /// A responder that expects requests, and numbers its responses, from
+    /// `first`.
+    pub fn new(cfg: IrnConfig, first: Psn) -> Responder {
         Responder {
             cfg,
-            rx: RecvWindow::new(cfg.bdp_packets),
+            rx: RecvWindow::new(cfg.bdp_packets, first),
             last: RingBitmap::new(cfg.bdp_packets),
             pending: Vec::new(),
             recv: VecDeque::new(),
-            recv_base: 0,
+            recv_base: Msn::initial(0),
             jobs: VecDeque::new(),
             cursor: 0,
-            next_rpsn: 0,
-            win: SendWindow::new(cfg.bdp_packets),
+            next_rpsn: first,
+            win: SendWindow::new(cfg.bdp_packets, first),
         }
     }
 
@@ -116,10 +125,11 @@ impl Responder {
     }
 
     /// The receive WQE with sequence number `sn`, if posted and not expired.
-    fn recv_wqe(&self, sn: u32) -> Option<RecvWqe> {
-        self.recv
-            .get(sn.checked_sub(self.recv_base)? as usize)
-            .copied()
+    fn recv_wqe(&self, sn: Msn) -> Option<RecvWqe> {
+        if sn.lt(self.recv_base) {
+            return None;
+        }
+        self.recv.get(sn.since(self.recv_base) as usize).copied()
     }
 
     /// Processes a request packet.
@@ -131,7 +141,7 @@ impl Responder {
             read_queued: false,
             malformed: false,
         };
-        let psn = pkt.psn;
+        let psn = Psn::from_wire(pkt.psn, self.rx.epsn);
         let epsn = self.rx.epsn;
         match self.rx.classify(psn) {
             Arrival::Old => {
@@ -201,14 +211,16 @@ impl Responder {
             compare: pkt.compare,
             value: 0,
             sn: pkt.wqe_sn,
-            r_first: 0,
+            r_first: Psn::default(),
             r_n: 1,
         };
         if pkt.verb.reads() {
             if pkt.verb.is_atomic() {
                 job.len = ATOMIC_BYTES as u64;
             } else {
-                job.r_n = npkts(pkt.msg_len, cfg.mtu).ok_or(Refused::Malformed)?;
+                job.r_n = npkts(pkt.msg_len, cfg.mtu)
+                    .filter(|&n| n <= MAX_PSN_SPAN)
+                    .ok_or(Refused::Malformed)?;
             }
             return Ok(Some(Action::Read(job)));
         }
@@ -216,10 +228,11 @@ impl Responder {
             return Err(Refused::Malformed);
         }
         let recv = if pkt.verb == Verb::Send || (pkt.verb == Verb::WriteImm && pkt.last) {
-            if pkt.wqe_sn < self.recv_base {
+            let sn = Msn::from_wire(pkt.wqe_sn, self.recv_base);
+            if sn.lt(self.recv_base) {
                 return Err(Refused::Malformed);
             }
-            let Some(w) = self.recv_wqe(pkt.wqe_sn) else {
+            let Some(w) = self.recv_wqe(sn) else {
                 stats.rnr_drops += 1;
                 return Err(Refused::Silent);
             };
@@ -293,7 +306,7 @@ impl Responder {
                         });
                 }
                 job.r_first = self.next_rpsn;
-                self.next_rpsn = self.next_rpsn.saturating_add(job.r_n);
+                self.next_rpsn += job.r_n;
                 self.jobs.push_back(job);
                 true
             }
@@ -311,12 +324,12 @@ impl Responder {
         let (r, rtx) = self.win.next_psn();
         let i = if rtx {
             stats.retransmitted_packets += 1;
-            self.jobs.partition_point(|j| j.r_end() <= r)
+            self.jobs.partition_point(|j| j.r_end().le(r))
         } else {
             self.cursor
         };
         let job = self.jobs[i];
-        let idx = r - job.r_first;
+        let idx = r.since(job.r_first);
         let payload = response_payload(job.verb, job.len, cfg.mtu, idx);
         let off = offset_of(cfg.mtu, idx);
         if job.verb.is_atomic() {
@@ -331,7 +344,7 @@ impl Responder {
         Packet {
             kind: PacketKind::ReadResponse,
             verb: job.verb,
-            psn: r,
+            psn: r.wire(),
             payload,
             wire: payload + cfg.header_bytes,
             priority: cfg.data_priority,
@@ -347,12 +360,20 @@ impl Responder {
 
     /// A read ACK/NACK from the requester.
     pub fn on_read_ack(&mut self, now: Time, pkt: &Packet) -> Outcome {
-        let sack =
-            (pkt.kind == PacketKind::ReadNack && pkt.sack_psn > pkt.psn).then_some(pkt.sack_psn);
-        if self.win.on_ack(now, pkt.psn, sack, &self.cfg).is_err() {
+        let una = self.win.una;
+        let (cum, sack) = (
+            Psn::from_wire(pkt.psn, una),
+            Psn::from_wire(pkt.sack_psn, una),
+        );
+        let sack = (pkt.kind == PacketKind::ReadNack && sack.gt(cum)).then_some(sack);
+        if self.win.on_ack(now, cum, sack, &self.cfg).is_err() {
             return Outcome { malformed: true };
         }
-        while self.jobs.front().is_some_and(|j| j.r_end() <= self.win.una) {
+        while self
+            .jobs
+            .front()
+            .is_some_and(|j| j.r_end().le(self.win.una))
+        {
             self.jobs.pop_front();
             self.cursor = self.cursor.saturating_sub(1);
         }

@@ -15,25 +15,31 @@
 //!
 //! [`RecvWindow`]: expected PSN `epsn` and the "arrived" bitmap of the
 //! `cap` PSNs from it; anything beyond is dropped.
+//!
+//! PSNs are the QP's 32-bit serial numbers (`crate::psn`), compared in
+//! serial order; the window spans at most `cap` (at most 2^20) PSNs. `rtx_next`, `lost_below` and
+//! the recovery point mean something only in recovery, which sets them
+//! afresh when it starts.
 
 use super::bitmap::RingBitmap;
 use super::config::IrnConfig;
+use crate::psn::Psn;
 use engine::Time;
 
 #[derive(Clone, Debug)]
 pub(crate) struct SendWindow {
     /// Everything below is acknowledged.
-    pub una: u32,
+    pub una: Psn,
     /// The next new PSN; everything below has been sent at least once.
-    pub nxt: u32,
+    pub nxt: Psn,
     sacked: RingBitmap,
     /// In recovery: leave when `una` reaches this.
-    recovery: Option<u32>,
+    recovery: Option<Psn>,
     /// In recovery, unSACKed PSNs in `rtx_next..lost_below` are lost and
     /// not yet retransmitted; `rtx_next` is kept on such a PSN (or equal to
     /// `lost_below`).
-    rtx_next: u32,
-    lost_below: u32,
+    rtx_next: Psn,
+    lost_below: Psn,
     /// Retransmission deadline; Some iff something is unacknowledged.
     pub deadline: Option<Time>,
     cap: u32,
@@ -44,14 +50,15 @@ pub(crate) struct SendWindow {
 pub(crate) struct Malformed;
 
 impl SendWindow {
-    pub fn new(cap: u32) -> SendWindow {
+    /// A window of `cap` PSNs whose first PSN is `first`.
+    pub fn new(cap: u32, first: Psn) -> SendWindow {
         SendWindow {
-            una: 0,
-            nxt: 0,
+            una: first,
+            nxt: first,
             sacked: RingBitmap::new(cap),
             recovery: None,
-            rtx_next: 0,
-            lost_below: 0,
+            rtx_next: first,
+            lost_below: first,
             deadline: None,
             cap,
         }
@@ -60,23 +67,23 @@ impl SendWindow {
     /// A lost PSN waits for retransmission.
     #[inline]
     pub fn rtx_pending(&self) -> bool {
-        self.recovery.is_some() && self.rtx_next < self.lost_below
+        self.recovery.is_some() && self.rtx_next.lt(self.lost_below)
     }
 
     /// A new PSN below `limit` (one past the last posted) may be sent.
     #[inline]
-    pub fn can_send_new(&self, limit: u32) -> bool {
-        self.nxt < limit && self.nxt - self.una < self.cap
+    pub fn can_send_new(&self, limit: Psn) -> bool {
+        self.nxt.lt(limit) && self.nxt.since(self.una) < self.cap
     }
 
     #[inline]
     pub fn outstanding(&self) -> bool {
-        self.una < self.nxt
+        self.una.lt(self.nxt)
     }
 
     /// The PSN to send next: a lost one first, else `nxt` (the caller checks
     /// [`Self::can_send_new`]). True if it is a retransmission.
-    pub fn next_psn(&self) -> (u32, bool) {
+    pub fn next_psn(&self) -> (Psn, bool) {
         if self.rtx_pending() {
             (self.rtx_next, true)
         } else {
@@ -85,7 +92,7 @@ impl SendWindow {
     }
 
     /// `psn` (from [`Self::next_psn`]) went on the wire at `now`.
-    pub fn on_sent(&mut self, psn: u32, now: Time, cfg: &IrnConfig) {
+    pub fn on_sent(&mut self, psn: Psn, now: Time, cfg: &IrnConfig) {
         if psn == self.nxt {
             self.nxt += 1;
         } else {
@@ -100,7 +107,7 @@ impl SendWindow {
     /// RTO_low while fewer than N packets are in flight (a short tail, where
     /// waiting for RTO_high would dominate), RTO_high otherwise.
     fn rto(&self, cfg: &IrnConfig) -> Time {
-        if self.nxt - self.una < cfg.n_packets {
+        if self.nxt.since(self.una) < cfg.n_packets {
             cfg.rto_low
         } else {
             cfg.rto_high
@@ -112,21 +119,21 @@ impl SendWindow {
     pub fn on_ack(
         &mut self,
         now: Time,
-        cum: u32,
-        sack: Option<u32>,
+        cum: Psn,
+        sack: Option<Psn>,
         cfg: &IrnConfig,
     ) -> Result<bool, Malformed> {
-        if cum > self.nxt || sack.is_some_and(|s| s >= self.nxt || s < cum) {
+        if cum.gt(self.nxt) || sack.is_some_and(|s| s.ge(self.nxt) || s.lt(cum)) {
             return Err(Malformed);
         }
         let before = self.una;
-        if cum > self.una {
+        if cum.gt(self.una) {
             self.sacked.clear_range(self.una, cum);
             self.una = cum;
         }
         // A SACK below `una` (a late NACK) says nothing new, and its bit
         // would alias a future PSN's.
-        if let Some(s) = sack.filter(|&s| s >= self.una) {
+        if let Some(s) = sack.filter(|&s| s.ge(self.una)) {
             self.sacked.set(s);
             if self.recovery.is_none() {
                 self.recovery = Some(self.nxt);
@@ -141,12 +148,12 @@ impl SendWindow {
         // acknowledges only up to its request) gets through; left
         // unacknowledged, they would be "outstanding" with nothing to
         // resend, and the RTO would never be armed again.
-        while self.una < self.nxt && self.sacked.get(self.una) {
+        while self.una.lt(self.nxt) && self.sacked.get(self.una) {
             self.sacked.clear(self.una);
             self.una += 1;
         }
-        let progressed = self.una > before;
-        if self.recovery.is_some_and(|p| self.una >= p) {
+        let progressed = self.una.gt(before);
+        if self.recovery.is_some_and(|p| self.una.ge(p)) {
             self.recovery = None;
         }
         if self.recovery.is_some() {
@@ -191,7 +198,7 @@ impl SendWindow {
 #[derive(Clone, Debug)]
 pub(crate) struct RecvWindow {
     /// Everything below has arrived.
-    pub epsn: u32,
+    pub epsn: Psn,
     arrived: RingBitmap,
     cap: u32,
 }
@@ -210,18 +217,20 @@ pub(crate) enum Arrival {
 }
 
 impl RecvWindow {
-    pub fn new(cap: u32) -> RecvWindow {
+    /// A window of `cap` PSNs that expects `first` first.
+    pub fn new(cap: u32, first: Psn) -> RecvWindow {
         RecvWindow {
-            epsn: 0,
+            epsn: first,
             arrived: RingBitmap::new(cap),
             cap,
         }
     }
 
-    pub fn classify(&self, psn: u32) -> Arrival {
-        if psn < self.epsn {
+    pub fn classify(&self, psn: Psn) -> Arrival {
+        let ahead = psn.diff(self.epsn);
+        if ahead < 0 {
             Arrival::Old
-        } else if psn - self.epsn >= self.cap {
+        } else if ahead as u32 >= self.cap {
             Arrival::Beyond
         } else if self.arrived.get(psn) {
             Arrival::Again
@@ -230,13 +239,13 @@ impl RecvWindow {
         }
     }
 
-    pub fn mark(&mut self, psn: u32) {
+    pub fn mark(&mut self, psn: Psn) {
         self.arrived.set(psn);
     }
 
     /// If `epsn` has arrived, consumes it and returns it (call in a loop to
     /// deliver everything now in order).
-    pub fn pop_in_order(&mut self) -> Option<u32> {
+    pub fn pop_in_order(&mut self) -> Option<Psn> {
         let p = self.epsn;
         if self.arrived.get(p) {
             self.arrived.clear(p);
@@ -260,101 +269,158 @@ mod tests {
         }
     }
 
+    /// Every test runs from PSN 0 and from 3 below 2^32, across the wrap.
+    const BASES: [Psn; 2] = [Psn::new(0), Psn::new(u32::MAX - 2)];
+
+    /// A send window seen in PSN offsets `k` from `base` (PSN `base + k`).
+    struct W {
+        w: SendWindow,
+        base: Psn,
+    }
+
+    impl W {
+        fn new(cap: u32, base: Psn) -> W {
+            W {
+                w: SendWindow::new(cap, base),
+                base,
+            }
+        }
+        fn can_send_new(&self, limit: u32) -> bool {
+            self.w.can_send_new(self.base + limit)
+        }
+        fn next_psn(&self) -> (u32, bool) {
+            let (p, rtx) = self.w.next_psn();
+            (p.since(self.base), rtx)
+        }
+        fn on_sent(&mut self, k: u32, now: Time, cfg: &IrnConfig) {
+            self.w.on_sent(self.base + k, now, cfg)
+        }
+        fn on_ack(
+            &mut self,
+            now: Time,
+            cum: u32,
+            sack: Option<u32>,
+            cfg: &IrnConfig,
+        ) -> Result<bool, Malformed> {
+            let sack = sack.map(|s| self.base + s);
+            self.w.on_ack(now, self.base + cum, sack, cfg)
+        }
+        fn una(&self) -> u32 {
+            self.w.una.since(self.base)
+        }
+    }
+
     #[test]
     fn bdp_cap_limits_new_packets() {
-        let c = cfg();
-        let mut w = SendWindow::new(c.bdp_packets);
-        for p in 0..8 {
+        for base in BASES {
+            let c = cfg();
+            let mut w = W::new(c.bdp_packets, base);
+            for p in 0..8 {
+                assert!(w.can_send_new(100));
+                assert_eq!(w.next_psn(), (p, false));
+                w.on_sent(p, 0, &c);
+            }
+            assert!(!w.can_send_new(100), "8 in flight");
+            // A SACK does not open the window; a cumulative ack does.
+            w.on_ack(1, 0, Some(5), &c).unwrap();
+            assert!(!w.can_send_new(100));
+            w.on_ack(1, 2, Some(5), &c).unwrap();
             assert!(w.can_send_new(100));
-            assert_eq!(w.next_psn(), (p, false));
-            w.on_sent(p, 0, &c);
+            assert!(!w.can_send_new(8), "nothing posted from 8 on");
         }
-        assert!(!w.can_send_new(100), "8 in flight");
-        // A SACK does not open the window; a cumulative ack does.
-        w.on_ack(1, 0, Some(5), &c).unwrap();
-        assert!(!w.can_send_new(100));
-        w.on_ack(1, 2, Some(5), &c).unwrap();
-        assert!(w.can_send_new(100));
     }
 
     #[test]
     fn recovery_retransmits_only_the_holes_once() {
-        let c = cfg();
-        let mut w = SendWindow::new(c.bdp_packets);
-        for p in 0..8 {
-            w.on_sent(p, 0, &c);
+        for base in BASES {
+            let c = cfg();
+            let mut w = W::new(c.bdp_packets, base);
+            for p in 0..8 {
+                w.on_sent(p, 0, &c);
+            }
+            // 1 and 3 lost: NACKs for 2, 4, 5.
+            w.on_ack(1, 1, Some(2), &c).unwrap();
+            assert_eq!(w.next_psn(), (1, true));
+            w.on_ack(1, 1, Some(4), &c).unwrap();
+            w.on_ack(1, 1, Some(5), &c).unwrap();
+            w.on_sent(1, 2, &c);
+            assert_eq!(w.next_psn(), (3, true));
+            w.on_sent(3, 2, &c);
+            assert!(!w.w.rtx_pending(), "6 and 7 are not known lost");
+            // The cumulative ack passes the recovery point (8): recovery ends.
+            w.on_ack(3, 8, None, &c).unwrap();
+            assert!(w.w.recovery.is_none() && w.w.deadline.is_none());
+            assert!(w.on_ack(3, 9, None, &c).is_err());
         }
-        // 1 and 3 lost: NACKs for 2, 4, 5.
-        w.on_ack(1, 1, Some(2), &c).unwrap();
-        assert_eq!(w.next_psn(), (1, true));
-        w.on_ack(1, 1, Some(4), &c).unwrap();
-        w.on_ack(1, 1, Some(5), &c).unwrap();
-        w.on_sent(1, 2, &c);
-        assert_eq!(w.next_psn(), (3, true));
-        w.on_sent(3, 2, &c);
-        assert!(!w.rtx_pending(), "6 and 7 are not known lost");
-        // The cumulative ack passes the recovery point (8): recovery ends.
-        w.on_ack(3, 8, None, &c).unwrap();
-        assert!(w.recovery.is_none() && w.deadline.is_none());
-        assert!(w.on_ack(3, 9, None, &c).is_err());
     }
 
     #[test]
     fn an_ack_stopping_short_of_sacked_psns_acknowledges_them_too() {
         // 0 lost, 1..4 SACKed; the resent 0's cumulative ack (5) is lost
         // and only an ack up to 1 (a READ response) gets through.
-        let c = cfg();
-        let mut w = SendWindow::new(c.bdp_packets);
-        for p in 0..5 {
-            w.on_sent(p, 0, &c);
+        for base in BASES {
+            let c = cfg();
+            let mut w = W::new(c.bdp_packets, base);
+            for p in 0..5 {
+                w.on_sent(p, 0, &c);
+            }
+            for s in 1..5 {
+                w.on_ack(1, 0, Some(s), &c).unwrap();
+            }
+            assert_eq!(w.next_psn(), (0, true));
+            w.on_sent(0, 2, &c);
+            assert!(w.on_ack(3, 1, None, &c).unwrap());
+            assert_eq!(w.una(), 5, "1..4 arrived with everything before them");
+            assert!(w.w.deadline.is_none() && w.w.recovery.is_none());
         }
-        for s in 1..5 {
-            w.on_ack(1, 0, Some(s), &c).unwrap();
-        }
-        assert_eq!(w.next_psn(), (0, true));
-        w.on_sent(0, 2, &c);
-        assert!(w.on_ack(3, 1, None, &c).unwrap());
-        assert_eq!(w.una, 5, "1..4 arrived with everything before them");
-        assert!(w.deadline.is_none() && w.recovery.is_none());
     }
 
     #[test]
     fn timeout_resends_every_unsacked_psn_with_low_or_high_rto() {
-        let c = cfg();
-        let mut w = SendWindow::new(c.bdp_packets);
-        w.on_sent(0, 0, &c);
-        assert_eq!(w.deadline, Some(c.rto_low), "1 < N in flight");
-        for p in 1..6 {
-            w.on_sent(p, 0, &c);
+        for base in BASES {
+            let c = cfg();
+            let mut w = W::new(c.bdp_packets, base);
+            w.on_sent(0, 0, &c);
+            assert_eq!(w.w.deadline, Some(c.rto_low), "1 < N in flight");
+            for p in 1..6 {
+                w.on_sent(p, 0, &c);
+            }
+            w.on_ack(5 * US, 0, Some(2), &c).unwrap();
+            assert!(w.w.on_timer(c.rto_low));
+            let mut resent = vec![];
+            while w.w.rtx_pending() {
+                let (p, rtx) = w.next_psn();
+                assert!(rtx);
+                resent.push(p);
+                w.on_sent(p, c.rto_low, &c);
+            }
+            assert_eq!(resent, vec![0, 1, 3, 4, 5]);
+            w.on_ack(c.rto_low + US, 1, None, &c).unwrap();
+            assert_eq!(w.w.deadline, Some(c.rto_low + US + c.rto_high), "5 >= N");
         }
-        w.on_ack(5 * US, 0, Some(2), &c).unwrap();
-        assert!(w.on_timer(c.rto_low));
-        let mut resent = vec![];
-        while w.rtx_pending() {
-            let (p, rtx) = w.next_psn();
-            assert!(rtx);
-            resent.push(p);
-            w.on_sent(p, c.rto_low, &c);
-        }
-        assert_eq!(resent, vec![0, 1, 3, 4, 5]);
-        w.on_ack(c.rto_low + US, 1, None, &c).unwrap();
-        assert_eq!(w.deadline, Some(c.rto_low + US + c.rto_high), "5 >= N");
     }
 
     #[test]
     fn receive_window_classifies_and_delivers_in_order() {
-        let mut r = RecvWindow::new(4);
-        assert_eq!(r.classify(0), Arrival::New);
-        assert_eq!(r.classify(4), Arrival::Beyond);
-        r.mark(2);
-        assert_eq!(r.classify(2), Arrival::Again);
-        assert_eq!(r.pop_in_order(), None);
-        r.mark(0);
-        assert_eq!(r.pop_in_order(), Some(0));
-        assert_eq!(r.pop_in_order(), None);
-        r.mark(1);
-        assert_eq!((r.pop_in_order(), r.pop_in_order()), (Some(1), Some(2)));
-        assert_eq!(r.classify(1), Arrival::Old);
-        assert_eq!(r.classify(6), Arrival::New);
+        for base in BASES {
+            let p = |k: u32| base + k;
+            let mut r = RecvWindow::new(4, base);
+            assert_eq!(r.classify(p(0)), Arrival::New);
+            assert_eq!(r.classify(p(4)), Arrival::Beyond);
+            r.mark(p(2));
+            assert_eq!(r.classify(p(2)), Arrival::Again);
+            assert_eq!(r.pop_in_order(), None);
+            r.mark(p(0));
+            assert_eq!(r.pop_in_order(), Some(p(0)));
+            assert_eq!(r.pop_in_order(), None);
+            r.mark(p(1));
+            assert_eq!(
+                (r.pop_in_order(), r.pop_in_order()),
+                (Some(p(1)), Some(p(2)))
+            );
+            assert_eq!(r.classify(p(1)), Arrival::Old);
+            assert_eq!(r.classify(p(6)), Arrival::New);
+            assert_eq!(r.classify(base - 1), Arrival::Old);
+        }
     }
 }

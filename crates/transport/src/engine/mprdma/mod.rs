@@ -10,10 +10,14 @@
 //! to a physical path. Only WRITE and SEND are carried (MP-RDMA READs would
 //! need the responder to run the multipath sender; not modelled).
 //!
+//! PSNs and MSNs are the QP's 32-bit serial numbers, 24 bits on the wire,
+//! and wrap around (`crate::psn`).
+//!
 //! Files: `config` (parameters, counters, state size), `sender`,
-//! `receiver`, `bitmap`, and `engine` (the engine's packet handling, as
-//! the QP's dispatch calls it). May use `crate::api`, `crate::rc`,
-//! `crate::packet` and `crate::memory`; nothing else of the crate.
+//! `receiver`, `bitmap`; this file joins the halves and handles the
+//! engine's packets, as the QP's dispatch calls it (`MpQp`). May use
+//! `crate::api`, `crate::rc`, `crate::packet`, `crate::psn` and
+//! `crate::memory`; nothing else of the crate.
 
 pub mod bitmap;
 pub(crate) mod config;
@@ -23,6 +27,7 @@ pub(crate) mod sender;
 pub use config::{state_bytes, state_fields, MpRdmaConfig, OodHistogram, SyncMode};
 
 use crate::packet::{Packet, PacketKind};
+use crate::psn::{fits_wire, Psn};
 use crate::rc::ctx::CtrlFields;
 use crate::rc::Ctx;
 
@@ -34,12 +39,13 @@ pub(crate) struct MpQp {
 }
 
 impl MpQp {
-    /// `seed` picks the QP's random VPs and probes (deterministic per QP).
-    pub fn new(cfg: MpRdmaConfig, base_sport: u16, seed: u64) -> MpQp {
+    /// `seed` picks the QP's random VPs and probes (deterministic per QP);
+    /// the QP sends from PSN `sq` and expects its peer's from `rq`.
+    pub fn new(cfg: MpRdmaConfig, base_sport: u16, seed: u64, sq: Psn, rq: Psn) -> MpQp {
         let rng = engine::Rng::new(seed, engine::StreamKind::Host, base_sport as u64);
         MpQp {
-            snd: sender::Sender::new(cfg, base_sport, rng),
-            rcv: receiver::Receiver::new(&cfg),
+            snd: sender::Sender::new(cfg, base_sport, rng, sq),
+            rcv: receiver::Receiver::new(&cfg, rq),
         }
     }
 }
@@ -47,10 +53,19 @@ impl MpQp {
 impl MpQp {
     /// Handles one packet for the QP; true if it may have something new to
     /// send. MP-RDMA reacts to ECN echoes per ACK in its own window (no
-    /// rate-based congestion control, no CNPs) and carries no READs.
+    /// rate-based congestion control, no CNPs) and carries no READs. A
+    /// packet whose sequence numbers do not fit their 24 wire bits is
+    /// malformed.
     #[inline]
     pub fn handle_packet(&mut self, cx: &mut Ctx, pkt: &Packet) -> bool {
         let (now, id, cfg) = (cx.now, cx.qp, cx.cfg);
+        // The PSN and MSN; `sack_psn` is a PSN on ACKs, the iPSN (an
+        // index, not a sequence number) on data.
+        let sack = if pkt.is_data() { 0 } else { pkt.sack_psn };
+        if !fits_wire(pkt.psn | pkt.wqe_sn | sack) {
+            cx.stats.malformed_dropped += 1;
+            return false;
+        }
         match pkt.kind {
             PacketKind::Request => {
                 let reply = self.rcv.on_data(cx, pkt);
@@ -58,8 +73,8 @@ impl MpQp {
                     cx.stats.cnps_sent += r.ecn as u64;
                     let mut a = cx.ctrl_packet(CtrlFields {
                         kind: r.kind,
-                        psn: r.aack,
-                        sack_psn: r.aack,
+                        psn: r.aack.wire(),
+                        sack_psn: r.aack.wire(),
                         verb: pkt.verb,
                         ecn_echo: r.ecn,
                         sent_at: pkt.sent_at,

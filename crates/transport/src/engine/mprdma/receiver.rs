@@ -19,6 +19,11 @@
 //! `rcv_nxt` moves per packet rather than per message so that messages
 //! longer than L packets can be received; a slot's Tail state passing the
 //! head is the message's completion, exactly as the paper's HoL scan.
+//!
+//! PSNs (from the QP's `rq_psn`) and MSNs are the QP's 32-bit serial
+//! numbers (`crate::psn`), 24 bits on the wire, read back relative to
+//! `rcv_nxt` and `send_base`; the out-of-order degree is the serial
+//! distance from `rcv_nxt`.
 
 use std::collections::VecDeque;
 
@@ -26,6 +31,7 @@ use super::bitmap::{Bitmap, Slot};
 use super::config::MpRdmaConfig;
 use crate::api::{Completion, CompletionSide, Event};
 use crate::packet::{MpHeader, Packet, PacketKind, Verb};
+use crate::psn::{Msn, Psn, MAX_PSN_SPAN};
 use crate::rc::{Ctx, RecvWqe};
 
 #[derive(Clone, Copy, Debug)]
@@ -41,7 +47,7 @@ struct Recv {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Reply {
     pub kind: PacketKind,
-    pub aack: u32,
+    pub aack: Psn,
     pub ecn: bool,
     pub mp: MpHeader,
 }
@@ -49,26 +55,28 @@ pub(crate) struct Reply {
 #[derive(Debug)]
 pub(crate) struct Receiver {
     bitmap: Bitmap,
-    pub rcv_nxt: u32,
-    /// `rcv_nxt` at the last overflow NACK.
-    nacked_at: Option<u32>,
+    pub rcv_nxt: Psn,
+    /// `rcv_nxt` at the last overflow NACK (cleared when `rcv_nxt` moves,
+    /// so that it cannot match again once the PSNs wrap).
+    nacked_at: Option<Psn>,
     /// (first PSN of the synchronise message, `rcv_nxt`) at the last
-    /// synchronise NACK.
-    sync_nacked: Option<(u32, u32)>,
+    /// synchronise NACK (cleared as `nacked_at`).
+    sync_nacked: Option<(Psn, Psn)>,
     recv: VecDeque<Recv>,
     /// MSN of the SEND the front receive WQE belongs to.
-    send_base: u32,
+    send_base: Msn,
 }
 
 impl Receiver {
-    pub fn new(cfg: &MpRdmaConfig) -> Receiver {
+    /// A receiver that expects the PSN `first` first.
+    pub fn new(cfg: &MpRdmaConfig, first: Psn) -> Receiver {
         Receiver {
             bitmap: Bitmap::new(cfg.l_slots),
-            rcv_nxt: 0,
+            rcv_nxt: first,
             nacked_at: None,
             sync_nacked: None,
             recv: VecDeque::new(),
-            send_base: 0,
+            send_base: Msn::initial(0),
         }
     }
 
@@ -82,29 +90,30 @@ impl Receiver {
         let (now, qp, cfg) = (cx.now, cx.qp, cx.cfg);
         let (stats, events, dma) = (&mut *cx.stats, &mut *cx.events, &mut *cx.dma);
         let h = MpHeader::of(pkt);
-        if pkt.verb == Verb::Read || pkt.payload > cfg.mtu || h.ipsn > pkt.psn {
+        // A message spans at most `MAX_PSN_SPAN` PSNs.
+        if pkt.verb == Verb::Read || pkt.payload > cfg.mtu || h.ipsn > MAX_PSN_SPAN {
             stats.malformed_dropped += 1;
             return None;
         }
-        let p = pkt.psn;
-        let ack = |rcv_nxt: u32, dup: bool| Reply {
+        let p = Psn::from_wire(pkt.psn, self.rcv_nxt);
+        let ack = |rcv_nxt: Psn, dup: bool| Reply {
             kind: PacketKind::Ack,
             aack: rcv_nxt,
             ecn: pkt.ce,
             mp: MpHeader {
-                sack: p,
+                sack: p.wire(),
                 vp: pkt.sport,
                 retx: h.retx,
                 dup,
                 ..MpHeader::default()
             },
         };
-        let nack = |rcv_nxt: u32, from: u32, sync: bool, dup: bool| Reply {
+        let nack = |rcv_nxt: Psn, from: Psn, sync: bool, dup: bool| Reply {
             kind: PacketKind::Nack,
             aack: rcv_nxt,
             ecn: pkt.ce,
             mp: MpHeader {
-                sack: from,
+                sack: from.wire(),
                 vp: pkt.sport,
                 retx: h.retx,
                 sync,
@@ -112,11 +121,11 @@ impl Receiver {
                 ..MpHeader::default()
             },
         };
-        if p < self.rcv_nxt {
+        if p.lt(self.rcv_nxt) {
             stats.duplicates_received += 1;
             return Some(ack(self.rcv_nxt, true));
         }
-        let off = p - self.rcv_nxt;
+        let off = p.since(self.rcv_nxt);
         if off >= self.bitmap.slots() {
             stats.mp_ood.record(off as u64);
             stats.out_of_order_dropped += 1;
@@ -126,7 +135,7 @@ impl Receiver {
             return Some(nack(self.rcv_nxt, self.rcv_nxt, false, repeat));
         }
         let first = p - h.ipsn;
-        if h.sync && first > self.rcv_nxt {
+        if h.sync && first.gt(self.rcv_nxt) {
             stats.mp_sync_drops += 1;
             let key = (first, self.rcv_nxt);
             if self.sync_nacked == Some(key) {
@@ -140,7 +149,7 @@ impl Receiver {
             return Some(ack(self.rcv_nxt, true));
         }
         let placed = if pkt.verb == Verb::Send {
-            let k = h.msn.wrapping_sub(self.send_base) as usize;
+            let k = Msn::from_wire(h.msn, self.send_base).since(self.send_base) as usize;
             let Some(w) = self.recv.get_mut(k) else {
                 // RNR: no receive WQE for this SEND yet; the sender's
                 // timeout or early retransmission tries again.
@@ -175,12 +184,13 @@ impl Receiver {
         self.bitmap.set(off, slot);
         stats.mp_max_ooo_degree = stats.mp_max_ooo_degree.max(off as u64);
         stats.mp_ood.record(off as u64);
+        let before = self.rcv_nxt;
         while self.bitmap.get(0) != Slot::Empty {
             let s = self.bitmap.pop_front();
             self.rcv_nxt += 1;
             if s == Slot::TailCompletion {
                 if let Some(w) = self.recv.pop_front() {
-                    self.send_base = self.send_base.wrapping_add(1);
+                    self.send_base += 1;
                     events.push_back(Event::Completion(Completion {
                         qp,
                         wr_id: w.wqe.wr_id,
@@ -192,6 +202,11 @@ impl Receiver {
                     }));
                 }
             }
+        }
+        if self.rcv_nxt != before {
+            // Progress: no NACK so far was for this `rcv_nxt`.
+            self.nacked_at = None;
+            self.sync_nacked = None;
         }
         Some(ack(self.rcv_nxt, false))
     }
@@ -267,7 +282,7 @@ mod tests {
                 ..MpRdmaConfig::default()
             };
             H {
-                r: Receiver::new(&cfg),
+                r: Receiver::new(&cfg, Psn::default()),
                 c: NicConfig::default(),
                 st: NicStats::default(),
                 ev: VecDeque::new(),
@@ -324,7 +339,7 @@ mod tests {
         p.mp_flags |= MpHeader::RETX;
         let r = h.rx(p).unwrap();
         assert_eq!(r.kind, PacketKind::Ack);
-        assert_eq!((r.aack, r.mp.sack, r.mp.vp), (0, 3, 503));
+        assert_eq!((r.aack.wire(), r.mp.sack, r.mp.vp), (0, 3, 503));
         assert!(r.ecn && r.mp.retx && !r.mp.dup);
         // A duplicate is flagged.
         assert!(h.rx(p).unwrap().mp.dup);
@@ -338,7 +353,7 @@ mod tests {
         // SEND 0 = PSNs 0,1; SEND 1 = PSN 2. Arrive 2, 1, 0.
         let mut s1 = data(2, 0, true, Verb::Send);
         s1.wqe_sn = 1;
-        assert_eq!(h.rx(s1).unwrap().aack, 0);
+        assert_eq!(h.rx(s1).unwrap().aack.wire(), 0);
         assert_eq!(h.r.bitmap.get(2), Slot::TailCompletion);
         let mut b = data(1, 1, true, Verb::Send);
         b.msg_len = 2000;
@@ -346,11 +361,11 @@ mod tests {
         assert_eq!(h.r.bitmap.get(1), Slot::TailCompletion);
         assert!(h.done().is_empty(), "the head is missing");
         let r = h.rx(data(0, 0, false, Verb::Send)).unwrap();
-        assert_eq!(r.aack, 3);
+        assert_eq!(r.aack.wire(), 3);
         assert_eq!(h.done(), vec![(10, 2000), (11, 1000)]);
         // A WRITE tail needs no completion.
         h.rx(data(3, 0, true, Verb::Write));
-        assert_eq!(h.r.rcv_nxt, 4);
+        assert_eq!(h.r.rcv_nxt.wire(), 4);
         assert!(h.done().is_empty());
     }
 
@@ -358,7 +373,7 @@ mod tests {
     fn beyond_l_is_dropped_and_nacked_once_per_progress() {
         let mut h = H::new(4);
         let r = h.rx(data(4, 4, false, Verb::Write)).unwrap();
-        assert_eq!((r.kind, r.aack, r.mp.sack), (PacketKind::Nack, 0, 0));
+        assert_eq!((r.kind, r.aack.wire(), r.mp.sack), (PacketKind::Nack, 0, 0));
         let r = h.rx(data(5, 5, false, Verb::Write)).unwrap();
         assert!(
             r.kind == PacketKind::Nack && r.mp.dup,
@@ -372,7 +387,7 @@ mod tests {
             PacketKind::Ack
         );
         h.rx(data(0, 0, false, Verb::Write));
-        assert_eq!(h.r.rcv_nxt, 1);
+        assert_eq!(h.r.rcv_nxt.wire(), 1);
         // Progress: a new overflow NACKs again.
         let r = h.rx(data(9, 9, false, Verb::Write)).unwrap();
         assert_eq!((r.kind, r.mp.sack, r.mp.dup), (PacketKind::Nack, 1, false));
@@ -385,7 +400,7 @@ mod tests {
         for i in (0..10_000u32).step_by(2) {
             h.rx(data(i + 1, i + 1, i + 1 == 9_999, Verb::Write));
             let r = h.rx(data(i, i, false, Verb::Write)).unwrap();
-            assert_eq!(r.aack, i + 2);
+            assert_eq!(r.aack.wire(), i + 2);
         }
         assert_eq!(h.st.mp_max_ooo_degree, 1);
     }
@@ -405,7 +420,7 @@ mod tests {
         h.rx(data(0, 0, true, Verb::Write));
         // Now the synchronise message is accepted.
         assert_eq!(h.rx(s0).unwrap().kind, PacketKind::Ack);
-        assert_eq!(h.rx(s).unwrap().aack, 3);
+        assert_eq!(h.rx(s).unwrap().aack.wire(), 3);
     }
 
     #[test]
@@ -464,6 +479,6 @@ mod tests {
         w.addr = BASE + 2500;
         assert_eq!(h.rx_bytes(w, 9, &mut mem), None);
         assert_eq!(h.st.access_errors, 2);
-        assert_eq!(h.r.rcv_nxt, 1, "neither is recorded as received");
+        assert_eq!(h.r.rcv_nxt.wire(), 1, "neither is recorded as received");
     }
 }

@@ -16,6 +16,16 @@
 //! not revoke them (that would punish whichever VPs happen to be queued,
 //! not the ECN-marked path) but holds them until the window reopens: the
 //! ACKs that would have reopened it add no grant of their own.
+//!
+//! PSNs (from the QP's `sq_psn`) and MSNs are the QP's 32-bit serial
+//! numbers (`crate::psn`), 24 bits on the wire; an ACK's PSNs are read
+//! back relative to `snd_una`. `post` keeps the PSNs from the oldest
+//! message not acknowledged to the next within `MAX_PSN_SPAN`. The PSN
+//! fields that could otherwise fall behind that span are kept up: `early`
+//! moves with `snd_una`; a resend is dropped ([`Resend::Passed`]) once
+//! `snd_una` passes it; `hole` and the synchronise state are cleared as
+//! they were; the recovery fields are set afresh when a recovery starts;
+//! `snd_ooh` follows every new selective ack.
 
 use std::collections::VecDeque;
 
@@ -23,7 +33,8 @@ use super::config::{MpRdmaConfig, SyncMode};
 use crate::api::{Completion, CompletionSide, Event, NicConfig, NicStats, QpId, WorkRequest};
 use crate::memory::Dma;
 use crate::packet::{MpHeader, Packet, PacketKind, Verb};
-use crate::rc::{npkts, offset_of, payload_of};
+use crate::psn::{Msn, Psn};
+use crate::rc::{npkts, offset_of, payload_of, psn_room, reserve_psns};
 use engine::{Rng, Time};
 
 /// An ACK clocks out at most this many packets on its VP.
@@ -44,9 +55,10 @@ struct SendWqe {
     remote_addr: u64,
     /// Where the payload is read from.
     local_addr: u64,
-    first_psn: u32,
+    first_psn: Psn,
     npkts: u32,
-    /// SEND: the message sequence number (which receive WQE).
+    /// SEND: the message sequence number (which receive WQE), as it goes
+    /// on the wire (24 bits; WRITEs carry 0).
     msn: u32,
     sync: bool,
     /// A synchronise message the receiver NACKed for arriving early
@@ -55,7 +67,7 @@ struct SendWqe {
 }
 
 impl SendWqe {
-    fn end(&self) -> u32 {
+    fn end(&self) -> Psn {
         self.first_psn + self.npkts
     }
 }
@@ -65,12 +77,26 @@ impl SendWqe {
 enum Choice {
     /// Retransmit this PSN: a lost hole's resend, a synchronise message's
     /// resend, or recovery.
-    Retx(u32),
+    Retx(Psn),
     /// New data at `snd_nxt`.
     New,
     /// No new data may go: retransmit the hole at `snd_una` early.
-    Early(u32),
+    Early(Psn),
     None,
+}
+
+/// The resend of a lost hole (see `Sender::hole`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Resend {
+    /// None waits.
+    Idle,
+    /// This PSN (at or above `snd_una`) goes again.
+    Due(Psn),
+    /// A resend was acknowledged before it went. From then on no hole is
+    /// resent again (`hole_deadline`): that is how this sender has always
+    /// behaved (it kept such a resend waiting for good, below `snd_una`),
+    /// kept so that outputs do not move.
+    Passed,
 }
 
 #[derive(Debug)]
@@ -79,22 +105,23 @@ pub(crate) struct Sender {
     wqes: VecDeque<SendWqe>,
     /// Index in `wqes` of the WQE holding `snd_nxt`.
     cursor: usize,
-    next_psn: u32,
+    next_psn: Psn,
     /// MSN of the next SEND.
-    send_msn: u32,
-    pub snd_una: u32,
-    pub snd_nxt: u32,
+    send_msn: Msn,
+    pub snd_una: Psn,
+    pub snd_nxt: Psn,
     pub cwnd: f64,
     pub inflate: i64,
     /// Retransmissions sent and not yet answered (they take window space
     /// without moving snd_nxt).
     retx_out: u32,
-    pub snd_ooh: u32,
+    pub snd_ooh: Psn,
     pub in_recovery: bool,
-    recovery: u32,
-    snd_retx: u32,
-    /// One past the last PSN retransmitted early (each hole goes once).
-    early: u32,
+    recovery: Psn,
+    snd_retx: Psn,
+    /// One past the last PSN retransmitted early (each hole goes once), or
+    /// `snd_una` if that is later.
+    early: Psn,
     pub tokens: VecDeque<u16>,
     rng: Rng,
     pub srtt: Time,
@@ -110,36 +137,37 @@ pub(crate) struct Sender {
     /// The hole (`snd_una`, retransmitted) and when it last went: if it is
     /// still missing two RTTs later, its resend was lost too and it goes
     /// again (`resend`) rather than waiting for the timeout.
-    hole: Option<(u32, Time)>,
-    resend: Option<u32>,
+    hole: Option<(Psn, Time)>,
+    resend: Resend,
     /// Synchronise messages were dropped for arriving early: (the lowest
     /// first PSN NACKed, `snd_nxt` when NACKed). While `snd_una` is in this
     /// range, a synchronise message starting at `snd_una` is resent whole:
     /// everything before it is then acknowledged, so the retry cannot be
     /// early again.
-    sync_nacked: Option<(u32, u32)>,
+    sync_nacked: Option<(Psn, Psn)>,
     /// The message being resent: (next PSN, end).
-    sync_retry: Option<(u32, u32)>,
+    sync_retry: Option<(Psn, Psn)>,
 }
 
 impl Sender {
-    pub fn new(cfg: MpRdmaConfig, base_sport: u16, rng: Rng) -> Sender {
+    /// A sender whose first PSN is `first`.
+    pub fn new(cfg: MpRdmaConfig, base_sport: u16, rng: Rng, first: Psn) -> Sender {
         Sender {
             cfg,
             wqes: VecDeque::new(),
             cursor: 0,
-            next_psn: 0,
-            send_msn: 0,
-            snd_una: 0,
-            snd_nxt: 0,
+            next_psn: first,
+            send_msn: Msn::initial(0),
+            snd_una: first,
+            snd_nxt: first,
             cwnd: cfg.initial_window as f64,
             inflate: 0,
             retx_out: 0,
-            snd_ooh: 0,
+            snd_ooh: first,
             in_recovery: false,
-            recovery: 0,
-            snd_retx: 0,
-            early: 0,
+            recovery: first,
+            snd_retx: first,
+            early: first,
             tokens: VecDeque::new(),
             rng,
             srtt: 0,
@@ -151,41 +179,43 @@ impl Sender {
             rto_deadline: None,
             base_sport,
             hole: None,
-            resend: None,
+            resend: Resend::Idle,
             sync_nacked: None,
             sync_retry: None,
         }
     }
 
     /// Posts a WRITE or SEND. Panics on READ (not carried by MP-RDMA here).
+    /// PSNs a new message may still take.
+    pub fn psn_room(&self) -> u32 {
+        let oldest = self.wqes.front().map_or(self.next_psn, |w| w.first_psn);
+        psn_room(self.next_psn, oldest)
+    }
+
     pub fn post(&mut self, now: Time, wr: WorkRequest, sync: bool, mtu: u32) {
         let msn = match wr.verb {
             Verb::Send => {
                 let m = self.send_msn;
-                // Wraps, as the receiver's MSN arithmetic does.
-                self.send_msn = m.wrapping_add(1);
-                m
+                self.send_msn += 1;
+                m.wire()
             }
             Verb::Write => 0,
             v => panic!("MP-RDMA QPs carry WRITE and SEND only, not {v:?}"),
         };
-        let n = npkts(wr.len, mtu).expect("message too long: more than 2^32 packets");
+        let oldest = self.wqes.front().map_or(self.next_psn, |w| w.first_psn);
+        let (first_psn, n) = reserve_psns(&mut self.next_psn, oldest, npkts(wr.len, mtu));
         self.wqes.push_back(SendWqe {
             wr_id: wr.wr_id,
             verb: wr.verb,
             len: wr.len,
             remote_addr: wr.remote_addr,
             local_addr: wr.local_addr,
-            first_psn: self.next_psn,
+            first_psn,
             npkts: n,
             msn,
             sync,
             early: false,
         });
-        self.next_psn = self
-            .next_psn
-            .checked_add(n)
-            .expect("PSN space of the QP exhausted");
         // Nothing in flight means no ACK will clock: (re)start by spreading
         // the window over random VPs, from IW after an idle period.
         if !self.outstanding() && self.tokens.is_empty() {
@@ -211,14 +241,14 @@ impl Sender {
         match self.choice() {
             Choice::None => false,
             // A lost hole's resend replaces a packet already counted.
-            Choice::Retx(r) if self.resend == Some(r) => true,
+            Choice::Retx(r) if self.resend == Resend::Due(r) => true,
             _ => self.awnd() >= 1,
         }
     }
 
     #[inline]
     pub fn outstanding(&self) -> bool {
-        self.snd_una < self.snd_nxt
+        self.snd_una.lt(self.snd_nxt)
     }
 
     /// The earliest timer this sender needs (RTO, burst timer, synchronise
@@ -237,12 +267,12 @@ impl Sender {
 
     fn hole_deadline(&self) -> Option<Time> {
         let (_, t) = self.hole?;
-        (self.srtt > 0 && self.resend.is_none()).then(|| t + 2 * self.srtt)
+        (self.srtt > 0 && self.resend == Resend::Idle).then(|| t + 2 * self.srtt)
     }
 
     /// The available window, `floor(cwnd + inflate - in flight)`.
     pub fn awnd(&self) -> i64 {
-        let outstanding = (self.snd_nxt - self.snd_una) as i64;
+        let outstanding = self.snd_nxt.since(self.snd_una) as i64;
         let left = self.inflate.clamp(0, outstanding);
         let inflight = outstanding - left + self.retx_out as i64;
         (self.cwnd - inflight as f64).floor() as i64
@@ -255,27 +285,27 @@ impl Sender {
 
     /// The next PSN of a synchronise message to resend (see
     /// `sync_nacked`), with the message's end.
-    fn sync_retry_psn(&self) -> Option<(u32, u32)> {
+    fn sync_retry_psn(&self) -> Option<(Psn, Psn)> {
         let (floor, ceil) = self.sync_nacked?;
         let u = self.snd_una;
-        if u < floor || u >= ceil {
+        if u.lt(floor) || u.ge(ceil) {
             return None;
         }
         if let Some((next, end)) = self.sync_retry {
-            if end > u {
+            if end.gt(u) {
                 // Resending this message, or done and awaiting its ACKs.
                 let r = next.max(u);
-                return (r < end).then_some((r, end));
+                return r.lt(end).then_some((r, end));
             }
         }
         // Only what had been sent when the NACK came is resent; the rest of
         // the message goes as new data.
-        let w = self.wqes[self.wqes.partition_point(|w| w.end() <= u)];
+        let w = self.wqes[self.wqes.partition_point(|w| w.end().le(u))];
         (w.sync && w.first_psn == u).then_some((u, w.end().min(ceil)))
     }
 
     fn choice(&self) -> Choice {
-        if let Some(r) = self.resend.filter(|&r| r >= self.snd_una) {
+        if let Resend::Due(r) = self.resend {
             return Choice::Retx(r);
         }
         if let Some((r, _)) = self.sync_retry_psn() {
@@ -285,10 +315,10 @@ impl Sender {
         // snd_una): anything beyond would be dropped, so it is not sent.
         // A loss then stalls new data within about an RTT, and early
         // retransmission repairs it without waiting for a bitmap overflow.
-        let limit = self.snd_una.saturating_add(self.cfg.l_slots);
+        let limit = self.snd_una + self.cfg.l_slots;
         if self.in_recovery {
             let r = self.snd_retx.max(self.snd_una);
-            if r < self.recovery && r < limit {
+            if r.lt(self.recovery) && r.lt(limit) {
                 return Choice::Retx(r);
             }
         }
@@ -296,18 +326,18 @@ impl Sender {
         // control keeps slower paths within Delta): resend it before new
         // data rather than after the window stalls at the bitmap's end.
         let e = self.snd_una;
-        let unsent = self.early <= e && e < self.snd_nxt;
-        if unsent && e.saturating_add(self.cfg.delta) <= self.snd_ooh {
+        let unsent = self.early.le(e) && e.lt(self.snd_nxt);
+        if unsent && (e + self.cfg.delta).le(self.snd_ooh) {
             return Choice::Early(e);
         }
-        if self.snd_nxt < self.next_psn && self.snd_nxt < limit && !self.gated {
+        if self.snd_nxt.lt(self.next_psn) && self.snd_nxt.lt(limit) && !self.gated {
             return Choice::New;
         }
         // Early retransmission resends only the hole at snd_una, once: the
         // sender keeps no SACK state, so every later PSN may have arrived
         // (resending them all cost a fifth of the goodput at 0.5% loss).
         // The next hole becomes snd_una once this one is filled.
-        if unsent && e.saturating_add(EARLY_RETX_GAP) <= self.snd_ooh {
+        if unsent && (e + EARLY_RETX_GAP).le(self.snd_ooh) {
             return Choice::Early(e);
         }
         Choice::None
@@ -316,7 +346,7 @@ impl Sender {
     /// Something could be sent now or once a synchronise gate opens or the
     /// receiver's bitmap has room.
     fn anything_to_send(&self) -> bool {
-        self.choice() != Choice::None || self.snd_nxt < self.next_psn
+        self.choice() != Choice::None || self.snd_nxt.lt(self.next_psn)
     }
 
     fn random_vp(&mut self) -> u16 {
@@ -347,7 +377,7 @@ impl Sender {
         let at_sync = self
             .wqes
             .get(self.cursor)
-            .is_some_and(|w| w.sync && self.snd_nxt == w.first_psn && self.snd_una < w.first_psn);
+            .is_some_and(|w| w.sync && self.snd_nxt == w.first_psn && self.snd_una.lt(w.first_psn));
         if at_sync {
             let delayed = self.cfg.sync_mode == SyncMode::Delayed && self.srtt > 0;
             if delayed {
@@ -384,8 +414,8 @@ impl Sender {
             .expect("next_packet without a grant");
         let (psn, retx) = match self.choice() {
             Choice::Retx(r) => {
-                if self.resend == Some(r) {
-                    self.resend = None;
+                if self.resend == Resend::Due(r) {
+                    self.resend = Resend::Idle;
                 } else if let Some((_, end)) = self.sync_retry_psn().filter(|&(p, _)| p == r) {
                     self.sync_retry = Some((r + 1, end));
                 } else {
@@ -420,9 +450,9 @@ impl Sender {
             self.rto_deadline = Some(now + cfg.rto);
         }
         self.refresh_gate(now);
-        let i = self.wqes.partition_point(|w| w.end() <= psn);
+        let i = self.wqes.partition_point(|w| w.end().le(psn));
         let w = self.wqes[i];
-        let idx = psn - w.first_psn;
+        let idx = psn.since(w.first_psn);
         let payload = payload_of(w.len, cfg.mtu, idx);
         let off = offset_of(cfg.mtu, idx).min(w.len);
         if !dma.fetch(w.local_addr + off, payload) {
@@ -440,7 +470,7 @@ impl Sender {
             sport: vp,
             kind: PacketKind::Request,
             verb: w.verb,
-            psn,
+            psn: psn.wire(),
             payload,
             wire: payload + cfg.header_bytes,
             priority: cfg.data_priority,
@@ -469,24 +499,29 @@ impl Sender {
         &mut self,
         now: Time,
         qp: QpId,
-        aack: u32,
+        aack: Psn,
         cfg: &NicConfig,
         events: &mut VecDeque<Event>,
     ) {
-        if aack <= self.snd_una {
+        if aack.le(self.snd_una) {
             return;
         }
-        self.inflate -= (aack - self.snd_una) as i64;
+        self.inflate -= aack.since(self.snd_una) as i64;
         self.snd_una = aack;
-        if self.hole.is_some_and(|(h, _)| h < aack) {
+        // `early <= snd_una` holds or fails as before; kept within reach.
+        self.early = self.early.max(aack);
+        if matches!(self.resend, Resend::Due(r) if r.lt(aack)) {
+            self.resend = Resend::Passed;
+        }
+        if self.hole.is_some_and(|(h, _)| h.lt(aack)) {
             self.hole = None;
         }
-        if self.sync_nacked.is_some_and(|(_, ceil)| ceil <= aack) {
+        if self.sync_nacked.is_some_and(|(_, ceil)| ceil.le(aack)) {
             self.sync_nacked = None;
             self.sync_retry = None;
         }
         while let Some(&w) = self.wqes.front() {
-            if w.end() > self.snd_una {
+            if w.end().gt(self.snd_una) {
                 break;
             }
             self.wqes.pop_front();
@@ -501,7 +536,7 @@ impl Sender {
                 imm: 0,
             }));
         }
-        if self.in_recovery && self.snd_una >= self.recovery {
+        if self.in_recovery && self.snd_una.ge(self.recovery) {
             self.in_recovery = false;
         }
         // Keep the estimate within what is possible, so errors do not
@@ -513,7 +548,9 @@ impl Sender {
         // retransmission would raise it for good. Retransmissions still
         // unanswered when snd_una moves (outside recovery) were lost or
         // are duplicates: forget them for the same reason.
-        self.inflate = self.inflate.clamp(0, (self.snd_nxt - self.snd_una) as i64);
+        self.inflate = self
+            .inflate
+            .clamp(0, self.snd_nxt.since(self.snd_una) as i64);
         if !self.in_recovery {
             self.retx_out = 0;
         }
@@ -527,9 +564,16 @@ impl Sender {
         }
     }
 
-    /// Checks an ACK/NACK's PSNs against what was sent.
-    fn valid(&self, pkt: &Packet) -> bool {
-        pkt.psn <= self.snd_nxt && pkt.sack_psn < self.snd_nxt.max(1)
+    /// An ACK/NACK's cumulative ACK and SACK, read relative to `snd_una`,
+    /// if they are consistent with what was sent (before anything was, a
+    /// SACK of the first PSN passes).
+    fn valid(&self, pkt: &Packet) -> Option<(Psn, Psn)> {
+        let aack = Psn::from_wire(pkt.psn, self.snd_una);
+        let sack = Psn::from_wire(pkt.sack_psn, self.snd_una);
+        let nothing_sent = self.last_send.is_none();
+        let ok = aack.le(self.snd_nxt)
+            && (sack.lt(self.snd_nxt) || nothing_sent && sack == self.snd_nxt);
+        ok.then_some((aack, sack))
     }
 
     /// A per-packet ACK. Returns false if it is malformed.
@@ -542,9 +586,9 @@ impl Sender {
         stats: &mut NicStats,
         events: &mut VecDeque<Event>,
     ) -> bool {
-        if !self.valid(pkt) {
+        let Some((aack, sack)) = self.valid(pkt) else {
             return false;
-        }
+        };
         let h = MpHeader::of(pkt);
         if !h.retx && !h.dup {
             let sample = now.saturating_sub(pkt.sent_at);
@@ -559,7 +603,7 @@ impl Sender {
         if !h.dup {
             self.inflate += 1;
         }
-        self.cumulative(now, qp, pkt.psn, cfg, events);
+        self.cumulative(now, qp, aack, cfg, events);
         if h.retx {
             self.retx_out = self.retx_out.saturating_sub(1);
         } else if h.dup {
@@ -573,10 +617,10 @@ impl Sender {
             self.cwnd + 1.0 / self.cwnd
         };
         self.set_cwnd(w);
-        self.snd_ooh = self.snd_ooh.max(h.sack);
+        self.snd_ooh = self.snd_ooh.max(sack);
         // Out-of-order-aware path selection: an ACK more than Δ behind the
         // fastest path marks a slow path; retransmissions are exempt.
-        if !h.retx && h.sack.saturating_add(self.cfg.delta) < self.snd_ooh {
+        if !h.retx && (sack + self.cfg.delta).lt(self.snd_ooh) {
             stats.mp_ooo_prunes += 1;
             self.set_cwnd(self.cwnd - 1.0);
             self.refresh_gate(now);
@@ -598,20 +642,19 @@ impl Sender {
         stats: &mut NicStats,
         events: &mut VecDeque<Event>,
     ) -> bool {
-        if !self.valid(pkt) {
+        let Some((aack, from)) = self.valid(pkt) else {
             return false;
-        }
+        };
         let h = MpHeader::of(pkt);
         // The dropped packet left the network.
         self.inflate += 1;
-        self.cumulative(now, qp, pkt.psn, cfg, events);
+        self.cumulative(now, qp, aack, cfg, events);
         if h.retx {
             self.retx_out = self.retx_out.saturating_sub(1);
         }
         if pkt.ecn_echo {
             self.set_cwnd(self.cwnd - 0.5);
         }
-        let from = h.sack;
         if h.dup {
             // A drop report for a hole already NACKed: clocking only.
         } else if h.sync {
@@ -621,16 +664,16 @@ impl Sender {
             // window instead (recovery) resent later synchronise messages
             // early again: 10,958 NACKs and 5.6 Gb/s at 50% synchronise
             // messages of 32 KB.
-            let i = self.wqes.partition_point(|w| w.first_psn < from);
+            let i = self.wqes.partition_point(|w| w.first_psn.lt(from));
             if let Some(w) = self.wqes.get_mut(i).filter(|w| w.first_psn == from) {
                 stats.mp_sync_early += u64::from(!w.early);
                 w.early = true;
             }
-            if from >= self.snd_una {
+            if from.ge(self.snd_una) {
                 let (floor, ceil) = self.sync_nacked.unwrap_or((from, self.snd_nxt));
                 self.sync_nacked = Some((floor.min(from), ceil.max(self.snd_nxt)));
             }
-        } else if from >= self.snd_una && !self.in_recovery {
+        } else if from.ge(self.snd_una) && !self.in_recovery {
             self.in_recovery = true;
             self.recovery = self.snd_nxt;
             self.snd_retx = from;
@@ -679,7 +722,7 @@ impl Sender {
             let (h, _) = self.hole.expect("hole deadline");
             // Still missing: its resend was lost. Send it again, on a
             // random VP if no ACK left a grant.
-            self.resend = Some(h);
+            self.resend = Resend::Due(h);
             if self.tokens.is_empty() {
                 self.grant_random(1);
             }
@@ -701,7 +744,7 @@ impl Sender {
                 self.early = self.snd_una;
                 // Everything in flight is presumed lost.
                 self.retx_out = 0;
-                self.inflate = (self.snd_nxt - self.snd_una) as i64;
+                self.inflate = self.snd_nxt.since(self.snd_una) as i64;
                 self.cwnd = self.cfg.initial_window as f64;
                 self.tokens.clear();
                 self.sync_retry = None;
@@ -728,7 +771,7 @@ mod tests {
             probe_p: 0.0,
             ..MpRdmaConfig::default()
         };
-        Sender::new(c, 1000, Rng::new(1, StreamKind::Host, 0))
+        Sender::new(c, 1000, Rng::new(1, StreamKind::Host, 0), Psn::default())
     }
 
     fn write(s: &mut Sender, len: u64) {
@@ -848,7 +891,7 @@ mod tests {
         // 1 + 1 - 2 = 0.
         h.ack(12, ack(3, 1, 9, false, 0));
         assert_eq!(h.s.inflate, 0);
-        assert_eq!(h.s.snd_una, 3);
+        assert_eq!(h.s.snd_una.wire(), 3);
         assert_eq!(
             h.s.awnd(),
             (3.75 + 1.0 / 3.75 + 0.0 - 1.0f64).floor() as i64
@@ -889,7 +932,7 @@ mod tests {
         h.send_all(0);
         // A fast path has delivered PSN 50.
         h.ack(10, ack(0, 50, 1, false, 0));
-        assert_eq!(h.s.snd_ooh, 50);
+        assert_eq!(h.s.snd_ooh.wire(), 50);
         let before = h.s.tokens.len();
         let cwnd = h.s.cwnd;
         // An ACK for PSN 10 < 50 - 32: its path is pruned.
@@ -1042,7 +1085,7 @@ mod tests {
         let due = h.s.deadline().expect("synchronise delay");
         h.s.on_timer(due);
         let p = h.send_all(due);
-        assert_eq!(h.s.snd_nxt, 4, "{p:?}");
+        assert_eq!(h.s.snd_nxt.wire(), 4, "{p:?}");
         let sync_nack = |sack: u32| {
             let mut n = ack(1, sack, 3, false, 0);
             n.kind = PacketKind::Nack;
