@@ -4,8 +4,8 @@
 //! loop-free, distinct, ordered by length, the first a shortest one; a
 //! flow under FKSP stays on one of them (the ports' byte counters show
 //! it) and the choice spreads flows over all k; a failed link on a pinned
-//! path sends its flow to the shortest paths; and the bad inputs are
-//! refused naming their key.
+//! path sends its flow to the shortest paths; the bad inputs are refused
+//! naming their key; and the comparison in docs/topologies.md builds.
 
 use experiment::{build, run, Scenario};
 use fabric::link::port::End;
@@ -368,5 +368,24 @@ fn bad_topology_and_routing_input_names_the_key() {
         let (k, msg) = error_of(&text);
         assert!(k.starts_with(key), "{name}: key {k:?}, not {key:?}: {msg}");
         assert!(msg.contains(says), "{name}: {msg:?} does not say {says:?}");
+    }
+}
+
+/// The comparison's scenarios in docs/topologies/ build (and the
+/// Jellyfish is the fat tree's equipment: 80 switches of 8 ports).
+#[test]
+fn the_documented_comparison_builds() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/topologies");
+    for file in ["jellyfish80_fksp.toml", "fat_tree8_ecmp.toml"] {
+        let path = dir.join(file);
+        let sc = Scenario::load(&path).unwrap_or_else(|e| panic!("{e}"));
+        let net = build(&sc, &path, None).unwrap().net;
+        let topo = net.topology();
+        assert_eq!(
+            (topo.switch_count(), topo.host_count()),
+            (80, 128),
+            "{file}"
+        );
+        assert_eq!(topo.links.len(), 384, "{file}");
     }
 }

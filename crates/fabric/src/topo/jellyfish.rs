@@ -23,7 +23,7 @@
 //! no self-links) and connected: an attempt whose graph falls apart (or
 //! whose fix-up finds no link to break, in a graph too small for it) is
 //! thrown away and the next one drawn, up to [`ATTEMPTS`]; then the
-//! builder refuses. Attempt `i` draws from the stream of the run's seed,
+//! builder refuses. Attempt `i` draws from the stream of the topology seed,
 //! kind `Workload`, id [`STREAM_BASE`] + `i` (engine has no topology kind;
 //! traffic classes use small ids).
 

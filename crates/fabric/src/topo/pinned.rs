@@ -3,7 +3,7 @@
 //! shortest loop-free paths between its source and destination ToRs,
 //! chosen pseudo-randomly from its exact identity. Holds the paths and
 //! answers "which port does switch s send this packet to"; built by
-//! `topo/paths.rs`, asked by the routing tables (`routing.rs`). Touches
+//! `topo/fksp.rs`, asked by the routing tables (`routing.rs`). Touches
 //! only its own table.
 //!
 //! Design: no header field says which path a packet is on. Every switch
@@ -30,7 +30,8 @@
 
 use crate::hash::mix64;
 
-#[derive(Clone, Debug, Default)]
+/// FKSP's paths and what picks one (see the module doc).
+#[derive(Clone, Debug)]
 pub struct Pinned {
     k: u32,
     tors: u32,
