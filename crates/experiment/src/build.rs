@@ -63,7 +63,7 @@ fn compose(sc: &Scenario, file: &str, src: Source, seed: u64) -> Result<Built, S
     let c = Check::new(file);
     // Parsing checked these already, unless the scenario was edited since.
     sc.validate(file)?;
-    let imported = sc.topology.build(c, src)?;
+    let imported = sc.topology.build(c, src, seed)?;
     let mut cfg = fabric_config(sc, file)?;
     cfg.seed = seed;
     let t = &sc.transport;
@@ -85,6 +85,7 @@ fn compose(sc: &Scenario, file: &str, src: Source, seed: u64) -> Result<Built, S
     cfg.nic.reliability = schemes[0].1;
     let Imported { topo, ns3_hosts } = imported;
     let mut net = Network::new(topo, cfg).map_err(|m| c.err("topology", m))?;
+    sc.routing.build(&mut net, c)?;
     let inputs = traffic::plan::Inputs {
         seed,
         ns3_hosts: ns3_hosts.as_deref(),

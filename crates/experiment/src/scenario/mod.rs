@@ -8,6 +8,7 @@
 pub mod check;
 pub mod faults;
 pub mod output;
+pub mod routing;
 pub mod switch;
 pub mod topology;
 pub mod traffic;
@@ -16,6 +17,7 @@ pub mod transport;
 pub use check::{Files, ScenarioError, Source};
 pub use faults::{DirectionCfg, FaultActionCfg, FaultCfg};
 pub use output::OutputCfg;
+pub use routing::{PathsCfg, RoutingCfg};
 pub use switch::{EcnCfg, SwitchCfg};
 pub use topology::{LinkCfg, NodeCfg, NodeKindCfg, TopologyCfg};
 pub use traffic::{
@@ -44,6 +46,8 @@ pub struct Scenario {
     pub topology: TopologyCfg,
     #[serde(default)]
     pub switch: SwitchCfg,
+    #[serde(default)]
+    pub routing: RoutingCfg,
     #[serde(default)]
     pub transport: TransportCfg,
     #[serde(default)]
@@ -100,6 +104,7 @@ impl Scenario {
         }
         self.topology.validate(c)?;
         self.switch.validate(c)?;
+        self.routing.validate(c)?;
         self.transport.validate(c)?;
         // The sub-tables of the transport in use, as they will be built.
         self.transport

@@ -1,11 +1,13 @@
 //! The `[topology]` section: its TOML types (one flat table whose keys
 //! depend on `kind`), its checks (rates, delays, and the size of the
 //! network before anything is allocated) and its build step, a fabric
-//! [`Topology`] (or an imported ns-3 one).
+//! [`Topology`] (or an imported ns-3 one; a Jellyfish drawn from the
+//! run's seed).
 
 use super::check::{gbps, ns, Check, ScenarioError, Source};
 pub use super::check::{MAX_LINKS, MAX_NODES};
 use crate::ns3::Imported;
+use fabric::topo::jellyfish::{JellyfishSpec, SwitchPorts, MAX_SWITCH_PORTS};
 use fabric::{NodeKind, Topology};
 use serde::Deserialize;
 use std::path::PathBuf;
@@ -30,6 +32,11 @@ struct TopologyRaw {
     k: Option<u32>,
     paths: Option<u32>,
     hosts_per_tor: Option<u32>,
+    switches: Option<u32>,
+    degree: Option<u32>,
+    ports: Option<u32>,
+    hosts: Option<u32>,
+    seed: Option<u64>,
     host_gbps: Option<f64>,
     fabric_gbps: Option<f64>,
     delay_ns: Option<f64>,
@@ -44,6 +51,7 @@ enum TopologyKind {
     LeafSpine,
     FatTree,
     Testbed,
+    Jellyfish,
     Edges,
     Ns3,
 }
@@ -54,6 +62,7 @@ impl TopologyKind {
             TopologyKind::LeafSpine => "leaf_spine",
             TopologyKind::FatTree => "fat_tree",
             TopologyKind::Testbed => "testbed",
+            TopologyKind::Jellyfish => "jellyfish",
             TopologyKind::Edges => "edges",
             TopologyKind::Ns3 => "ns3",
         }
@@ -75,6 +84,11 @@ impl TryFrom<TopologyRaw> for TopologyCfg {
             ("k", r.k.is_some()),
             ("paths", r.paths.is_some()),
             ("hosts_per_tor", r.hosts_per_tor.is_some()),
+            ("switches", r.switches.is_some()),
+            ("degree", r.degree.is_some()),
+            ("ports", r.ports.is_some()),
+            ("hosts", r.hosts.is_some()),
+            ("seed", r.seed.is_some()),
             ("host_gbps", r.host_gbps.is_some()),
             ("fabric_gbps", r.fabric_gbps.is_some()),
             ("delay_ns", r.delay_ns.is_some()),
@@ -89,6 +103,11 @@ impl TryFrom<TopologyRaw> for TopologyCfg {
             }
             TopologyKind::FatTree => [&["k"][..], &rates].concat(),
             TopologyKind::Testbed => [&["paths", "hosts_per_tor"][..], &rates].concat(),
+            TopologyKind::Jellyfish => [
+                &["switches", "degree", "ports", "hosts", "seed"][..],
+                &rates,
+            ]
+            .concat(),
             TopologyKind::Edges => vec!["nodes", "links"],
             TopologyKind::Ns3 => vec!["file"],
         };
@@ -119,6 +138,26 @@ impl TryFrom<TopologyRaw> for TopologyCfg {
             TopologyKind::Testbed => TopologyCfg::Testbed {
                 paths: need("paths", r.paths)?,
                 hosts_per_tor: need("hosts_per_tor", r.hosts_per_tor)?,
+                host_gbps,
+                fabric_gbps,
+                delay_ns,
+            },
+            TopologyKind::Jellyfish => TopologyCfg::Jellyfish {
+                switches: need("switches", r.switches)?,
+                ports: match (r.degree, r.ports) {
+                    (Some(d), None) => SwitchPorts::Degree(d),
+                    (None, Some(p)) => SwitchPorts::Total(p),
+                    (None, None) => {
+                        return Err("kind = \"jellyfish\" needs `degree` or `ports`".into())
+                    }
+                    (Some(_), Some(_)) => {
+                        return Err(
+                            "kind = \"jellyfish\" takes `degree` or `ports`, not both".into()
+                        )
+                    }
+                },
+                hosts: need("hosts", r.hosts)?,
+                seed: r.seed,
                 host_gbps,
                 fabric_gbps,
                 delay_ns,
@@ -158,6 +197,17 @@ pub enum TopologyCfg {
         fabric_gbps: f64,
         delay_ns: f64,
     },
+    /// A random regular graph of `switches` switches (Jellyfish) with
+    /// `hosts` spread evenly, drawn from `seed` (default: the run's seed).
+    Jellyfish {
+        switches: u32,
+        ports: SwitchPorts,
+        hosts: u32,
+        seed: Option<u64>,
+        host_gbps: f64,
+        fabric_gbps: f64,
+        delay_ns: f64,
+    },
     Edges {
         nodes: Vec<NodeCfg>,
         links: Vec<LinkCfg>,
@@ -189,6 +239,56 @@ pub struct LinkCfg {
     pub gbps: f64,
     #[serde(default = "default_delay_ns")]
     pub delay_ns: f64,
+}
+
+/// The key a Jellyfish's switch ports were given by.
+fn ports_key(p: SwitchPorts) -> &'static str {
+    match p {
+        SwitchPorts::Degree(_) => "topology.degree",
+        SwitchPorts::Total(_) => "topology.ports",
+    }
+}
+
+/// A Jellyfish's counts: at least two switches and one host, every switch
+/// with at least one switch link and no more than there are other
+/// switches, at most [`MAX_SWITCH_PORTS`] ports; its (nodes, links).
+fn check_jellyfish(spec: &JellyfishSpec, c: Check) -> Result<(u64, u64), ScenarioError> {
+    let n = c.at_least("topology.switches", spec.switches, 2)?;
+    c.at_least("topology.hosts", spec.hosts, 1)?;
+    let key = ports_key(spec.ports);
+    let most_hosts = spec.hosts.div_ceil(n);
+    // Switch 0 has the most hosts, the last switch the fewest.
+    let (fewest_net, most_net) = (spec.network_ports(0), spec.network_ports(n - 1));
+    let total = match spec.ports {
+        SwitchPorts::Degree(d) => d as u64 + most_hosts as u64,
+        SwitchPorts::Total(p) => p as u64,
+    };
+    if fewest_net == 0 {
+        return Err(c.err(
+            key,
+            format!("leaves no port for switch links on a switch with {most_hosts} hosts"),
+        ));
+    }
+    if most_net >= n {
+        return Err(c.err(
+            key,
+            format!(
+                "gives a switch {most_net} switch links, but there are only {} other switches",
+                n - 1
+            ),
+        ));
+    }
+    if total > MAX_SWITCH_PORTS as u64 {
+        return Err(c.err(
+            key,
+            format!(
+                "makes switches of {total} ports ({most_hosts} hosts and their switch links); \
+                 at most {MAX_SWITCH_PORTS} are supported"
+            ),
+        ));
+    }
+    let nodes = spec.hosts as u64 + n as u64;
+    Ok((nodes, spec.hosts as u64 + spec.network_port_total() / 2))
 }
 
 /// `a * b` as u64 (cannot overflow).
@@ -269,6 +369,17 @@ impl TopologyCfg {
                     2 * *hosts_per_tor as u64 + 2 * *paths as u64,
                 )
             }
+            TopologyCfg::Jellyfish {
+                host_gbps,
+                fabric_gbps,
+                delay_ns,
+                ..
+            } => {
+                rates(*host_gbps, *fabric_gbps, *delay_ns)?;
+                let spec = self.jellyfish(0).expect("a Jellyfish");
+                let (nodes, links) = check_jellyfish(&spec, c)?;
+                ("topology", nodes, links)
+            }
             TopologyCfg::Edges { nodes, links } => {
                 for (i, l) in links.iter().enumerate() {
                     c.gbps(&format!("topology.links[{i}].gbps"), l.gbps)?;
@@ -297,7 +408,8 @@ impl TopologyCfg {
         match self {
             TopologyCfg::LeafSpine { host_gbps, .. }
             | TopologyCfg::FatTree { host_gbps, .. }
-            | TopologyCfg::Testbed { host_gbps, .. } => gbps(*host_gbps),
+            | TopologyCfg::Testbed { host_gbps, .. }
+            | TopologyCfg::Jellyfish { host_gbps, .. } => gbps(*host_gbps),
             TopologyCfg::Edges { links, .. } => {
                 links.first().map_or(100_000_000_000, |l| gbps(l.gbps))
             }
@@ -305,8 +417,35 @@ impl TopologyCfg {
         }
     }
 
-    /// Builds the topology (after [`TopologyCfg::validate`]).
-    pub fn build(&self, c: Check, src: Source) -> Result<Imported, ScenarioError> {
+    /// The Jellyfish this section describes, drawn from its `seed` or
+    /// else `run_seed` (None for other kinds).
+    fn jellyfish(&self, run_seed: u64) -> Option<JellyfishSpec> {
+        let TopologyCfg::Jellyfish {
+            switches,
+            ports,
+            hosts,
+            seed,
+            host_gbps,
+            fabric_gbps,
+            delay_ns,
+        } = self
+        else {
+            return None;
+        };
+        Some(JellyfishSpec {
+            switches: *switches,
+            ports: *ports,
+            hosts: *hosts,
+            host_bps: gbps(*host_gbps),
+            fabric_bps: gbps(*fabric_gbps),
+            delay: ns(*delay_ns),
+            seed: seed.unwrap_or(run_seed),
+        })
+    }
+
+    /// Builds the topology (after [`TopologyCfg::validate`]); `seed` is
+    /// the run's (a Jellyfish without its own `seed` is drawn from it).
+    pub fn build(&self, c: Check, src: Source, seed: u64) -> Result<Imported, ScenarioError> {
         let topo = match self {
             TopologyCfg::LeafSpine {
                 leaves,
@@ -342,6 +481,10 @@ impl TopologyCfg {
                 gbps(*fabric_gbps),
                 ns(*delay_ns),
             ),
+            TopologyCfg::Jellyfish { ports, .. } => {
+                let spec = self.jellyfish(seed).expect("a Jellyfish");
+                Topology::jellyfish(&spec).map_err(|m| c.err(ports_key(*ports), m))?
+            }
             TopologyCfg::Edges { nodes, links } => {
                 let mut t = Topology::default();
                 for n in nodes {

@@ -16,7 +16,7 @@ impl Network {
     /// port): route, load balance, admit, enqueue (or depart at once).
     pub(crate) fn forward(&mut self, now: Time, s: u32, in_port: u32, in_local: u16, mut hdr: Hdr) {
         hdr.in_port = in_local as u8;
-        let hops = self.routes.next_hops(s, hdr.dst);
+        let hops = self.routes.hops(s, hdr.flow, hdr.dst);
         let out = match hops.len() {
             0 => {
                 self.counters.drop(DropReason::NoRoute, hdr.wire());

@@ -1,6 +1,8 @@
 //! Paths through the built network: the routing tables' (re)build from
-//! the ports' state, and a pair of hosts' first equal-cost path with its
-//! base RTT and the ideal FCT of a flow along it. Touches the routes.
+//! the ports' state (FKSP's pinned paths kept, their liveness refreshed),
+//! and a pair of hosts' first equal-cost shortest path with its base RTT
+//! and the ideal FCT of a flow along it (under FKSP too: the ideal is the
+//! shortest path). Touches the routes.
 
 use crate::net::{Network, NodeRole};
 use crate::topo::routing::{Adjacency, Routes};
@@ -23,11 +25,19 @@ impl Network {
             })
             .collect();
         let host_nodes: Vec<u32> = self.hosts.iter().map(|h| h.node).collect();
+        let (pinned, _) = std::mem::take(&mut self.routes).unpin();
         self.routes = Routes::build(&Adjacency {
             ports: &adj,
             switch_index: &switch_index,
             host_nodes: &host_nodes,
         });
+        // FKSP keeps its paths; those crossing a port that is down now
+        // leave their flows to the shortest paths (see `pinned.rs`).
+        if let Some(mut pinned) = pinned {
+            let ports = &self.ports;
+            pinned.refresh(|p| ports[p as usize].up);
+            self.routes = std::mem::take(&mut self.routes).pin(pinned);
+        }
     }
 
     /// The path properties of `src` -> `dst` along the first equal-cost

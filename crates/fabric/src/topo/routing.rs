@@ -11,7 +11,16 @@
 //! path of every hop; never
 //! per-host-pair state. Tables are built by one breadth-first search per
 //! destination and rebuilt when a link fails or returns.
+//!
+//! With FKSP (`[routing] paths = "ksp"`, [`Routes::pin`]), the tables
+//! hold the pinned paths (`pinned.rs`) beside the shortest-path tables,
+//! and every column entry says [`PINNED`]: the test a hop makes for an
+//! unreachable destination (`g >= PINNED`) also sends it, out of line, to
+//! the pinned paths, and the shortest-path tables answer where those do
+//! not. The default routing's hop thus runs the instructions it ran
+//! before FKSP existed.
 
+use crate::topo::pinned::Pinned;
 use std::collections::HashMap;
 
 /// One node's view of its links, as routing needs it.
@@ -34,6 +43,16 @@ pub struct Routes {
     /// Groups one after another, each its length and then its ports; a
     /// group id is the index of its length.
     members: Vec<u32>,
+    /// FKSP's pinned paths and the shortest-path tables, when set.
+    pinned: Option<Box<PinnedRoutes>>,
+}
+
+/// What FKSP's routing holds.
+#[derive(Clone, Debug)]
+struct PinnedRoutes {
+    paths: Pinned,
+    /// The tables without FKSP (they have no `pinned`).
+    shortest: Routes,
 }
 
 /// Where a destination's routes are.
@@ -50,6 +69,8 @@ pub const UNREACHABLE: u32 = u32::MAX;
 const NO_SWITCH: u32 = u32::MAX;
 /// A column's entry for a destination's own switch (read from `Dest`).
 const LOCAL: u32 = u32::MAX - 1;
+/// Every column's entry under FKSP: ask the pinned paths.
+const PINNED: u32 = u32::MAX - 2;
 
 impl Routes {
     pub fn build(adj: &Adjacency) -> Routes {
@@ -61,6 +82,7 @@ impl Routes {
             dests: Vec::with_capacity(hosts as usize),
             columns: Vec::new(),
             members: Vec::new(),
+            pinned: None,
         };
         let mut interned: HashMap<Vec<u32>, u32> = HashMap::new();
         let mut columns: HashMap<Vec<u32>, u32> = HashMap::new();
@@ -143,21 +165,97 @@ impl Routes {
         routes
     }
 
-    /// The equal-cost egress ports of `switch` toward host `dst` (empty if
-    /// unreachable).
-    #[inline]
-    pub fn next_hops(&self, switch: u32, dst: u32) -> &[u32] {
+    /// The group of `switch` toward host `dst`: a group id, UNREACHABLE
+    /// or PINNED.
+    #[inline(always)]
+    fn group(&self, switch: u32, dst: u32) -> u32 {
         let d = self.dests[dst as usize];
-        let g = if switch == d.local_switch {
+        if switch == d.local_switch {
             d.local_group
         } else {
             self.columns[d.column as usize * self.switches as usize + switch as usize]
-        };
-        if g == UNREACHABLE {
-            return &[];
         }
+    }
+
+    /// The ports of group `g` (a group id).
+    #[inline(always)]
+    fn members_of(&self, g: u32) -> &[u32] {
         let start = g as usize + 1;
         &self.members[start..start + self.members[g as usize] as usize]
+    }
+
+    /// The egress ports `switch` may send a packet of flow identity `flow`
+    /// (`sport << 16 | src`) toward host `dst` to: under FKSP its pinned
+    /// path's port, else the equal-cost shortest-path ports (empty if
+    /// unreachable).
+    #[inline(always)]
+    pub fn hops(&self, switch: u32, flow: u32, dst: u32) -> &[u32] {
+        let g = self.group(switch, dst);
+        if g >= PINNED {
+            return self.unusual_hops(g, switch, flow, dst);
+        }
+        self.members_of(g)
+    }
+
+    /// [`Routes::hops`] for an unreachable destination or under FKSP.
+    #[cold]
+    #[inline(never)]
+    fn unusual_hops(&self, g: u32, switch: u32, flow: u32, dst: u32) -> &[u32] {
+        match &self.pinned {
+            Some(p) if g == PINNED => match p.paths.port(switch, flow, dst) {
+                Some(port) => std::slice::from_ref(port),
+                None => p.shortest.next_hops(switch, dst),
+            },
+            _ => &[],
+        }
+    }
+
+    /// The equal-cost shortest-path egress ports of `switch` toward host
+    /// `dst` (empty if unreachable), FKSP or not.
+    #[inline]
+    pub fn next_hops(&self, switch: u32, dst: u32) -> &[u32] {
+        match self.group(switch, dst) {
+            UNREACHABLE => &[],
+            PINNED => match &self.pinned {
+                Some(p) => p.shortest.next_hops(switch, dst),
+                None => &[],
+            },
+            g => self.members_of(g),
+        }
+    }
+
+    /// These shortest-path tables with FKSP's `paths` over them: every
+    /// column entry PINNED, each destination's own switch (which reaches
+    /// the host by its port) kept.
+    pub(crate) fn pin(self, paths: Pinned) -> Routes {
+        let switches = self.switches;
+        Routes {
+            switches,
+            dests: self
+                .dests
+                .iter()
+                .map(|d| Dest { column: 0, ..*d })
+                .collect(),
+            columns: vec![PINNED; switches as usize],
+            members: self.members.clone(),
+            pinned: Some(Box::new(PinnedRoutes {
+                paths,
+                shortest: self,
+            })),
+        }
+    }
+
+    /// FKSP's paths, if set, and the shortest-path tables without them.
+    pub(crate) fn unpin(self) -> (Option<Pinned>, Routes) {
+        match self.pinned {
+            Some(p) => (Some(p.paths), p.shortest),
+            None => (None, self),
+        }
+    }
+
+    /// FKSP's paths, if set.
+    pub(crate) fn pinned(&self) -> Option<&Pinned> {
+        self.pinned.as_ref().map(|p| &p.paths)
     }
 }
 
@@ -274,5 +372,53 @@ mod tests {
                 .count()
                 == 2
         );
+    }
+
+    /// Under FKSP the pinned path answers where it runs, the shortest
+    /// paths elsewhere (the destination's own switch, a pair without a
+    /// path, a dead path), and `next_hops` still gives the shortest paths.
+    #[test]
+    fn pinned_paths_answer_first_and_fall_back() {
+        let (ports, switch_index, hosts) = fabric();
+        let adj = Adjacency {
+            ports: &ports,
+            switch_index: &switch_index,
+            host_nodes: &hosts,
+        };
+        let plain = Routes::build(&adj);
+        // ToRs: leaves 2, 3, 4; one path per pair, only leaf 2 -> leaf 3
+        // has hops: out of leaf 2 by port 2 (to spine 1), out of spine 1 by
+        // port 7 (to leaf 3).
+        let mut paths = Pinned::new(1, 3, 5, vec![0, 0, 1, 1, 2, 2, 0, 2]);
+        for pair in 0..9 {
+            if pair == 1 {
+                paths.push([[2, 2], [1, 7]]);
+            } else {
+                paths.push([]);
+            }
+        }
+        let pinned = plain.clone().pin(paths.clone());
+        // Host 0 (under leaf 2) to host 2 (under leaf 3), any source port.
+        for sport in 0..4u32 {
+            let flow = sport << 16;
+            assert_eq!(pinned.hops(2, flow, 2), [2]);
+            assert_eq!(pinned.hops(1, flow, 2), [7]);
+            assert_eq!(pinned.hops(3, flow, 2), plain.next_hops(3, 2));
+        }
+        for s in 0..5 {
+            for dst in 0..8 {
+                assert_eq!(pinned.next_hops(s, dst), plain.next_hops(s, dst));
+                // Host 4 is under leaf 4: no pinned hops.
+                assert_eq!(pinned.hops(s, 0, 4), plain.next_hops(s, 4));
+            }
+            assert!(pinned.hops(s, 0, 7).is_empty());
+        }
+        // Port 7 down: the path is dead, the flow takes the shortest paths.
+        paths.refresh(|p| p != 7);
+        let dead = plain.clone().pin(paths);
+        assert_eq!(dead.hops(2, 0, 2), plain.next_hops(2, 2));
+        assert_eq!(dead.hops(2, 0, 2).len(), 2);
+        let (back, unpinned) = dead.unpin();
+        assert!(back.is_some() && unpinned.pinned().is_none());
     }
 }
