@@ -1,15 +1,15 @@
 //! Turns a parsed scenario into a ready-to-run network by composing the
 //! build steps of its sections (`scenario/*`): the topology, the fabric
-//! configuration (switch and transport sections), the reliability scheme
+//! configuration (switch and transport sections), the engine
 //! of every transport in use, the flows, the faults and the sampling.
 //! Every problem found is reported with its key path and line.
 
 use crate::scenario::check::{Check, Files, Source};
-use crate::scenario::{traffic, Scenario, ScenarioError, TransportKind};
+use crate::scenario::{traffic, EngineKind, Scenario, ScenarioError};
 use engine::Time;
 use fabric::{FabricConfig, Network};
 use std::path::Path;
-use transport::Reliability;
+use transport::Engine;
 
 /// A built scenario: the network with its flows and faults added, the
 /// names of the traffic classes, and when the run stops.
@@ -69,20 +69,20 @@ fn compose(sc: &Scenario, file: &str, src: Source, seed: u64) -> Result<Built, S
     let t = &sc.transport;
     // The scheme of each kind a flow may use (`[transport] kind` or a
     // per-flow `transport`), with IRN's "auto" BDP cap measured once.
-    let kinds: Vec<TransportKind> = std::iter::once(t.kind)
+    let kinds: Vec<EngineKind> = std::iter::once(t.kind)
         .chain(sc.traffic.iter().filter_map(|t| t.transport))
         .chain(sc.flows.iter().filter_map(|f| f.transport))
         .collect();
-    let mut schemes: Vec<(TransportKind, Reliability)> = Vec::new();
+    let mut schemes: Vec<(EngineKind, Engine)> = Vec::new();
     for k in kinds {
         if schemes.iter().any(|(s, _)| *s == k) {
             continue;
         }
         let probe =
             || Network::new(imported.topo.clone(), cfg.clone()).map_err(|m| c.err("topology", m));
-        schemes.push((k, t.reliability(k, c, probe)?));
+        schemes.push((k, t.engine(k, c, probe)?));
     }
-    cfg.nic.reliability = schemes[0].1;
+    cfg.nic.engine = schemes[0].1;
     let Imported { topo, ns3_hosts } = imported;
     let mut net = Network::new(topo, cfg).map_err(|m| c.err("topology", m))?;
     sc.routing.build(&mut net, c)?;

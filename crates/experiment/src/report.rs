@@ -122,7 +122,7 @@ pub struct SummaryJson {
     pub slowdown_large: Stat,
     pub slowdown_by_size: Vec<SizeBucket>,
     pub pfc_pause: PauseSplit,
-    /// NIC state of the QPs' reliability schemes, by transport ("roce",
+    /// NIC state of the QPs' engines, by transport ("roce",
     /// "irn"); see `transport::StateBytes`.
     pub nic_state: std::collections::BTreeMap<&'static str, NicState>,
     /// Present when the QPs run MP-RDMA.
@@ -220,10 +220,10 @@ pub struct SyncSummary {
 
 /// MP-RDMA's block, when the NICs or any flow run it.
 fn mprdma_summary(net: &fabric::Network) -> Option<MpRdmaSummary> {
-    let cfg = std::iter::once(&net.nic(0).config().reliability)
-        .chain(net.flow_reliabilities())
+    let cfg = std::iter::once(&net.nic(0).config().engine)
+        .chain(net.flow_engines())
         .find_map(|r| match r {
-            transport::Reliability::MpRdma(c) => Some(*c),
+            transport::Engine::MpRdma(c) => Some(*c),
             _ => None,
         })?;
     let mut m = MpRdmaSummary {

@@ -1,4 +1,4 @@
-//! Flows of different reliability schemes on one fabric (a per-flow
+//! Flows of different engines on one fabric (a per-flow
 //! `transport`): MP-RDMA moves its load off the path a single-path flow
 //! congests and keeps the other paths full (MP-RDMA paper §5.2.2).
 

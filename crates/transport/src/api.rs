@@ -50,11 +50,9 @@ pub struct NicConfig {
     /// notification point, reports CE marks (see
     /// [`crate::dcqcn::Notification`]; `None` echoes on ACKs).
     pub cc: CcConfig,
-    /// Engine (reliability scheme) of every QP, unless overridden per QP
-    /// with [`crate::Nic::create_qp_with`].
-    // TODO(merge): rename to `engine` once the experiment crate's users
-    // (`cfg.nic.reliability`) are renamed; kept to avoid editing it now.
-    pub reliability: Engine,
+    /// Engine (loss recovery and receive-side ordering) of every QP,
+    /// unless overridden per QP with [`crate::Nic::create_qp_with`].
+    pub engine: Engine,
 }
 
 impl Default for NicConfig {
@@ -70,7 +68,7 @@ impl Default for NicConfig {
             data_priority: 3,
             ctrl_priority: 0,
             cc: CcConfig::None,
-            reliability: Engine::GoBackN,
+            engine: Engine::GoBackN,
         }
     }
 }
@@ -106,7 +104,7 @@ impl NicConfig {
         if self.data_priority > 7 || self.ctrl_priority > 7 {
             return fail("data_priority and ctrl_priority must be in 0..8");
         }
-        self.reliability.validate().map_err(ConfigError::new)?;
+        self.engine.validate().map_err(ConfigError::new)?;
         self.cc.validate().map_err(ConfigError::new)
     }
 }

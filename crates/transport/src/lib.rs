@@ -57,8 +57,3 @@ pub use memory::Memory;
 pub use nic::Nic;
 pub use packet::{MpHeader, Packet, PacketKind, Verb, ATOMIC_BYTES};
 pub use psn::MAX_PSN_SPAN;
-
-/// The engine of a QP, by its former name.
-// TODO(merge): rename users (fabric's network.rs, experiment's build.rs and
-// report.rs) to `Engine`, then remove.
-pub type Reliability = Engine;

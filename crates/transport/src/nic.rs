@@ -75,7 +75,7 @@ impl Nic {
     /// Creates a QP running the NIC's engine and congestion control. QP
     /// numbers are 0, 1, 2, ... in creation order, never reused.
     pub fn create_qp(&mut self, cfg: QpConfig) -> Result<QpId, QpError> {
-        let (cc, rel) = (self.cfg.cc, self.cfg.reliability);
+        let (cc, rel) = (self.cfg.cc, self.cfg.engine);
         self.create_qp_with(cfg, cc, rel)
     }
 
@@ -87,7 +87,7 @@ impl Nic {
         cfg: QpConfig,
         psns: InitialPsns,
     ) -> Result<QpId, QpError> {
-        let (cc, engine) = (self.cfg.cc, self.cfg.reliability);
+        let (cc, engine) = (self.cfg.cc, self.cfg.engine);
         self.create(cfg, cc, engine, psns)
     }
 

@@ -8,25 +8,25 @@ mod common;
 use common::{World, A, B};
 use engine::time::{MS, US};
 use transport::{
-    CompletionSide, IrnConfig, MpRdmaConfig, NicConfig, QpError, Reliability, Verb, WorkRequest,
+    CompletionSide, Engine, IrnConfig, MpRdmaConfig, NicConfig, QpError, Verb, WorkRequest,
 };
 
 const LEN: u64 = 2_000_000;
 
-fn engines() -> [Reliability; 3] {
+fn engines() -> [Engine; 3] {
     [
-        Reliability::GoBackN,
-        Reliability::Irn(IrnConfig::default()),
-        Reliability::MpRdma(MpRdmaConfig::default()),
+        Engine::GoBackN,
+        Engine::Irn(IrnConfig::default()),
+        Engine::MpRdma(MpRdmaConfig::default()),
     ]
 }
 
 /// Two QP pairs each writing `LEN` bytes; QP 0 is destroyed at `end`
 /// after 100 us (a third of the way).
-fn destroy_at(rel: Reliability, end: usize) -> World {
+fn destroy_at(rel: Engine, end: usize) -> World {
     let cfg = NicConfig {
         rto: 200 * US,
-        reliability: rel,
+        engine: rel,
         ..NicConfig::default()
     };
     let mut w = World::with_config(cfg, US);

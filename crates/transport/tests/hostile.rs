@@ -10,8 +10,8 @@ use common::chaos::{four_paths, Chaos, ChaosWorld, Mem, BASE};
 use engine::time::{MS, US};
 use engine::{Rng, StreamKind};
 use transport::{
-    CcConfig, DcqcnParams, IrnConfig, MpRdmaConfig, NicConfig, Packet, PacketKind, Reliability,
-    Verb, WorkRequest,
+    CcConfig, DcqcnParams, Engine, IrnConfig, MpRdmaConfig, NicConfig, Packet, PacketKind, Verb,
+    WorkRequest,
 };
 
 const MTU: u32 = 512;
@@ -89,11 +89,11 @@ fn forge(rng: &mut Rng, from: usize) -> Packet {
 
 /// A transfer of every verb the engine carries, with forged packets
 /// thrown at both ends every few microseconds.
-fn attack(rel: Reliability, cc: CcConfig, memory: bool, seed: u64) {
+fn attack(rel: Engine, cc: CcConfig, memory: bool, seed: u64) {
     let cfg = NicConfig {
         mtu: MTU,
         rto: 200 * US,
-        reliability: rel,
+        engine: rel,
         cc,
         ..NicConfig::default()
     };
@@ -109,7 +109,7 @@ fn attack(rel: Reliability, cc: CcConfig, memory: bool, seed: u64) {
         w = w.with_memory(Mem::new(vec![7; 1 << 16]), Mem::new(vec![0; 1 << 16]));
     }
     let verbs: &[Verb] = match rel {
-        Reliability::MpRdma(_) => &[Verb::Write, Verb::Send],
+        Engine::MpRdma(_) => &[Verb::Write, Verb::Send],
         _ => &VERBS,
     };
     for (i, &verb) in verbs.iter().enumerate() {
@@ -149,14 +149,14 @@ fn attack(rel: Reliability, cc: CcConfig, memory: bool, seed: u64) {
     assert!(dropped > 0, "some forged packets were refused");
 }
 
-fn engines() -> Vec<Reliability> {
+fn engines() -> Vec<Engine> {
     vec![
-        Reliability::GoBackN,
-        Reliability::Irn(IrnConfig {
+        Engine::GoBackN,
+        Engine::Irn(IrnConfig {
             bdp_packets: 16,
             ..IrnConfig::default()
         }),
-        Reliability::MpRdma(MpRdmaConfig::default()),
+        Engine::MpRdma(MpRdmaConfig::default()),
     ]
 }
 

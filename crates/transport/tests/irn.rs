@@ -7,7 +7,7 @@ mod common;
 use common::{Action, World, A, B};
 use engine::time::US;
 use engine::{Rng, StreamKind, Time};
-use transport::{IrnConfig, NicConfig, PacketKind, Reliability, Verb, WorkRequest};
+use transport::{Engine, IrnConfig, NicConfig, PacketKind, Verb, WorkRequest};
 
 const MB: u64 = 1_000_000;
 
@@ -20,18 +20,18 @@ fn wr(wr_id: u64, verb: Verb, len: u64) -> WorkRequest {
     }
 }
 
-fn cfg(rel: Reliability) -> NicConfig {
+fn cfg(rel: Engine) -> NicConfig {
     NicConfig {
-        reliability: rel,
+        engine: rel,
         ..NicConfig::default()
     }
 }
 
-fn irn() -> Reliability {
-    Reliability::Irn(IrnConfig::default())
+fn irn() -> Engine {
+    Engine::Irn(IrnConfig::default())
 }
 
-fn world(rel: Reliability) -> World {
+fn world(rel: Engine) -> World {
     let mut w = World::with_config(cfg(rel), US);
     w.connect(1);
     w
@@ -80,7 +80,7 @@ fn one_loss_retransmits_only_that_packet() {
 #[test]
 fn bdp_cap_bounds_packets_in_flight() {
     let cap = 20;
-    let rel = Reliability::Irn(IrnConfig {
+    let rel = Engine::Irn(IrnConfig {
         bdp_packets: cap,
         ..IrnConfig::default()
     });
@@ -188,7 +188,7 @@ fn lost_tail_read_response_is_recovered_by_the_read_responder_timeout() {
 }
 
 /// Goodput of one 20 MB WRITE with 1% of data packets lost at random.
-fn goodput_under_loss(rel: Reliability) -> f64 {
+fn goodput_under_loss(rel: Engine) -> f64 {
     let mut w = world(rel);
     let mut rng = Rng::new(1, StreamKind::LinkLoss, 0);
     w.rule = Box::new(move |_, f, p| {
@@ -208,7 +208,7 @@ fn goodput_under_loss(rel: Reliability) -> f64 {
 #[test]
 fn one_percent_loss_irn_goodput_well_above_go_back_n() {
     let irn = goodput_under_loss(irn());
-    let gbn = goodput_under_loss(Reliability::GoBackN);
+    let gbn = goodput_under_loss(Engine::GoBackN);
     eprintln!("1% loss, 100G, 1 us links: IRN {irn:.2} Gb/s, go-back-N {gbn:.2} Gb/s");
     // IRN loses most of its time to the few retransmissions that are lost
     // again (only RTO_high recovers them); go-back-N resends a BDP per loss.

@@ -13,7 +13,7 @@ use engine::time::{MS, US};
 use engine::{Rng, StreamKind};
 use proptest::prelude::*;
 use transport::{
-    CompletionSide, MpHeader, MpRdmaConfig, NicConfig, Reliability, SyncMode, Verb, WorkRequest,
+    CompletionSide, Engine, MpHeader, MpRdmaConfig, NicConfig, SyncMode, Verb, WorkRequest,
 };
 #[derive(Clone, Debug)]
 struct Op {
@@ -111,7 +111,7 @@ fn run(
     };
     let cfg = NicConfig {
         rto: 200 * US,
-        reliability: Reliability::MpRdma(mp),
+        engine: Engine::MpRdma(mp),
         ..NicConfig::default()
     };
     let mtu = cfg.mtu as u64;

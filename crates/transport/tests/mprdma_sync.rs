@@ -10,7 +10,7 @@ mod common;
 
 use common::chaos::{Chaos, ChaosWorld};
 use engine::time::{MS, US};
-use transport::{MpRdmaConfig, NicConfig, Reliability, SyncMode, Verb, WorkRequest};
+use transport::{Engine, MpRdmaConfig, NicConfig, SyncMode, Verb, WorkRequest};
 
 struct Outcome {
     goodput_gbps: f64,
@@ -32,7 +32,7 @@ fn run(msg: u64, n: u64, sync_every: u64, alpha: f64, mode: SyncMode) -> Outcome
     let cfg = NicConfig {
         line_rate_bps: 40_000_000_000,
         mtu: 4000,
-        reliability: Reliability::MpRdma(mp),
+        engine: Engine::MpRdma(mp),
         ..NicConfig::default()
     };
     let chaos = Chaos {

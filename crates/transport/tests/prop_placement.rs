@@ -26,7 +26,7 @@ use engine::{Rng, StreamKind, Time};
 use proptest::prelude::*;
 use transport::driver::{self, Io, Wake, Wakeups};
 use transport::{
-    Completion, CompletionSide, IrnConfig, Memory, Nic, NicConfig, Packet, QpConfig, Reliability,
+    Completion, CompletionSide, Engine, IrnConfig, Memory, Nic, NicConfig, Packet, QpConfig,
     Transmit, Verb, WorkRequest,
 };
 
@@ -353,11 +353,11 @@ impl Io for Bench {
     }
 }
 
-fn run(rel: Reliability, ch: Channel, p: &Plan, a0: Mem, b0: Mem) -> Outcome {
+fn run(rel: Engine, ch: Channel, p: &Plan, a0: Mem, b0: Mem) -> Outcome {
     let cfg = NicConfig {
         mtu: MTU,
         rto: 100 * US,
-        reliability: rel,
+        engine: rel,
         ..NicConfig::default()
     };
     let mut nics = [
@@ -437,7 +437,7 @@ fn run(rel: Reliability, ch: Channel, p: &Plan, a0: Mem, b0: Mem) -> Outcome {
     }
 }
 
-fn check(rel: Reliability, ops: &[Op], ch: Channel) -> Result<Outcome, TestCaseError> {
+fn check(rel: Engine, ops: &[Op], ch: Channel) -> Result<Outcome, TestCaseError> {
     let mut rng = Rng::new(ch.seed, StreamKind::Workload, 0);
     let a0 = Mem::new(SRC + SINK + RESULTS, &mut rng);
     let mut b0 = Mem::new(RING + RO + SLOTS * 8, &mut rng);
@@ -475,8 +475,8 @@ fn check(rel: Reliability, ops: &[Op], ch: Channel) -> Result<Outcome, TestCaseE
     Ok(o)
 }
 
-fn irn() -> Reliability {
-    Reliability::Irn(IrnConfig {
+fn irn() -> Engine {
+    Engine::Irn(IrnConfig {
         rto_low: 30 * US,
         rto_high: 100 * US,
         n_packets: 3,
@@ -494,7 +494,7 @@ proptest! {
 
     #[test]
     fn go_back_n_keeps_rdma_semantics(ops in prop::collection::vec(op(), 1..40), ch in channel()) {
-        check(Reliability::GoBackN, &ops, ch)?;
+        check(Engine::GoBackN, &ops, ch)?;
     }
 }
 
@@ -524,7 +524,7 @@ fn lossy_channel_costs_go_back_n_more_than_irn() {
     };
     let i0 = check(irn(), &ops, clean).unwrap();
     let i1 = check(irn(), &ops, lossy).unwrap();
-    let g1 = check(Reliability::GoBackN, &ops, lossy).unwrap();
+    let g1 = check(Engine::GoBackN, &ops, lossy).unwrap();
     assert!(i0.b.bytes == i1.b.bytes && i1.b.bytes == g1.b.bytes);
     assert!(
         g1.data_sent > i1.data_sent,

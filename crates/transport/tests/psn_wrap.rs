@@ -25,8 +25,8 @@ use engine::time::{MS, US};
 use engine::{Rng, StreamKind};
 use proptest::prelude::*;
 use transport::{
-    CompletionSide, IrnConfig, MpRdmaConfig, Nic, NicConfig, Packet, PacketKind, QpConfig,
-    Reliability, SyncMode, Transmit, Verb, WorkRequest,
+    CompletionSide, Engine, IrnConfig, MpRdmaConfig, Nic, NicConfig, Packet, PacketKind, QpConfig,
+    SyncMode, Transmit, Verb, WorkRequest,
 };
 
 /// 2^24: the wire's PSNs wrap here.
@@ -51,15 +51,15 @@ enum Kind {
 
 impl Kind {
     fn config(self) -> NicConfig {
-        let reliability = match self {
-            Kind::GoBackN => Reliability::GoBackN,
-            Kind::Irn => Reliability::Irn(IrnConfig {
+        let engine = match self {
+            Kind::GoBackN => Engine::GoBackN,
+            Kind::Irn => Engine::Irn(IrnConfig {
                 rto_low: 30 * US,
                 rto_high: 100 * US,
                 n_packets: 3,
                 bdp_packets: 16,
             }),
-            Kind::MpRdma => Reliability::MpRdma(MpRdmaConfig {
+            Kind::MpRdma => Engine::MpRdma(MpRdmaConfig {
                 initial_window: 16,
                 l_slots: 64,
                 delta: 32,
@@ -72,7 +72,7 @@ impl Kind {
         NicConfig {
             mtu: MTU,
             rto: 100 * US,
-            reliability,
+            engine,
             ..NicConfig::default()
         }
     }

@@ -1,5 +1,5 @@
 //! The host application of the simulator: flows. Adding them (checked),
-//! the reliability schemes they may choose, starting one (a QP at each
+//! the engines they may choose, starting one (a QP at each
 //! end, its work requests posted) and its completion. Touches the flow
 //! records and the NICs' verbs API.
 
@@ -8,28 +8,26 @@ use crate::net::event::Global;
 use crate::net::Network;
 use engine::rng::stream_seed;
 use engine::{StreamKind, Time};
-use transport::{
-    Completion, CompletionSide, QpConfig, QpError, Reliability, SendOptions, WorkRequest,
-};
+use transport::{Completion, CompletionSide, Engine, QpConfig, QpError, SendOptions, WorkRequest};
 
 impl Network {
-    /// The reliability schemes flows chose instead of their NICs' own.
-    pub fn flow_reliabilities(&self) -> &[Reliability] {
-        &self.reliabilities
+    /// The engines flows chose instead of their NICs' own.
+    pub fn flow_engines(&self) -> &[Engine] {
+        &self.engines
     }
 
-    /// Registers a reliability scheme flows can choose instead of their
-    /// NICs' own; returns the value for `Flow::reliability`.
-    pub fn add_reliability(&mut self, r: Reliability) -> Result<u8, String> {
+    /// Registers a engine flows can choose instead of their
+    /// NICs' own; returns the value for `Flow::engine`.
+    pub fn add_engine(&mut self, r: Engine) -> Result<u8, String> {
         r.validate()?;
-        if let Some(i) = self.reliabilities.iter().position(|x| *x == r) {
+        if let Some(i) = self.engines.iter().position(|x| *x == r) {
             return Ok(i as u8 + 1);
         }
-        if self.reliabilities.len() >= u8::MAX as usize {
-            return Err("too many reliability schemes".into());
+        if self.engines.len() >= u8::MAX as usize {
+            return Err("too many engines".into());
         }
-        self.reliabilities.push(r);
-        Ok(self.reliabilities.len() as u8)
+        self.engines.push(r);
+        Ok(self.engines.len() as u8)
     }
 
     /// Adds a flow; it starts at `flow.start`. Returns its id.
@@ -50,13 +48,13 @@ impl Network {
                 flow.src, flow.dst, flow.messages, flow.bytes
             ));
         }
-        let engine = match flow.reliability {
-            0 => self.cfg.nic.reliability,
-            i => match self.reliabilities.get(i as usize - 1) {
+        let engine = match flow.engine {
+            0 => self.cfg.nic.engine,
+            i => match self.engines.get(i as usize - 1) {
                 Some(&r) => r,
                 None => {
                     return Err(format!(
-                        "flow from host {} to host {}: no reliability scheme {i}",
+                        "flow from host {} to host {}: no engine {i}",
                         flow.src, flow.dst
                     ))
                 }
@@ -110,9 +108,9 @@ impl Network {
         let (req, resp) = (r.requester(), r.responder());
         let sport =
             49152 + (stream_seed(self.cfg.seed, StreamKind::Host, id as u64) % 16384) as u16;
-        let rel = match r.flow.reliability {
+        let rel = match r.flow.engine {
             0 => None,
-            i => Some(self.reliabilities[i as usize - 1]),
+            i => Some(self.engines[i as usize - 1]),
         };
         let resp_qp = self.hosts[resp as usize].qp_flow.len() as u32;
         // A QP on `host` toward `peer_qp` at `peer`, for this flow.

@@ -18,9 +18,9 @@ pub struct Flow {
     pub verb: Verb,
     /// The traffic class (scenario-level group) the flow belongs to.
     pub class: u16,
-    /// The flow's reliability scheme: 0 for its NICs' own, else what
-    /// [`crate::Network::add_reliability`] returned.
-    pub reliability: u8,
+    /// The flow's engine: 0 for its NICs' own, else what
+    /// [`crate::Network::add_engine`] returned.
+    pub engine: u8,
     /// Work requests the bytes are split into (at least 1, at most
     /// `bytes`): equal sizes, the first `bytes % messages` one byte longer.
     /// (u16 fields fit the struct's padding: `Flow` stays 32 bytes.)
@@ -100,7 +100,7 @@ mod tests {
             start: 0,
             verb: Verb::Write,
             class: 0,
-            reliability: 0,
+            engine: 0,
             messages,
             sync_per_10k,
         }

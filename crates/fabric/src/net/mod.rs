@@ -42,7 +42,7 @@ use crate::topo::routing::Routes;
 use crate::topo::topology::{NodeKind, Topology};
 use engine::Time;
 use transport::driver::Wakeups;
-use transport::{Nic, NicConfig, Reliability};
+use transport::{Engine, Nic, NicConfig};
 
 /// What a node is: a host or a switch, and its index among them.
 pub(crate) enum NodeRole {
@@ -88,9 +88,9 @@ pub struct Network {
     /// delivery two loads.
     pub(crate) flow_rx_bytes: Vec<u64>,
     pub(crate) sampling: Option<Sampling>,
-    /// Reliability schemes flows may use instead of their NICs' own
-    /// (`Flow::reliability` - 1 indexes this).
-    pub(crate) reliabilities: Vec<Reliability>,
+    /// Engines flows may use instead of their NICs' own
+    /// (`Flow::engine` - 1 indexes this).
+    pub(crate) engines: Vec<Engine>,
     pub counters: Counters,
     /// The latest time handled (see [`Network::now`]).
     pub(crate) now: Time,
@@ -251,7 +251,7 @@ impl Network {
             faults: Vec::new(),
             flow_rx_bytes: Vec::new(),
             sampling: None,
-            reliabilities: Vec::new(),
+            engines: Vec::new(),
             counters: Counters::default(),
             now: 0,
             globals: Globals::default(),
@@ -379,7 +379,7 @@ mod tests {
         let err = Network::new(stars(2), cfg).err().expect("refused");
         assert_eq!(err, "NIC configuration: rto must be positive");
         let mut cfg = FabricConfig::default();
-        cfg.nic.reliability = Reliability::MpRdma(transport::MpRdmaConfig::default());
+        cfg.nic.engine = Engine::MpRdma(transport::MpRdmaConfig::default());
         let mut net = Network::new(stars(2), cfg).expect("valid");
         let flow = crate::host::flows::Flow {
             src: 0,
@@ -388,7 +388,7 @@ mod tests {
             start: 0,
             verb: transport::Verb::Read,
             class: 0,
-            reliability: 0,
+            engine: 0,
             messages: 1,
             sync_per_10k: 0,
         };

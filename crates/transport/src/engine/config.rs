@@ -1,6 +1,6 @@
 //! [`Engine`]: the transport engine of a QP (its loss recovery and
 //! receive-side ordering: go-back-N, IRN, MP-RDMA), one variant per engine
-//! with its configuration, chosen per NIC ([`crate::NicConfig::reliability`])
+//! with its configuration, chosen per NIC ([`crate::NicConfig::engine`])
 //! or per QP ([`crate::Nic::create_qp_with`]); and [`StateBytes`], the NIC
 //! state each keeps per QP. (The per-QP runtime state of an engine is
 //! `crate::engine::EngineState`.)
@@ -24,7 +24,7 @@ pub enum Engine {
     MpRdma(MpRdmaConfig),
 }
 
-/// NIC memory one QP needs for its reliability scheme (both halves: the
+/// NIC memory one QP needs for its engine (both halves: the
 /// requester and the responder of the QP), in the spirit of Eunomia's
 /// Table 1 (bitmaps vs other per-connection variables). Counted from this
 /// implementation's state, not from a hardware design: PSNs and sequence

@@ -329,7 +329,7 @@ fn invalid_configs_are_errors() {
         ..IrnConfig::default()
     });
     let e = err(NicConfig {
-        reliability: bad_irn,
+        engine: bad_irn,
         ..d()
     });
     assert_eq!(e.as_deref(), Some("irn rto_low must be positive"));
@@ -472,7 +472,7 @@ fn a_post_beyond_the_psn_span_is_refused() {
     ] {
         let mut nic = Nic::new(NicConfig {
             mtu: 1,
-            reliability: engine,
+            engine,
             ..NicConfig::default()
         })
         .unwrap();

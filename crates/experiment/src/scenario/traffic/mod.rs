@@ -7,7 +7,7 @@
 pub mod plan;
 
 use super::check::{Check, ScenarioError};
-use super::transport::TransportKind;
+use super::transport::EngineKind;
 use serde::Deserialize;
 use std::path::PathBuf;
 
@@ -34,8 +34,8 @@ pub struct FlowCfg {
     pub start_us: f64,
     #[serde(default)]
     pub verb: VerbCfg,
-    /// This flow's reliability scheme, overriding `[transport] kind`.
-    pub transport: Option<TransportKind>,
+    /// This flow's engine, overriding `[transport] kind`.
+    pub transport: Option<EngineKind>,
     /// See [`MessagesCfg`].
     pub messages: Option<u32>,
     pub sync_ratio: Option<f64>,
@@ -61,14 +61,14 @@ pub struct MessagesCfg {
     pub sync_ratio: Option<f64>,
 }
 
-/// One `[[traffic]]` entry: its pattern and, optionally, the reliability
+/// One `[[traffic]]` entry: its pattern and, optionally, the engine
 /// scheme of its flows (overriding `[transport] kind`, so transports can
 /// share a fabric).
 #[derive(Debug, Deserialize, Clone)]
 #[serde(try_from = "TrafficRaw")]
 pub struct Traffic {
     pub pattern: TrafficCfg,
-    pub transport: Option<TransportKind>,
+    pub transport: Option<EngineKind>,
     pub messages: MessagesCfg,
 }
 
@@ -79,7 +79,7 @@ pub struct Traffic {
 #[serde(deny_unknown_fields)]
 struct TrafficRaw {
     pattern: PatternKind,
-    transport: Option<TransportKind>,
+    transport: Option<EngineKind>,
     messages: Option<u32>,
     sync_ratio: Option<f64>,
     bytes: Option<u64>,

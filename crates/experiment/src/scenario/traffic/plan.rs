@@ -5,13 +5,13 @@
 //! count) and added to it in one global order.
 
 use super::super::check::{us, Check, ScenarioError, Source};
-use super::super::transport::{TransportCfg, TransportKind};
+use super::super::transport::{EngineKind, TransportCfg};
 use super::MAX_FLOWS;
 use super::{DestinationsCfg, FlowCfg, MessagesCfg, PoissonCfg, Traffic, TrafficCfg, VerbCfg};
 use engine::{Rng, StreamKind};
 use fabric::{Flow, Network, NodeKind};
 use std::path::Path;
-use transport::{Reliability, Verb};
+use transport::{Engine, Verb};
 use workload::FlowSpec;
 
 /// How an entry's flows are posted: as [`Flow::messages`] work requests,
@@ -23,20 +23,20 @@ pub struct Split {
 }
 
 /// A flow to add: its spec, verb, the entry's transport and split.
-pub type Planned = (FlowSpec, Verb, Option<TransportKind>, Split);
+pub type Planned = (FlowSpec, Verb, Option<EngineKind>, Split);
 
 /// An entry's `messages` and `sync_ratio` (key `key`, transport `kind`),
 /// checked.
 fn message_split(
     m: &MessagesCfg,
-    kind: TransportKind,
+    kind: EngineKind,
     key: &str,
     c: Check,
 ) -> Result<Split, ScenarioError> {
     m.validate(key, c)?;
     let messages = m.messages.unwrap_or(1) as u16;
     let ratio = m.sync_ratio.unwrap_or(0.0);
-    if ratio > 0.0 && kind != TransportKind::Mprdma {
+    if ratio > 0.0 && kind != EngineKind::Mprdma {
         return Err(c.err(
             format!("{key}.sync_ratio"),
             format!(
@@ -90,7 +90,7 @@ pub struct Inputs<'a> {
 pub fn plan_flows(
     traffic: &[Traffic],
     flows_cfg: &[FlowCfg],
-    default_kind: TransportKind,
+    default_kind: EngineKind,
     inputs: &Inputs,
 ) -> Result<(Vec<Planned>, Vec<String>), ScenarioError> {
     let Inputs {
@@ -289,13 +289,13 @@ fn host_components(net: &Network) -> Vec<u32> {
 
 /// Sorts the planned flows into one global order (by start time, ties by
 /// class then generation order), checks each and adds it to `net`.
-/// `schemes` holds the reliability scheme of every kind in use, the
+/// `schemes` holds the engine of every kind in use, the
 /// scenario's own kind first.
 pub fn add_flows(
     mut flows: Vec<Planned>,
     net: &mut Network,
     transport: &TransportCfg,
-    schemes: &[(TransportKind, Reliability)],
+    schemes: &[(EngineKind, Engine)],
     traffic_entries: usize,
     c: Check,
 ) -> Result<(), ScenarioError> {
@@ -324,7 +324,7 @@ pub fn add_flows(
             .check_message(per_message)
             .map_err(|m| c.err(format!("{key}.bytes"), format!("flow {i}: {m}")))?;
         let kind = kind.unwrap_or(transport.kind);
-        if !matches!(v, Verb::Write | Verb::Send) && kind == TransportKind::Mprdma {
+        if !matches!(v, Verb::Write | Verb::Send) && kind == EngineKind::Mprdma {
             return Err(c.err(
                 &key,
                 format!("MP-RDMA (transport \"mprdma\") carries WRITE and SEND only, not {v:?}"),
@@ -346,14 +346,14 @@ pub fn add_flows(
                 ),
             ));
         }
-        let reliability = if kind == transport.kind {
+        let engine = if kind == transport.kind {
             0
         } else {
             let (_, r) = schemes
                 .iter()
                 .find(|(k, _)| *k == kind)
                 .expect("every kind in use has a scheme");
-            net.add_reliability(*r).map_err(|m| c.err(&key, m))?
+            net.add_engine(*r).map_err(|m| c.err(&key, m))?
         };
         net.add_flow(Flow {
             src: f.src,
@@ -362,7 +362,7 @@ pub fn add_flows(
             start: f.start,
             verb: *v,
             class: f.class,
-            reliability,
+            engine,
             messages: split.messages,
             sync_per_10k: split.sync_per_10k,
         })

@@ -1,8 +1,8 @@
 //! The `[transport]` section: packet sizes, ACKs, RTO, priorities, the
-//! congestion control and the reliability scheme, with its sub-tables
+//! congestion control and the engine, with its sub-tables
 //! (`dcqcn.rs`, `irn.rs`, `mprdma.rs`); its checks, the limit on a
 //! message's length, and its build step (the NIC part of the
-//! [`FabricConfig`] and each scheme's [`Reliability`]).
+//! [`FabricConfig`] and each scheme's [`Engine`]).
 
 pub mod dcqcn;
 pub mod irn;
@@ -15,7 +15,7 @@ use fabric::{FabricConfig, Network};
 use irn::IrnOverrides;
 use mprdma::MpRdmaOverrides;
 use serde::Deserialize;
-use transport::{CcConfig, IrnConfig, Reliability};
+use transport::{CcConfig, Engine, IrnConfig};
 
 /// The most packets one message (work request) may have: the span of PSNs
 /// a QP may have in use at once (`transport::MAX_PSN_SPAN`, 2^31 - 1),
@@ -38,9 +38,9 @@ pub struct TransportCfg {
     /// "hpcc" or "mellanox"; `dcqcn` overrides single values.
     pub dcqcn_preset: DcqcnPreset,
     pub dcqcn: DcqcnOverrides,
-    /// Reliability scheme of every QP: "roce" (go-back-N), "irn" or
+    /// Engine of every QP: "roce" (go-back-N), "irn" or
     /// "mprdma".
-    pub kind: TransportKind,
+    pub kind: EngineKind,
     /// IRN values replacing the defaults (used with `kind = "irn"`).
     pub irn: IrnOverrides,
     /// MP-RDMA values replacing the defaults (used with `kind = "mprdma"`).
@@ -49,19 +49,19 @@ pub struct TransportCfg {
 
 #[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq, Default)]
 #[serde(rename_all = "snake_case")]
-pub enum TransportKind {
+pub enum EngineKind {
     #[default]
     Roce,
     Irn,
     Mprdma,
 }
 
-impl TransportKind {
+impl EngineKind {
     pub fn name(self) -> &'static str {
         match self {
-            TransportKind::Roce => "roce",
-            TransportKind::Irn => "irn",
-            TransportKind::Mprdma => "mprdma",
+            EngineKind::Roce => "roce",
+            EngineKind::Irn => "irn",
+            EngineKind::Mprdma => "mprdma",
         }
     }
 }
@@ -87,7 +87,7 @@ impl Default for TransportCfg {
             cc: CcKind::None,
             dcqcn_preset: DcqcnPreset::Conweave,
             dcqcn: DcqcnOverrides::default(),
-            kind: TransportKind::Roce,
+            kind: EngineKind::Roce,
             irn: IrnOverrides::default(),
             mprdma: MpRdmaOverrides::default(),
         }
@@ -162,8 +162,8 @@ impl TransportCfg {
         Ok(())
     }
 
-    /// Writes the NIC part of the fabric configuration (the reliability
-    /// scheme is set by the caller, from [`TransportCfg::reliability`]).
+    /// Writes the NIC part of the fabric configuration (the engine is set
+    /// by the caller, from [`TransportCfg::engine`]).
     pub fn build(
         &self,
         cfg: &mut FabricConfig,
@@ -184,13 +184,13 @@ impl TransportCfg {
             cfg.nic.cc = CcConfig::Dcqcn(p);
         }
         // Checked here so that a mistake is found before any topology is
-        // built; `reliability` builds them again for every kind in use.
+        // built; `engine` builds them again for every kind in use.
         match self.kind {
-            TransportKind::Roce => {}
-            TransportKind::Irn => {
+            EngineKind::Roce => {}
+            EngineKind::Irn => {
                 self.irn.config(self.mtu, c)?;
             }
-            TransportKind::Mprdma => {
+            EngineKind::Mprdma => {
                 self.mprdma.config(c)?;
             }
         }
@@ -200,24 +200,24 @@ impl TransportCfg {
             .map_err(|e| c.err("transport", e.to_string()))
     }
 
-    /// The reliability scheme of `kind`. `probe` builds the network once
+    /// The engine of `kind`. `probe` builds the network once
     /// to measure IRN's automatic BDP cap (routes decide the base RTT).
-    pub fn reliability(
+    pub fn engine(
         &self,
-        kind: TransportKind,
+        kind: EngineKind,
         c: Check,
         probe: impl FnOnce() -> Result<Network, ScenarioError>,
-    ) -> Result<Reliability, ScenarioError> {
+    ) -> Result<Engine, ScenarioError> {
         Ok(match kind {
-            TransportKind::Roce => Reliability::GoBackN,
-            TransportKind::Irn => {
+            EngineKind::Roce => Engine::GoBackN,
+            EngineKind::Irn => {
                 let mut cfg = self.irn.config(self.mtu, c)?;
                 if self.irn.auto_bdp() {
                     IrnOverrides::set_auto_bdp(&mut cfg, &probe()?, self.mtu, c)?;
                 }
-                Reliability::Irn(cfg)
+                Engine::Irn(cfg)
             }
-            TransportKind::Mprdma => Reliability::MpRdma(self.mprdma.config(c)?),
+            EngineKind::Mprdma => Engine::MpRdma(self.mprdma.config(c)?),
         })
     }
 }
