@@ -21,6 +21,10 @@ pub enum StreamKind {
     Host = 4,
     /// Per-switch ECMP hash seed.
     Ecmp = 5,
+    /// Recurring random link failures: the links of each interval.
+    Failures = 6,
+    /// DIBS deflection: the port a packet is deflected to, per switch.
+    Deflection = 7,
 }
 
 fn splitmix64(mut z: u64) -> u64 {

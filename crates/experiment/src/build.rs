@@ -114,7 +114,7 @@ fn compose(sc: &Scenario, file: &str, src: Source, seed: u64) -> Result<Built, S
 fn net_last_fault(sc: &Scenario) -> Time {
     sc.faults
         .iter()
-        .map(|f| crate::scenario::check::us(f.at_us))
+        .map(|f| crate::scenario::check::us(f.stop_us.unwrap_or(f.at_us).max(f.at_us)))
         .max()
         .unwrap_or(0)
 }

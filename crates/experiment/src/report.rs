@@ -131,6 +131,14 @@ pub struct SummaryJson {
     /// Totals of the `[output] ecn_ports`, in their order (absent without).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ecn_ports: Vec<EcnPort>,
+    /// With `random_failures` faults: flows that lost a packet to a down
+    /// link (absent without).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flows_hit_by_failures: Option<usize>,
+    /// With `[switch] deflection = "dibs"`: packets deflected (absent
+    /// without).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deflected: Option<u64>,
 }
 
 /// One egress port's RED marking over the whole run.
@@ -451,6 +459,8 @@ pub fn summary(o: &Outcome, scenario: &str, seed: u64) -> SummaryJson {
         },
         nic_state: nic_state(net),
         ecn_ports: ecn_ports(net, o.end_time),
+        flows_hit_by_failures: net.flows_hit_by_failures(),
+        deflected: net.deflected(),
     }
 }
 

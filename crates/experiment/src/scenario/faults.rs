@@ -1,18 +1,20 @@
 //! The `[[faults]]` section: link failures and repairs, loss, rate and
-//! ECN changes at a time; its TOML types, its checks (times, loss
-//! probabilities, rates that would round to nothing) and its build step
-//! (the network's faults).
+//! ECN changes at a time, and recurring random failures
+//! (`action = "random_failures"`); its TOML types, its checks (times, loss
+//! probabilities, rates that would round to nothing, failure schedules
+//! that fail no link) and its build step (the network's faults).
 
 use super::check::{Check, ScenarioError};
 use super::switch::{red, RED_RULE};
-use fabric::{Fault, FaultAction, Network};
+use fabric::{Fault, FaultAction, Network, RandomFailures};
 use serde::Deserialize;
 
 #[derive(Debug, Deserialize, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct FaultCfg {
-    /// The two node names the link joins, e.g. ["spine0", "tor1"].
-    pub link: [String; 2],
+    /// The two node names the link joins, e.g. ["spine0", "tor1"] (not
+    /// for random_failures).
+    pub link: Option<[String; 2]>,
     #[serde(default)]
     pub at_us: f64,
     pub action: FaultActionCfg,
@@ -28,6 +30,13 @@ pub struct FaultCfg {
     pub kmin_kb: Option<f64>,
     pub kmax_kb: Option<f64>,
     pub pmax: Option<f64>,
+    /// For action = "random_failures": the fraction (0, 1] of the
+    /// switch-to-switch links failed at each interval (rounded to the
+    /// nearest count), the interval, and when the failures stop (`at_us`
+    /// is when they start).
+    pub fraction: Option<f64>,
+    pub interval_us: Option<f64>,
+    pub stop_us: Option<f64>,
 }
 
 #[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
@@ -38,6 +47,7 @@ pub enum FaultActionCfg {
     Loss,
     Rate,
     Ecn,
+    RandomFailures,
 }
 
 #[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq, Default)]
@@ -78,7 +88,51 @@ impl FaultCfg {
                 Some(g) => FaultAction::Rate(c.gbps(&format!("{key}.gbps"), g)?),
                 None => return Err(c.err(format!("{key}.gbps"), "action \"rate\" needs gbps > 0")),
             },
+            FaultActionCfg::RandomFailures => unreachable!("random_failures is a schedule"),
         })
+    }
+
+    /// A random failure schedule's fraction, start, interval and stop,
+    /// checked; `key` is `faults[i]`.
+    fn schedule(&self, key: &str, c: Check) -> Result<(f64, RandomFailures), ScenarioError> {
+        if self.link.is_some() {
+            return Err(c.err(
+                format!("{key}.link"),
+                "action \"random_failures\" draws its links: give no link",
+            ));
+        }
+        let need = |k: &str, v: Option<f64>| {
+            v.ok_or_else(|| {
+                c.err(
+                    format!("{key}.{k}"),
+                    format!("action \"random_failures\" needs {k}"),
+                )
+            })
+        };
+        let fraction = need("fraction", self.fraction)?;
+        if !(fraction > 0.0 && fraction <= 1.0) {
+            return Err(c.err(
+                format!("{key}.fraction"),
+                format!("must be in (0, 1], got {fraction}"),
+            ));
+        }
+        let interval_key = format!("{key}.interval_us");
+        let interval = c.us_positive(&interval_key, need("interval_us", self.interval_us)?)?;
+        let start = c.us(&format!("{key}.at_us"), self.at_us)?;
+        let stop_key = format!("{key}.stop_us");
+        let stop = c.us(&stop_key, need("stop_us", self.stop_us)?)?;
+        if stop <= start {
+            return Err(c.err(stop_key, format!("must be after at_us ({} us)", self.at_us)));
+        }
+        Ok((
+            fraction,
+            RandomFailures {
+                start,
+                interval,
+                stop,
+                count: 0,
+            },
+        ))
     }
 }
 
@@ -87,7 +141,17 @@ pub fn validate(faults: &[FaultCfg], c: Check) -> Result<(), ScenarioError> {
     for (i, f) in faults.iter().enumerate() {
         let key = format!("faults[{i}]");
         c.us(&format!("{key}.at_us"), f.at_us)?;
-        f.action(&key, c)?;
+        if f.action == FaultActionCfg::RandomFailures {
+            f.schedule(&key, c)?;
+        } else {
+            if f.link.is_none() {
+                return Err(c.err(
+                    format!("{key}.link"),
+                    "missing: the two node names the link joins",
+                ));
+            }
+            f.action(&key, c)?;
+        }
     }
     Ok(())
 }
@@ -96,10 +160,30 @@ pub fn validate(faults: &[FaultCfg], c: Check) -> Result<(), ScenarioError> {
 pub fn build(faults: &[FaultCfg], net: &mut Network, c: Check) -> Result<(), ScenarioError> {
     for (i, fc) in faults.iter().enumerate() {
         let key = format!("faults[{i}]");
-        let (link, forward) = net.find_link(&fc.link[0], &fc.link[1]).ok_or_else(|| {
+        if fc.action == FaultActionCfg::RandomFailures {
+            let (fraction, spec) = fc.schedule(&key, c)?;
+            let links = net.switch_links().len();
+            let count = (fraction * links as f64).round() as u32;
+            if count == 0 {
+                return Err(c.err(
+                    format!("{key}.fraction"),
+                    format!("{fraction} of the {links} switch-to-switch links fails no link"),
+                ));
+            }
+            net.add_random_failures(RandomFailures { count, ..spec })
+                .map_err(|m| c.err(&key, m))?;
+            continue;
+        }
+        let Some([a, b]) = &fc.link else {
+            return Err(c.err(
+                format!("{key}.link"),
+                "missing: the two node names the link joins",
+            ));
+        };
+        let (link, forward) = net.find_link(a, b).ok_or_else(|| {
             c.err(
                 format!("{key}.link"),
-                format!("no link joins {:?} and {:?}", fc.link[0], fc.link[1]),
+                format!("no link joins {a:?} and {b:?}"),
             )
         })?;
         let action = fc.action(&key, c)?;

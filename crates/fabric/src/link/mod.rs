@@ -1,13 +1,15 @@
 //! Links: ports and their queues (`port.rs`), what crosses a wire
 //! (`frame.rs`), sending (`transmit.rs`: serialisation, random loss, a
-//! down link), arriving (`arrive.rs`) and faults (`faults.rs`; what a
-//! fault is, plain data, is here). Link `i` owns ports `2i` (at its `a`
+//! down link), arriving (`arrive.rs`), faults (`faults.rs`) and recurring
+//! random failures (`random_failures.rs`); what a fault and a failure
+//! schedule are, plain data, is here. Link `i` owns ports `2i` (at its `a`
 //! end) and `2i + 1` (at `b`), so a port's partner is `port ^ 1`.
 
 mod arrive;
 mod faults;
 pub mod frame;
 pub mod port;
+mod random_failures;
 mod transmit;
 
 use crate::config::EcnSetting;
@@ -33,4 +35,26 @@ pub struct Fault {
     /// None: both directions; Some(true): a -> b; Some(false): b -> a.
     pub a_to_b: Option<bool>,
     pub action: FaultAction,
+}
+
+/// Recurring random link failures: from `start`, every `interval` until
+/// `stop`, the links this schedule failed come back up and a new random
+/// set of `count` switch-to-switch links (drawn among those up) goes down,
+/// both directions; at `stop` the last set comes back. Drawn from the
+/// `StreamKind::Failures` stream of the schedule's index.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RandomFailures {
+    pub start: Time,
+    pub interval: Time,
+    pub stop: Time,
+    /// Links failed at each interval (at least 1).
+    pub count: u32,
+}
+
+/// A failure schedule as it runs: what it is, the links it holds down
+/// now, and its random stream.
+pub(crate) struct FailureState {
+    pub spec: RandomFailures,
+    pub down: Vec<u32>,
+    pub rng: engine::Rng,
 }

@@ -234,6 +234,18 @@ impl Port {
         Some(pkt)
     }
 
+    /// The next queued packet of `class`, paused or not (a down link's
+    /// queues are drained).
+    pub fn pop_class(&mut self, class: usize) -> Option<Hdr> {
+        let q = &mut self.queues[class];
+        let pkt = q.hdrs.pop_front()?;
+        q.bytes -= pkt.wire() as u64;
+        if q.hdrs.is_empty() {
+            self.backlogged &= !(1 << class);
+        }
+        Some(pkt)
+    }
+
     #[inline]
     pub fn push(&mut self, hdr: Hdr) {
         let q = &mut self.queues[hdr.class()];

@@ -56,5 +56,7 @@ pub(crate) fn node_of(port_node: &[u32], host_node: &[u32], ev: Ev) -> u32 {
 pub(crate) enum Global {
     FlowStart(u32),
     Fault(u32),
+    /// Random failure schedule `i` fails its next set (`link/random_failures.rs`).
+    Failures(u32),
     Sample,
 }

@@ -28,7 +28,7 @@ use crate::config::FabricConfig;
 use crate::host::flows::FlowResult;
 use crate::host::Host;
 use crate::link::port::{End, Port, PortEnds};
-use crate::link::Fault;
+use crate::link::{FailureState, Fault};
 use crate::net::arena::{Arena, Hdr};
 use crate::net::calendar::Calendar;
 use crate::net::event::{Ev, Global};
@@ -37,7 +37,7 @@ use crate::observe::counters::Counters;
 use crate::observe::Sampling;
 use crate::switch::lb::Balancer;
 use crate::switch::mmu::{headroom_for, Mmu};
-use crate::switch::Switch;
+use crate::switch::{Deflection, Deflector, Switch};
 use crate::topo::routing::Routes;
 use crate::topo::topology::{NodeKind, Topology};
 use engine::Time;
@@ -77,11 +77,17 @@ pub struct Network {
     /// side: a few lines for the whole fabric that stay in cache, where a
     /// field of each switch cost a cache line per hop).
     pub(crate) lb: Balancer,
+    /// DIBS deflection's state (empty without deflection).
+    pub(crate) deflector: Deflector,
     pub(crate) routes: Routes,
     pub(crate) arena: Arena,
     pub(crate) flows: Vec<FlowResult>,
     pub(crate) flows_done: usize,
     pub(crate) faults: Vec<Fault>,
+    /// Recurring random failure schedules (`link/random_failures.rs`).
+    pub(crate) failures: Vec<FailureState>,
+    /// Flows that lost a packet to a down link.
+    pub(crate) link_down_flows: std::collections::BTreeSet<u32>,
     /// Payload bytes of each flow that reached the data's destination
     /// (duplicates included), counted from the start of sampling; empty
     /// (and not counted) unless flows are sampled, which spares each
@@ -235,6 +241,10 @@ impl Network {
             }
         }
         let lb = Balancer::new(cfg.load_balancer, cfg.seed, switches.len() as u32);
+        let deflector = match cfg.deflection {
+            Deflection::None => Deflector::default(),
+            Deflection::Dibs => Deflector::new(cfg.seed, switches.len() as u32),
+        };
         let mut net = Network {
             cfg,
             topo,
@@ -244,11 +254,14 @@ impl Network {
             hosts,
             switches,
             lb,
+            deflector,
             routes: Routes::default(),
             arena: Arena::default(),
             flows: Vec::new(),
             flows_done: 0,
             faults: Vec::new(),
+            failures: Vec::new(),
+            link_down_flows: Default::default(),
             flow_rx_bytes: Vec::new(),
             sampling: None,
             engines: Vec::new(),

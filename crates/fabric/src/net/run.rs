@@ -37,6 +37,7 @@ impl Network {
                 match g {
                     Global::FlowStart(f) => self.start_flow(tg, f),
                     Global::Fault(i) => self.apply_fault(tg, i),
+                    Global::Failures(i) => self.apply_failures(tg, i),
                     Global::Sample => self.sample(tg),
                 }
                 continue;

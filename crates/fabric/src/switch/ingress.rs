@@ -1,14 +1,14 @@
 //! A switch's ingress pipeline: route (the routing table's equal-cost
 //! next hops), load balance (`lb/`), admit (the MMU, which may PAUSE the
-//! upstream or refuse with a counted drop), enqueue at the egress port (or
-//! depart at once through an idle one). Touches the switch, its ports'
+//! upstream or refuse: DIBS deflection or a counted drop, in
+//! `deflect.rs`), enqueue at the egress port (or depart at once through an
+//! idle one). Touches the switch, its ports'
 //! queues and the counters.
 
 use crate::net::arena::Hdr;
 use crate::net::event::Ev;
 use crate::net::Network;
 use crate::observe::counters::DropReason;
-use crate::switch::mmu::Refusal;
 use engine::Time;
 
 impl Network {
@@ -35,15 +35,8 @@ impl Network {
             hdr.wire() as u64,
             queued,
         ) {
-            Err(r) => {
-                let reason = match r {
-                    Refusal::HeadroomOverflow => DropReason::HeadroomOverflow,
-                    Refusal::BufferFull => DropReason::BufferFull,
-                    Refusal::EgressThreshold => DropReason::EgressThreshold,
-                };
-                self.counters.drop(reason, hdr.wire());
-                self.arena.free(hdr.idx);
-            }
+            // Deflected (DIBS) or dropped, out of line (`deflect.rs`).
+            Err(r) => self.refused(now, s, in_local, out, hdr, r),
             Ok(a) => {
                 if a.send_pause {
                     self.send_pfc(now, in_port, class as u8, true);

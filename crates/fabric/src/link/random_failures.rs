@@ -1,0 +1,168 @@
+//! Recurring random link failures ([`RandomFailures`]): the links they
+//! draw from (switch to switch), their global events (each brings the last
+//! set back up and fails a new random set), the draining of a failed
+//! port's queues (drops under `link_down`, the buffer released, a RESUME
+//! sent upstream if due), the routes recomputed, and the flows that lost
+//! a packet to a failed link (queued or on its wire when it failed). Touches the links' ports, the switches' MMUs,
+//! the arena and the counters.
+
+use crate::link::frame::Frame;
+use crate::link::port::End;
+use crate::link::{FailureState, RandomFailures};
+use crate::net::arena::Hdr;
+use crate::net::event::Global;
+use crate::net::{Network, NodeRole};
+use crate::observe::counters::DropReason;
+use crate::switch::mmu::CLASSES;
+use engine::{Rng, StreamKind, Time};
+
+impl Network {
+    /// The links joining two switches: what random failures draw from.
+    pub fn switch_links(&self) -> Vec<u32> {
+        let switch = |n: u32| matches!(self.roles[n as usize], NodeRole::Switch(_));
+        (0..self.topo.links.len() as u32)
+            .filter(|&l| {
+                switch(self.ports[2 * l as usize].node)
+                    && switch(self.ports[2 * l as usize + 1].node)
+            })
+            .collect()
+    }
+
+    /// Adds a failure schedule; its first set fails at `spec.start`.
+    pub fn add_random_failures(&mut self, spec: RandomFailures) -> Result<(), String> {
+        let links = self.switch_links().len();
+        if spec.count == 0 || spec.count as usize > links {
+            return Err(format!(
+                "{} links to fail at a time: the fabric has {links} switch-to-switch links",
+                spec.count
+            ));
+        }
+        if spec.interval == 0 || spec.stop <= spec.start {
+            return Err("needs an interval > 0 and a stop after the start".into());
+        }
+        let i = self.failures.len() as u32;
+        self.failures.push(FailureState {
+            spec,
+            down: Vec::new(),
+            rng: Rng::new(self.cfg.seed, StreamKind::Failures, i as u64),
+        });
+        self.globals
+            .push(spec.start.max(self.now), Global::Failures(i));
+        Ok(())
+    }
+
+    /// Links the failure schedules hold down now, sorted.
+    pub fn randomly_failed_links(&self) -> Vec<u32> {
+        let mut v: Vec<u32> = self
+            .failures
+            .iter()
+            .flat_map(|f| f.down.iter().copied())
+            .collect();
+        v.sort_unstable();
+        v
+    }
+
+    /// Schedule `i`'s event: its failed links come back; before its stop,
+    /// a new random set fails and the next event is scheduled.
+    pub(crate) fn apply_failures(&mut self, now: Time, i: u32) {
+        let back = std::mem::take(&mut self.failures[i as usize].down);
+        for &l in &back {
+            self.ports[2 * l as usize].up = true;
+            self.ports[2 * l as usize + 1].up = true;
+        }
+        let spec = self.failures[i as usize].spec;
+        let mut failed = Vec::new();
+        if now < spec.stop {
+            let mut candidates: Vec<u32> = self
+                .switch_links()
+                .into_iter()
+                .filter(|&l| self.ports[2 * l as usize].up && self.ports[2 * l as usize + 1].up)
+                .collect();
+            // A partial Fisher-Yates shuffle: the first `count` are the set.
+            let n = (spec.count as usize).min(candidates.len());
+            let rng = &mut self.failures[i as usize].rng;
+            for k in 0..n {
+                let j = k + rng.below((candidates.len() - k) as u64) as usize;
+                candidates.swap(k, j);
+            }
+            candidates.truncate(n);
+            failed = candidates;
+            for &l in &failed {
+                for p in [2 * l, 2 * l + 1] {
+                    self.ports[p as usize].up = false;
+                    self.drain(now, p);
+                    self.note_wire(p);
+                }
+            }
+            let next = now.saturating_add(spec.interval).min(spec.stop);
+            self.globals.push(next, Global::Failures(i));
+        }
+        self.failures[i as usize].down = failed;
+        if self.cfg.reroute_on_failure {
+            self.rebuild_routes();
+        }
+        for &l in &back {
+            self.kick(now, 2 * l);
+            self.kick(now, 2 * l + 1);
+        }
+    }
+
+    /// Drops every packet queued at switch port `p` (its link went down),
+    /// releasing their buffer.
+    fn drain(&mut self, now: Time, p: u32) {
+        let End::Switch(s, _) = self.ports[p as usize].owner else {
+            return;
+        };
+        for class in 0..CLASSES {
+            while let Some(hdr) = self.ports[p as usize].pop_class(class) {
+                let sw = &mut self.switches[s as usize];
+                let in_local = hdr.in_port as usize;
+                if sw.mmu.release(in_local, class, hdr.wire() as u64) {
+                    let in_port = sw.ports[in_local];
+                    self.send_pfc(now, in_port, class as u8, false);
+                }
+                self.counters.drop(DropReason::LinkDown, hdr.wire());
+                self.note_hit(hdr);
+                self.arena.free(hdr.idx);
+            }
+        }
+    }
+
+    /// Notes the flows of the packets on port `p`'s wire, which `arrive`
+    /// will drop (its link just went down).
+    fn note_wire(&mut self, p: u32) {
+        let port = &self.ports[p as usize];
+        let hdrs: Vec<Hdr> = port
+            .wire
+            .iter()
+            .filter_map(|&(_, f)| match f {
+                Frame::Packet(hdr) => Some(hdr),
+                Frame::Pfc { .. } => None,
+            })
+            .collect();
+        for hdr in hdrs {
+            self.note_hit(hdr);
+        }
+    }
+
+    /// Notes the flow of a packet lost to a failed link.
+    fn note_hit(&mut self, hdr: Hdr) {
+        let flow = self.arena.dst_qp(hdr.idx).and_then(|qp| {
+            self.hosts
+                .get(hdr.dst as usize)
+                .and_then(|h| h.qp_flow.get(qp as usize).copied())
+        });
+        if let Some(f) = flow {
+            self.link_down_flows.insert(f);
+        }
+    }
+
+    /// With failure schedules, the flows that lost at least one packet
+    /// (data or control, either direction) to a link a schedule failed:
+    /// queued at its ports or on its wire when it failed (with
+    /// `reroute_on_failure` off, packets sent onto it later are not
+    /// counted); None without schedules.
+    pub fn flows_hit_by_failures(&self) -> Option<usize> {
+        (!self.failures.is_empty()).then_some(self.link_down_flows.len())
+    }
+}
