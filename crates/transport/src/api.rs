@@ -273,6 +273,21 @@ pub struct Completion {
     pub imm: u64,
 }
 
+impl Completion {
+    /// The requester's work request `wr_id` finished at `at`.
+    pub(crate) fn requester(qp: QpId, wr_id: u64, verb: Verb, len: u64, at: Time) -> Completion {
+        Completion {
+            qp,
+            wr_id,
+            verb,
+            len,
+            side: CompletionSide::Requester,
+            at,
+            imm: 0,
+        }
+    }
+}
+
 /// What the NIC reports (timers go through [`crate::Nic::poll_timeout`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Event {

@@ -36,7 +36,7 @@
 
 use std::collections::VecDeque;
 
-use crate::api::{Completion, CompletionSide, Event, NicConfig, NicStats, QpId, WorkRequest};
+use crate::api::{Completion, Event, NicConfig, NicStats, QpId, WorkRequest};
 use crate::memory::Dma;
 use crate::packet::{Packet, PacketKind, Verb, ATOMIC_BYTES};
 use crate::psn::Psn;
@@ -413,15 +413,9 @@ impl Requester {
             // cursor at the popped WQE is recomputed below, since then
             // `snd_nxt < snd_una`).
             self.cursor = self.cursor.saturating_sub(1);
-            events.push_back(Event::Completion(Completion {
-                qp,
-                wr_id: w.wr_id,
-                verb: w.verb,
-                len: w.len,
-                side: CompletionSide::Requester,
-                at: now,
-                imm: 0,
-            }));
+            events.push_back(Event::Completion(Completion::requester(
+                qp, w.wr_id, w.verb, w.len, now,
+            )));
         }
         if self.snd_nxt.lt(self.snd_una) {
             self.snd_nxt = self.snd_una;

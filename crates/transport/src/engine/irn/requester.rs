@@ -23,7 +23,7 @@ use std::collections::VecDeque;
 
 use super::config::IrnConfig;
 use super::window::{Arrival, RecvWindow, SendWindow};
-use crate::api::{Completion, CompletionSide, Event, NicConfig, NicStats, QpId, WorkRequest};
+use crate::api::{Completion, Event, NicConfig, NicStats, QpId, WorkRequest};
 use crate::memory::Dma;
 use crate::packet::{Packet, PacketKind, Verb, ATOMIC_BYTES};
 use crate::psn::{Msn, Psn};
@@ -314,15 +314,9 @@ impl Requester {
             }
             self.wqes.pop_front();
             self.cursor = self.cursor.saturating_sub(1);
-            events.push_back(Event::Completion(Completion {
-                qp,
-                wr_id: w.wr_id,
-                verb: w.verb,
-                len: w.len,
-                side: CompletionSide::Requester,
-                at: now,
-                imm: 0,
-            }));
+            events.push_back(Event::Completion(Completion::requester(
+                qp, w.wr_id, w.verb, w.len, now,
+            )));
         }
     }
 }
