@@ -231,3 +231,26 @@ fn schemes_that_read_queues_see_them_whatever_the_loop_batches() {
         assert_eq!(base, results(&one_ps), "{lb}: 1 ps windows");
     }
 }
+
+#[test]
+fn drill_parameters_change_its_choices() {
+    // DRILL(1, 0) is a random hop per packet, DRILL(16, 8) sees every hop
+    // of a four-spine leaf; each runs to the end, differently.
+    let mut seen = Vec::new();
+    for (d, m) in [(2, 1), (1, 0), (2, 0), (3, 4), (16, 8)] {
+        let text = permutation("drill").replace(
+            "buffer_mb = 1\n",
+            &format!("buffer_mb = 1\n[switch.drill]\nd = {d}\nm = {m}\n"),
+        );
+        let o = outcome(&text, |_| {});
+        assert!(
+            o.flows().iter().all(|f| f.finish.is_some()),
+            "DRILL({d}, {m}): every flow finishes"
+        );
+        seen.push(results(&o));
+    }
+    assert_eq!(seen[0], results(&outcome(&permutation("drill"), |_| {})));
+    seen.sort();
+    seen.dedup();
+    assert_eq!(seen.len(), 5);
+}

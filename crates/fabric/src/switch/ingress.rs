@@ -26,9 +26,15 @@ impl Network {
                 return;
             }
             1 => hops[0],
-            _ => match &self.lb {
+            // ECMP inlined; the others one call away, the header by value
+            // (a reference would keep it out of registers in the whole
+            // inlined hop).
+            _ => match &mut self.lb {
                 Balancer::Ecmp(e) => e.pick(s, &hdr, hops),
-                _ => self.balance(s, hdr, (now, Ev::Arrive(in_port ^ 1))),
+                lb if !(self.calm && lb.reads_queues()) => {
+                    lb.pick(s, hdr, hops, Sight::new(&self.ports, now))
+                }
+                _ => self.pick_on_queues(s, hdr, (now, Ev::Arrive(in_port ^ 1))),
             },
         };
         let class = hdr.class();
@@ -72,20 +78,17 @@ impl Network {
         }
     }
 
-    /// The pick of a load balancer other than ECMP for `hdr` at switch
-    /// `s`, out of line (and `hdr` by value: a reference would keep the
-    /// header out of registers in the inlined hop). One that reads queues gets them as they are: the
-    /// deferred transmission ends of the next hops due before `ev` (the
-    /// packet's arrival) run first, as they would with every end an event.
+    /// The pick of a load balancer that reads queues, at a calm switch:
+    /// the deferred transmission ends of the next hops due before `ev`
+    /// (the packet's arrival) run first, as they would with every end an
+    /// event, so that the queues it reads are as they are.
     #[inline(never)]
-    fn balance(&mut self, s: u32, hdr: Hdr, ev: (Time, Ev)) -> u32 {
-        if self.calm && self.lb.reads_queues() {
-            for i in 0..self.routes.next_hops(s, hdr.dst).len() {
-                let p = self.routes.next_hops(s, hdr.dst)[i];
-                self.catch_up(p, ev);
-            }
+    fn pick_on_queues(&mut self, s: u32, hdr: Hdr, ev: (Time, Ev)) -> u32 {
+        for i in 0..self.routes.next_hops(s, hdr.dst).len() {
+            let p = self.routes.next_hops(s, hdr.dst)[i];
+            self.catch_up(p, ev);
         }
         let hops = self.routes.next_hops(s, hdr.dst);
-        self.lb.pick(s, &hdr, hops, Sight::new(&self.ports, ev.0))
+        self.lb.pick(s, hdr, hops, Sight::new(&self.ports, ev.0))
     }
 }

@@ -60,77 +60,129 @@ impl Drill {
 
     #[inline(always)]
     pub fn pick(&mut self, s: u32, hdr: &Hdr, hops: &[u32], sight: Sight) -> u32 {
-        const CAP: usize = (DrillParams::MAX_D + DrillParams::MAX_M) as usize;
         let class = hdr.class();
-        let n = hops.len();
         let (d, m) = (self.d, self.m);
         let rng = &mut self.rngs[s as usize];
         let memory = &mut self.memory[s as usize * m..(s as usize + 1) * m];
-        // Candidates with their loads: the remembered first (they win
-        // ties), then the draws.
-        let mut cand = [(0u64, 0u32); CAP];
-        let mut k = 0;
-        for &p in memory.iter() {
-            if p != NONE && hops.contains(&p) {
-                cand[k] = (sight.queued(p, class), p);
-                k += 1;
+        if m <= 1 {
+            // The common DRILL(d, 1): only the best matters.
+            let mut best = (0, NONE);
+            candidates(memory, hops, d, rng, |p| {
+                let load = sight.queued(p, class);
+                if best.1 == NONE || load < best.0 {
+                    best = (load, p);
+                }
+            });
+            if let Some(c) = memory.first_mut() {
+                *c = best.1;
             }
-        }
-        if d >= n {
-            // Every hop, from a random one on.
-            let start = rng.below(n as u64) as usize;
-            for t in 0..n {
-                let p = hops[(start + t) % n];
-                cand[k] = (sight.queued(p, class), p);
-                k += 1;
-            }
+            best.1
         } else {
-            let mut drawn = [0usize; DrillParams::MAX_D as usize];
-            for c in 0..d {
-                let i = loop {
-                    let i = rng.below(n as u64) as usize;
-                    if !drawn[..c].contains(&i) {
-                        break i;
-                    }
-                };
-                drawn[c] = i;
-                cand[k] = (sight.queued(hops[i], class), hops[i]);
-                k += 1;
+            let mut best = Best::new(m);
+            candidates(memory, hops, d, rng, |p| {
+                best.offer(sight.queued(p, class), p)
+            });
+            for (slot, c) in memory.iter_mut().enumerate() {
+                *c = best.port(slot).unwrap_or(NONE);
             }
+            best.port(0).expect("at least one draw")
         }
-        let cand = &cand[..k];
-        let best = least(cand, &[]).expect("at least one draw");
-        // The new memory: the m least loaded candidates, distinct.
-        for slot in 0..m {
-            let (kept, rest) = memory.split_at_mut(slot);
-            rest[0] = least(cand, kept).unwrap_or(NONE);
-        }
-        best
     }
 }
 
-/// The port of the least loaded candidate not in `skip` (the earliest of
-/// equals).
+/// Offers each candidate of a pick to `offer`, in order: the remembered
+/// ports still among `hops` (they win ties), then `d` distinct hops drawn
+/// at random (every hop, from a random one on, if there are no more).
 #[inline(always)]
-fn least(cand: &[(u64, u32)], skip: &[u32]) -> Option<u32> {
-    let mut best: Option<(u64, u32)> = None;
-    for &(load, p) in cand {
-        if !skip.contains(&p) && best.is_none_or(|b| load < b.0) {
-            best = Some((load, p));
+fn candidates(memory: &[u32], hops: &[u32], d: usize, rng: &mut Rng, mut offer: impl FnMut(u32)) {
+    for &p in memory {
+        if p != NONE && hops.contains(&p) {
+            offer(p);
         }
     }
-    best.map(|b| b.1)
+    let n = hops.len();
+    if d >= n {
+        let start = rng.below(n as u64) as usize;
+        for t in 0..n {
+            offer(hops[(start + t) % n]);
+        }
+    } else {
+        // Here n > d, and hops are at most 256 (`Hdr::MAX_PORTS`).
+        let mut drawn = [0u16; DrillParams::MAX_D as usize];
+        for c in 0..d {
+            let i = loop {
+                let i = rng.below(n as u64) as u16;
+                if drawn[..c].iter().all(|&j| j != i) {
+                    break i;
+                }
+            };
+            drawn[c] = i;
+            offer(hops[i as usize]);
+        }
+    }
+}
+
+/// The `keep` least loaded candidates offered, ascending, each port once;
+/// of equal loads, the earlier offered first.
+struct Best {
+    top: [(u64, u32); DrillParams::MAX_M as usize],
+    len: usize,
+    keep: usize,
+}
+
+impl Best {
+    #[inline(always)]
+    fn new(keep: usize) -> Best {
+        Best {
+            top: [(0, NONE); DrillParams::MAX_M as usize],
+            len: 0,
+            keep,
+        }
+    }
+
+    /// Offers a candidate. A port offered again (remembered and drawn)
+    /// brings the same load, so it would go after its first offer: it is
+    /// dropped then.
+    #[inline(always)]
+    fn offer(&mut self, load: u64, port: u32) {
+        let top = &self.top[..self.len];
+        let at = top.iter().position(|&(l, _)| l > load).unwrap_or(top.len());
+        if at >= self.keep || top[..at].iter().any(|&(_, p)| p == port) {
+            return;
+        }
+        self.len = (self.len + 1).min(self.keep);
+        for k in (at + 1..self.len).rev() {
+            self.top[k] = self.top[k - 1];
+        }
+        self.top[at] = (load, port);
+    }
+
+    #[inline(always)]
+    fn port(&self, i: usize) -> Option<u32> {
+        (i < self.len).then(|| self.top[i].1)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn best_of(keep: usize, offers: &[(u64, u32)]) -> Vec<u32> {
+        let mut b = Best::new(keep);
+        for &(l, p) in offers {
+            b.offer(l, p);
+        }
+        (0..keep).map_while(|i| b.port(i)).collect()
+    }
+
     #[test]
-    fn least_takes_the_earliest_of_equals_and_skips() {
+    fn best_keeps_the_least_loaded_earliest_first_each_port_once() {
         let c = [(5, 1), (3, 2), (3, 3), (9, 4)];
-        assert_eq!(least(&c, &[]), Some(2));
-        assert_eq!(least(&c, &[2]), Some(3));
-        assert_eq!(least(&c, &[1, 2, 3, 4]), None);
+        assert_eq!(best_of(1, &c), [2]);
+        assert_eq!(best_of(2, &c), [2, 3]);
+        assert_eq!(best_of(8, &c), [2, 3, 1, 4]);
+        // A port offered twice (remembered and drawn) counts once.
+        assert_eq!(best_of(3, &[(4, 7), (2, 8), (4, 7), (1, 9)]), [9, 8, 7]);
+        assert_eq!(best_of(2, &[(4, 7), (4, 7), (4, 6)]), [7, 6]);
     }
 }

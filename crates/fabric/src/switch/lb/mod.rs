@@ -101,13 +101,13 @@ impl Balancer {
     /// scheme's hop stays as it was) and calls this, out of line, for the
     /// others.
     #[inline(never)]
-    pub fn pick(&mut self, s: u32, hdr: &Hdr, hops: &[u32], sight: Sight) -> u32 {
+    pub fn pick(&mut self, s: u32, hdr: Hdr, hops: &[u32], sight: Sight) -> u32 {
         match self {
-            Balancer::Ecmp(e) => e.pick(s, hdr, hops),
+            Balancer::Ecmp(e) => e.pick(s, &hdr, hops),
             Balancer::Spray(b) => b.pick(s, hops),
-            Balancer::Drill(b) => b.pick(s, hdr, hops, sight),
-            Balancer::PowerOfTwo(b) => b.pick(s, hdr, hops, sight),
-            Balancer::Letflow(b) => b.pick(s, hdr, hops, sight.now),
+            Balancer::Drill(b) => b.pick(s, &hdr, hops, sight),
+            Balancer::PowerOfTwo(b) => b.pick(s, &hdr, hops, sight),
+            Balancer::Letflow(b) => b.pick(s, &hdr, hops, sight.now),
         }
     }
 }
