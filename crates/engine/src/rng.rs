@@ -21,6 +21,9 @@ pub enum StreamKind {
     Host = 4,
     /// Per-switch ECMP hash seed.
     Ecmp = 5,
+    /// Per-switch random choices of a load balancer (DRILL's and
+    /// power-of-two's samples, LetFlow's flowlet paths).
+    LoadBalance = 6,
 }
 
 fn splitmix64(mut z: u64) -> u64 {
