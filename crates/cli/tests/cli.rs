@@ -132,7 +132,7 @@ fn bad_scenario_numbers_are_named_errors_not_panics() {
         ),
         (
             "lb.toml",
-            "[switch]\nload_balancer = \"spray\"\n",
+            "[switch]\nload_balancer = \"hula\"\n",
             "switch.load_balancer",
         ),
         ("fat.toml", "", "topology.k"),

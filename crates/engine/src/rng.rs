@@ -21,10 +21,13 @@ pub enum StreamKind {
     Host = 4,
     /// Per-switch ECMP hash seed.
     Ecmp = 5,
+    /// Per-switch random choices of a load balancer (DRILL's and
+    /// power-of-two's samples, LetFlow's flowlet paths).
+    LoadBalance = 6,
     /// Recurring random link failures: the links of each interval.
-    Failures = 6,
+    Failures = 7,
     /// DIBS deflection: the port a packet is deflected to, per switch.
-    Deflection = 7,
+    Deflection = 8,
 }
 
 fn splitmix64(mut z: u64) -> u64 {

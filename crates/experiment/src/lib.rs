@@ -4,6 +4,7 @@
 pub mod bench;
 pub mod build;
 pub mod ns3;
+pub mod reorder;
 pub mod report;
 pub mod run;
 pub mod scenario;

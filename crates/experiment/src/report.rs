@@ -4,6 +4,7 @@
 //! stdout. Files hold only simulated quantities, so the same scenario and
 //! seed always give byte-identical files.
 
+use crate::reorder::{FlowReorder, ReorderingSummary};
 use crate::run::Outcome;
 use engine::stats::Summary;
 use engine::time::{to_ns_f64, NS};
@@ -27,6 +28,12 @@ pub struct FlowRow {
     pub goodput_gbps: Option<String>,
     pub verb: &'static str,
     pub class: String,
+    /// Data packets of the flow that arrived above the next expected PSN
+    /// (before any ordering layer), the largest out-of-order degree, and
+    /// retransmissions that arrived as duplicates (see `crate::reorder`).
+    pub ooo_packets: u64,
+    pub ood_max: u64,
+    pub reorder_retx: u64,
 }
 
 #[derive(Serialize, Debug, Clone, PartialEq)]
@@ -128,6 +135,8 @@ pub struct SummaryJson {
     /// Present when the QPs run MP-RDMA.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mprdma: Option<MpRdmaSummary>,
+    /// Reordering at the receiving NICs (see `crate::reorder`).
+    pub reordering: ReorderingSummary,
     /// Totals of the `[output] ecn_ports`, in their order (absent without).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ecn_ports: Vec<EcnPort>,
@@ -205,7 +214,7 @@ pub struct MpRdmaSummary {
     pub sync_drops: u64,
     pub max_ooo_degree: u64,
     /// Out-of-order degree of new data packets (upper bounds of
-    /// `transport::mprdma::OodHistogram` buckets).
+    /// `transport::OodHistogram` buckets; every engine's packets).
     pub ood_p99: u64,
     pub ood_p999: u64,
     /// Only when synchronise operations were posted (so runs without any
@@ -239,7 +248,7 @@ fn mprdma_summary(net: &fabric::Network) -> Option<MpRdmaSummary> {
         paper_state_bytes: 66,
         ..MpRdmaSummary::default()
     };
-    let mut ood = transport::mprdma::OodHistogram::default();
+    let mut ood = transport::OodHistogram::default();
     let mut sync = SyncSummary::default();
     for h in 0..net.host_count() {
         let st = net.nic(h).stats();
@@ -251,7 +260,7 @@ fn mprdma_summary(net: &fabric::Network) -> Option<MpRdmaSummary> {
         m.bitmap_drops += st.mp_bitmap_drops;
         m.sync_drops += st.mp_sync_drops;
         m.max_ooo_degree = m.max_ooo_degree.max(st.mp_max_ooo_degree);
-        ood.merge(&st.mp_ood);
+        ood.merge(&st.ood);
         sync.messages += st.mp_sync_messages;
         sync.arrived_early += st.mp_sync_early;
     }
@@ -341,7 +350,8 @@ pub fn flow_rows(o: &Outcome) -> Vec<FlowRow> {
     o.flows()
         .iter()
         .enumerate()
-        .map(|(i, f)| FlowRow {
+        .map(|(i, f)| (i, f, FlowReorder::of(&o.net, f)))
+        .map(|(i, f, r)| FlowRow {
             flow_id: i,
             src: f.flow.src,
             dst: f.flow.dst,
@@ -357,6 +367,9 @@ pub fn flow_rows(o: &Outcome) -> Vec<FlowRow> {
                 .get(f.flow.class as usize)
                 .cloned()
                 .unwrap_or_default(),
+            ooo_packets: r.ooo_packets,
+            ood_max: r.ood_max,
+            reorder_retx: r.reorder_retx,
         })
         .collect()
 }
@@ -458,6 +471,7 @@ pub fn summary(o: &Outcome, scenario: &str, seed: u64) -> SummaryJson {
             None
         },
         nic_state: nic_state(net),
+        reordering: crate::reorder::summary(net),
         ecn_ports: ecn_ports(net, o.end_time),
         flows_hit_by_failures: net.flows_hit_by_failures(),
         deflected: net.deflected(),
@@ -674,6 +688,11 @@ pub fn render(s: &SummaryJson) -> String {
             "{} packets, {} timeouts",
             s.retransmitted_packets, s.timeouts
         ),
+    );
+    line(
+        &mut out,
+        "reordering",
+        crate::reorder::render(&s.reordering),
     );
     for (name, st) in &s.nic_state {
         line(

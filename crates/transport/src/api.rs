@@ -5,14 +5,14 @@
 //! ([`ConfigError`], [`QpError`]), and the counters ([`NicStats`]).
 //!
 //! May use only plain-data modules of the crate: `packet`, `cc` (the
-//! congestion-control choice), and the engines' configuration files
+//! congestion-control choice), `reorder`, and the engines' configuration files
 //! (`engine::config`, `engine::irn::config`, `engine::mprdma::config`),
 //! none of which imports this file back.
 
 use crate::cc::CcConfig;
 use crate::engine::config::Engine;
-use crate::engine::mprdma::config::OodHistogram;
 use crate::packet::{Packet, Verb};
+use crate::reorder::OodHistogram;
 use engine::Time;
 
 /// NIC-local queue pair number.
@@ -273,6 +273,21 @@ pub struct Completion {
     pub imm: u64,
 }
 
+impl Completion {
+    /// The requester's work request `wr_id` finished at `at`.
+    pub(crate) fn requester(qp: QpId, wr_id: u64, verb: Verb, len: u64, at: Time) -> Completion {
+        Completion {
+            qp,
+            wr_id,
+            verb,
+            len,
+            side: CompletionSide::Requester,
+            at,
+            imm: 0,
+        }
+    }
+}
+
 /// What the NIC reports (timers go through [`crate::Nic::poll_timeout`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Event {
@@ -348,8 +363,10 @@ pub struct NicStats {
     pub mp_sync_early: u64,
     /// MP-RDMA: the largest out-of-order degree (PSN - rcv_nxt) accepted.
     pub mp_max_ooo_degree: u64,
-    /// MP-RDMA: the out-of-order degree of every new data packet.
-    pub mp_ood: OodHistogram,
+    /// The out-of-order degree of every new data packet on arrival, before
+    /// any ordering layer (every engine: requests at the responder, READ
+    /// responses at the requester; duplicates are not counted).
+    pub ood: OodHistogram,
     /// Payload bytes that could not be placed or read (outside registered
     /// memory, or a SEND overrunning its receive buffer); the packet is
     /// dropped without a reply.

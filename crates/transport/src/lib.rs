@@ -11,9 +11,10 @@
 //! drive this same code.
 //!
 //! Layers, bottom up (a file uses only the layers below it):
-//! - [`psn`], [`packet`], [`memory`], [`dcqcn`], [`cc`]: sequence numbers
-//!   (32-bit serial in the NIC, 24 bits on the wire), packets, DMA,
-//!   congestion control; plain data and their own state machines.
+//! - [`psn`], [`packet`], [`memory`], [`dcqcn`], [`cc`], [`reorder`]:
+//!   sequence numbers (32-bit serial in the NIC, 24 bits on the wire),
+//!   packets, DMA, congestion control, reordering counters; plain data and
+//!   their own state machines.
 //! - [`api`]: the types of the NIC's API (QpId, QpConfig, InitialPsns,
 //!   WorkRequest, Completion, Event, Transmit, NicConfig, NicStats,
 //!   SendOptions) and the engines' configuration files they hold
@@ -41,6 +42,7 @@ pub mod packet;
 pub mod psn;
 mod qp;
 mod rc;
+pub mod reorder;
 mod sched;
 mod timers;
 
@@ -57,3 +59,4 @@ pub use memory::Memory;
 pub use nic::Nic;
 pub use packet::{MpHeader, Packet, PacketKind, Verb, ATOMIC_BYTES};
 pub use psn::MAX_PSN_SPAN;
+pub use reorder::{OodHistogram, QpReorder};

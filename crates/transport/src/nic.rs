@@ -23,6 +23,7 @@ use crate::memory::{Dma, Memory};
 use crate::packet::Packet;
 use crate::qp::{carries, LineRate, Qp};
 use crate::rc::{Ctx, RecvWqe};
+use crate::reorder::QpReorder;
 use crate::sched::{SchedState, Scheduler};
 use crate::timers::Timers;
 use engine::Time;
@@ -48,6 +49,9 @@ pub struct Nic {
     stats: NicStats,
     /// The one timer channel (see [`Nic::poll_timeout`]).
     timers: Timers,
+    /// Each QP's reordering counters, indexed as `qps` (apart from the QP:
+    /// only out-of-order and duplicate packets write them).
+    reorder: Vec<QpReorder>,
 }
 
 impl Nic {
@@ -64,6 +68,7 @@ impl Nic {
             sched: Scheduler::default(),
             stats: NicStats::default(),
             timers: Timers::default(),
+            reorder: Vec::new(),
             now: 0,
         })
     }
@@ -116,6 +121,7 @@ impl Nic {
         let state = Cc::new(&cc, self.cfg.line_rate_bps);
         self.qps
             .push(Qp::new(id, cfg, psns, engine, state, cc.notification()));
+        self.reorder.push(QpReorder::default());
         Ok(id)
     }
 
@@ -236,6 +242,7 @@ impl Nic {
             events: &mut self.events,
             ctrl: &mut self.ctrl,
             dma,
+            rx: &mut self.reorder[qi],
         };
         let wake = qp.on_packet(&mut cx, pkt);
         qp.sync_timer(&mut self.timers);
@@ -439,6 +446,15 @@ impl Nic {
     /// last update.
     pub fn qp_cc(&self, qp: QpId) -> Result<&Cc, QpError> {
         Ok(&live(&self.qps, qp)?.cc)
+    }
+
+    /// What `qp`'s receiving side saw of reordering (kept after the QP is
+    /// destroyed).
+    pub fn qp_reorder(&self, qp: QpId) -> Result<QpReorder, QpError> {
+        self.reorder
+            .get(qp as usize)
+            .copied()
+            .ok_or(QpError::Unknown(qp))
     }
 
     /// The engine `qp` runs.

@@ -1,12 +1,14 @@
 //! The `[switch]` section: shared buffer and PFC admission, ECN (RED)
-//! marking per link speed, rerouting on failures, the load balancer and
-//! deflection (`deflection = "none" | "dibs"`);
-//! its checks and its build step (the switch part of the
+//! marking per link speed, rerouting on failures, the load balancer
+//! with its parameters (`[switch.drill]`, `[switch.letflow]`) and
+//! deflection (`deflection = "none" | "dibs"`); its checks and its build
+//! step (the switch part of the
 //! [`FabricConfig`]). RED settings are also what an `ecn` fault sets, so
 //! [`red`] lives here.
 
 use super::check::{gbps, Check, ScenarioError};
-use fabric::{Deflection, EcnSetting, FabricConfig, LoadBalancer};
+use engine::time::US;
+use fabric::{Deflection, DrillParams, EcnSetting, FabricConfig, LetflowParams, LoadBalancer};
 use serde::Deserialize;
 
 /// The largest shared buffer per switch, in MiB (1 TiB).
@@ -33,6 +35,47 @@ pub struct SwitchCfg {
     /// What a lossy switch does with a packet a full queue refuses.
     #[serde(deserialize_with = "deflection")]
     pub deflection: Deflection,
+    /// DRILL's parameters, used when `load_balancer = "drill"`.
+    pub drill: DrillCfg,
+    /// LetFlow's parameters, used when `load_balancer = "letflow"`.
+    pub letflow: LetflowCfg,
+}
+
+/// `[switch.drill]`: DRILL(d, m).
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields, default)]
+pub struct DrillCfg {
+    /// Next hops drawn at random per packet.
+    pub d: u32,
+    /// Best next hops remembered per switch.
+    pub m: u32,
+}
+
+impl Default for DrillCfg {
+    fn default() -> Self {
+        let p = DrillParams::DEFAULT;
+        DrillCfg { d: p.d, m: p.m }
+    }
+}
+
+/// `[switch.letflow]`: the flowlet gap and table.
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields, default)]
+pub struct LetflowCfg {
+    /// The idle gap that ends a flowlet, in microseconds.
+    pub gap_us: f64,
+    /// Flowlet table entries per switch (rounded up to a power of two).
+    pub table_entries: u32,
+}
+
+impl Default for LetflowCfg {
+    fn default() -> Self {
+        let p = LetflowParams::DEFAULT;
+        LetflowCfg {
+            gap_us: p.gap as f64 / US as f64,
+            table_entries: p.table,
+        }
+    }
 }
 
 impl Default for SwitchCfg {
@@ -55,6 +98,8 @@ impl Default for SwitchCfg {
             reroute_on_failure: true,
             load_balancer: LoadBalancer::default(),
             deflection: Deflection::None,
+            drill: DrillCfg::default(),
+            letflow: LetflowCfg::default(),
         }
     }
 }
@@ -141,7 +186,39 @@ impl SwitchCfg {
             }
             red(e.kmin_kb, e.kmax_kb, e.pmax).ok_or_else(|| c.err(key, RED_RULE))?;
         }
+        // Checked whichever balancer runs (a sweep may vary it).
+        let within = |key: &str, v: u32, lo: u32, hi: u32| {
+            if (lo..=hi).contains(&v) {
+                Ok(())
+            } else {
+                Err(c.err(key, format!("must be in {lo}..={hi}, got {v}")))
+            }
+        };
+        within("switch.drill.d", self.drill.d, 1, DrillParams::MAX_D)?;
+        within("switch.drill.m", self.drill.m, 0, DrillParams::MAX_M)?;
+        c.us_positive("switch.letflow.gap_us", self.letflow.gap_us)?;
+        within(
+            "switch.letflow.table_entries",
+            self.letflow.table_entries,
+            LetflowParams::MIN_TABLE,
+            LetflowParams::MAX_TABLE,
+        )?;
         Ok(())
+    }
+
+    /// The load balancer with its section's parameters.
+    fn balancer(&self) -> LoadBalancer {
+        match self.load_balancer {
+            LoadBalancer::Drill(_) => LoadBalancer::Drill(DrillParams {
+                d: self.drill.d,
+                m: self.drill.m,
+            }),
+            LoadBalancer::Letflow(_) => LoadBalancer::Letflow(LetflowParams {
+                gap: super::check::us(self.letflow.gap_us),
+                table: self.letflow.table_entries,
+            }),
+            other => other,
+        }
     }
 
     /// Writes the section into the fabric configuration.
@@ -169,5 +246,6 @@ impl SwitchCfg {
         cfg.mmu.egress_alpha = self.egress_alpha;
         cfg.load_balancer = self.load_balancer;
         cfg.deflection = self.deflection;
+        cfg.load_balancer = self.balancer();
     }
 }

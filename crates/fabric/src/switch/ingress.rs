@@ -1,14 +1,15 @@
 //! A switch's ingress pipeline: route (the routing table's equal-cost
-//! next hops), load balance (`lb/`), admit (the MMU, which may PAUSE the
-//! upstream or refuse: DIBS deflection or a counted drop, in
+//! next hops), load balance (`lb/`; for the schemes that read queues, the
+//! hops' deferred transmission ends run first), admit (the MMU, which may
+//! PAUSE the upstream or refuse: DIBS deflection or a counted drop, in
 //! `deflect.rs`), enqueue at the egress port (or depart at once through an
-//! idle one). Touches the switch, its ports'
-//! queues and the counters.
+//! idle one). Touches the switch, its ports' queues and the counters.
 
 use crate::net::arena::Hdr;
 use crate::net::event::Ev;
 use crate::net::Network;
 use crate::observe::counters::DropReason;
+use crate::switch::lb::{Balancer, Sight};
 use engine::Time;
 
 impl Network {
@@ -24,7 +25,16 @@ impl Network {
                 return;
             }
             1 => hops[0],
-            _ => self.lb.pick(s, &hdr, hops),
+            // ECMP inlined; the others one call away, the header by value
+            // (a reference would keep it out of registers in the whole
+            // inlined hop).
+            _ => match &mut self.lb {
+                Balancer::Ecmp(e) => e.pick(s, &hdr, hops),
+                lb if !(self.calm && lb.reads_queues()) => {
+                    lb.pick(s, hdr, hops, Sight::new(&self.ports, now))
+                }
+                _ => self.pick_on_queues(s, hdr, (now, Ev::Arrive(in_port ^ 1))),
+            },
         };
         let class = hdr.class();
         let ports = &self.ports;
@@ -58,5 +68,19 @@ impl Network {
                 }
             }
         }
+    }
+
+    /// The pick of a load balancer that reads queues, at a calm switch:
+    /// the deferred transmission ends of the next hops due before `ev`
+    /// (the packet's arrival) run first, as they would with every end an
+    /// event, so that the queues it reads are as they are.
+    #[inline(never)]
+    fn pick_on_queues(&mut self, s: u32, hdr: Hdr, ev: (Time, Ev)) -> u32 {
+        for i in 0..self.routes.next_hops(s, hdr.dst).len() {
+            let p = self.routes.next_hops(s, hdr.dst)[i];
+            self.catch_up(p, ev);
+        }
+        let hops = self.routes.next_hops(s, hdr.dst);
+        self.lb.pick(s, hdr, hops, Sight::new(&self.ports, ev.0))
     }
 }

@@ -4,8 +4,8 @@
 //! outside its engine ([`Conn`]: congestion control and CNP pacing), and
 //! the construction of control packets (ACK, NACK, read (N)ACK, CNP).
 //!
-//! Uses `crate::api`, `crate::packet`, `crate::memory`, `crate::cc` and
-//! `crate::dcqcn`.
+//! Uses `crate::api`, `crate::packet`, `crate::memory`, `crate::cc`,
+//! `crate::dcqcn` and `crate::reorder`.
 
 use std::collections::VecDeque;
 
@@ -14,6 +14,7 @@ use crate::cc::Cc;
 use crate::dcqcn::Notification;
 use crate::memory::Dma;
 use crate::packet::{Packet, PacketKind, Verb};
+use crate::reorder::QpReorder;
 use engine::Time;
 
 /// What every handler of an input for one QP needs.
@@ -29,6 +30,8 @@ pub(crate) struct Ctx<'a, 'm> {
     /// Control packets to send, in order, before any data.
     pub ctrl: &'a mut VecDeque<Packet>,
     pub dma: &'a mut Dma<'m>,
+    /// The QP's reordering counters (see [`Ctx::out_of_order`]).
+    pub rx: &'a mut QpReorder,
 }
 
 /// The QP's state outside its engine that a packet handler may change.
@@ -53,6 +56,25 @@ pub(crate) struct CtrlFields {
 }
 
 impl Ctx<'_, '_> {
+    /// A new data packet arrived at the expected PSN (one bucket increment).
+    #[inline(always)]
+    pub fn in_order(&mut self) {
+        self.stats.ood.buckets[0] += 1;
+    }
+
+    /// A new data packet arrived `degree` PSNs above the expected one.
+    #[inline]
+    pub fn out_of_order(&mut self, degree: u32) {
+        self.rx.out_of_order(&mut self.stats.ood, u64::from(degree));
+    }
+
+    /// A data packet duplicated data already received.
+    #[inline]
+    pub fn duplicate(&mut self) {
+        self.rx.duplicates += 1;
+        self.stats.duplicates_received += 1;
+    }
+
     /// A control packet to the peer QP.
     #[inline]
     pub fn ctrl_packet(&self, f: CtrlFields) -> Packet {
@@ -134,6 +156,8 @@ impl<'a, 'm> Ctx<'a, 'm> {
             events,
             ctrl,
             dma,
+            // A test context's counters live as long as the test.
+            rx: Box::leak(Box::default()),
         }
     }
 }

@@ -36,7 +36,7 @@
 
 use std::collections::VecDeque;
 
-use crate::api::{Completion, CompletionSide, Event, NicConfig, NicStats, QpId, WorkRequest};
+use crate::api::{Completion, Event, NicConfig, NicStats, QpId, WorkRequest};
 use crate::memory::Dma;
 use crate::packet::{Packet, PacketKind, Verb, ATOMIC_BYTES};
 use crate::psn::Psn;
@@ -324,12 +324,14 @@ impl Requester {
     pub fn on_read_response(&mut self, cx: &mut Ctx, pkt: &Packet) -> Outcome {
         let (now, qp, cfg) = (cx.now, cx.qp, cx.cfg);
         let (stats, events, dma) = (&mut *cx.stats, &mut *cx.events, &mut *cx.dma);
+        let rx = &mut *cx.rx;
         let p = Psn::from_wire(pkt.psn, self.snd_una);
         let bad = Outcome { malformed: true };
         if p.ge(self.snd_max) {
             return bad;
         }
         if p.lt(self.snd_una) {
+            rx.duplicates += 1;
             stats.duplicates_received += 1;
             return Outcome::default();
         }
@@ -349,6 +351,7 @@ impl Requester {
         self.acked = self.acked.max(w.first_psn);
         self.advance(now, qp, events);
         if p == self.snd_una {
+            stats.ood.buckets[0] += 1;
             if !dma.place(w.local_addr + offset_of(cfg.mtu, idx)) {
                 stats.access_errors += 1;
             }
@@ -360,6 +363,7 @@ impl Requester {
             self.acked = self.acked.max(self.snd_una);
             self.advance(now, qp, events);
         } else {
+            rx.out_of_order(&mut stats.ood, p.since(self.snd_una) as u64);
             stats.out_of_order_dropped += 1;
             let una = self.snd_una;
             if self.read_rewound_at != Some(una) && self.snd_nxt.gt(una) {
@@ -409,15 +413,9 @@ impl Requester {
             // cursor at the popped WQE is recomputed below, since then
             // `snd_nxt < snd_una`).
             self.cursor = self.cursor.saturating_sub(1);
-            events.push_back(Event::Completion(Completion {
-                qp,
-                wr_id: w.wr_id,
-                verb: w.verb,
-                len: w.len,
-                side: CompletionSide::Requester,
-                at: now,
-                imm: 0,
-            }));
+            events.push_back(Event::Completion(Completion::requester(
+                qp, w.wr_id, w.verb, w.len, now,
+            )));
         }
         if self.snd_nxt.lt(self.snd_una) {
             self.snd_nxt = self.snd_una;

@@ -121,7 +121,6 @@ impl Responder {
     #[inline(always)]
     pub fn on_request(&mut self, cx: &mut Ctx, pkt: &Packet) -> RxOutcome {
         let (now, qp, cfg) = (cx.now, cx.qp, cx.cfg);
-        let (stats, events, dma) = (&mut *cx.stats, &mut *cx.events, &mut *cx.dma);
         let mut out = RxOutcome {
             reply: Reply::None,
             read_queued: false,
@@ -130,7 +129,8 @@ impl Responder {
         let psn = Psn::from_wire(pkt.psn, self.epsn);
         let ahead = psn.diff(self.epsn);
         if ahead > 0 {
-            stats.out_of_order_dropped += 1;
+            cx.out_of_order(ahead as u32);
+            cx.stats.out_of_order_dropped += 1;
             if !self.nak_sent {
                 self.nak_sent = true;
                 out.reply = Reply::Nack(self.epsn, pkt.ce);
@@ -138,7 +138,7 @@ impl Responder {
             return out;
         }
         if ahead < 0 {
-            stats.duplicates_received += 1;
+            cx.duplicate();
             if pkt.verb == Verb::Read {
                 let Some(end) = read_end(psn, pkt.msg_len, cfg.mtu).filter(|e| e.le(self.epsn))
                 else {
@@ -180,6 +180,8 @@ impl Responder {
             return out;
         }
         // In order.
+        cx.in_order();
+        let (stats, events, dma) = (&mut *cx.stats, &mut *cx.events, &mut *cx.dma);
         if pkt.verb.reads() {
             if self.cur != InMsg::None {
                 out.malformed = true;

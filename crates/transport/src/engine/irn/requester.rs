@@ -23,7 +23,7 @@ use std::collections::VecDeque;
 
 use super::config::IrnConfig;
 use super::window::{Arrival, RecvWindow, SendWindow};
-use crate::api::{Completion, CompletionSide, Event, NicConfig, NicStats, QpId, WorkRequest};
+use crate::api::{Completion, Event, NicConfig, NicStats, QpId, WorkRequest};
 use crate::memory::Dma;
 use crate::packet::{Packet, PacketKind, Verb, ATOMIC_BYTES};
 use crate::psn::{Msn, Psn};
@@ -235,6 +235,7 @@ impl Requester {
     pub fn on_read_response(&mut self, cx: &mut Ctx, pkt: &Packet) -> (Outcome, Option<ReadReply>) {
         let (now, qp, cfg) = (cx.now, cx.qp, cx.cfg);
         let (stats, events, dma) = (&mut *cx.stats, &mut *cx.events, &mut *cx.dma);
+        let rx = &mut *cx.rx;
         let bad = (Outcome { malformed: true }, None);
         let r = Psn::from_wire(pkt.psn, self.rx.epsn);
         if r.ge(self.next_rpsn) {
@@ -243,18 +244,26 @@ impl Requester {
         let epsn = self.rx.epsn;
         let reply = match self.rx.classify(r) {
             Arrival::Old => {
+                rx.duplicates += 1;
                 stats.duplicates_received += 1;
                 (PacketKind::ReadAck, epsn, epsn)
             }
             Arrival::Again => {
+                rx.duplicates += 1;
                 stats.duplicates_received += 1;
                 (PacketKind::ReadNack, epsn, r)
             }
             Arrival::Beyond => {
+                rx.out_of_order(&mut stats.ood, r.since(epsn) as u64);
                 stats.beyond_window_dropped += 1;
                 (PacketKind::ReadNack, epsn, epsn)
             }
             Arrival::New => {
+                if r == epsn {
+                    stats.ood.buckets[0] += 1;
+                } else {
+                    rx.out_of_order(&mut stats.ood, r.since(epsn) as u64);
+                }
                 let i = self.wqes.partition_point(|w| w.r_end().le(r));
                 let Some(&w) = self.wqes.get(i) else {
                     return bad;
@@ -305,15 +314,9 @@ impl Requester {
             }
             self.wqes.pop_front();
             self.cursor = self.cursor.saturating_sub(1);
-            events.push_back(Event::Completion(Completion {
-                qp,
-                wr_id: w.wr_id,
-                verb: w.verb,
-                len: w.len,
-                side: CompletionSide::Requester,
-                at: now,
-                imm: 0,
-            }));
+            events.push_back(Event::Completion(Completion::requester(
+                qp, w.wr_id, w.verb, w.len, now,
+            )));
         }
     }
 }

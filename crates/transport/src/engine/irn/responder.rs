@@ -136,6 +136,7 @@ impl Responder {
     pub fn on_request(&mut self, cx: &mut Ctx, pkt: &Packet) -> RxOutcome {
         let (now, qp, cfg) = (cx.now, cx.qp, cx.cfg);
         let (stats, events, dma) = (&mut *cx.stats, &mut *cx.events, &mut *cx.dma);
+        let rx = &mut *cx.rx;
         let mut out = RxOutcome {
             reply: Reply::None,
             read_queued: false,
@@ -145,21 +146,25 @@ impl Responder {
         let epsn = self.rx.epsn;
         match self.rx.classify(psn) {
             Arrival::Old => {
+                rx.duplicates += 1;
                 stats.duplicates_received += 1;
                 out.reply = Reply::Ack(epsn, pkt.ce);
                 return out;
             }
             Arrival::Again => {
+                rx.duplicates += 1;
                 stats.duplicates_received += 1;
                 out.reply = Reply::Sack(epsn, psn, pkt.ce);
                 return out;
             }
             Arrival::Beyond => {
+                rx.out_of_order(&mut stats.ood, psn.since(epsn) as u64);
                 stats.beyond_window_dropped += 1;
                 out.reply = Reply::Nack(epsn, pkt.ce);
                 return out;
             }
-            Arrival::New => {}
+            Arrival::New if psn == epsn => stats.ood.buckets[0] += 1,
+            Arrival::New => rx.out_of_order(&mut stats.ood, psn.since(epsn) as u64),
         }
         let action = match self.accept(pkt, cfg, stats, dma) {
             Ok(a) => a,

@@ -1,5 +1,4 @@
-//! MP-RDMA's configuration ([`MpRdmaConfig`], [`SyncMode`]), its
-//! out-of-order-degree histogram ([`OodHistogram`], a NIC counter) and the
+//! MP-RDMA's configuration ([`MpRdmaConfig`], [`SyncMode`]) and the
 //! per-connection state it adds ([`state_fields`], [`state_bytes`]).
 //! Plain data: it imports nothing from the crate, so that the API types
 //! (`crate::api`) can hold it.
@@ -84,79 +83,6 @@ impl MpRdmaConfig {
     }
 }
 
-/// Distribution of the out-of-order degree (a new packet's PSN minus
-/// `rcv_nxt` on arrival; 0 in order): exact below 32, then half-octave
-/// buckets up to 8191, then one overflow bucket.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct OodHistogram {
-    pub buckets: [u64; OodHistogram::BUCKETS],
-}
-
-impl Default for OodHistogram {
-    fn default() -> Self {
-        OodHistogram {
-            buckets: [0; OodHistogram::BUCKETS],
-        }
-    }
-}
-
-impl OodHistogram {
-    pub const BUCKETS: usize = 49;
-
-    fn index(v: u64) -> usize {
-        if v < 32 {
-            return v as usize;
-        }
-        let b = 63 - v.leading_zeros() as usize; // 5..
-        let half = ((v >> (b - 1)) & 1) as usize;
-        (32 + (b - 5) * 2 + half).min(Self::BUCKETS - 1)
-    }
-
-    /// The largest value bucket `i` holds (u64::MAX for the overflow one).
-    pub fn upper(i: usize) -> u64 {
-        if i < 32 {
-            return i as u64;
-        }
-        if i == Self::BUCKETS - 1 {
-            return u64::MAX;
-        }
-        let b = 5 + (i - 32) / 2;
-        let half = ((i - 32) % 2) as u64;
-        (1u64 << b) + half * (1 << (b - 1)) + (1 << (b - 1)) - 1
-    }
-
-    pub fn record(&mut self, v: u64) {
-        self.buckets[Self::index(v)] += 1;
-    }
-
-    pub fn merge(&mut self, o: &OodHistogram) {
-        for (a, b) in self.buckets.iter_mut().zip(o.buckets.iter()) {
-            *a += b;
-        }
-    }
-
-    pub fn count(&self) -> u64 {
-        self.buckets.iter().sum()
-    }
-
-    /// Upper bound of the bucket holding the q-quantile (0 if empty).
-    pub fn quantile(&self, q: f64) -> u64 {
-        let n = self.count();
-        if n == 0 {
-            return 0;
-        }
-        let rank = ((q * n as f64).ceil() as u64).clamp(1, n);
-        let mut seen = 0;
-        for (i, &c) in self.buckets.iter().enumerate() {
-            seen += c;
-            if seen >= rank {
-                return Self::upper(i);
-            }
-        }
-        u64::MAX
-    }
-}
-
 /// The per-connection state MP-RDMA adds to a RoCEv2 QP, as a hardware
 /// implementation would store it (24-bit PSNs, 32-bit fixed-point window
 /// and timestamps), field by field. The paper's Table 1 counts 66 bytes
@@ -218,28 +144,6 @@ mod tests {
             ..MpRdmaConfig::default()
         };
         assert!(bad.validate().unwrap_err().contains("probe_p"));
-    }
-
-    #[test]
-    fn ood_buckets_are_exact_then_half_octaves() {
-        for v in [0u64, 1, 31, 32, 47, 48, 63, 64, 95, 96, 8191, 8192, 1 << 40] {
-            let i = OodHistogram::index(v);
-            assert!(v <= OodHistogram::upper(i), "{v} in bucket {i}");
-            assert!(
-                i == 0 || v > OodHistogram::upper(i - 1),
-                "{v} in bucket {i}"
-            );
-        }
-        assert_eq!(OodHistogram::upper(32), 47);
-        assert_eq!(OodHistogram::upper(33), 63);
-        let mut h = OodHistogram::default();
-        for v in 0..1000 {
-            h.record(v % 10);
-        }
-        h.record(5000);
-        assert_eq!(h.quantile(0.5), 5, "rank 501 of 1001");
-        assert_eq!(h.quantile(0.999), 9);
-        assert_eq!(h.quantile(1.0), 6143);
     }
 
     #[test]

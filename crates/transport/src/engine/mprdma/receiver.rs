@@ -89,6 +89,7 @@ impl Receiver {
     pub fn on_data(&mut self, cx: &mut Ctx, pkt: &Packet) -> Option<Reply> {
         let (now, qp, cfg) = (cx.now, cx.qp, cx.cfg);
         let (stats, events, dma) = (&mut *cx.stats, &mut *cx.events, &mut *cx.dma);
+        let rx = &mut *cx.rx;
         let h = MpHeader::of(pkt);
         // A message spans at most `MAX_PSN_SPAN` PSNs.
         if pkt.verb == Verb::Read || pkt.payload > cfg.mtu || h.ipsn > MAX_PSN_SPAN {
@@ -122,12 +123,13 @@ impl Receiver {
             },
         };
         if p.lt(self.rcv_nxt) {
+            rx.duplicates += 1;
             stats.duplicates_received += 1;
             return Some(ack(self.rcv_nxt, true));
         }
         let off = p.since(self.rcv_nxt);
         if off >= self.bitmap.slots() {
-            stats.mp_ood.record(off as u64);
+            rx.out_of_order(&mut stats.ood, off as u64);
             stats.out_of_order_dropped += 1;
             stats.mp_bitmap_drops += 1;
             let repeat = self.nacked_at == Some(self.rcv_nxt);
@@ -145,6 +147,7 @@ impl Receiver {
             return Some(nack(self.rcv_nxt, first, true, false));
         }
         if self.bitmap.get(off) != Slot::Empty {
+            rx.duplicates += 1;
             stats.duplicates_received += 1;
             return Some(ack(self.rcv_nxt, true));
         }
@@ -183,7 +186,11 @@ impl Receiver {
         };
         self.bitmap.set(off, slot);
         stats.mp_max_ooo_degree = stats.mp_max_ooo_degree.max(off as u64);
-        stats.mp_ood.record(off as u64);
+        if off > 0 {
+            rx.out_of_order(&mut stats.ood, off as u64);
+        } else {
+            stats.ood.buckets[0] += 1;
+        }
         let before = self.rcv_nxt;
         while self.bitmap.get(0) != Slot::Empty {
             let s = self.bitmap.pop_front();

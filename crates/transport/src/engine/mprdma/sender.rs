@@ -30,7 +30,7 @@
 use std::collections::VecDeque;
 
 use super::config::{MpRdmaConfig, SyncMode};
-use crate::api::{Completion, CompletionSide, Event, NicConfig, NicStats, QpId, WorkRequest};
+use crate::api::{Completion, Event, NicConfig, NicStats, QpId, WorkRequest};
 use crate::memory::Dma;
 use crate::packet::{MpHeader, Packet, PacketKind, Verb};
 use crate::psn::{Msn, Psn};
@@ -526,15 +526,9 @@ impl Sender {
             }
             self.wqes.pop_front();
             self.cursor = self.cursor.saturating_sub(1);
-            events.push_back(Event::Completion(Completion {
-                qp,
-                wr_id: w.wr_id,
-                verb: w.verb,
-                len: w.len,
-                side: CompletionSide::Requester,
-                at: now,
-                imm: 0,
-            }));
+            events.push_back(Event::Completion(Completion::requester(
+                qp, w.wr_id, w.verb, w.len, now,
+            )));
         }
         if self.in_recovery && self.snd_una.ge(self.recovery) {
             self.in_recovery = false;

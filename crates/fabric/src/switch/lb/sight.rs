@@ -1,0 +1,28 @@
+//! What a switch shows its load balancer beyond the packet's header: its
+//! ports, read only, and the time. Touches nothing (a view).
+
+use crate::link::port::Port;
+use engine::Time;
+
+/// A read-only view of the switch for `Balancer::pick`. Queue-reading
+/// schemes see exact queues: the ingress pipeline runs the candidate
+/// ports' deferred transmission ends first (see `Balancer::reads_queues`).
+#[derive(Clone, Copy)]
+pub(crate) struct Sight<'a> {
+    pub ports: &'a [Port],
+    pub now: Time,
+}
+
+impl<'a> Sight<'a> {
+    #[inline(always)]
+    pub fn new(ports: &'a [Port], now: Time) -> Sight<'a> {
+        Sight { ports, now }
+    }
+
+    /// Bytes waiting in port `p`'s egress queue of `class` (the frame
+    /// being serialised is not counted).
+    #[inline(always)]
+    pub fn queued(&self, p: u32, class: usize) -> u64 {
+        self.ports[p as usize].queues[class].bytes
+    }
+}
