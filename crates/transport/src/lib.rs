@@ -27,6 +27,9 @@
 //!   state.
 //! - `sched` (ready ring and rate-limiter heap), `timers` (the NIC's one
 //!   timer channel), `qp` (one queue pair).
+//! - [`order`]: ordering layers between demultiplexing and a QP's engine
+//!   (the ideal reorder buffer; the choice, `order::config`, is plain data
+//!   the API holds).
 //! - [`nic`]: the NIC.
 //! - [`driver`]: the one drive loop of a NIC, over an environment ([`driver::Io`]):
 //!   the simulator's hosts, the test benches, later the UDP datapath.
