@@ -80,7 +80,11 @@ fn compose(sc: &Scenario, file: &str, src: Source, seed: u64) -> Result<Built, S
         }
         let probe =
             || Network::new(imported.topo.clone(), cfg.clone()).map_err(|m| c.err("topology", m));
-        schemes.push((k, t.engine(k, c, probe)?));
+        let engine = t.engine(k, c, probe)?;
+        cfg.nic
+            .check_ordering(&engine)
+            .map_err(|m| c.err("transport.ordering", m))?;
+        schemes.push((k, engine));
     }
     cfg.nic.engine = schemes[0].1;
     let Imported { topo, ns3_hosts } = imported;

@@ -103,6 +103,10 @@ fn cases() -> Vec<Case> {
         case("stop negative", format!("stop_ms = -1.0\n{BASE}"), "stop_ms", "> 0"),
         case("stop infinite", format!("stop_ms = inf\n{BASE}"), "stop_ms", "finite"),
         case("stop overflows ps", format!("stop_ms = 1e300\n{BASE}"), "stop_ms", "too long"),
+        // Transport.
+        case("unknown ordering", with("[transport]\nordering = \"eunomia\""), "transport.ordering", "accepted: none, ideal"),
+        case("ideal under mprdma", with("[transport]\nkind = \"mprdma\"\nordering = \"ideal\""), "transport.ordering", "mprdma"),
+        case("ideal under a per-flow mprdma", flow("transport = \"mprdma\"\n[transport]\nordering = \"ideal\""), "transport.ordering", "mprdma"),
         // Topology.
         case("zero leaves", edit("leaves = 2", "leaves = 0"), "topology.leaves", "at least 1"),
         case("huge fat tree", edit("kind = \"leaf_spine\"\nleaves = 2\nspines = 2\nhosts_per_leaf = 2", "kind = \"fat_tree\"\nk = 1000"), "topology.k", "at most 65536 nodes"),

@@ -6,11 +6,13 @@
 //!
 //! May use only plain-data modules of the crate: `packet`, `cc` (the
 //! congestion-control choice), `reorder`, and the engines' configuration files
-//! (`engine::config`, `engine::irn::config`, `engine::mprdma::config`),
+//! (`engine::config`, `engine::irn::config`, `engine::mprdma::config`)
+//! and the ordering layer's (`order::config`),
 //! none of which imports this file back.
 
 use crate::cc::CcConfig;
 use crate::engine::config::Engine;
+use crate::order::config::OrderingKind;
 use crate::packet::{Packet, Verb};
 use crate::reorder::OodHistogram;
 use engine::Time;
@@ -41,6 +43,10 @@ pub struct NicConfig {
     /// Traffic class of data packets and of control packets.
     pub data_priority: u8,
     pub ctrl_priority: u8,
+    /// The ordering layer between demultiplexing and every QP's engine
+    /// (`crate::order`); `None` by default. MP-RDMA orders its own packets
+    /// and runs under `None` only.
+    pub ordering: OrderingKind,
     /// Line rate of the NIC port, bits per second.
     pub line_rate_bps: u64,
     /// Retransmission timeout.
@@ -67,6 +73,7 @@ impl Default for NicConfig {
             rto: 4 * engine::time::MS,
             data_priority: 3,
             ctrl_priority: 0,
+            ordering: OrderingKind::None,
             cc: CcConfig::None,
             engine: Engine::GoBackN,
         }
@@ -74,6 +81,18 @@ impl Default for NicConfig {
 }
 
 impl NicConfig {
+    /// Whether a QP running `engine` may sit under this NIC's ordering
+    /// layer: MP-RDMA orders its own packets, so it runs without one.
+    pub fn check_ordering(&self, engine: &Engine) -> Result<(), String> {
+        if self.ordering != OrderingKind::None && matches!(engine, Engine::MpRdma(_)) {
+            return Err(format!(
+                "ordering = \"{}\" cannot sit under mprdma, which orders its own packets with its bitmap (use ordering = \"none\")",
+                self.ordering.name()
+            ));
+        }
+        Ok(())
+    }
+
     /// Checks the configuration ([`crate::Nic::new`] does).
     pub fn validate(&self) -> Result<(), ConfigError> {
         let fail = |m: &str| Err(ConfigError::new(m));
@@ -105,6 +124,8 @@ impl NicConfig {
             return fail("data_priority and ctrl_priority must be in 0..8");
         }
         self.engine.validate().map_err(ConfigError::new)?;
+        self.check_ordering(&self.engine)
+            .map_err(ConfigError::new)?;
         self.cc.validate().map_err(ConfigError::new)
     }
 }
@@ -373,4 +394,9 @@ pub struct NicStats {
     pub access_errors: u64,
     /// IRN: packets beyond the receiver's bitmap, dropped and NACKed.
     pub beyond_window_dropped: u64,
+    /// Request packets an ordering layer held until the gap before them
+    /// filled (`NicConfig::ordering`).
+    pub ordering_held: u64,
+    /// The most packets one QP's ordering layer held at once.
+    pub ordering_max_held: u64,
 }

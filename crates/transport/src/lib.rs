@@ -27,6 +27,9 @@
 //!   state.
 //! - `sched` (ready ring and rate-limiter heap), `timers` (the NIC's one
 //!   timer channel), `qp` (one queue pair).
+//! - [`order`]: ordering layers between demultiplexing and a QP's engine
+//!   (the ideal reorder buffer; the choice, `order::config`, is plain data
+//!   the API holds).
 //! - [`nic`]: the NIC.
 //! - [`driver`]: the one drive loop of a NIC, over an environment ([`driver::Io`]):
 //!   the simulator's hosts, the test benches, later the UDP datapath.
@@ -38,6 +41,7 @@ pub mod driver;
 pub mod engine;
 pub mod memory;
 pub mod nic;
+pub mod order;
 pub mod packet;
 pub mod psn;
 mod qp;
@@ -57,6 +61,7 @@ pub use engine::mprdma::{self, MpRdmaConfig, SyncMode};
 pub use engine::{Engine, StateBytes};
 pub use memory::Memory;
 pub use nic::Nic;
+pub use order::OrderingKind;
 pub use packet::{MpHeader, Packet, PacketKind, Verb, ATOMIC_BYTES};
 pub use psn::MAX_PSN_SPAN;
 pub use reorder::{OodHistogram, QpReorder};

@@ -49,6 +49,27 @@ impl<'a> Dma<'a> {
         Dma::Tx { mem, payload }
     }
 
+    /// The payload of the packet being received (empty otherwise).
+    pub fn rx_payload(&self) -> &[u8] {
+        match self {
+            Dma::Rx { payload, .. } => payload,
+            Dma::None | Dma::Tx { .. } => &[],
+        }
+    }
+
+    /// A receive of `payload` into the same memory (no memory if this is
+    /// not a receive): a packet held by an ordering layer, handed on
+    /// during the call of a later one.
+    pub fn rx_again<'b>(&'b mut self, payload: &'b [u8]) -> Dma<'b> {
+        match self {
+            Dma::Rx { mem, .. } => Dma::Rx {
+                mem: &mut **mem,
+                payload,
+            },
+            Dma::None | Dma::Tx { .. } => Dma::None,
+        }
+    }
+
     fn mem(&mut self) -> Option<&mut dyn Memory> {
         match self {
             Dma::None => None,

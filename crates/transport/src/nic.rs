@@ -1,5 +1,6 @@
 //! The NIC ([`Nic`]): the QP table (a `Vec` indexed by `QpId`), packet
-//! demultiplexing to each QP's engine, the control-packet FIFO and the data
+//! demultiplexing to each QP's engine (through its ordering layer, when
+//! the configuration names one: `crate::order`), the control-packet FIFO and the data
 //! scheduler (control first; then round-robin over QPs that have data and
 //! whose rate limiter allows them to send), and the timer table behind
 //! `poll_timeout` / `handle_timeout`. Its types are in `crate::api`.
@@ -20,6 +21,7 @@ use crate::api::{
 use crate::cc::{Cc, CcConfig};
 use crate::engine::Engine;
 use crate::memory::{Dma, Memory};
+use crate::order::{Ordering, OrderingKind};
 use crate::packet::Packet;
 use crate::qp::{carries, LineRate, Qp};
 use crate::rc::{Ctx, RecvWqe};
@@ -52,6 +54,9 @@ pub struct Nic {
     /// Each QP's reordering counters, indexed as `qps` (apart from the QP:
     /// only out-of-order and duplicate packets write them).
     reorder: Vec<QpReorder>,
+    /// Each QP's ordering layer, indexed as `qps`: read only when
+    /// `cfg.ordering` names one.
+    order: Vec<Ordering>,
 }
 
 impl Nic {
@@ -69,6 +74,7 @@ impl Nic {
             stats: NicStats::default(),
             timers: Timers::default(),
             reorder: Vec::new(),
+            order: Vec::new(),
             now: 0,
         })
     }
@@ -117,11 +123,13 @@ impl Nic {
         let invalid = |e| QpError::Config(ConfigError::new(e));
         cc.validate().map_err(invalid)?;
         engine.validate().map_err(invalid)?;
+        self.cfg.check_ordering(&engine).map_err(invalid)?;
         let id = QpId::try_from(self.qps.len()).map_err(|_| QpError::Exhausted)?;
         let state = Cc::new(&cc, self.cfg.line_rate_bps);
         self.qps
             .push(Qp::new(id, cfg, psns, engine, state, cc.notification()));
         self.reorder.push(QpReorder::default());
+        self.order.push(Ordering::new(self.cfg.ordering));
         Ok(id)
     }
 
@@ -145,6 +153,7 @@ impl Nic {
     pub fn destroy_qp(&mut self, qp: QpId) -> Result<(), QpError> {
         let q = live_mut(&mut self.qps, qp)?;
         *q = Qp::tombstone(qp, q.cfg);
+        self.order[qp as usize] = Ordering::None;
         self.sched.remove(qp);
         self.timers.remove(qp);
         self.ctrl.retain(|p| p.src_qp != qp);
@@ -244,7 +253,12 @@ impl Nic {
             dma,
             rx: &mut self.reorder[qi],
         };
-        let wake = qp.on_packet(&mut cx, pkt);
+        // One predictable branch without an ordering layer.
+        let wake = if self.cfg.ordering == OrderingKind::None {
+            qp.on_packet(&mut cx, pkt)
+        } else {
+            self.order[qi].on_packet(qp, &mut cx, pkt)
+        };
         qp.sync_timer(&mut self.timers);
         if wake {
             self.wake(qi, now);

@@ -18,6 +18,7 @@ use crate::dcqcn::Notification;
 use crate::engine::{Engine, EngineState};
 use crate::memory::Dma;
 use crate::packet::{Packet, Verb};
+use crate::psn::Psn;
 use crate::rc::{wqe_npkts, Conn, Ctx, RecvWqe};
 use crate::sched::SchedState;
 use crate::timers::Timers;
@@ -231,6 +232,13 @@ impl Qp {
             cc: &mut self.cc,
         };
         self.engine.on_packet(cx, &mut conn, pkt)
+    }
+
+    /// The PSN of the next request the engine takes in order (None: the
+    /// engine orders its own packets).
+    #[inline]
+    pub fn expected_request_psn(&self) -> Option<Psn> {
+        self.engine.expected_request_psn()
     }
 
     /// The earliest time this QP may send at its current rate or, if its

@@ -6,7 +6,8 @@
 //! in post order, READ and atomic results must land in the requester's
 //! memory as in that order, every completion (both sides) must be
 //! delivered exactly once and in post order, and no access may fall
-//! outside a registered region. The same harness runs IRN and go-back-N.
+//! outside a registered region. The same harness runs IRN and go-back-N,
+//! each also under the ideal ordering layer (`OrderingKind::Ideal`).
 //!
 //! Overlapping WRITE/SEND targets are kept at least one BDP cap of packets
 //! apart (targets are allocated round a ring much larger than the cap):
@@ -26,8 +27,8 @@ use engine::{Rng, StreamKind, Time};
 use proptest::prelude::*;
 use transport::driver::{self, Io, Wake, Wakeups};
 use transport::{
-    Completion, CompletionSide, Engine, IrnConfig, Memory, Nic, NicConfig, Packet, QpConfig,
-    Transmit, Verb, WorkRequest,
+    Completion, CompletionSide, Engine, IrnConfig, Memory, Nic, NicConfig, OrderingKind, Packet,
+    QpConfig, Transmit, Verb, WorkRequest,
 };
 
 const MTU: u32 = 256;
@@ -353,11 +354,12 @@ impl Io for Bench {
     }
 }
 
-fn run(rel: Engine, ch: Channel, p: &Plan, a0: Mem, b0: Mem) -> Outcome {
+fn run(rel: Engine, ordering: OrderingKind, ch: Channel, p: &Plan, a0: Mem, b0: Mem) -> Outcome {
     let cfg = NicConfig {
         mtu: MTU,
         rto: 100 * US,
         engine: rel,
+        ordering,
         ..NicConfig::default()
     };
     let mut nics = [
@@ -437,7 +439,12 @@ fn run(rel: Engine, ch: Channel, p: &Plan, a0: Mem, b0: Mem) -> Outcome {
     }
 }
 
-fn check(rel: Engine, ops: &[Op], ch: Channel) -> Result<Outcome, TestCaseError> {
+fn check(
+    rel: Engine,
+    ordering: OrderingKind,
+    ops: &[Op],
+    ch: Channel,
+) -> Result<Outcome, TestCaseError> {
     let mut rng = Rng::new(ch.seed, StreamKind::Workload, 0);
     let a0 = Mem::new(SRC + SINK + RESULTS, &mut rng);
     let mut b0 = Mem::new(RING + RO + SLOTS * 8, &mut rng);
@@ -447,7 +454,7 @@ fn check(rel: Engine, ops: &[Op], ch: Channel) -> Result<Outcome, TestCaseError>
             .copy_from_slice(&(s % 3).to_le_bytes());
     }
     let p = plan(ops, &a0, &b0);
-    let o = run(rel, ch, &p, a0, b0);
+    let o = run(rel, ordering, ch, &p, a0, b0);
     let ids: Vec<u64> = p.wrs.iter().map(|w| w.wr_id).collect();
     prop_assert_eq!(
         &o.req,
@@ -489,12 +496,22 @@ proptest! {
 
     #[test]
     fn irn_keeps_rdma_semantics(ops in prop::collection::vec(op(), 1..40), ch in channel()) {
-        check(irn(), &ops, ch)?;
+        check(irn(), OrderingKind::None, &ops, ch)?;
     }
 
     #[test]
     fn go_back_n_keeps_rdma_semantics(ops in prop::collection::vec(op(), 1..40), ch in channel()) {
-        check(Engine::GoBackN, &ops, ch)?;
+        check(Engine::GoBackN, OrderingKind::None, &ops, ch)?;
+    }
+
+    #[test]
+    fn irn_under_ideal_ordering_keeps_rdma_semantics(ops in prop::collection::vec(op(), 1..40), ch in channel()) {
+        check(irn(), OrderingKind::Ideal, &ops, ch)?;
+    }
+
+    #[test]
+    fn go_back_n_under_ideal_ordering_keeps_rdma_semantics(ops in prop::collection::vec(op(), 1..40), ch in channel()) {
+        check(Engine::GoBackN, OrderingKind::Ideal, &ops, ch)?;
     }
 }
 
@@ -522,9 +539,9 @@ fn lossy_channel_costs_go_back_n_more_than_irn() {
         jitter: 10 * US,
         ..clean
     };
-    let i0 = check(irn(), &ops, clean).unwrap();
-    let i1 = check(irn(), &ops, lossy).unwrap();
-    let g1 = check(Engine::GoBackN, &ops, lossy).unwrap();
+    let i0 = check(irn(), OrderingKind::None, &ops, clean).unwrap();
+    let i1 = check(irn(), OrderingKind::None, &ops, lossy).unwrap();
+    let g1 = check(Engine::GoBackN, OrderingKind::None, &ops, lossy).unwrap();
     assert!(i0.b.bytes == i1.b.bytes && i1.b.bytes == g1.b.bytes);
     assert!(
         g1.data_sent > i1.data_sent,

@@ -67,6 +67,10 @@ pub(crate) trait EngineOps {
     /// Handles one packet for the QP; true if it may have something new to
     /// send.
     fn on_packet(&mut self, cx: &mut Ctx, conn: &mut Conn, pkt: &Packet) -> bool;
+    /// The PSN of the next request packet the responder takes in order
+    /// (for an ordering layer, `crate::order`); None if the engine orders
+    /// its own packets.
+    fn expected_request_psn(&self) -> Option<Psn>;
 }
 
 /// The per-QP runtime state of its engine.
@@ -191,6 +195,11 @@ impl EngineState {
     pub fn on_packet(&mut self, cx: &mut Ctx, conn: &mut Conn, pkt: &Packet) -> bool {
         dispatch!(self, e => e.on_packet(cx, conn, pkt))
     }
+
+    #[inline]
+    pub fn expected_request_psn(&self) -> Option<Psn> {
+        dispatch!(self, e => e.expected_request_psn())
+    }
 }
 
 /// Requester data or a READ response, alternating when both wait: the
@@ -251,6 +260,9 @@ impl EngineOps for gbn::GoBackN {
     fn on_packet(&mut self, cx: &mut Ctx, conn: &mut Conn, pkt: &Packet) -> bool {
         halves::on_packet(self, cx, conn, pkt)
     }
+    fn expected_request_psn(&self) -> Option<Psn> {
+        Some(self.resp.expected())
+    }
 }
 
 impl EngineOps for irn::IrnQp {
@@ -299,6 +311,9 @@ impl EngineOps for irn::IrnQp {
     #[inline]
     fn on_packet(&mut self, cx: &mut Ctx, conn: &mut Conn, pkt: &Packet) -> bool {
         halves::on_packet(self, cx, conn, pkt)
+    }
+    fn expected_request_psn(&self) -> Option<Psn> {
+        Some(self.resp.expected())
     }
 }
 
@@ -350,5 +365,9 @@ impl EngineOps for mprdma::MpQp {
     #[inline]
     fn on_packet(&mut self, cx: &mut Ctx, _conn: &mut Conn, pkt: &Packet) -> bool {
         self.handle_packet(cx, pkt)
+    }
+    /// MP-RDMA places out-of-order packets with its own bitmap.
+    fn expected_request_psn(&self) -> Option<Psn> {
+        None
     }
 }

@@ -75,6 +75,24 @@ impl Ctx<'_, '_> {
         self.stats.duplicates_received += 1;
     }
 
+    /// Runs `f` with this context's DMA receiving `payload` instead (the
+    /// same memory): an ordering layer handing on a packet it held.
+    pub fn with_payload<R>(&mut self, payload: &[u8], f: impl FnOnce(&mut Ctx) -> R) -> R {
+        let mut dma = self.dma.rx_again(payload);
+        let mut cx = Ctx {
+            now: self.now,
+            qp: self.qp,
+            peer: self.peer,
+            cfg: self.cfg,
+            stats: &mut *self.stats,
+            events: &mut *self.events,
+            ctrl: &mut *self.ctrl,
+            dma: &mut dma,
+            rx: &mut *self.rx,
+        };
+        f(&mut cx)
+    }
+
     /// A control packet to the peer QP.
     #[inline]
     pub fn ctrl_packet(&self, f: CtrlFields) -> Packet {

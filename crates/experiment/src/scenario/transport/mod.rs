@@ -1,5 +1,5 @@
 //! The `[transport]` section: packet sizes, ACKs, RTO, priorities, the
-//! congestion control and the engine, with its sub-tables
+//! congestion control, the engine and the ordering layer, with its sub-tables
 //! (`dcqcn.rs`, `irn.rs`, `mprdma.rs`); its checks, the limit on a
 //! message's length, and its build step (the NIC part of the
 //! [`FabricConfig`] and each scheme's [`Engine`]).
@@ -15,7 +15,7 @@ use fabric::{FabricConfig, Network};
 use irn::IrnOverrides;
 use mprdma::MpRdmaOverrides;
 use serde::Deserialize;
-use transport::{CcConfig, Engine, IrnConfig};
+use transport::{CcConfig, Engine, IrnConfig, OrderingKind};
 
 /// The most packets one message (work request) may have: the span of PSNs
 /// a QP may have in use at once (`transport::MAX_PSN_SPAN`, 2^31 - 1),
@@ -45,6 +45,9 @@ pub struct TransportCfg {
     pub irn: IrnOverrides,
     /// MP-RDMA values replacing the defaults (used with `kind = "mprdma"`).
     pub mprdma: MpRdmaOverrides,
+    /// The ordering layer at every receiving NIC: "none" or "ideal"
+    /// (`transport::OrderingKind::NAMES`); MP-RDMA runs under "none" only.
+    pub ordering: String,
 }
 
 #[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq, Default)]
@@ -90,6 +93,7 @@ impl Default for TransportCfg {
             kind: EngineKind::Roce,
             irn: IrnOverrides::default(),
             mprdma: MpRdmaOverrides::default(),
+            ordering: OrderingKind::None.name().to_string(),
         }
     }
 }
@@ -115,6 +119,7 @@ impl TransportCfg {
         }
         c.at_least("transport.ack_every", self.ack_every, 1)?;
         c.us_positive("transport.rto_us", self.rto_us)?;
+        self.ordering(c)?;
         if us(self.rto_us) > transport::api::MAX_RTO {
             return Err(c.err("transport.rto_us", "at most one hour (3.6e9 us)"));
         }
@@ -130,6 +135,20 @@ impl TransportCfg {
             }
         }
         Ok(())
+    }
+
+    /// The ordering layer `ordering` names.
+    pub fn ordering(&self, c: Check) -> Result<OrderingKind, ScenarioError> {
+        OrderingKind::from_name(&self.ordering).ok_or_else(|| {
+            c.err(
+                "transport.ordering",
+                format!(
+                    "unknown ordering layer \"{}\"; accepted: {}",
+                    self.ordering,
+                    OrderingKind::NAMES.join(", ")
+                ),
+            )
+        })
     }
 
     /// The largest RTO any scheme of this section uses (for the run's
@@ -177,6 +196,7 @@ impl TransportCfg {
         cfg.nic.rto = us(self.rto_us);
         cfg.nic.data_priority = self.data_priority;
         cfg.nic.ctrl_priority = self.ctrl_priority;
+        cfg.nic.ordering = self.ordering(c)?;
         if self.cc == CcKind::Dcqcn {
             let mut p = self.dcqcn_preset.params(topo.host_bps());
             self.dcqcn.apply(&mut p, c)?;

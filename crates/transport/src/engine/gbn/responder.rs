@@ -107,6 +107,12 @@ impl Responder {
         self.recv.push_back(wqe);
     }
 
+    /// The next PSN taken in order.
+    #[inline]
+    pub fn expected(&self) -> Psn {
+        self.epsn
+    }
+
     #[cfg(test)]
     pub fn epsn(&self) -> u32 {
         self.epsn.wire()

@@ -132,6 +132,11 @@ impl Responder {
         self.recv.get(sn.since(self.recv_base) as usize).copied()
     }
 
+    /// The next PSN taken in order.
+    pub fn expected(&self) -> Psn {
+        self.rx.epsn
+    }
+
     /// Processes a request packet.
     pub fn on_request(&mut self, cx: &mut Ctx, pkt: &Packet) -> RxOutcome {
         let (now, qp, cfg) = (cx.now, cx.qp, cx.cfg);

@@ -1,0 +1,170 @@
+//! The ideal ordering layer (`NicConfig::ordering = OrderingKind::Ideal`)
+//! over the chaos channel, moving real bytes: on a channel that reorders
+//! without loss, go-back-N under the layer retransmits nothing and the
+//! responder's memory equals in-order application, where without the
+//! layer it rewinds; with loss as well, the engine still recovers and the
+//! memory is right; the counters still say what the channel did; and the
+//! layer refuses MP-RDMA, which orders its own packets.
+
+mod common;
+
+use common::chaos::{Chaos, ChaosWorld, Mem, BASE};
+use engine::time::{MS, US};
+use transport::{Engine, IrnConfig, MpRdmaConfig, Nic, NicConfig, OrderingKind, Verb, WorkRequest};
+
+const LEN: usize = 200_000;
+
+/// NIC 0's source bytes: not periodic, so a misplaced packet shows.
+fn source() -> Vec<u8> {
+    (0..LEN as u64)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect()
+}
+
+/// A WRITE of `LEN` bytes, then a SEND of `LEN` bytes into a receive
+/// buffer placed after it, over `chaos`; NIC 1's memory is `2 * LEN`.
+fn run(engine: Engine, ordering: OrderingKind, chaos: Chaos, seed: u64) -> ChaosWorld {
+    let cfg = NicConfig {
+        engine,
+        ordering,
+        rto: MS,
+        ..NicConfig::default()
+    };
+    let mut w = ChaosWorld::new(cfg, chaos, seed)
+        .with_memory(Mem::new(source()), Mem::new(vec![0; 2 * LEN]));
+    w.post_recv(9, BASE + LEN as u64, LEN as u64);
+    w.post_send(
+        WorkRequest {
+            wr_id: 1,
+            verb: Verb::Write,
+            len: LEN as u64,
+            local_addr: BASE,
+            remote_addr: BASE,
+            ..WorkRequest::default()
+        },
+        false,
+    );
+    w.post_send(
+        WorkRequest {
+            wr_id: 2,
+            verb: Verb::Send,
+            len: LEN as u64,
+            local_addr: BASE,
+            ..WorkRequest::default()
+        },
+        false,
+    );
+    w.run_until(2_000 * MS);
+    w
+}
+
+fn reordering(drop: f64) -> Chaos {
+    Chaos {
+        drop,
+        dup: 0.0,
+        reorder: 0.1,
+        jitter: 20 * US,
+        paths: vec![10 * US],
+    }
+}
+
+/// NIC 1's memory is the source twice (the WRITE, then the SEND), and
+/// every work request completed once at each end that reports it.
+fn assert_in_order_result(w: &ChaosWorld) {
+    let mems = w.mems.as_ref().unwrap();
+    let b = &mems[1].bytes;
+    let src = source();
+    assert!(b[..LEN] == src[..], "the WRITE's bytes");
+    assert!(b[LEN..] == src[..], "the SEND's bytes");
+    assert_eq!(mems[1].violations, 0);
+    // WRITE and SEND at both ends.
+    assert_eq!(w.completions.len(), 4, "{:?}", w.completions);
+}
+
+#[test]
+fn ideal_layer_removes_reordering_retransmissions_under_go_back_n() {
+    let none = run(Engine::GoBackN, OrderingKind::None, reordering(0.0), 3);
+    let ideal = run(Engine::GoBackN, OrderingKind::Ideal, reordering(0.0), 3);
+    for w in [&none, &ideal] {
+        assert_eq!(w.dropped, 0, "lossless");
+        assert_in_order_result(w);
+    }
+    let (sn, si) = (none.nics[0].stats(), ideal.nics[0].stats());
+    assert!(sn.retransmitted_packets > 0, "go-back-N rewinds: {sn:?}");
+    assert_eq!(si.retransmitted_packets, 0, "{si:?}");
+    assert_eq!(si.timeouts, 0);
+    let rx = ideal.nics[1].stats();
+    assert!(rx.ordering_held > 0 && rx.ordering_max_held > 0, "{rx:?}");
+    assert_eq!(rx.out_of_order_dropped, 0, "the engine saw no gap");
+    // The counters still say what the channel did, before the layer:
+    // every held packet was counted out of order, and every packet once.
+    let r = ideal.nics[1].qp_reorder(0).unwrap();
+    assert_eq!(r.ooo_packets, rx.ordering_held);
+    assert_eq!(r.duplicates, 0);
+    assert_eq!(rx.ood.count(), 2 * LEN as u64 / 1000);
+    assert_eq!(rx.ood.count() - rx.ood.buckets[0], r.ooo_packets);
+    let rn = none.nics[1].qp_reorder(0).unwrap();
+    assert!(rn.duplicates > 0);
+    eprintln!(
+        "reordering channel: retransmitted none {} ideal {}; ooo none {} ideal {}; held at most {}",
+        sn.retransmitted_packets,
+        si.retransmitted_packets,
+        rn.ooo_packets,
+        r.ooo_packets,
+        rx.ordering_max_held
+    );
+}
+
+#[test]
+fn ideal_layer_with_loss_still_recovers_correct_memory() {
+    for seed in 0..6 {
+        for engine in [Engine::GoBackN, Engine::Irn(IrnConfig::default())] {
+            let w = run(engine, OrderingKind::Ideal, reordering(0.02), seed);
+            assert!(w.dropped > 0, "seed {seed}: lossy");
+            assert_in_order_result(&w);
+            assert!(w.nics[0].stats().retransmitted_packets > 0);
+            assert!(w.nics[0].is_quiescent() && w.nics[1].is_quiescent());
+        }
+    }
+}
+
+#[test]
+fn ideal_layer_keeps_in_order_runs_unchanged() {
+    let clean = || Chaos {
+        drop: 0.0,
+        dup: 0.0,
+        reorder: 0.0,
+        jitter: 0,
+        paths: vec![10 * US],
+    };
+    let none = run(Engine::GoBackN, OrderingKind::None, clean(), 1);
+    let ideal = run(Engine::GoBackN, OrderingKind::Ideal, clean(), 1);
+    assert_in_order_result(&ideal);
+    assert_eq!(none.completions, ideal.completions, "same times");
+    assert_eq!(none.nics[1].stats(), ideal.nics[1].stats());
+}
+
+#[test]
+fn ideal_layer_refuses_mprdma() {
+    let cfg = NicConfig {
+        engine: Engine::MpRdma(MpRdmaConfig::default()),
+        ordering: OrderingKind::Ideal,
+        ..NicConfig::default()
+    };
+    let e = Nic::new(cfg).err().expect("refused");
+    assert!(e.to_string().contains("mprdma"), "{e}");
+    let mut nic = Nic::new(NicConfig {
+        ordering: OrderingKind::Ideal,
+        ..NicConfig::default()
+    })
+    .unwrap();
+    let qp = transport::QpConfig {
+        peer_host: 1,
+        peer_qp: 0,
+        sport: 1,
+    };
+    let mp = Engine::MpRdma(MpRdmaConfig::default());
+    assert!(nic
+        .create_qp_with(qp, transport::CcConfig::None, mp)
+        .is_err());
+}
