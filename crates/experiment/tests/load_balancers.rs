@@ -254,3 +254,30 @@ fn drill_parameters_change_its_choices() {
     seen.dedup();
     assert_eq!(seen.len(), 5);
 }
+
+/// Eunomia's thesis in miniature: DRILL spreads one flow's packets over
+/// four uplinks and reorders them; under go-back-N without an ordering
+/// layer that triggers retransmissions of packets that were not lost,
+/// and with the ideal ordering layer at the receiving NIC it triggers
+/// none (the same reordering still arrives: counted before the layer).
+#[test]
+fn drill_under_go_back_n_retransmits_for_reordering_only_without_the_ideal_layer() {
+    let reordering = |ordering: &str| {
+        let text = one_long_flow("drill", 25, "").replace(
+            "[switch]",
+            &format!("[transport]\nordering = \"{ordering}\"\n[switch]"),
+        );
+        let o = run_toml(&text);
+        assert!(
+            o.flows()[0].finish.is_some(),
+            "{ordering}: the flow finishes"
+        );
+        assert_eq!(o.counters().total_dropped_packets(), 0, "lossless");
+        experiment::report::summary(&o, "t", 0).reordering
+    };
+    let none = reordering("none");
+    let ideal = reordering("ideal");
+    assert!(none.ooo_packets > 0 && none.reorder_retx > 0, "{none:?}");
+    assert!(ideal.ooo_packets > 0, "{ideal:?}");
+    assert_eq!(ideal.reorder_retx, 0, "{ideal:?}");
+}
