@@ -26,8 +26,6 @@ pub enum StreamKind {
     LoadBalance = 6,
     /// Recurring random link failures: the links of each interval.
     Failures = 7,
-    /// DIBS deflection: the port a packet is deflected to, per switch.
-    Deflection = 8,
 }
 
 fn splitmix64(mut z: u64) -> u64 {

@@ -144,10 +144,6 @@ pub struct SummaryJson {
     /// link (absent without).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub flows_hit_by_failures: Option<usize>,
-    /// With `[switch] deflection = "dibs"`: packets deflected (absent
-    /// without).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub deflected: Option<u64>,
 }
 
 /// One egress port's RED marking over the whole run.
@@ -474,7 +470,6 @@ pub fn summary(o: &Outcome, scenario: &str, seed: u64) -> SummaryJson {
         reordering: crate::reorder::summary(net),
         ecn_ports: ecn_ports(net, o.end_time),
         flows_hit_by_failures: net.flows_hit_by_failures(),
-        deflected: net.deflected(),
     }
 }
 

@@ -1,10 +1,9 @@
 //! Fabric configuration: switch buffer and PFC, ECN marking per link speed,
-//! the load balancer, deflection, the NIC template every host starts from,
-//! and failure handling. Plain data: touches nothing.
+//! the load balancer, the NIC template every host starts from, and failure
+//! handling. Plain data: touches nothing.
 
 use crate::switch::lb::LoadBalancer;
 use crate::switch::mmu::MmuConfig;
-use crate::switch::Deflection;
 use transport::NicConfig;
 
 /// RED-style ECN marking at egress: no mark below `kmin` bytes queued,
@@ -37,8 +36,6 @@ pub struct FabricConfig {
     /// protocol that converges at once). Without it, packets hashed onto a
     /// dead link are dropped.
     pub reroute_on_failure: bool,
-    /// What a lossy switch does with a packet its full queue refuses.
-    pub deflection: Deflection,
 }
 
 impl Default for FabricConfig {
@@ -65,7 +62,6 @@ impl Default for FabricConfig {
             nic: NicConfig::default(),
             pfc_frame_bytes: 64,
             reroute_on_failure: true,
-            deflection: Deflection::None,
         }
     }
 }

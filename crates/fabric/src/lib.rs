@@ -30,5 +30,4 @@ pub use observe::footprint::Footprint;
 pub use observe::SampleSpec;
 pub use switch::lb::{DrillParams, LetflowParams, LoadBalancer};
 pub use switch::mmu::MmuConfig;
-pub use switch::Deflection;
 pub use topo::topology::{LinkSpec, NodeKind, NodeSpec, Topology};

@@ -1,14 +1,13 @@
 //! The `[switch]` section: shared buffer and PFC admission, ECN (RED)
 //! marking per link speed, rerouting on failures, the load balancer
-//! with its parameters (`[switch.drill]`, `[switch.letflow]`) and
-//! deflection (`deflection = "none" | "dibs"`); its checks and its build
-//! step (the switch part of the
+//! with its parameters (`[switch.drill]`, `[switch.letflow]`); its checks
+//! and its build step (the switch part of the
 //! [`FabricConfig`]). RED settings are also what an `ecn` fault sets, so
 //! [`red`] lives here.
 
 use super::check::{gbps, Check, ScenarioError};
 use engine::time::US;
-use fabric::{Deflection, DrillParams, EcnSetting, FabricConfig, LetflowParams, LoadBalancer};
+use fabric::{DrillParams, EcnSetting, FabricConfig, LetflowParams, LoadBalancer};
 use serde::Deserialize;
 
 /// The largest shared buffer per switch, in MiB (1 TiB).
@@ -31,10 +30,6 @@ pub struct SwitchCfg {
     /// How a switch picks among equal-cost next hops.
     #[serde(deserialize_with = "load_balancer")]
     pub load_balancer: LoadBalancer,
-    // -- deflection (branch faults) --
-    /// What a lossy switch does with a packet a full queue refuses.
-    #[serde(deserialize_with = "deflection")]
-    pub deflection: Deflection,
     /// DRILL's parameters, used when `load_balancer = "drill"`.
     pub drill: DrillCfg,
     /// LetFlow's parameters, used when `load_balancer = "letflow"`.
@@ -97,7 +92,6 @@ impl Default for SwitchCfg {
             }],
             reroute_on_failure: true,
             load_balancer: LoadBalancer::default(),
-            deflection: Deflection::None,
             drill: DrillCfg::default(),
             letflow: LetflowCfg::default(),
         }
@@ -120,20 +114,6 @@ fn load_balancer<'de, D: serde::Deserializer<'de>>(d: D) -> Result<LoadBalancer,
             serde::de::Error::custom(format!(
                 "unknown load balancer \"{s}\": accepted values are {}",
                 names.join(", ")
-            ))
-        })
-}
-
-/// `deflection = "none" | "dibs"` (see [`Deflection::NAMES`]).
-fn deflection<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Deflection, D::Error> {
-    let s = String::deserialize(d)?;
-    Deflection::NAMES
-        .iter()
-        .find(|(n, _)| *n == s)
-        .map(|&(_, v)| v)
-        .ok_or_else(|| {
-            serde::de::Error::custom(format!(
-                "unknown deflection \"{s}\": accepted values are \"none\", \"dibs\""
             ))
         })
 }
@@ -245,7 +225,6 @@ impl SwitchCfg {
         cfg.mmu.resume_offset = self.resume_offset_bytes;
         cfg.mmu.egress_alpha = self.egress_alpha;
         cfg.load_balancer = self.load_balancer;
-        cfg.deflection = self.deflection;
         cfg.load_balancer = self.balancer();
     }
 }

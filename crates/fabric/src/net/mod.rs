@@ -37,7 +37,7 @@ use crate::observe::counters::Counters;
 use crate::observe::Sampling;
 use crate::switch::lb::Balancer;
 use crate::switch::mmu::{headroom_for, Mmu};
-use crate::switch::{Deflection, Deflector, Switch};
+use crate::switch::Switch;
 use crate::topo::routing::Routes;
 use crate::topo::topology::{NodeKind, Topology};
 use engine::Time;
@@ -77,8 +77,6 @@ pub struct Network {
     /// side: a few lines for the whole fabric that stay in cache, where a
     /// field of each switch cost a cache line per hop).
     pub(crate) lb: Balancer,
-    /// DIBS deflection's state (empty without deflection).
-    pub(crate) deflector: Deflector,
     pub(crate) routes: Routes,
     pub(crate) arena: Arena,
     pub(crate) flows: Vec<FlowResult>,
@@ -241,10 +239,6 @@ impl Network {
             }
         }
         let lb = Balancer::new(cfg.load_balancer, cfg.seed, switches.len() as u32);
-        let deflector = match cfg.deflection {
-            Deflection::None => Deflector::default(),
-            Deflection::Dibs => Deflector::new(cfg.seed, switches.len() as u32),
-        };
         let mut net = Network {
             cfg,
             topo,
@@ -254,7 +248,6 @@ impl Network {
             hosts,
             switches,
             lb,
-            deflector,
             routes: Routes::default(),
             arena: Arena::default(),
             flows: Vec::new(),

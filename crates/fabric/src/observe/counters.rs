@@ -59,9 +59,6 @@ pub struct Counters {
     /// PFC frames are not counted.
     pub packet_hops: u64,
     pub events: u64,
-    /// Packets a lossy switch deflected (DIBS) instead of dropping: one per
-    /// deflection.
-    pub deflected: u64,
 }
 
 impl Counters {

@@ -1,15 +1,16 @@
 //! A switch's ingress pipeline: route (the routing table's equal-cost
 //! next hops), load balance (`lb/`; for the schemes that read queues, the
 //! hops' deferred transmission ends run first), admit (the MMU, which may
-//! PAUSE the upstream or refuse: DIBS deflection or a counted drop, in
-//! `deflect.rs`), enqueue at the egress port (or depart at once through an
-//! idle one). Touches the switch, its ports' queues and the counters.
+//! PAUSE the upstream or refuse with a counted drop), enqueue at the
+//! egress port (or depart at once through an idle one). Touches the
+//! switch, its ports' queues and the counters.
 
 use crate::net::arena::Hdr;
 use crate::net::event::Ev;
 use crate::net::Network;
 use crate::observe::counters::DropReason;
 use crate::switch::lb::{Balancer, Sight};
+use crate::switch::mmu::Refusal;
 use engine::Time;
 
 impl Network {
@@ -45,8 +46,15 @@ impl Network {
             hdr.wire() as u64,
             queued,
         ) {
-            // Deflected (DIBS) or dropped, out of line (`deflect.rs`).
-            Err(r) => self.refused(now, s, in_local, out, hdr, r),
+            Err(r) => {
+                let reason = match r {
+                    Refusal::HeadroomOverflow => DropReason::HeadroomOverflow,
+                    Refusal::BufferFull => DropReason::BufferFull,
+                    Refusal::EgressThreshold => DropReason::EgressThreshold,
+                };
+                self.counters.drop(reason, hdr.wire());
+                self.arena.free(hdr.idx);
+            }
             Ok(a) => {
                 if a.send_pause {
                     self.send_pfc(now, in_port, class as u8, true);
