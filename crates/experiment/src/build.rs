@@ -156,6 +156,10 @@ bytes = 1000
         let e = build(&sc, p, None)
             .err()
             .expect("READ over MP-RDMA is rejected");
-        assert!(e.message.contains("WRITE and SEND only"), "{e}");
+        assert!(
+            e.message
+                .contains("\"mprdma\": the engine does not carry Read"),
+            "{e}"
+        );
     }
 }

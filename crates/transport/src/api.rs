@@ -222,12 +222,13 @@ pub struct WorkRequest {
     pub compare: u64,
 }
 
-/// Why a work request cannot be carried ([`crate::Nic::check_work_request`]).
+/// Why a work request cannot be carried ([`crate::check_work_request`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum WrError {
     /// The engine does not carry this verb.
     Unsupported(Verb),
-    /// A message of this many bytes needs more packets than a QP can count.
+    /// A message of this many bytes needs more packets than a QP may have
+    /// in use ([`crate::MAX_PSN_SPAN`]).
     TooLong(u64),
     /// A message of this many packets would make the PSNs the QP has in
     /// use (posted and not completed) span more than their serial order
@@ -242,7 +243,8 @@ impl std::fmt::Display for WrError {
             WrError::Unsupported(v) => write!(f, "the engine does not carry {v:?}"),
             WrError::TooLong(len) => write!(
                 f,
-                "a message of {len} bytes needs more packets than a QP can count"
+                "a message of {len} bytes needs more than {} packets, the most a QP may have in use",
+                crate::psn::MAX_PSN_SPAN
             ),
             WrError::PsnSpan(n) => write!(
                 f,

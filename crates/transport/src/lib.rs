@@ -64,4 +64,5 @@ pub use nic::Nic;
 pub use order::OrderingKind;
 pub use packet::{MpHeader, Packet, PacketKind, Verb, ATOMIC_BYTES};
 pub use psn::MAX_PSN_SPAN;
+pub use qp::check_work_request;
 pub use reorder::{OodHistogram, QpReorder};

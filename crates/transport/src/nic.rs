@@ -16,14 +16,14 @@ use std::collections::VecDeque;
 
 use crate::api::{
     ConfigError, Event, InitialPsns, NicConfig, NicStats, QpConfig, QpError, QpId, SendOptions,
-    Transmit, WorkRequest, WrError,
+    Transmit, WorkRequest,
 };
 use crate::cc::{Cc, CcConfig};
 use crate::engine::Engine;
 use crate::memory::{Dma, Memory};
 use crate::order::{Ordering, OrderingKind};
 use crate::packet::Packet;
-use crate::qp::{carries, LineRate, Qp};
+use crate::qp::{LineRate, Qp};
 use crate::rc::{Ctx, RecvWqe};
 use crate::reorder::QpReorder;
 use crate::sched::{SchedState, Scheduler};
@@ -131,13 +131,6 @@ impl Nic {
         self.reorder.push(QpReorder::default());
         self.order.push(Ordering::new(self.cfg.ordering));
         Ok(id)
-    }
-
-    /// Whether a QP of this NIC running `engine` could carry `wr`
-    /// ([`Nic::post_send`] refuses it otherwise): its verb (MP-RDMA: WRITE
-    /// and SEND) and its length.
-    pub fn check_work_request(&self, engine: &Engine, wr: &WorkRequest) -> Result<(), WrError> {
-        carries(engine, wr, self.cfg.mtu)
     }
 
     /// Destroys `qp`: its engine's state and queued work (no completion

@@ -1,4 +1,5 @@
-//! One queue pair: what work its engine can carry ([`carries`]), its
+//! One queue pair: what work its engine can carry
+//! ([`check_work_request`]), its
 //! engine's state ([`EngineState`]), its congestion
 //! control state, its rate limiter (time and size of the last packet sent;
 //! [`LineRate`], the NIC's serialisation at line rate without a division)
@@ -18,7 +19,7 @@ use crate::dcqcn::Notification;
 use crate::engine::{Engine, EngineState};
 use crate::memory::Dma;
 use crate::packet::{Packet, Verb};
-use crate::psn::Psn;
+use crate::psn::{Psn, MAX_PSN_SPAN};
 use crate::rc::{wqe_npkts, Conn, Ctx, RecvWqe};
 use crate::sched::SchedState;
 use crate::timers::Timers;
@@ -54,8 +55,10 @@ impl LineRate {
 
 /// Whether a QP running `engine` with packets of `mtu` payload bytes can
 /// carry `wr`: its verb (MP-RDMA: WRITE and SEND) and its length in
-/// packets.
-pub(crate) fn carries(engine: &Engine, wr: &WorkRequest, mtu: u32) -> Result<(), WrError> {
+/// packets (at most [`MAX_PSN_SPAN`], the PSNs a QP may have in use).
+/// [`crate::Nic::post_send`] refuses what this refuses; callers that plan
+/// work ahead (a scenario's flows) ask it first.
+pub fn check_work_request(engine: &Engine, wr: &WorkRequest, mtu: u32) -> Result<(), WrError> {
     let carried = match engine {
         Engine::GoBackN | Engine::Irn(_) => true,
         Engine::MpRdma(_) => matches!(wr.verb, Verb::Write | Verb::Send),
@@ -63,7 +66,7 @@ pub(crate) fn carries(engine: &Engine, wr: &WorkRequest, mtu: u32) -> Result<(),
     if !carried {
         return Err(WrError::Unsupported(wr.verb));
     }
-    if wqe_npkts(wr.verb, wr.len, mtu).is_none() {
+    if wqe_npkts(wr.verb, wr.len, mtu).is_none_or(|n| n > MAX_PSN_SPAN) {
         return Err(WrError::TooLong(wr.len));
     }
     Ok(())
@@ -184,10 +187,11 @@ impl Qp {
         self.engine.resp_has_data()
     }
 
-    /// Refuses a work request this QP's engine cannot carry ([`carries`]).
+    /// Refuses a work request this QP's engine cannot carry
+    /// ([`check_work_request`]), or whose PSNs do not fit beside those in use.
     pub fn check(&self, wr: &WorkRequest, mtu: u32) -> Result<(), QpError> {
         let refused = |e| QpError::Refused(self.id, e);
-        carries(&self.engine_cfg, wr, mtu).map_err(refused)?;
+        check_work_request(&self.engine_cfg, wr, mtu).map_err(refused)?;
         let n = wqe_npkts(wr.verb, wr.len, mtu).unwrap_or(u32::MAX);
         if n > self.engine.psn_room() {
             return Err(refused(WrError::PsnSpan(n)));

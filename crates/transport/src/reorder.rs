@@ -57,6 +57,12 @@ impl Default for OodHistogram {
 impl OodHistogram {
     pub const BUCKETS: usize = 49;
 
+    /// A new data packet arrived at the expected PSN (degree 0).
+    #[inline(always)]
+    pub fn in_order(&mut self) {
+        self.buckets[0] += 1;
+    }
+
     fn index(v: u64) -> usize {
         if v < 32 {
             return v as usize;

@@ -67,8 +67,8 @@ impl Network {
             len: flow.message_len(0),
             ..WorkRequest::default()
         };
-        let nic = &self.hosts[flow.src as usize].nic;
-        if let Err(e) = nic.check_work_request(&engine, &wr) {
+        let mtu = self.hosts[flow.src as usize].nic.config().mtu;
+        if let Err(e) = transport::check_work_request(&engine, &wr, mtu) {
             return Err(format!(
                 "flow from host {} to host {} ({}): {e}",
                 flow.src,

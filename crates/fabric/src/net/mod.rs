@@ -410,7 +410,7 @@ mod tests {
         };
         let err = net.add_flow(write).expect_err("refused");
         assert!(
-            err.contains("needs more packets than a QP can count"),
+            err.contains("packets, the most a QP may have in use"),
             "{err}"
         );
     }

@@ -59,7 +59,7 @@ impl Ctx<'_, '_> {
     /// A new data packet arrived at the expected PSN (one bucket increment).
     #[inline(always)]
     pub fn in_order(&mut self) {
-        self.stats.ood.buckets[0] += 1;
+        self.stats.ood.in_order();
     }
 
     /// A new data packet arrived `degree` PSNs above the expected one.

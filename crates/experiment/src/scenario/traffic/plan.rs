@@ -11,7 +11,7 @@ use super::{DestinationsCfg, FlowCfg, MessagesCfg, PoissonCfg, Traffic, TrafficC
 use engine::{Rng, StreamKind};
 use fabric::{Flow, Network, NodeKind};
 use std::path::Path;
-use transport::{Engine, Verb};
+use transport::{Engine, Verb, WorkRequest, WrError};
 use workload::FlowSpec;
 
 /// How an entry's flows are posted: as [`Flow::messages`] work requests,
@@ -319,16 +319,29 @@ pub fn add_flows(
                 ),
             ));
         }
-        let per_message = f.bytes.div_ceil(split.messages as u64);
-        transport
-            .check_message(per_message)
-            .map_err(|m| c.err(format!("{key}.bytes"), format!("flow {i}: {m}")))?;
         let kind = kind.unwrap_or(transport.kind);
-        if !matches!(v, Verb::Write | Verb::Send) && kind == EngineKind::Mprdma {
-            return Err(c.err(
-                &key,
-                format!("MP-RDMA (transport \"mprdma\") carries WRITE and SEND only, not {v:?}"),
-            ));
+        let (_, scheme) = schemes
+            .iter()
+            .find(|(k, _)| *k == kind)
+            .expect("every kind in use has a scheme");
+        // The first message is the longest.
+        let wr = WorkRequest {
+            verb: *v,
+            len: f.bytes.div_ceil(split.messages as u64),
+            ..WorkRequest::default()
+        };
+        match transport::check_work_request(scheme, &wr, transport.mtu) {
+            Ok(()) => {}
+            Err(e @ WrError::Unsupported(_)) => {
+                let what = format!("flow {i}: transport \"{}\": {e}", kind.name());
+                return Err(c.err(&key, what));
+            }
+            Err(e) => {
+                let what = format!(
+                    "flow {i}: {e} (split the bytes with `messages`, or raise transport.mtu)"
+                );
+                return Err(c.err(format!("{key}.bytes"), what));
+            }
         }
         let hosts = components.len() as u32;
         if f.src < hosts
@@ -349,11 +362,7 @@ pub fn add_flows(
         let engine = if kind == transport.kind {
             0
         } else {
-            let (_, r) = schemes
-                .iter()
-                .find(|(k, _)| *k == kind)
-                .expect("every kind in use has a scheme");
-            net.add_engine(*r).map_err(|m| c.err(&key, m))?
+            net.add_engine(*scheme).map_err(|m| c.err(&key, m))?
         };
         net.add_flow(Flow {
             src: f.src,

@@ -17,11 +17,6 @@ use mprdma::MpRdmaOverrides;
 use serde::Deserialize;
 use transport::{CcConfig, Engine, IrnConfig, OrderingKind};
 
-/// The most packets one message (work request) may have: the span of PSNs
-/// a QP may have in use at once (`transport::MAX_PSN_SPAN`, 2^31 - 1),
-/// beyond which their serial order is not defined.
-pub const MAX_MESSAGE_PACKETS: u64 = transport::MAX_PSN_SPAN as u64;
-
 #[derive(Debug, Deserialize, Clone)]
 #[serde(deny_unknown_fields, default)]
 pub struct TransportCfg {
@@ -165,20 +160,6 @@ impl TransportCfg {
         .flatten()
         .max()
         .unwrap_or(0)
-    }
-
-    /// Checks that a message of `bytes` can be counted by the transport.
-    pub fn check_message(&self, bytes: u64) -> Result<(), String> {
-        let packets = bytes.div_ceil(self.mtu.max(1) as u64);
-        if packets > MAX_MESSAGE_PACKETS {
-            return Err(format!(
-                "a message of {bytes} bytes is {packets} packets of {} bytes; the transport \
-                 counts at most {MAX_MESSAGE_PACKETS} packets per message (split the bytes \
-                 with `messages`, or raise transport.mtu)",
-                self.mtu
-            ));
-        }
-        Ok(())
     }
 
     /// Writes the NIC part of the fabric configuration (the engine is set

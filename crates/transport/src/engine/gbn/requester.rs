@@ -351,7 +351,7 @@ impl Requester {
         self.acked = self.acked.max(w.first_psn);
         self.advance(now, qp, events);
         if p == self.snd_una {
-            stats.ood.buckets[0] += 1;
+            stats.ood.in_order();
             if !dma.place(w.local_addr + offset_of(cfg.mtu, idx)) {
                 stats.access_errors += 1;
             }

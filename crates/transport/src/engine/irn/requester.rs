@@ -260,7 +260,7 @@ impl Requester {
             }
             Arrival::New => {
                 if r == epsn {
-                    stats.ood.buckets[0] += 1;
+                    stats.ood.in_order();
                 } else {
                     rx.out_of_order(&mut stats.ood, r.since(epsn) as u64);
                 }

@@ -168,7 +168,7 @@ impl Responder {
                 out.reply = Reply::Nack(epsn, pkt.ce);
                 return out;
             }
-            Arrival::New if psn == epsn => stats.ood.buckets[0] += 1,
+            Arrival::New if psn == epsn => stats.ood.in_order(),
             Arrival::New => rx.out_of_order(&mut stats.ood, psn.since(epsn) as u64),
         }
         let action = match self.accept(pkt, cfg, stats, dma) {

@@ -189,7 +189,7 @@ impl Receiver {
         if off > 0 {
             rx.out_of_order(&mut stats.ood, off as u64);
         } else {
-            stats.ood.buckets[0] += 1;
+            stats.ood.in_order();
         }
         let before = self.rcv_nxt;
         while self.bitmap.get(0) != Slot::Empty {
