@@ -483,7 +483,8 @@ fn sweep(
             s.reordering.reorder_retx,
             s.pfc_pause.switch_paused_fraction_mean,
             s.pfc_pause.host_paused_fraction_mean,
-            s.flows_hit_by_failures.map_or(String::new(), |n| n.to_string()),
+            s.flows_hit_by_failures
+                .map_or(String::new(), |n| n.to_string()),
             cell(hit(|st| st.mean)),
             cell(hit(|st| st.p99)),
         ));
