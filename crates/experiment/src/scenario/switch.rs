@@ -227,10 +227,7 @@ impl SwitchCfg {
         )?;
         c.us("switch.conweave.path_pause_us", w.path_pause_us)?;
         c.us("switch.conweave.extra_voq_flush_us", w.extra_voq_flush_us)?;
-        c.us_positive(
-            "switch.conweave.default_voq_wait_us",
-            w.default_voq_wait_us,
-        )?;
+        c.us_positive("switch.conweave.default_voq_wait_us", w.default_voq_wait_us)?;
         c.us_positive("switch.conweave.tx_expiry_us", w.tx_expiry_us)?;
         Ok(())
     }

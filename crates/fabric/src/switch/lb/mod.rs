@@ -93,7 +93,9 @@ pub(crate) enum Balancer {
     Drill(Drill),
     PowerOfTwo(PowerOfTwo),
     Letflow(Letflow),
-    Conweave(Conweave),
+    /// Boxed: its tables would make every variant, and the `Network`
+    /// around them, larger.
+    Conweave(Box<Conweave>),
 }
 
 impl Balancer {
@@ -106,7 +108,9 @@ impl Balancer {
             LoadBalancer::Drill(p) => Balancer::Drill(Drill::new(p, seed, switches)),
             LoadBalancer::PowerOfTwo => Balancer::PowerOfTwo(PowerOfTwo::new(seed, switches)),
             LoadBalancer::Letflow(p) => Balancer::Letflow(Letflow::new(p, seed, switches)),
-            LoadBalancer::Conweave(p) => Balancer::Conweave(Conweave::new(p, seed, switches)),
+            LoadBalancer::Conweave(p) => {
+                Balancer::Conweave(Box::new(Conweave::new(p, seed, switches)))
+            }
         }
     }
 
