@@ -97,7 +97,7 @@ impl Network {
         let Balancer::Conweave(cw) = &mut self.lb else {
             return false;
         };
-        let hops = self.routes.hops(s, hdr.flow, hdr.dst);
+        let hops = self.routes.hops(s, hdr.flow, hdr.dst, hdr.idx, in_port);
         if hops.is_empty() {
             return false;
         }
@@ -141,7 +141,7 @@ impl Network {
         let Balancer::Conweave(cw) = &mut self.lb else {
             return false;
         };
-        let &[out] = self.routes.hops(s, hdr.flow, hdr.dst) else {
+        let &[out] = self.routes.hops(s, hdr.flow, hdr.dst, hdr.idx, in_port) else {
             return false;
         };
         let tag = cw.tags[hdr.idx as usize];
@@ -289,7 +289,7 @@ impl Network {
         } else {
             st.replies += 1;
         }
-        let hops = self.routes.hops(s, hdr.flow, hdr.dst);
+        let hops = self.routes.hops(s, hdr.flow, hdr.dst, hdr.idx, in_port);
         let out = match hops.len() {
             0 => {
                 self.counters.drop(DropReason::NoRoute, wire);
