@@ -137,6 +137,10 @@ pub struct SummaryJson {
     pub mprdma: Option<MpRdmaSummary>,
     /// Reordering at the receiving NICs (see `crate::reorder`).
     pub reordering: ReorderingSummary,
+    /// What a load balancer acting at ToRs (ConWeave) did (absent for the
+    /// others; see `crate::lb_summary`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub load_balancer: Option<crate::lb_summary::LoadBalancerSummary>,
     /// Totals of the `[output] ecn_ports`, in their order (absent without).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ecn_ports: Vec<EcnPort>,
@@ -473,6 +477,7 @@ pub fn summary(o: &Outcome, scenario: &str, seed: u64) -> SummaryJson {
         },
         nic_state: nic_state(net),
         reordering: crate::reorder::summary(net),
+        load_balancer: crate::lb_summary::summary(net),
         ecn_ports: ecn_ports(net, o.end_time),
         flows_hit_by_failures: hit.map(|h| h.len()),
         slowdown_hit_by_failures: hit.map(|h| {
@@ -705,6 +710,9 @@ pub fn render(s: &SummaryJson) -> String {
         "reordering",
         crate::reorder::render(&s.reordering),
     );
+    if let Some(lb) = &s.load_balancer {
+        line(&mut out, "load balancer", crate::lb_summary::render(lb));
+    }
     if let (Some(n), Some(st)) = (s.flows_hit_by_failures, &s.slowdown_hit_by_failures) {
         line(
             &mut out,

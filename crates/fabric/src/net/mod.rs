@@ -77,6 +77,9 @@ pub struct Network {
     /// side: a few lines for the whole fabric that stay in cache, where a
     /// field of each switch cost a cache line per hop).
     pub(crate) lb: Balancer,
+    /// `lb.at_tors()`: the ingress pipeline hands every packet to the
+    /// balancer first (one predictable branch on the hop).
+    pub(crate) lb_at_tors: bool,
     pub(crate) routes: Routes,
     pub(crate) arena: Arena,
     pub(crate) flows: Vec<FlowResult>,
@@ -130,6 +133,7 @@ pub struct Network {
 impl Network {
     pub fn new(topo: Topology, cfg: FabricConfig) -> Result<Network, String> {
         topo.validate()?;
+        cfg.load_balancer.check_topology(&topo)?;
         let nic = &cfg.nic;
         nic.validate()
             .map_err(|e| format!("NIC configuration: {e}"))?;
@@ -247,6 +251,7 @@ impl Network {
             roles,
             hosts,
             switches,
+            lb_at_tors: lb.at_tors(),
             lb,
             routes: Routes::default(),
             arena: Arena::default(),
@@ -281,6 +286,9 @@ impl Network {
         net.window = ByNode::new(net.roles.len());
         net.rebuild_routes();
         net.window_bytes_changed();
+        if net.lb_at_tors {
+            net.init_tors();
+        }
         Ok(net)
     }
 
@@ -309,9 +317,10 @@ impl Network {
 
     /// Lets calm switches defer their ports' transmission ends (the
     /// default), or makes every end an event, as a reference: the results
-    /// are the same either way.
+    /// are the same either way. A balancer that acts at ToRs keeps every
+    /// end an event (see `Network::init_tors`).
     pub fn set_deferred_ends(&mut self, on: bool) {
-        self.defer_ends = on;
+        self.defer_ends = on && !self.lb_at_tors;
     }
 
     /// Transmission ends run deferred so far (see `Mmu::calm`), each
