@@ -33,9 +33,9 @@ LB_FILE = os.path.join(ROOT, "scenarios", "eunomia_lb.toml")
 FAIL_FILE = os.path.join(ROOT, "scenarios", "eunomia_failures.toml")
 FAT_TREE = os.path.join(ROOT, "docs", "topologies", "fat_tree8_ecmp.toml")
 JELLYFISH = os.path.join(ROOT, "docs", "topologies", "jellyfish80_fksp.toml")
-# The per-packet and flow-level schemes of Eunomia's Fig 1 (ConWeave and
-# CONGA join when the fabric has them: --lbs).
-LBS = ["ecmp", "drill", "power_of_two", "spray"]
+# The load balancers of Eunomia's Fig 1 (MP-RDMA, a transport, runs
+# beside them with ECMP).
+LBS = ["ecmp", "conweave", "drill", "power_of_two", "spray"]
 LOSSLESS = {"switch.pfc": "true", "transport.kind": '"roce"'}
 LOSSY = {"switch.pfc": "false", "transport.kind": '"irn"'}
 # The leaf-spine is 1:2 oversubscribed. Loads are network loads, as in
