@@ -66,6 +66,9 @@ fn compose(sc: &Scenario, file: &str, src: Source, seed: u64) -> Result<Built, S
     let imported = sc.topology.build(c, src, seed)?;
     let mut cfg = fabric_config(sc, file)?;
     cfg.seed = seed;
+    cfg.load_balancer
+        .check_topology(&imported.topo)
+        .map_err(|m| c.err("switch.load_balancer", m))?;
     let t = &sc.transport;
     // The scheme of each kind a flow may use (`[transport] kind` or a
     // per-flow `transport`), with IRN's "auto" BDP cap measured once.

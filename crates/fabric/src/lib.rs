@@ -28,6 +28,6 @@ pub use net::{Network, RunState};
 pub use observe::counters::{Counters, DropReason};
 pub use observe::footprint::Footprint;
 pub use observe::SampleSpec;
-pub use switch::lb::{DrillParams, LetflowParams, LoadBalancer};
+pub use switch::lb::{CongaParams, DrillParams, LetflowParams, LoadBalancer};
 pub use switch::mmu::MmuConfig;
 pub use topo::topology::{LinkSpec, NodeKind, NodeSpec, Topology};

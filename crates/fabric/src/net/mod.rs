@@ -77,6 +77,9 @@ pub struct Network {
     /// side: a few lines for the whole fabric that stay in cache, where a
     /// field of each switch cost a cache line per hop).
     pub(crate) lb: Balancer,
+    /// `lb.every_hop()`: the ingress pipeline calls `lb.hop` at every
+    /// switch hop (a bool here, one predictable branch per hop when off).
+    pub(crate) lb_every_hop: bool,
     pub(crate) routes: Routes,
     pub(crate) arena: Arena,
     pub(crate) flows: Vec<FlowResult>,
@@ -238,7 +241,8 @@ impl Network {
                 }
             }
         }
-        let lb = Balancer::new(cfg.load_balancer, cfg.seed, switches.len() as u32);
+        let lb = Balancer::new(cfg.load_balancer, cfg.seed, &topo)
+            .map_err(|e| format!("load balancer {}: {e}", cfg.load_balancer.name()))?;
         let mut net = Network {
             cfg,
             topo,
@@ -247,6 +251,7 @@ impl Network {
             roles,
             hosts,
             switches,
+            lb_every_hop: lb.every_hop(),
             lb,
             routes: Routes::default(),
             arena: Arena::default(),

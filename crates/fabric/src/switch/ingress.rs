@@ -1,7 +1,8 @@
 //! A switch's ingress pipeline: route (the routing table's equal-cost
 //! next hops), load balance (`lb/`; for the schemes that read queues, the
 //! hops' deferred transmission ends run first), admit (the MMU, which may
-//! PAUSE the upstream or refuse with a counted drop), enqueue at the
+//! PAUSE the upstream or refuse with a counted drop; an admitted packet is
+//! shown to the load balancers that act at every hop), enqueue at the
 //! egress port (or depart at once through an idle one). Touches the
 //! switch, its ports' queues and the counters.
 
@@ -56,6 +57,10 @@ impl Network {
                 self.arena.free(hdr.idx);
             }
             Ok(a) => {
+                if self.lb_every_hop {
+                    self.lb
+                        .hop(s, in_port, out, hdr, Sight::new(&self.ports, now));
+                }
                 if a.send_pause {
                     self.send_pfc(now, in_port, class as u8, true);
                 }

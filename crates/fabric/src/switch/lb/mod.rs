@@ -4,18 +4,25 @@
 //! scheme, each in its own file here; `Sight` (`sight.rs`) is the
 //! read-only view of the switch (its ports' queues, the time) the schemes
 //! that need more than the header get. Called by the ingress pipeline
-//! (`switch/ingress.rs`) only when there are two hops or more; a scheme
-//! touches only its own state. See docs/extending.md, "Adding a load
-//! balancer", and docs/load_balancing.md.
+//! (`switch/ingress.rs`) only when there are two hops or more, and, for
+//! a scheme that also acts where there is no choice (CONGA's congestion
+//! fields and feedback), at every switch hop through `Balancer::hop`; a
+//! scheme touches only its own state. See docs/extending.md, "Adding a
+//! load balancer", and docs/load_balancing.md.
 
+mod conga;
 mod drill;
 mod ecmp;
+mod flowlet;
 mod letflow;
 mod power_of_two;
 mod sight;
 mod spray;
 
 use crate::net::arena::Hdr;
+use crate::topo::topology::Topology;
+use conga::Conga;
+pub use conga::CongaParams;
 use drill::Drill;
 pub use drill::DrillParams;
 use ecmp::Ecmp;
@@ -43,6 +50,10 @@ pub enum LoadBalancer {
     /// Per flowlet (a flow's packets split by an idle gap), a random next
     /// hop (LetFlow, NSDI'17).
     Letflow(LetflowParams),
+    /// Per flowlet, the uplink of least congestion toward the destination
+    /// leaf, measured along the paths and fed back (CONGA, SIGCOMM'14;
+    /// two-tier leaf-spines only).
+    Conga(CongaParams),
 }
 
 impl LoadBalancer {
@@ -54,6 +65,7 @@ impl LoadBalancer {
         ("drill", LoadBalancer::Drill(DrillParams::DEFAULT)),
         ("power_of_two", LoadBalancer::PowerOfTwo),
         ("letflow", LoadBalancer::Letflow(LetflowParams::DEFAULT)),
+        ("conga", LoadBalancer::Conga(CongaParams::DEFAULT)),
     ];
 
     /// Its name in scenario files (whatever its parameters).
@@ -63,6 +75,14 @@ impl LoadBalancer {
             .iter()
             .find(|(_, lb)| std::mem::discriminant(lb) == kind)
             .map_or("?", |(n, _)| n)
+    }
+
+    /// Whether the scheme can run on `topo`, and if not why.
+    pub fn check_topology(self, topo: &Topology) -> Result<(), String> {
+        match self {
+            LoadBalancer::Conga(_) => CongaParams::check(topo),
+            _ => Ok(()),
+        }
     }
 }
 
@@ -74,19 +94,29 @@ pub(crate) enum Balancer {
     Drill(Drill),
     PowerOfTwo(PowerOfTwo),
     Letflow(Letflow),
+    /// Boxed: its tables make it the largest by far.
+    Conga(Box<Conga>),
 }
 
 impl Balancer {
-    /// The state of `kind` for `switches` switches, seeded from the run's
-    /// seed.
-    pub fn new(kind: LoadBalancer, seed: u64, switches: u32) -> Balancer {
-        match kind {
+    /// The state of `kind` for the switches of `topo`, seeded from the
+    /// run's seed; an error if the scheme cannot run on `topo`.
+    pub fn new(kind: LoadBalancer, seed: u64, topo: &Topology) -> Result<Balancer, String> {
+        let switches = topo.switch_count() as u32;
+        Ok(match kind {
             LoadBalancer::Ecmp => Balancer::Ecmp(Ecmp::new(seed, switches)),
             LoadBalancer::Spray => Balancer::Spray(Spray::new(switches)),
             LoadBalancer::Drill(p) => Balancer::Drill(Drill::new(p, seed, switches)),
             LoadBalancer::PowerOfTwo => Balancer::PowerOfTwo(PowerOfTwo::new(seed, switches)),
             LoadBalancer::Letflow(p) => Balancer::Letflow(Letflow::new(p, seed, switches)),
-        }
+            LoadBalancer::Conga(p) => Balancer::Conga(Box::new(Conga::new(p, seed, topo)?)),
+        })
+    }
+
+    /// Whether the scheme acts at every switch hop (`hop`), not only where
+    /// it chooses.
+    pub fn every_hop(&self) -> bool {
+        matches!(self, Balancer::Conga(_))
     }
 
     /// Whether `pick` reads the candidate ports' queues (then they must be
@@ -108,6 +138,17 @@ impl Balancer {
             Balancer::Drill(b) => b.pick(s, &hdr, hops, sight),
             Balancer::PowerOfTwo(b) => b.pick(s, &hdr, hops, sight),
             Balancer::Letflow(b) => b.pick(s, &hdr, hops, sight.now),
+            Balancer::Conga(b) => b.pick(s, &hdr, hops, sight),
+        }
+    }
+
+    /// A packet that entered switch `s` by port `in_port` leaves it by port
+    /// `out` (chosen and admitted), for the schemes that act at every hop
+    /// (`every_hop`; the ingress pipeline calls this only for them).
+    #[inline(never)]
+    pub fn hop(&mut self, s: u32, in_port: u32, out: u32, hdr: Hdr, sight: Sight) {
+        if let Balancer::Conga(b) = self {
+            b.hop(s, in_port, out, &hdr, sight);
         }
     }
 }
