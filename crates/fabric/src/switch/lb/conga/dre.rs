@@ -5,8 +5,10 @@
 //! tau) quantised to `bits` bits (0 idle .. 2^bits - 1 at or above line
 //! rate). The decay is lazy: a register keeps its value and the period it
 //! is as of, and catches up on the periods elapsed when next read or
-//! added to, so no periodic event runs. Integer arithmetic only (the same
-//! run gives the same bits anywhere). Plain data: touches nothing else.
+//! added to, so no periodic event runs. The register and its decay are
+//! integers (32-bit fixed point); the metric is one floating-point
+//! multiplication and division, which IEEE arithmetic rounds the same way
+//! everywhere. Plain data: touches nothing else.
 
 use engine::Time;
 
@@ -17,39 +19,36 @@ pub const ALPHA_UNIT: u64 = 1_000_000;
 #[derive(Clone, Copy, Debug)]
 pub struct DreRule {
     period: Time,
-    /// alpha, in millionths (1..=1_000_000).
-    alpha: u64,
     /// 1 - alpha as a 32-bit binary fraction.
     keep_q32: u64,
-    bits: u32,
+    /// 8 x alpha x 2^bits / period, in bits per byte per second: X times
+    /// this over the rate is the metric.
+    scale: f64,
+    max_metric: u8,
 }
 
 impl DreRule {
     /// Out-of-range values are clamped (the scenario refuses them before).
     pub fn new(period: Time, alpha_ppm: u32, bits: u32) -> DreRule {
         let alpha = (alpha_ppm as u64).clamp(1, ALPHA_UNIT);
+        let (period, bits) = (period.max(1), bits.clamp(1, 8));
         DreRule {
-            period: period.max(1),
-            alpha,
+            period,
             keep_q32: ((ALPHA_UNIT - alpha) << 32) / ALPHA_UNIT,
-            bits: bits.clamp(1, 8),
+            // X x 8 / (rate x period / alpha) x 2^bits, with the period in
+            // ps and alpha in millionths: the integer product is exact, so
+            // round figures give round metrics.
+            scale: ((8 * alpha) << bits) as f64 * (1e12 / ALPHA_UNIT as f64) / period as f64,
+            max_metric: ((1u32 << bits) - 1) as u8,
         }
     }
 
-    /// The largest metric, 2^bits - 1.
-    pub fn max_metric(&self) -> u8 {
-        ((1u32 << self.bits) - 1) as u8
-    }
-
     /// The metric of `x` bytes at a port of `rate_bps`: floor(X / (rate x
-    /// tau) x 2^bits), at most [`DreRule::max_metric`].
+    /// tau) x 2^bits), at most 2^bits - 1.
     pub fn metric(&self, x: u64, rate_bps: u64) -> u8 {
-        // X x 8 / (rate x period / alpha) x 2^bits, with period in ps and
-        // alpha in millionths: X x 8 x alpha x 10^6 x 2^bits / (rate x
-        // period).
-        let num = (x as u128 * 8 * self.alpha as u128 * 1_000_000) << self.bits;
-        let den = rate_bps.max(1) as u128 * self.period as u128;
-        (num / den).min(self.max_metric() as u128) as u8
+        let m = x as f64 * self.scale / rate_bps as f64;
+        // `as` saturates (and takes NaN to 0).
+        (m as u64).min(self.max_metric as u64) as u8
     }
 
     /// (1 - alpha)^n as a 32-bit binary fraction (by squaring: a port idle
@@ -70,19 +69,22 @@ impl DreRule {
 /// One port's register.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Dre {
-    /// Bytes, as of the start of period `period`.
+    /// Bytes, as of the period that ends at `until` (periods are aligned
+    /// on multiples of the rule's period from time 0; a new register's is
+    /// 0, and its first touch decays nothing but 0).
     x: u64,
-    period: u64,
+    until: Time,
 }
 
 impl Dre {
-    /// The register at `now`, its elapsed periods' decay applied.
+    /// The register at `now`, its elapsed periods' decay applied (a
+    /// comparison within the period, a division once per period).
     pub fn value(&mut self, rule: &DreRule, now: Time) -> u64 {
-        let period = now / rule.period;
-        if period > self.period {
-            let keep = rule.keep_for(period - self.period);
+        if now >= self.until {
+            let ended = (now - self.until) / rule.period + 1;
+            let keep = rule.keep_for(ended);
             self.x = ((self.x as u128 * keep as u128) >> 32) as u64;
-            self.period = period;
+            self.until += ended * rule.period;
         }
         self.x
     }

@@ -256,10 +256,11 @@ impl State {
             self.rule.metric(x, sight.ports[out as usize].rate_bps())
         };
         if self.leaves.role[in_port as usize] == HOST {
-            // From a host: the source leaf.
+            // From a host: the source leaf (a leaf's ports face hosts or
+            // are uplinks).
             let src = self.leaves.of_switch[s as usize];
             let dst = self.leaves.of_host[hdr.dst as usize];
-            self.tags[i] = if out_role == HOST || out_role == DOWN || dst == NONE {
+            self.tags[i] = if out_role == HOST || dst == NONE {
                 UNTAGGED
             } else {
                 let (fb_tag, fb_metric) = self.feedback(src, dst, now);
@@ -307,12 +308,15 @@ impl State {
         let n = self.leaves.uplinks;
         let row = self.row(src, dst);
         let turn = &mut self.turn[src as usize * self.leaves.count + dst as usize];
-        for j in 0..n {
-            let k = (*turn as usize + j) % n;
+        let mut next = *turn as usize;
+        for _ in 0..n {
+            // In turn, without a division per step.
+            let k = next;
+            next = if k + 1 == n { 0 } else { k + 1 };
             let e = &mut self.from_leaf[row + k];
             if e.fresh && now.saturating_sub(e.at) <= self.aging {
                 e.fresh = false;
-                *turn = ((k + 1) % n) as u16;
+                *turn = next as u16;
                 return (k as u16, e.metric);
             }
         }
