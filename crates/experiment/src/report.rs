@@ -144,6 +144,10 @@ pub struct SummaryJson {
     /// link (absent without).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub flows_hit_by_failures: Option<usize>,
+    /// With `random_failures` faults: the slowdown of those of them that
+    /// finished (Eunomia's Fig 2 looks at these flows only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slowdown_hit_by_failures: Option<Stat>,
 }
 
 /// One egress port's RED marking over the whole run.
@@ -415,6 +419,7 @@ pub fn summary(o: &Outcome, scenario: &str, seed: u64) -> SummaryJson {
             .collect();
         Summary::of(&v).into()
     };
+    let hit = net.flows_hit_by_failures();
     let slowdown_by_size = SIZE_BUCKETS
         .windows(2)
         .map(|w| SizeBucket {
@@ -469,7 +474,18 @@ pub fn summary(o: &Outcome, scenario: &str, seed: u64) -> SummaryJson {
         nic_state: nic_state(net),
         reordering: crate::reorder::summary(net),
         ecn_ports: ecn_ports(net, o.end_time),
-        flows_hit_by_failures: net.flows_hit_by_failures(),
+        flows_hit_by_failures: hit.map(|h| h.len()),
+        slowdown_hit_by_failures: hit.map(|h| {
+            let v: Vec<f64> = o
+                .flows()
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| h.contains(&(*i as u32)))
+                .filter_map(|(_, f)| f.slowdown())
+                .map(|s| s.max(1.0))
+                .collect();
+            Summary::of(&v).into()
+        }),
     }
 }
 
@@ -689,6 +705,16 @@ pub fn render(s: &SummaryJson) -> String {
         "reordering",
         crate::reorder::render(&s.reordering),
     );
+    if let (Some(n), Some(st)) = (s.flows_hit_by_failures, &s.slowdown_hit_by_failures) {
+        line(
+            &mut out,
+            "hit by failures",
+            format!(
+                "{n} flows lost a packet to a failed link; {} of them finished, slowdown mean {:.3} p99 {:.3}",
+                st.count, st.mean, st.p99
+            ),
+        );
+    }
     for (name, st) in &s.nic_state {
         line(
             &mut out,

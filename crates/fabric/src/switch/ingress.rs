@@ -19,7 +19,7 @@ impl Network {
     /// port): route, load balance, admit, enqueue (or depart at once).
     pub(crate) fn forward(&mut self, now: Time, s: u32, in_port: u32, in_local: u16, mut hdr: Hdr) {
         hdr.in_port = in_local as u8;
-        let hops = self.routes.hops(s, hdr.flow, hdr.dst);
+        let hops = self.routes.hops(s, hdr.flow, hdr.dst, hdr.idx, in_port);
         let out = match hops.len() {
             0 => {
                 self.counters.drop(DropReason::NoRoute, hdr.wire());
@@ -35,7 +35,7 @@ impl Network {
                 lb if !(self.calm && lb.reads_queues()) => {
                     lb.pick(s, hdr, hops, Sight::new(&self.ports, now))
                 }
-                _ => self.pick_on_queues(s, hdr, (now, Ev::Arrive(in_port ^ 1))),
+                _ => self.pick_on_queues(s, hdr, in_port, now),
             },
         };
         let class = hdr.class();
@@ -84,16 +84,20 @@ impl Network {
     }
 
     /// The pick of a load balancer that reads queues, at a calm switch:
-    /// the deferred transmission ends of the next hops due before `ev`
-    /// (the packet's arrival) run first, as they would with every end an
-    /// event, so that the queues it reads are as they are.
+    /// the deferred transmission ends of the next hops due before the
+    /// packet's arrival (by `in_port` at `now`) run first, as they would
+    /// with every end an event, so that the queues it reads are as they
+    /// are.
     #[inline(never)]
-    fn pick_on_queues(&mut self, s: u32, hdr: Hdr, ev: (Time, Ev)) -> u32 {
-        for i in 0..self.routes.next_hops(s, hdr.dst).len() {
-            let p = self.routes.next_hops(s, hdr.dst)[i];
+    fn pick_on_queues(&mut self, s: u32, hdr: Hdr, in_port: u32, now: Time) -> u32 {
+        // The packet came off the wire of `in_port`'s partner.
+        let ev = (now, Ev::Arrive(in_port ^ 1));
+        let (flow, dst, idx) = (hdr.flow, hdr.dst, hdr.idx);
+        for i in 0..self.routes.hops(s, flow, dst, idx, in_port).len() {
+            let p = self.routes.hops(s, flow, dst, idx, in_port)[i];
             self.catch_up(p, ev);
         }
-        let hops = self.routes.next_hops(s, hdr.dst);
-        self.lb.pick(s, hdr, hops, Sight::new(&self.ports, ev.0))
+        let hops = self.routes.hops(s, flow, dst, idx, in_port);
+        self.lb.pick(s, hdr, hops, Sight::new(&self.ports, now))
     }
 }
