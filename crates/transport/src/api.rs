@@ -126,6 +126,9 @@ impl NicConfig {
         self.engine.validate().map_err(ConfigError::new)?;
         self.check_ordering(&self.engine)
             .map_err(ConfigError::new)?;
+        self.ordering
+            .validate()
+            .map_err(|e| ConfigError::new(format!("{}.{e}", self.ordering.name())))?;
         self.cc.validate().map_err(ConfigError::new)
     }
 }
@@ -401,4 +404,21 @@ pub struct NicStats {
     pub ordering_held: u64,
     /// The most packets one QP's ordering layer held at once.
     pub ordering_max_held: u64,
+    /// Bitmap layers (`crate::order::eunomia`): SACKs sent for tracked
+    /// out-of-order packets.
+    pub eunomia_sacks_sent: u64,
+    /// Bitmap layers: NACKs sent for packets that could not be tracked
+    /// (one per gap).
+    pub eunomia_nacks_sent: u64,
+    /// Bitmap layers: packets dropped because tracking them would pass
+    /// the bitmap's cap (a static bitmap: its size).
+    pub eunomia_beyond_cap_dropped: u64,
+    /// Eunomia: packets dropped because the memory controller had no room
+    /// (for a new connection's metadata and first block, or for a block
+    /// the bitmap had to grow by).
+    pub eunomia_untracked_dropped: u64,
+    /// Eunomia: bitmaps made (a connection's first out-of-order packet)
+    /// and freed (garbage collection when it completed).
+    pub eunomia_bitmaps_made: u64,
+    pub eunomia_bitmaps_freed: u64,
 }

@@ -61,7 +61,7 @@ pub use engine::mprdma::{self, MpRdmaConfig, SyncMode};
 pub use engine::{Engine, StateBytes};
 pub use memory::Memory;
 pub use nic::Nic;
-pub use order::OrderingKind;
+pub use order::{EunomiaConfig, OrderMemory, OrderingError, OrderingKind, StaticBitmapConfig};
 pub use packet::{MpHeader, Packet, PacketKind, Verb, ATOMIC_BYTES};
 pub use psn::MAX_PSN_SPAN;
 pub use qp::check_work_request;

@@ -21,7 +21,7 @@ use crate::api::{
 use crate::cc::{Cc, CcConfig};
 use crate::engine::Engine;
 use crate::memory::{Dma, Memory};
-use crate::order::{Ordering, OrderingKind};
+use crate::order::{Layer, OrderMemory, OrderingKind};
 use crate::packet::Packet;
 use crate::qp::{LineRate, Qp};
 use crate::rc::{Ctx, RecvWqe};
@@ -54,9 +54,9 @@ pub struct Nic {
     /// Each QP's reordering counters, indexed as `qps` (apart from the QP:
     /// only out-of-order and duplicate packets write them).
     reorder: Vec<QpReorder>,
-    /// Each QP's ordering layer, indexed as `qps`: read only when
-    /// `cfg.ordering` names one.
-    order: Vec<Ordering>,
+    /// Each QP's ordering layer, indexed as `qps`, and the layer's
+    /// NIC-wide part: read only when `cfg.ordering` names one.
+    order: Layer,
 }
 
 impl Nic {
@@ -64,6 +64,7 @@ impl Nic {
     /// [`NicConfig::validate`]).
     pub fn new(cfg: NicConfig) -> Result<Nic, ConfigError> {
         cfg.validate()?;
+        let order = Layer::new(cfg.ordering);
         Ok(Nic {
             line: LineRate::new(cfg.line_rate_bps),
             cfg,
@@ -74,7 +75,7 @@ impl Nic {
             stats: NicStats::default(),
             timers: Timers::default(),
             reorder: Vec::new(),
-            order: Vec::new(),
+            order,
             now: 0,
         })
     }
@@ -129,7 +130,10 @@ impl Nic {
         self.qps
             .push(Qp::new(id, cfg, psns, engine, state, cc.notification()));
         self.reorder.push(QpReorder::default());
-        self.order.push(Ordering::new(self.cfg.ordering));
+        self.order.push_qp(
+            crate::psn::Psn::initial(psns.sq_psn),
+            crate::psn::Psn::initial(psns.rq_psn),
+        );
         Ok(id)
     }
 
@@ -146,7 +150,7 @@ impl Nic {
     pub fn destroy_qp(&mut self, qp: QpId) -> Result<(), QpError> {
         let q = live_mut(&mut self.qps, qp)?;
         *q = Qp::tombstone(qp, q.cfg);
-        self.order[qp as usize] = Ordering::None;
+        self.order.destroy(qp as usize);
         self.sched.remove(qp);
         self.timers.remove(qp);
         self.ctrl.retain(|p| p.src_qp != qp);
@@ -250,7 +254,7 @@ impl Nic {
         let wake = if self.cfg.ordering == OrderingKind::None {
             qp.on_packet(&mut cx, pkt)
         } else {
-            self.order[qi].on_packet(qp, &mut cx, pkt)
+            self.order.on_packet(qi, qp, &mut cx, pkt)
         };
         qp.sync_timer(&mut self.timers);
         if wake {
@@ -374,7 +378,11 @@ impl Nic {
                 self.sched.push_waiting(qi, e, &mut q.sched);
                 continue;
             }
-            let pkt = q.next_packet(now, &self.cfg, &mut self.stats, dma);
+            let mut pkt = q.next_packet(now, &self.cfg, &mut self.stats, dma);
+            // One predictable branch without an ordering layer.
+            if self.cfg.ordering != OrderingKind::None {
+                self.order.on_send(qi as usize, q, &mut pkt);
+            }
             self.stats.data_packets_sent += 1;
             self.stats.data_bytes_sent += pkt.payload as u64;
             self.stats.data_wire_bytes_sent += pkt.wire as u64;
@@ -462,6 +470,18 @@ impl Nic {
             .get(qp as usize)
             .copied()
             .ok_or(QpError::Unknown(qp))
+    }
+
+    /// NIC memory of the ordering layer's bitmaps and their metadata
+    /// (None without a bitmap layer: `ordering` "none" or "ideal").
+    pub fn order_memory(&self) -> Option<OrderMemory> {
+        self.order.memory()
+    }
+
+    /// Bits of reordering bitmap `qp` holds now (0 without one).
+    pub fn qp_bitmap_bits(&self, qp: QpId) -> Result<u32, QpError> {
+        live(&self.qps, qp)?;
+        Ok(self.order.qp_bitmap_bits(qp as usize))
     }
 
     /// The engine `qp` runs.

@@ -4,13 +4,20 @@
 //! responder's memory equals in-order application, where without the
 //! layer it rewinds; with loss as well, the engine still recovers and the
 //! memory is right; the counters still say what the channel did; and the
-//! layer refuses MP-RDMA, which orders its own packets.
+//! layer refuses MP-RDMA, which orders its own packets. Eunomia's layer
+//! (`OrderingKind::Eunomia`) and the static bitmap over go-back-N and IRN:
+//! the same bytes and completions, with a cap and a memory controller
+//! small enough that packets are dropped and NACKed, and every bitmap
+//! freed once the connection completes.
 
 mod common;
 
 use common::chaos::{Chaos, ChaosWorld, Mem, BASE};
 use engine::time::{MS, US};
-use transport::{Engine, IrnConfig, MpRdmaConfig, Nic, NicConfig, OrderingKind, Verb, WorkRequest};
+use transport::{
+    Engine, EunomiaConfig, IrnConfig, MpRdmaConfig, Nic, NicConfig, OrderingKind,
+    StaticBitmapConfig, Verb, WorkRequest,
+};
 
 const LEN: usize = 200_000;
 
@@ -167,4 +174,91 @@ fn ideal_layer_refuses_mprdma() {
     assert!(nic
         .create_qp_with(qp, transport::CcConfig::None, mp)
         .is_err());
+}
+
+fn eunomia(block_bits: u32, cap_bits: u32, memory_bytes: u32) -> OrderingKind {
+    OrderingKind::Eunomia(EunomiaConfig {
+        block_bits,
+        cap_bits,
+        memory_bytes,
+    })
+}
+
+/// Under go-back-N and IRN, with and without loss: the bytes and the
+/// completions of in-order application; the controller empty at the end
+/// (every bitmap made was freed); with a cap far below the reordering
+/// degree, packets beyond it are dropped and NACKed and still recovered.
+#[test]
+fn eunomia_keeps_memory_right_under_both_engines() {
+    let layers = [
+        ("paper", eunomia(16, 256, 2048)),
+        ("small cap", eunomia(8, 16, 2048)),
+        // One connection's metadata (16 + 2 x 8 bytes) and two blocks.
+        ("full controller", eunomia(16, 128, 36)),
+        (
+            "static",
+            OrderingKind::StaticBitmap(StaticBitmapConfig { bits: 24 }),
+        ),
+    ];
+    for (name, layer) in layers {
+        let (mut tracked, mut dropped) = (0, 0);
+        for seed in 0..4 {
+            for engine in [Engine::GoBackN, Engine::Irn(IrnConfig::default())] {
+                for drop in [0.0, 0.02] {
+                    let w = run(engine, layer, reordering(drop), seed);
+                    assert_in_order_result(&w);
+                    assert!(w.nics[0].is_quiescent() && w.nics[1].is_quiescent());
+                    let rx = w.nics[1].stats();
+                    tracked += rx.eunomia_sacks_sent;
+                    dropped += rx.eunomia_beyond_cap_dropped + rx.eunomia_untracked_dropped;
+                    assert_eq!(rx.ordering_held, rx.eunomia_sacks_sent);
+                    let m = w.nics[1].order_memory().expect("a bitmap layer");
+                    if let OrderingKind::Eunomia(_) = layer {
+                        assert!(rx.eunomia_bitmaps_made > 0, "{name}: {rx:?}");
+                        assert_eq!(rx.eunomia_bitmaps_made, rx.eunomia_bitmaps_freed);
+                        assert_eq!(m.bitmap_bytes + m.metadata_bytes, 0, "{name}");
+                        assert!(m.peak_bytes > 0);
+                    } else {
+                        assert_eq!((m.bitmap_bytes, m.metadata_bytes), (3, 9));
+                    }
+                }
+            }
+        }
+        assert!(tracked > 0, "{name}");
+        if name != "paper" {
+            assert!(dropped > 0, "{name}: the bitmap could not track everything");
+        }
+        eprintln!("{name}: {tracked} tracked, {dropped} dropped and NACKed");
+    }
+}
+
+/// On a channel that reorders within the cap and loses nothing, go-back-N
+/// under Eunomia retransmits nothing, and the SACKs are ignored.
+#[test]
+fn eunomia_removes_reordering_retransmissions_within_the_cap() {
+    let chaos = Chaos {
+        drop: 0.0,
+        dup: 0.0,
+        reorder: 0.1,
+        jitter: 5 * US,
+        paths: vec![10 * US],
+    };
+    let w = run(Engine::GoBackN, eunomia(16, 256, 2048), chaos, 3);
+    assert_in_order_result(&w);
+    let (tx, rx) = (w.nics[0].stats(), w.nics[1].stats());
+    assert!(rx.eunomia_sacks_sent > 0);
+    assert_eq!(rx.eunomia_nacks_sent, 0, "{rx:?}");
+    assert_eq!(tx.retransmitted_packets, 0, "{tx:?}");
+    assert_eq!(rx.out_of_order_dropped, 0, "the engine saw no gap");
+}
+
+#[test]
+fn eunomia_refuses_mprdma() {
+    let cfg = NicConfig {
+        engine: Engine::MpRdma(MpRdmaConfig::default()),
+        ordering: eunomia(16, 256, 2048),
+        ..NicConfig::default()
+    };
+    let e = Nic::new(cfg).err().expect("refused");
+    assert!(e.to_string().contains("mprdma"), "{e}");
 }

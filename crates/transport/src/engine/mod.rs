@@ -196,6 +196,23 @@ impl EngineState {
         dispatch!(self, e => e.on_packet(cx, conn, pkt))
     }
 
+    /// Eunomia's SACK (`sack`) or NACK (`crate::order::eunomia`) at the
+    /// requester, for engines with a selective-repeat sender: IRN marks
+    /// the SACKed PSN received without recovery, or recovers everything
+    /// unSACKed through the NACKed one. None for the others (go-back-N:
+    /// the caller ignores the SACK and hands the NACK on as a plain one).
+    /// Some(true) if the QP may have something to send.
+    pub fn on_order_ack(&mut self, cx: &mut Ctx, pkt: &Packet, sack: bool) -> Option<bool> {
+        let EngineState::Irn(q) = self else {
+            return None;
+        };
+        let out = q.req.on_order_ack(cx.now, cx.qp, pkt, sack, cx.events);
+        if out.malformed {
+            cx.stats.malformed_dropped += 1;
+        }
+        Some(!sack && !out.malformed)
+    }
+
     #[inline]
     pub fn expected_request_psn(&self) -> Option<Psn> {
         dispatch!(self, e => e.expected_request_psn())

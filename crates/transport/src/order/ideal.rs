@@ -23,10 +23,10 @@
 //! the header: a held packet keeps a copy, placed when the packet is
 //! handed on (into the memory of the call that fills its gap).
 //!
-//! May use `crate::qp`, `crate::rc`, `crate::packet` and `crate::psn`.
+//! May use `crate::qp`, `crate::rc`, `crate::packet`, `crate::psn` and
+//! `crate::order::held`.
 
-use std::collections::BTreeMap;
-
+use super::held::HeldPackets;
 use crate::packet::{Packet, PacketKind};
 use crate::psn::{fits_wire, Psn};
 use crate::qp::Qp;
@@ -35,19 +35,7 @@ use crate::rc::Ctx;
 /// One QP's held packets.
 #[derive(Debug, Default)]
 pub(crate) struct IdealBuffer {
-    /// The PSN the keys count from: the engine's expected PSN when the
-    /// buffer last went from empty to holding (every held PSN lies less
-    /// than 2^23 above it, so the keys sort in PSN order).
-    anchor: Psn,
-    /// Held packets by `psn.since(anchor)`.
-    held: BTreeMap<u32, Held>,
-}
-
-/// A held packet and, on the real-bytes path, its payload.
-#[derive(Debug)]
-struct Held {
-    pkt: Packet,
-    payload: Vec<u8>,
+    held: HeldPackets,
 }
 
 impl IdealBuffer {
@@ -61,48 +49,14 @@ impl IdealBuffer {
         let ahead = psn.diff(expected);
         if ahead <= 0 {
             let wake = qp.on_packet(cx, pkt);
-            return self.release(qp, cx) | wake;
+            return self.held.release(qp, cx) | wake;
         }
-        if self.held.is_empty() {
-            self.anchor = expected;
-        }
-        let key = psn.since(self.anchor);
-        if self.held.contains_key(&key) {
+        if self.held.contains(psn) {
             cx.duplicate();
             return false;
         }
         cx.out_of_order(ahead as u32);
-        let payload = cx.dma.rx_payload().to_vec();
-        self.held.insert(key, Held { pkt: *pkt, payload });
-        cx.stats.ordering_held += 1;
-        let n = self.held.len() as u64;
-        cx.stats.ordering_max_held = cx.stats.ordering_max_held.max(n);
+        self.held.hold(expected, psn, pkt, cx);
         false
-    }
-
-    /// Hands the engine the held packets that are now in order, and drops
-    /// those it has passed.
-    fn release(&mut self, qp: &mut Qp, cx: &mut Ctx) -> bool {
-        let mut wake = false;
-        while let Some(entry) = self.held.first_entry() {
-            let Some(expected) = qp.expected_request_psn() else {
-                break;
-            };
-            let behind = (self.anchor + *entry.key()).diff(expected);
-            if behind > 0 {
-                break;
-            }
-            let h = entry.remove();
-            if behind < 0 {
-                cx.duplicate();
-                continue;
-            }
-            // Counted as out of order when it arrived: the engine's
-            // in-order count of it is not kept.
-            let in_order = cx.stats.ood.buckets[0];
-            wake |= cx.with_payload(&h.payload, |cx| qp.on_packet(cx, &h.pkt));
-            cx.stats.ood.buckets[0] = in_order;
-        }
-        wake
     }
 }

@@ -230,6 +230,38 @@ impl Requester {
         }
     }
 
+    /// Eunomia's SACK (`sack`: `sack_psn` is tracked at the responder's
+    /// layer, never a loss) or NACK (`sack_psn` could not be tracked:
+    /// recover it and every unSACKed PSN before it).
+    pub fn on_order_ack(
+        &mut self,
+        now: Time,
+        qp: QpId,
+        pkt: &Packet,
+        sack: bool,
+        events: &mut VecDeque<Event>,
+    ) -> Outcome {
+        let una = self.win.una;
+        let (cum, s) = (
+            Psn::from_wire(pkt.psn, una),
+            Psn::from_wire(pkt.sack_psn, una),
+        );
+        let r = if sack {
+            self.win
+                .on_ack(now, cum, None, &self.cfg)
+                .and_then(|p| self.win.mark_sacked(s).map(|()| p))
+        } else {
+            self.win.on_drop_nack(now, cum, s, &self.cfg)
+        };
+        match r {
+            Err(_) => Outcome { malformed: true },
+            Ok(_) => {
+                self.complete(now, qp, events);
+                Outcome::default()
+            }
+        }
+    }
+
     /// A READ/atomic response: placed at once if it is new and fits the
     /// window; answered with a read ACK (in order) or NACK.
     pub fn on_read_response(&mut self, cx: &mut Ctx, pkt: &Packet) -> (Outcome, Option<ReadReply>) {

@@ -168,6 +168,46 @@ impl SendWindow {
         Ok(progressed)
     }
 
+    /// Eunomia's SACK (`crate::order::eunomia`): `s` arrived and is
+    /// tracked, so neither recovery nor a timeout resends it; recovery is
+    /// not entered.
+    pub fn mark_sacked(&mut self, s: Psn) -> Result<(), Malformed> {
+        if s.ge(self.nxt) {
+            return Err(Malformed);
+        }
+        if s.ge(self.una) {
+            self.sacked.set(s);
+            if self.recovery.is_some() {
+                self.skip_sacked();
+            }
+        }
+        Ok(())
+    }
+
+    /// Eunomia's NACK: everything below `cum` arrived, and `dropped` could
+    /// not be tracked: recovery, with every unSACKed PSN through `dropped`
+    /// lost. Returns true if `una` advanced.
+    pub fn on_drop_nack(
+        &mut self,
+        now: Time,
+        cum: Psn,
+        dropped: Psn,
+        cfg: &IrnConfig,
+    ) -> Result<bool, Malformed> {
+        if dropped.ge(self.nxt) || dropped.lt(cum) {
+            return Err(Malformed);
+        }
+        let progressed = self.on_ack(now, cum, None, cfg)?;
+        if self.recovery.is_none() {
+            self.recovery = Some(self.nxt);
+            self.rtx_next = self.una;
+            self.lost_below = self.una;
+        }
+        self.lost_below = self.lost_below.max(dropped + 1);
+        self.skip_sacked();
+        Ok(progressed)
+    }
+
     /// The timer fired at `now`: if it expired with data outstanding,
     /// every unSACKed PSN is lost. True if it expired.
     pub fn on_timer(&mut self, now: Time) -> bool {
