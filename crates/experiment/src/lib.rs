@@ -5,6 +5,7 @@ pub mod bench;
 pub mod build;
 pub mod lb_summary;
 pub mod ns3;
+pub mod ordering_summary;
 pub mod reorder;
 pub mod report;
 pub mod run;

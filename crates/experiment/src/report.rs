@@ -137,6 +137,9 @@ pub struct SummaryJson {
     pub mprdma: Option<MpRdmaSummary>,
     /// Reordering at the receiving NICs (see `crate::reorder`).
     pub reordering: ReorderingSummary,
+    /// A bitmap ordering layer's agents and NIC memory (absent without).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ordering: Option<crate::ordering_summary::OrderingSummary>,
     /// What a load balancer acting at ToRs (ConWeave) did (absent for the
     /// others; see `crate::lb_summary`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -477,6 +480,7 @@ pub fn summary(o: &Outcome, scenario: &str, seed: u64) -> SummaryJson {
         },
         nic_state: nic_state(net),
         reordering: crate::reorder::summary(net),
+        ordering: crate::ordering_summary::summary(net),
         load_balancer: crate::lb_summary::summary(net),
         ecn_ports: ecn_ports(net, o.end_time),
         flows_hit_by_failures: hit.map(|h| h.len()),

@@ -104,7 +104,13 @@ fn cases() -> Vec<Case> {
         case("stop infinite", format!("stop_ms = inf\n{BASE}"), "stop_ms", "finite"),
         case("stop overflows ps", format!("stop_ms = 1e300\n{BASE}"), "stop_ms", "too long"),
         // Transport.
-        case("unknown ordering", with("[transport]\nordering = \"eunomia\""), "transport.ordering", "accepted: none, ideal"),
+        case("unknown ordering", with("[transport]\nordering = \"hd\""), "transport.ordering", "accepted: none, ideal, eunomia, static_bitmap"),
+        case("eunomia cap below a block", with("[transport]\nordering = \"eunomia\"\n[transport.eunomia]\nblock_bits = 32\ncap_bits = 16"), "transport.eunomia.cap_bits", "smaller than one block"),
+        case("eunomia block not whole bytes", with("[transport]\nordering = \"eunomia\"\n[transport.eunomia]\nblock_bits = 12"), "transport.eunomia.block_bits", "multiple of 8"),
+        case("eunomia controller too small", with("[transport]\nordering = \"eunomia\"\n[transport.eunomia]\nmemory_bytes = 10"), "transport.eunomia.memory_bytes", "one connection"),
+        case("static bitmap of 0 bits", with("[transport]\nordering = \"static_bitmap\"\n[transport.static_bitmap]\nbits = 0"), "transport.static_bitmap.bits", "1..="),
+        case("eunomia under mprdma", with("[transport]\nkind = \"mprdma\"\nordering = \"eunomia\""), "transport.ordering", "mprdma"),
+        case("unknown eunomia key", with("[transport]\nordering = \"eunomia\"\n[transport.eunomia]\ncap = 8"), "transport.eunomia", "unknown field"),
         case("ideal under mprdma", with("[transport]\nkind = \"mprdma\"\nordering = \"ideal\""), "transport.ordering", "mprdma"),
         case("ideal under a per-flow mprdma", flow("transport = \"mprdma\"\n[transport]\nordering = \"ideal\""), "transport.ordering", "mprdma"),
         // Topology.

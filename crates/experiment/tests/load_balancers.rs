@@ -276,13 +276,29 @@ fn drill_under_go_back_n_retransmits_for_reordering_only_without_the_ideal_layer
             "{ordering}: the flow finishes"
         );
         assert_eq!(o.counters().total_dropped_packets(), 0, "lossless");
-        experiment::report::summary(&o, "t", 0).reordering
+        let s = experiment::report::summary(&o, "t", 0);
+        (s.reordering, s.ordering)
     };
-    let none = reordering("none");
-    let ideal = reordering("ideal");
+    let (none, _) = reordering("none");
+    let (ideal, _) = reordering("ideal");
     assert!(none.ooo_packets > 0 && none.reorder_retx > 0, "{none:?}");
     assert!(ideal.ooo_packets > 0, "{ideal:?}");
     assert_eq!(ideal.reorder_retx, 0, "{ideal:?}");
+    // Eunomia's layer: the same, with its bitmap made, grown within the
+    // cap (32 bytes), freed at the end, and its memory reported.
+    let (eu, o) = reordering("eunomia");
+    let o = o.expect("a bitmap layer");
+    assert!(eu.ooo_packets > 0, "{eu:?}");
+    assert_eq!(eu.reorder_retx, 0, "{eu:?}");
+    assert_eq!(o.tracked_packets, eu.ooo_packets, "{o:?}");
+    assert!(
+        o.bitmaps_made > 0 && o.bitmaps_made == o.bitmaps_freed,
+        "{o:?}"
+    );
+    assert_eq!(o.end_bitmap_bytes + o.end_metadata_bytes, 0);
+    // The metadata (48 bytes) and at least one 2-byte block.
+    assert!(o.nic_peak_bytes_max >= 50, "{o:?}");
+    assert!((2..=32).contains(&o.qp_peak_bitmap_bytes_max), "{o:?}");
 }
 
 /// 120 flows of 60 KB from leaf0's four hosts to leaf1's, one every 10 us

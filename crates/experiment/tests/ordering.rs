@@ -45,3 +45,20 @@ fn ideal_layer_changes_nothing_on_an_ecmp_fabric() {
         }
     }
 }
+
+/// Eunomia on an ECMP fabric makes no bitmap and changes no result (under
+/// DRILL: `load_balancers.rs`).
+#[test]
+fn eunomia_changes_nothing_on_an_ecmp_fabric() {
+    let none = run("roce", "none");
+    let eu = run("roce", "eunomia");
+    let fcts =
+        |o: &experiment::Outcome| -> Vec<_> { o.net.flows().iter().map(|f| f.fct()).collect() };
+    assert_eq!(fcts(&none), fcts(&eu));
+    let s = experiment::report::summary(&eu, "t", 5);
+    let o = s.ordering.expect("a bitmap layer");
+    assert_eq!(
+        (o.layer, o.bitmaps_made, o.nic_peak_bytes_max),
+        ("eunomia", 0, 0)
+    );
+}

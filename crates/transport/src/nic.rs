@@ -478,8 +478,9 @@ impl Nic {
         self.order.memory()
     }
 
-    /// Bits of reordering bitmap `qp` holds now (0 without one).
-    pub fn qp_bitmap_bits(&self, qp: QpId) -> Result<u32, QpError> {
+    /// Bits of reordering bitmap `qp` holds now and the most it held at
+    /// once (0 without a bitmap layer).
+    pub fn qp_bitmap_bits(&self, qp: QpId) -> Result<(u32, u32), QpError> {
         live(&self.qps, qp)?;
         Ok(self.order.qp_bitmap_bits(qp as usize))
     }

@@ -80,6 +80,8 @@ pub(crate) struct BitmapQp {
     nacked: Option<Psn>,
     /// A static bitmap's own storage.
     own: Option<Box<MemoryController>>,
+    /// The most bits of bitmap this QP held at once.
+    peak_bits: u32,
 }
 
 impl BitmapQp {
@@ -92,11 +94,13 @@ impl BitmapQp {
             held: HeldPackets::default(),
             nacked: None,
             own: None,
+            peak_bits: 0,
         };
         if !b.dynamic {
             let mut mc = Box::new(MemoryController::new(2 * b.geo.units_per_block));
             q.hd = Hd::create(&mut mc, &b.geo, rq);
             q.own = Some(mc);
+            q.peak_bits = q.bitmap_bits(b);
         }
         q
     }
@@ -104,6 +108,11 @@ impl BitmapQp {
     /// Bits of bitmap this QP holds now.
     pub fn bitmap_bits(&self, b: &Bitmaps) -> u32 {
         self.hd.as_ref().map_or(0, |h| h.bits(&b.geo))
+    }
+
+    /// The most bits of bitmap this QP held at once.
+    pub fn peak_bits(&self) -> u32 {
+        self.peak_bits
     }
 
     /// Sender agent: stamps a request with the metadata (`more`: the send
@@ -160,6 +169,7 @@ impl BitmapQp {
         };
         match h.track(mc, &b.geo, psn) {
             Track::New => {
+                self.peak_bits = self.peak_bits.max(h.bits(&b.geo));
                 self.held.hold(expected, psn, pkt, cx);
                 let sack = cx.ctrl_packet(CtrlFields {
                     kind: PacketKind::Ack,

@@ -156,11 +156,12 @@ impl Layer {
         })
     }
 
-    /// Bits of bitmap QP `qi` holds now (0 without a bitmap layer).
-    pub fn qp_bitmap_bits(&self, qi: usize) -> u32 {
+    /// Bits of bitmap QP `qi` holds now and the most it held at once (0
+    /// without a bitmap layer).
+    pub fn qp_bitmap_bits(&self, qi: usize) -> (u32, u32) {
         match (&self.qps[qi], &self.bitmaps) {
-            (Ordering::Bitmap(q), Some(b)) => q.bitmap_bits(b),
-            _ => 0,
+            (Ordering::Bitmap(q), Some(b)) => (q.bitmap_bits(b), q.peak_bits()),
+            _ => (0, 0),
         }
     }
 }

@@ -1,12 +1,13 @@
 //! The `[transport]` section: packet sizes, ACKs, RTO, priorities, the
 //! congestion control, the engine and the ordering layer, with its sub-tables
-//! (`dcqcn.rs`, `irn.rs`, `mprdma.rs`); its checks, the limit on a
+//! (`dcqcn.rs`, `irn.rs`, `mprdma.rs`, `ordering.rs`); its checks, the limit on a
 //! message's length, and its build step (the NIC part of the
 //! [`FabricConfig`] and each scheme's [`Engine`]).
 
 pub mod dcqcn;
 pub mod irn;
 pub mod mprdma;
+pub mod ordering;
 
 use super::check::{us, Check, ScenarioError};
 use super::topology::TopologyCfg;
@@ -14,6 +15,7 @@ use dcqcn::{DcqcnOverrides, DcqcnPreset};
 use fabric::{FabricConfig, Network};
 use irn::IrnOverrides;
 use mprdma::MpRdmaOverrides;
+use ordering::{EunomiaOverrides, StaticBitmapOverrides};
 use serde::Deserialize;
 use transport::{CcConfig, Engine, IrnConfig, OrderingKind};
 
@@ -40,9 +42,14 @@ pub struct TransportCfg {
     pub irn: IrnOverrides,
     /// MP-RDMA values replacing the defaults (used with `kind = "mprdma"`).
     pub mprdma: MpRdmaOverrides,
-    /// The ordering layer at every receiving NIC: "none" or "ideal"
-    /// (`transport::OrderingKind::NAMES`); MP-RDMA runs under "none" only.
+    /// The ordering layer at every receiving NIC: "none", "ideal",
+    /// "eunomia" or "static_bitmap" (`transport::OrderingKind::NAMES`);
+    /// MP-RDMA runs under "none" only.
     pub ordering: String,
+    /// Eunomia's values replacing the defaults (with `ordering = "eunomia"`).
+    pub eunomia: EunomiaOverrides,
+    /// The static bitmap's size (with `ordering = "static_bitmap"`).
+    pub static_bitmap: StaticBitmapOverrides,
 }
 
 #[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq, Default)]
@@ -89,6 +96,8 @@ impl Default for TransportCfg {
             irn: IrnOverrides::default(),
             mprdma: MpRdmaOverrides::default(),
             ordering: OrderingKind::None.name().to_string(),
+            eunomia: EunomiaOverrides::default(),
+            static_bitmap: StaticBitmapOverrides::default(),
         }
     }
 }
@@ -132,9 +141,9 @@ impl TransportCfg {
         Ok(())
     }
 
-    /// The ordering layer `ordering` names.
+    /// The ordering layer `ordering` names, with its table's parameters.
     pub fn ordering(&self, c: Check) -> Result<OrderingKind, ScenarioError> {
-        OrderingKind::from_name(&self.ordering).ok_or_else(|| {
+        let kind = OrderingKind::from_name(&self.ordering).ok_or_else(|| {
             c.err(
                 "transport.ordering",
                 format!(
@@ -143,7 +152,8 @@ impl TransportCfg {
                     OrderingKind::NAMES.join(", ")
                 ),
             )
-        })
+        })?;
+        ordering::with_parameters(kind, &self.eunomia, &self.static_bitmap, c)
     }
 
     /// The largest RTO any scheme of this section uses (for the run's

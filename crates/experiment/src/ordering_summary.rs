@@ -1,0 +1,84 @@
+//! The `ordering` block of summary.json (present only with a bitmap
+//! ordering layer: `ordering = "eunomia"` or `"static_bitmap"`): what the
+//! receiver and sender agents did, summed over the NICs, and the NIC
+//! memory of bitmaps and their metadata per NIC (peak, from each NIC's
+//! memory controller) and per connection (peak bitmap bytes of each QP
+//! that had a bitmap), beside `nic_state`'s fixed per-QP costs.
+
+use serde::Serialize;
+
+#[derive(Serialize, Debug, Clone, PartialEq, Default)]
+pub struct OrderingSummary {
+    pub layer: &'static str,
+    pub sacks_sent: u64,
+    pub nacks_sent: u64,
+    pub beyond_cap_dropped: u64,
+    /// Eunomia: packets of connections the memory controller had no room
+    /// for (dropped and NACKed: the sender's recovery resends them).
+    pub untracked_dropped: u64,
+    pub bitmaps_made: u64,
+    pub bitmaps_freed: u64,
+    /// Out-of-order packets tracked (placed, and handed to the engine
+    /// once in order).
+    pub tracked_packets: u64,
+    /// Bitmap and metadata bytes of a NIC at its peak: the largest and
+    /// the mean over NICs.
+    pub nic_peak_bytes_max: u64,
+    pub nic_peak_bytes_mean: f64,
+    /// Bitmap and metadata bytes still in use at the end (all NICs).
+    pub end_bitmap_bytes: u64,
+    pub end_metadata_bytes: u64,
+    /// QPs that ever had a bitmap, and the largest and mean of their
+    /// peak bitmap bytes.
+    pub qps_with_bitmap: u64,
+    pub qp_peak_bitmap_bytes_max: u64,
+    pub qp_peak_bitmap_bytes_mean: f64,
+}
+
+/// The block, or None without a bitmap layer.
+pub fn summary(net: &fabric::Network) -> Option<OrderingSummary> {
+    let n = net.host_count();
+    let layer = (n > 0).then(|| net.nic(0).config().ordering.name())?;
+    let mut s = OrderingSummary {
+        layer,
+        ..OrderingSummary::default()
+    };
+    let (mut peaks, mut qp_peaks) = (0u64, 0u64);
+    for h in 0..n {
+        let nic = net.nic(h);
+        let m = nic.order_memory()?;
+        let st = nic.stats();
+        s.sacks_sent += st.eunomia_sacks_sent;
+        s.nacks_sent += st.eunomia_nacks_sent;
+        s.beyond_cap_dropped += st.eunomia_beyond_cap_dropped;
+        s.untracked_dropped += st.eunomia_untracked_dropped;
+        s.bitmaps_made += st.eunomia_bitmaps_made;
+        s.bitmaps_freed += st.eunomia_bitmaps_freed;
+        s.tracked_packets += st.ordering_held;
+        s.nic_peak_bytes_max = s.nic_peak_bytes_max.max(m.peak_bytes);
+        peaks += m.peak_bytes;
+        s.end_bitmap_bytes += m.bitmap_bytes;
+        s.end_metadata_bytes += m.metadata_bytes;
+        for q in 0..nic.num_qps() as u32 {
+            let Ok((_, peak)) = nic.qp_bitmap_bits(q) else {
+                continue;
+            };
+            if peak > 0 {
+                let bytes = u64::from(peak.div_ceil(8));
+                s.qps_with_bitmap += 1;
+                s.qp_peak_bitmap_bytes_max = s.qp_peak_bitmap_bytes_max.max(bytes);
+                qp_peaks += bytes;
+            }
+        }
+    }
+    let mean = |sum: u64, k: u64| {
+        if k == 0 {
+            0.0
+        } else {
+            (sum as f64 / k as f64 * 1e3).round() / 1e3
+        }
+    };
+    s.nic_peak_bytes_mean = mean(peaks, n as u64);
+    s.qp_peak_bitmap_bytes_mean = mean(qp_peaks, s.qps_with_bitmap);
+    Some(s)
+}
