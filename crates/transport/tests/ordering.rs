@@ -262,3 +262,76 @@ fn eunomia_refuses_mprdma() {
     let e = Nic::new(cfg).err().expect("refused");
     assert!(e.to_string().contains("mprdma"), "{e}");
 }
+
+/// §3.5: a completion only once everything before it has arrived. A
+/// 3-packet SEND and a 1-packet WRITE arrive last-first; the responder
+/// reports nothing until the first packet fills the gap, then the SEND's
+/// completion before the WRITE's, each once; the requester gets SACKs
+/// (which go-back-N ignores) and no NACK.
+#[test]
+fn eunomia_completes_only_when_everything_before_arrived() {
+    for engine in [Engine::GoBackN, Engine::Irn(IrnConfig::default())] {
+        let cfg = |host| NicConfig {
+            host,
+            engine,
+            ordering: eunomia(16, 256, 2048),
+            ..NicConfig::default()
+        };
+        let (mut a, mut b) = (Nic::new(cfg(0)).unwrap(), Nic::new(cfg(1)).unwrap());
+        let qp = |peer_host| transport::QpConfig {
+            peer_host,
+            peer_qp: 0,
+            sport: 1,
+        };
+        a.create_qp(qp(1)).unwrap();
+        b.create_qp(qp(0)).unwrap();
+        b.post_recv(0, 7, 3000).unwrap();
+        for (wr_id, verb, len) in [(1, Verb::Send, 3000), (2, Verb::Write, 1000)] {
+            let wr = WorkRequest {
+                wr_id,
+                verb,
+                len,
+                ..WorkRequest::default()
+            };
+            a.post_send(0, 0, wr).unwrap();
+        }
+        let (mut pkts, mut now) = (Vec::new(), 0);
+        loop {
+            match a.poll_transmit(now, 0) {
+                transport::Transmit::Packet(p) => pkts.push(p),
+                transport::Transmit::At(t) => now = t,
+                transport::Transmit::Idle => break,
+            }
+        }
+        assert_eq!(pkts.len(), 4);
+        assert!(pkts
+            .iter()
+            .all(|p| p.mp_flags & transport::order::eunomia::LAST == 0 || p.psn == 3));
+        let completions = |b: &mut Nic| {
+            std::iter::from_fn(|| b.poll_event())
+                .map(|transport::Event::Completion(c)| c.wr_id)
+                .collect::<Vec<_>>()
+        };
+        for p in pkts[1..].iter().rev() {
+            b.on_packet(US, p);
+            assert!(
+                completions(&mut b).is_empty(),
+                "{engine:?}: nothing before PSN 0"
+            );
+        }
+        b.on_packet(2 * US, &pkts[0]);
+        assert_eq!(
+            completions(&mut b),
+            vec![7, 0],
+            "{engine:?}: SEND, then WRITE"
+        );
+        let st = b.stats();
+        assert_eq!((st.eunomia_sacks_sent, st.eunomia_nacks_sent), (3, 0));
+        assert_eq!(st.eunomia_bitmaps_made, 1);
+        assert_eq!(
+            st.eunomia_bitmaps_freed, 1,
+            "freed once the last PSN passed"
+        );
+        assert_eq!(b.order_memory().unwrap().peak_bytes, 50);
+    }
+}

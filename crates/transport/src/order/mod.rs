@@ -22,7 +22,7 @@
 //! `crate::memory`; never the NIC.
 
 pub mod config;
-pub(crate) mod eunomia;
+pub mod eunomia;
 mod hd;
 mod held;
 mod ideal;
