@@ -138,6 +138,8 @@ fn cases() -> Vec<Case> {
         case("letflow gap zero", with("[switch]\nload_balancer = \"letflow\"\n[switch.letflow]\ngap_us = 0"), "switch.letflow.gap_us", "> 0"),
         case("letflow gap inf", with("[switch]\nload_balancer = \"letflow\"\n[switch.letflow]\ngap_us = inf"), "switch.letflow.gap_us", "finite"),
         case("letflow table tiny", with("[switch]\nload_balancer = \"letflow\"\n[switch.letflow]\ntable_entries = 1"), "switch.letflow.table_entries", "4..=65536"),
+        case("unknown scheduling", with("[switch]\nscheduling = \"lifo\""), "switch.scheduling", "accepted values are \"fifo\", \"srpt\""),
+        case("scheduling not a name", with("[switch]\nscheduling = 3"), "switch.scheduling", "string"),
         case("spray has no table", with("[switch]\nload_balancer = \"spray\"\n[switch.spray]\nx = 1"), "switch", "unknown field"),
         // Transport.
         case("mtu zero", with("[transport]\nmtu = 0"), "transport.mtu", "at least 1"),

@@ -1,13 +1,14 @@
 //! The `[switch]` section: shared buffer and PFC admission, ECN (RED)
 //! marking per link speed, rerouting on failures, the load balancer
-//! with its parameters (`[switch.drill]`, `[switch.letflow]`); its checks
+//! with its parameters (`[switch.drill]`, `[switch.letflow]`), the egress
+//! scheduling (`scheduling = "fifo" | "srpt"`); its checks
 //! and its build step (the switch part of the
 //! [`FabricConfig`]). RED settings are also what an `ecn` fault sets, so
 //! [`red`] lives here.
 
 use super::check::{gbps, Check, ScenarioError};
 use engine::time::US;
-use fabric::{DrillParams, EcnSetting, FabricConfig, LetflowParams, LoadBalancer};
+use fabric::{DrillParams, EcnSetting, FabricConfig, LetflowParams, LoadBalancer, Scheduling};
 use serde::Deserialize;
 
 /// The largest shared buffer per switch, in MiB (1 TiB).
@@ -34,6 +35,9 @@ pub struct SwitchCfg {
     pub drill: DrillCfg,
     /// LetFlow's parameters, used when `load_balancer = "letflow"`.
     pub letflow: LetflowCfg,
+    /// How ports order the queued packets of the data class.
+    #[serde(deserialize_with = "scheduling")]
+    pub scheduling: Scheduling,
 }
 
 /// `[switch.drill]`: DRILL(d, m).
@@ -94,6 +98,7 @@ impl Default for SwitchCfg {
             load_balancer: LoadBalancer::default(),
             drill: DrillCfg::default(),
             letflow: LetflowCfg::default(),
+            scheduling: Scheduling::default(),
         }
     }
 }
@@ -114,6 +119,20 @@ fn load_balancer<'de, D: serde::Deserializer<'de>>(d: D) -> Result<LoadBalancer,
             serde::de::Error::custom(format!(
                 "unknown load balancer \"{s}\": accepted values are {}",
                 names.join(", ")
+            ))
+        })
+}
+
+/// `scheduling = "fifo" | "srpt"` (see [`Scheduling::NAMES`]).
+fn scheduling<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Scheduling, D::Error> {
+    let s = String::deserialize(d)?;
+    Scheduling::NAMES
+        .iter()
+        .find(|(n, _)| *n == s)
+        .map(|&(_, v)| v)
+        .ok_or_else(|| {
+            serde::de::Error::custom(format!(
+                "unknown scheduling \"{s}\": accepted values are \"fifo\", \"srpt\""
             ))
         })
 }
@@ -226,5 +245,6 @@ impl SwitchCfg {
         cfg.mmu.egress_alpha = self.egress_alpha;
         cfg.load_balancer = self.load_balancer;
         cfg.load_balancer = self.balancer();
+        cfg.scheduling = self.scheduling;
     }
 }

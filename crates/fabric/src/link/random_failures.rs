@@ -114,7 +114,7 @@ impl Network {
             return;
         };
         for class in 0..CLASSES {
-            while let Some(hdr) = self.ports[p as usize].pop_class(class) {
+            while let Some(hdr) = self.pop_queued(p, class) {
                 let sw = &mut self.switches[s as usize];
                 let in_local = hdr.in_port as usize;
                 if sw.mmu.release(in_local, class, hdr.wire() as u64) {

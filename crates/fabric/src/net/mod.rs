@@ -37,7 +37,8 @@ use crate::observe::counters::Counters;
 use crate::observe::Sampling;
 use crate::switch::lb::Balancer;
 use crate::switch::mmu::{headroom_for, Mmu};
-use crate::switch::Switch;
+use crate::switch::srpt::Srpt;
+use crate::switch::{Scheduling, Switch};
 use crate::topo::routing::Routes;
 use crate::topo::topology::{NodeKind, Topology};
 use engine::Time;
@@ -77,6 +78,8 @@ pub struct Network {
     /// side: a few lines for the whole fabric that stay in cache, where a
     /// field of each switch cost a cache line per hop).
     pub(crate) lb: Balancer,
+    /// SRPT's queues (`switch/srpt.rs`; none under FIFO).
+    pub(crate) srpt: Srpt,
     pub(crate) routes: Routes,
     pub(crate) arena: Arena,
     pub(crate) flows: Vec<FlowResult>,
@@ -239,6 +242,10 @@ impl Network {
             }
         }
         let lb = Balancer::new(cfg.load_balancer, cfg.seed, switches.len() as u32);
+        let srpt = match cfg.scheduling {
+            Scheduling::Fifo => Srpt::off(),
+            Scheduling::Srpt => Srpt::new(cfg.nic.data_priority, cfg.nic.mtu, ports.len()),
+        };
         let mut net = Network {
             cfg,
             topo,
@@ -248,6 +255,7 @@ impl Network {
             hosts,
             switches,
             lb,
+            srpt,
             routes: Routes::default(),
             arena: Arena::default(),
             flows: Vec::new(),

@@ -272,6 +272,17 @@ impl Mmu {
     pub fn used(&self) -> u64 {
         self.total_used
     }
+
+    /// Nothing accounted anywhere: every (port, class) record empty and
+    /// unpaused, the pools at zero.
+    #[cfg(test)]
+    pub fn is_idle(&self) -> bool {
+        let empty = |a: &Account| a.ingress == 0 && a.hdrm_used == 0 && !a.paused;
+        self.accounts.iter().all(empty)
+            && self.total_used == 0
+            && self.shared_used == 0
+            && self.paused_records == 0
+    }
 }
 
 #[cfg(test)]

@@ -1,9 +1,10 @@
 //! Switches: the ingress pipeline (`ingress.rs`: route -> load balance ->
 //! admit -> enqueue), the egress pipeline (`egress.rs`: release -> mark ->
 //! send), the load balancers (`lb/`), ECN marking (`mark.rs`), the
-//! shared-buffer MMU (`mmu.rs`) and the window budget of the calm test
-//! (`budget.rs`). This file holds a switch's own state; it touches nothing
-//! else. See docs/extending.md, "Adding a switch feature".
+//! shared-buffer MMU (`mmu.rs`), SRPT scheduling of the egress queues
+//! (`srpt.rs`) and the window budget of the calm test (`budget.rs`). This
+//! file holds a switch's own state and the scheduling setting; it touches
+//! nothing else. See docs/extending.md, "Adding a switch feature".
 
 mod budget;
 mod egress;
@@ -11,8 +12,25 @@ mod ingress;
 pub mod lb;
 mod mark;
 pub mod mmu;
+pub(crate) mod srpt;
 
 use mmu::Mmu;
+
+/// How a switch port orders the queued packets of the data class.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Scheduling {
+    /// In arrival order.
+    #[default]
+    Fifo,
+    /// Smallest remaining message first, ties in arrival order (`srpt.rs`).
+    Srpt,
+}
+
+impl Scheduling {
+    /// The names scenario files use.
+    pub const NAMES: [(&'static str, Scheduling); 2] =
+        [("fifo", Scheduling::Fifo), ("srpt", Scheduling::Srpt)];
+}
 
 /// One switch: its ports and its buffer.
 pub(crate) struct Switch {
