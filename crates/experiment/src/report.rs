@@ -144,6 +144,12 @@ pub struct SummaryJson {
     /// link (absent without).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub flows_hit_by_failures: Option<usize>,
+    /// With `[switch] deflection = "dibs"`: packets deflected, and the most
+    /// deflections one packet had (absent without).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deflected: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub most_deflections: Option<u8>,
 }
 
 /// One egress port's RED marking over the whole run.
@@ -470,6 +476,8 @@ pub fn summary(o: &Outcome, scenario: &str, seed: u64) -> SummaryJson {
         reordering: crate::reorder::summary(net),
         ecn_ports: ecn_ports(net, o.end_time),
         flows_hit_by_failures: net.flows_hit_by_failures(),
+        deflected: net.deflected(),
+        most_deflections: net.deflected().map(|_| net.most_deflections()),
     }
 }
 

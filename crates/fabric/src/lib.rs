@@ -30,5 +30,5 @@ pub use observe::footprint::Footprint;
 pub use observe::SampleSpec;
 pub use switch::lb::{DrillParams, LetflowParams, LoadBalancer};
 pub use switch::mmu::MmuConfig;
-pub use switch::Scheduling;
+pub use switch::{Deflection, Scheduling};
 pub use topo::topology::{LinkSpec, NodeKind, NodeSpec, Topology};

@@ -1,14 +1,17 @@
 //! The `[switch]` section: shared buffer and PFC admission, ECN (RED)
 //! marking per link speed, rerouting on failures, the load balancer
 //! with its parameters (`[switch.drill]`, `[switch.letflow]`), the egress
-//! scheduling (`scheduling = "fifo" | "srpt"`); its checks
+//! scheduling (`scheduling = "fifo" | "srpt"`) and deflection
+//! (`deflection = "none" | "dibs"`, `[switch.dibs]`); its checks
 //! and its build step (the switch part of the
 //! [`FabricConfig`]). RED settings are also what an `ecn` fault sets, so
 //! [`red`] lives here.
 
 use super::check::{gbps, Check, ScenarioError};
 use engine::time::US;
-use fabric::{DrillParams, EcnSetting, FabricConfig, LetflowParams, LoadBalancer, Scheduling};
+use fabric::{
+    Deflection, DrillParams, EcnSetting, FabricConfig, LetflowParams, LoadBalancer, Scheduling,
+};
 use serde::Deserialize;
 
 /// The largest shared buffer per switch, in MiB (1 TiB).
@@ -38,6 +41,26 @@ pub struct SwitchCfg {
     /// How ports order the queued packets of the data class.
     #[serde(deserialize_with = "scheduling")]
     pub scheduling: Scheduling,
+    /// What a lossy switch does with a packet a full queue refuses.
+    #[serde(deserialize_with = "deflection")]
+    pub deflection: Deflection,
+    /// DIBS's parameters, used when `deflection = "dibs"`.
+    pub dibs: DibsCfg,
+}
+
+/// `[switch.dibs]`: the bound on a packet's deflections.
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields, default)]
+pub struct DibsCfg {
+    pub max_deflections: u32,
+}
+
+impl Default for DibsCfg {
+    fn default() -> Self {
+        DibsCfg {
+            max_deflections: Deflection::MAX_DEFLECTIONS as u32,
+        }
+    }
 }
 
 /// `[switch.drill]`: DRILL(d, m).
@@ -99,6 +122,8 @@ impl Default for SwitchCfg {
             drill: DrillCfg::default(),
             letflow: LetflowCfg::default(),
             scheduling: Scheduling::default(),
+            deflection: Deflection::default(),
+            dibs: DibsCfg::default(),
         }
     }
 }
@@ -133,6 +158,20 @@ fn scheduling<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Scheduling, D::E
         .ok_or_else(|| {
             serde::de::Error::custom(format!(
                 "unknown scheduling \"{s}\": accepted values are \"fifo\", \"srpt\""
+            ))
+        })
+}
+
+/// `deflection = "none" | "dibs"` (see [`Deflection::NAMES`]).
+fn deflection<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Deflection, D::Error> {
+    let s = String::deserialize(d)?;
+    Deflection::NAMES
+        .iter()
+        .find(|(n, _)| *n == s)
+        .map(|&(_, v)| v)
+        .ok_or_else(|| {
+            serde::de::Error::custom(format!(
+                "unknown deflection \"{s}\": accepted values are \"none\", \"dibs\""
             ))
         })
 }
@@ -197,6 +236,12 @@ impl SwitchCfg {
         within("switch.drill.m", self.drill.m, 0, DrillParams::MAX_M)?;
         c.us_positive("switch.letflow.gap_us", self.letflow.gap_us)?;
         within(
+            "switch.dibs.max_deflections",
+            self.dibs.max_deflections,
+            1,
+            255,
+        )?;
+        within(
             "switch.letflow.table_entries",
             self.letflow.table_entries,
             LetflowParams::MIN_TABLE,
@@ -246,5 +291,12 @@ impl SwitchCfg {
         cfg.load_balancer = self.load_balancer;
         cfg.load_balancer = self.balancer();
         cfg.scheduling = self.scheduling;
+        cfg.deflection = match self.deflection {
+            Deflection::Dibs { .. } => Deflection::Dibs {
+                // Checked: 1..=255.
+                max_deflections: self.dibs.max_deflections as u8,
+            },
+            Deflection::None => Deflection::None,
+        };
     }
 }

@@ -35,10 +35,11 @@ use crate::net::event::{Ev, Global};
 use crate::net::window::{ByNode, Globals, NodeQueue};
 use crate::observe::counters::Counters;
 use crate::observe::Sampling;
+
 use crate::switch::lb::Balancer;
 use crate::switch::mmu::{headroom_for, Mmu};
 use crate::switch::srpt::Srpt;
-use crate::switch::{Scheduling, Switch};
+use crate::switch::{Deflector, Scheduling, Switch};
 use crate::topo::routing::Routes;
 use crate::topo::topology::{NodeKind, Topology};
 use engine::Time;
@@ -80,6 +81,8 @@ pub struct Network {
     pub(crate) lb: Balancer,
     /// SRPT's queues (`switch/srpt.rs`; none under FIFO).
     pub(crate) srpt: Srpt,
+    /// DIBS deflection's state (`switch/deflect.rs`; off without it).
+    pub(crate) deflector: Deflector,
     pub(crate) routes: Routes,
     pub(crate) arena: Arena,
     pub(crate) flows: Vec<FlowResult>,
@@ -242,6 +245,7 @@ impl Network {
             }
         }
         let lb = Balancer::new(cfg.load_balancer, cfg.seed, switches.len() as u32);
+        let deflector = Deflector::new(cfg.deflection, cfg.seed, switches.len() as u32);
         let srpt = match cfg.scheduling {
             Scheduling::Fifo => Srpt::off(),
             Scheduling::Srpt => Srpt::new(cfg.nic.data_priority, cfg.nic.mtu, ports.len()),
@@ -256,6 +260,7 @@ impl Network {
             switches,
             lb,
             srpt,
+            deflector,
             routes: Routes::default(),
             arena: Arena::default(),
             flows: Vec::new(),

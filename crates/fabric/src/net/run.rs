@@ -1,8 +1,9 @@
 //! The event loop: [`Network::run_until`] runs the global events (flow
 //! starts, faults, samples) alone and everything else in windows of the
 //! lookahead, node by node (`window.rs`); the deferred transmission ends
-//! of calm switches (`catch_up`); and the one dispatch of a node's events
-//! to its components (`handle`). Touches the queues and the window's
+//! of calm switches (`catch_up`); the packets a switch refused during an
+//! event, handed to DIBS after it (`switch/deflect.rs`); and the one
+//! dispatch of a node's events to its components (`handle`). Touches the queues and the window's
 //! state; what an event does belongs to `link/`, `switch/` and `host/`.
 
 use crate::link::port::TxEnd;
@@ -119,6 +120,10 @@ impl Network {
                 latest = latest.max(now);
                 self.counters.events += 1;
                 self.handle(now, ev);
+                // Deflection's work, out of the hop (empty without it).
+                if !self.deflector.refused.is_empty() {
+                    self.deflect_refused(now);
+                }
             }
             if self.calm {
                 self.finish_deferred(node);

@@ -1,7 +1,8 @@
 //! A switch's ingress pipeline: route (the routing table's equal-cost
 //! next hops), load balance (`lb/`; for the schemes that read queues, the
 //! hops' deferred transmission ends run first), admit (the MMU, which may
-//! PAUSE the upstream or refuse with a counted drop), enqueue at the
+//! PAUSE the upstream or refuse with a counted drop, or under DIBS a
+//! record that `deflect.rs` handles after the event), enqueue at the
 //! egress port (or depart at once through an idle one). Touches the
 //! switch, its ports' queues and the counters.
 
@@ -11,6 +12,7 @@ use crate::net::Network;
 use crate::observe::counters::DropReason;
 use crate::switch::lb::{Balancer, Sight};
 use crate::switch::mmu::Refusal;
+use crate::switch::Refused;
 use engine::Time;
 
 impl Network {
@@ -46,6 +48,18 @@ impl Network {
             hdr.wire() as u64,
             queued,
         ) {
+            // DIBS: recorded, deflected or dropped after the event
+            // (`deflect.rs`).
+            Err(refusal) if self.deflector.on => {
+                let r = Refused {
+                    s,
+                    in_local,
+                    out,
+                    hdr,
+                    refusal,
+                };
+                self.deflector.refused.push(r);
+            }
             Err(r) => {
                 let reason = match r {
                     Refusal::HeadroomOverflow => DropReason::HeadroomOverflow,
@@ -63,18 +77,24 @@ impl Network {
                     // The packet came off the wire of `in_port`'s partner.
                     self.catch_up(out, (now, Ev::Arrive(in_port ^ 1)));
                 }
-                // A packet the idle port would take at once skips its queue:
-                // what `kick` does after the pop, without the queue's lines
-                // (in a large run, the queue's tail slot is the costliest
-                // load of a hop).
-                if self.ports[out as usize].takes_at_once(now, class) {
-                    // Its class's queue is empty.
-                    self.depart(now, out, s, hdr, 0);
-                } else {
-                    self.ports[out as usize].push(hdr);
-                    self.kick(now, out);
-                }
+                self.enqueue(now, out, s, hdr);
             }
+        }
+    }
+
+    /// Queues admitted packet `hdr` at port `out` of switch `s`, or sends
+    /// it at once. A packet the idle port would take at once skips its
+    /// queue: what `kick` does after the pop, without the queue's lines
+    /// (in a large run, the queue's tail slot is the costliest load of a
+    /// hop).
+    #[inline(always)]
+    pub(crate) fn enqueue(&mut self, now: Time, out: u32, s: u32, hdr: Hdr) {
+        if self.ports[out as usize].takes_at_once(now, hdr.class()) {
+            // Its class's queue is empty.
+            self.depart(now, out, s, hdr, 0);
+        } else {
+            self.ports[out as usize].push(hdr);
+            self.kick(now, out);
         }
     }
 

@@ -215,6 +215,14 @@ impl Mmu {
         Ok(Admitted { send_pause })
     }
 
+    /// Whether lossy admission would take a packet of `size` bytes for an
+    /// egress queue holding `queued` bytes (what [`Mmu::admit`] checks,
+    /// without accounting).
+    pub fn lossy_room(&self, size: u64, queued: u64) -> bool {
+        self.total_used + size <= self.buffer
+            && (queued == 0 || queued + size <= self.egress_alpha.of(self.buffer - self.total_used))
+    }
+
     /// Releases a packet that leaves the switch; returns true when the
     /// ingress (port, class) should RESUME its upstream now.
     #[inline]
