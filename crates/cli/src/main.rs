@@ -439,7 +439,13 @@ fn sweep(
         "drops",
         "pauses"
     );
-    let mut csv = String::from("label,seed,flows,flows_finished,slowdown_mean,slowdown_p99,fct_mean_ns,total_goodput_gbps,dropped_packets,pause_frames\n");
+    let mut csv = String::from(
+        "label,seed,flows,flows_finished,slowdown_mean,slowdown_p99,fct_mean_ns,\
+         total_goodput_gbps,dropped_packets,pause_frames,slowdown_small_mean,\
+         slowdown_small_p99,slowdown_large_mean,slowdown_large_p99,retransmitted_packets,\
+         timeouts,ooo_fraction,reorder_retx,switch_paused_fraction_mean,\
+         host_paused_fraction_mean,flows_hit_by_failures,slowdown_hit_mean,slowdown_hit_p99\n",
+    );
     for (p, s) in points.iter().zip(&results) {
         say!(
             "{:<40} {:>4}/{:<4} {:>9.3} {:>9.3} {:>10.2} {:>8} {:>8}",
@@ -452,8 +458,11 @@ fn sweep(
             s.dropped_packets,
             s.pause_frames
         );
+        // Absent without failure schedules: empty cells.
+        let hit = |f: fn(&report::Stat) -> f64| s.slowdown_hit_by_failures.as_ref().map(f);
+        let cell = |v: Option<f64>| v.map_or(String::new(), |v| v.to_string());
         csv.push_str(&format!(
-            "{},{},{},{},{},{},{},{},{},{}\n",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
             p.label(),
             p.seed,
             s.flows,
@@ -463,7 +472,21 @@ fn sweep(
             s.fct_ns.mean,
             s.total_goodput_gbps,
             s.dropped_packets,
-            s.pause_frames
+            s.pause_frames,
+            s.slowdown_small.mean,
+            s.slowdown_small.p99,
+            s.slowdown_large.mean,
+            s.slowdown_large.p99,
+            s.retransmitted_packets,
+            s.timeouts,
+            s.reordering.ooo_fraction,
+            s.reordering.reorder_retx,
+            s.pfc_pause.switch_paused_fraction_mean,
+            s.pfc_pause.host_paused_fraction_mean,
+            s.flows_hit_by_failures
+                .map_or(String::new(), |n| n.to_string()),
+            cell(hit(|st| st.mean)),
+            cell(hit(|st| st.p99)),
         ));
     }
     say!("{} runs on {jobs} threads in {wall:.2} s", points.len());

@@ -65,6 +65,9 @@ fn compose(sc: &Scenario, file: &str, src: Source, seed: u64) -> Result<Built, S
     sc.validate(file)?;
     let imported = sc.topology.build(c, src, seed)?;
     let mut cfg = fabric_config(sc, file)?;
+    cfg.load_balancer
+        .check_topology(&imported.topo)
+        .map_err(|m| c.err("switch.load_balancer", m))?;
     cfg.seed = seed;
     let t = &sc.transport;
     // The scheme of each kind a flow may use (`[transport] kind` or a

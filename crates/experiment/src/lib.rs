@@ -3,6 +3,7 @@
 
 pub mod bench;
 pub mod build;
+pub mod lb_summary;
 pub mod ns3;
 pub mod reorder;
 pub mod report;

@@ -137,6 +137,10 @@ pub struct SummaryJson {
     pub mprdma: Option<MpRdmaSummary>,
     /// Reordering at the receiving NICs (see `crate::reorder`).
     pub reordering: ReorderingSummary,
+    /// What a load balancer acting at ToRs (ConWeave) did (absent for the
+    /// others; see `crate::lb_summary`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub load_balancer: Option<crate::lb_summary::LoadBalancerSummary>,
     /// Totals of the `[output] ecn_ports`, in their order (absent without).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ecn_ports: Vec<EcnPort>,
@@ -144,8 +148,11 @@ pub struct SummaryJson {
     /// link (absent without).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub flows_hit_by_failures: Option<usize>,
-    /// With `[switch] deflection = "dibs"`: packets deflected, and the most
-    /// deflections one packet had (absent without).
+    /// With `random_failures` faults: the slowdown of those of them that
+    /// finished (Eunomia's Fig 2 looks at these flows only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slowdown_hit_by_failures: Option<Stat>,
+    /// DIBS (`deflection = "dibs"`, else absent): deflections, the most of one packet.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub deflected: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -421,6 +428,7 @@ pub fn summary(o: &Outcome, scenario: &str, seed: u64) -> SummaryJson {
             .collect();
         Summary::of(&v).into()
     };
+    let hit = net.flows_hit_by_failures();
     let slowdown_by_size = SIZE_BUCKETS
         .windows(2)
         .map(|w| SizeBucket {
@@ -474,8 +482,20 @@ pub fn summary(o: &Outcome, scenario: &str, seed: u64) -> SummaryJson {
         },
         nic_state: nic_state(net),
         reordering: crate::reorder::summary(net),
+        load_balancer: crate::lb_summary::summary(net),
         ecn_ports: ecn_ports(net, o.end_time),
-        flows_hit_by_failures: net.flows_hit_by_failures(),
+        flows_hit_by_failures: hit.map(|h| h.len()),
+        slowdown_hit_by_failures: hit.map(|h| {
+            let v: Vec<f64> = o
+                .flows()
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| h.contains(&(*i as u32)))
+                .filter_map(|(_, f)| f.slowdown())
+                .map(|s| s.max(1.0))
+                .collect();
+            Summary::of(&v).into()
+        }),
         deflected: net.deflected(),
         most_deflections: net.deflected().map(|_| net.most_deflections()),
     }
@@ -697,6 +717,19 @@ pub fn render(s: &SummaryJson) -> String {
         "reordering",
         crate::reorder::render(&s.reordering),
     );
+    if let Some(lb) = &s.load_balancer {
+        line(&mut out, "load balancer", crate::lb_summary::render(lb));
+    }
+    if let (Some(n), Some(st)) = (s.flows_hit_by_failures, &s.slowdown_hit_by_failures) {
+        line(
+            &mut out,
+            "hit by failures",
+            format!(
+                "{n} flows lost a packet to a failed link; {} of them finished, slowdown mean {:.3} p99 {:.3}",
+                st.count, st.mean, st.p99
+            ),
+        );
+    }
     for (name, st) in &s.nic_state {
         line(
             &mut out,

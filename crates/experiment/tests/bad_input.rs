@@ -144,6 +144,13 @@ fn cases() -> Vec<Case> {
         case("dibs zero deflections", with("[switch]\ndeflection = \"dibs\"\n[switch.dibs]\nmax_deflections = 0"), "switch.dibs.max_deflections", "1..=255"),
         case("dibs too many deflections", with("[switch]\ndeflection = \"dibs\"\n[switch.dibs]\nmax_deflections = 256"), "switch.dibs.max_deflections", "1..=255"),
         case("dibs unknown key", with("[switch]\ndeflection = \"dibs\"\n[switch.dibs]\nttl = 3"), "switch.dibs", "unknown field"),
+        case("conweave on linked ToRs", "[topology]\nkind = \"edges\"\nnodes = [{name = \"a\", kind = \"host\"}, {name = \"s\", kind = \"switch\"}, {name = \"b\", kind = \"host\"}, {name = \"t\", kind = \"switch\"}]\nlinks = [{a = \"a\", b = \"s\"}, {a = \"b\", b = \"t\"}, {a = \"s\", b = \"t\"}]\n[switch]\nload_balancer = \"conweave\"\n[[flows]]\nsrc = 0\ndst = 1\nbytes = 1000\n".into(), "switch.load_balancer", "switches s and t both have hosts"),
+        case("conweave on a jellyfish", "[topology]\nkind = \"jellyfish\"\nswitches = 8\ndegree = 3\nhosts = 8\n[switch]\nload_balancer = \"conweave\"\n".into(), "switch.load_balancer", "needs a ToR layer"),
+        case("conweave expiry zero", with("[switch]\nload_balancer = \"conweave\"\n[switch.conweave]\ntx_expiry_us = 0"), "switch.conweave.tx_expiry_us", "> 0"),
+        case("conweave wait NaN", with("[switch]\nload_balancer = \"conweave\"\n[switch.conweave]\ndefault_voq_wait_us = nan"), "switch.conweave.default_voq_wait_us", "finite"),
+        case("conweave negative pause", with("[switch]\nload_balancer = \"conweave\"\n[switch.conweave]\npath_pause_us = -1"), "switch.conweave.path_pause_us", ">= 0"),
+        case("conweave extra inf", with("[switch]\nload_balancer = \"conweave\"\n[switch.conweave]\nextra_voq_flush_us = inf"), "switch.conweave.extra_voq_flush_us", "finite"),
+        case("conweave unknown key", with("[switch]\nload_balancer = \"conweave\"\n[switch.conweave]\nreply_timer_us = 4"), "switch.conweave", "unknown field"),
         case("spray has no table", with("[switch]\nload_balancer = \"spray\"\n[switch.spray]\nx = 1"), "switch", "unknown field"),
         // Transport.
         case("mtu zero", with("[transport]\nmtu = 0"), "transport.mtu", "at least 1"),

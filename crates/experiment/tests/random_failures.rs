@@ -80,8 +80,14 @@ fn flows_finish_deterministically_and_hits_are_reported() {
         .flows_hit_by_failures
         .expect("reported with random failures");
     assert!(hit > 0 && hit <= a.flows().len(), "{hit}");
+    // Every flow finished, so the slowdown of the hit ones covers them all,
+    // and it is a subset's: within the overall range.
+    let st = sa.slowdown_hit_by_failures.as_ref().expect("with failures");
+    assert_eq!(st.count, hit);
+    assert!(st.mean >= 1.0 && st.max <= sa.slowdown.max, "{st:?}");
     let plain = summary(&run_toml(FABRIC));
     assert_eq!(plain.flows_hit_by_failures, None);
+    assert!(plain.slowdown_hit_by_failures.is_none());
     // Another seed draws other links.
     let c = run_toml_seed(&text, Some(4));
     assert_ne!(

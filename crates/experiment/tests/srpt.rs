@@ -2,7 +2,7 @@
 //! under web-search traffic on a lossy fabric it cuts the small flows'
 //! slowdown against FIFO; under PFC it never drops and every buffer is
 //! released (conservation is checked on every run); `"fifo"` is the
-//! default. (The overtaking itself is `switch/srpt.rs`'s test.)
+//! default. (The overtaking itself is `switch/srpt/kick.rs`'s test.)
 
 mod common;
 use common::*;

@@ -3,7 +3,9 @@
 //! connected for several seeds; Yen's paths between ToRs are real,
 //! loop-free, distinct, ordered by length, the first a shortest one; a
 //! flow under FKSP stays on one of them (the ports' byte counters show
-//! it) and the choice spreads flows over all k; a failed link on a pinned
+//! it) and the choice spreads flows over all k; with the choice left to
+//! the load balancer, one sprayed flow covers several paths and every
+//! packet stays on one of them; a failed link on a pinned
 //! path sends its flow to the shortest paths; the bad inputs are refused
 //! naming their key; and the comparison in docs/topologies.md builds.
 
@@ -254,6 +256,53 @@ fn the_path_choice_spreads_flows_over_all_k() {
 }
 
 #[test]
+fn the_load_balancer_spreads_one_flow_over_the_k_paths_and_off_none() {
+    // One 2 MB flow, sprayed at the source ToR over the first hops of its
+    // 6 paths: every packet follows one of the paths whole, so its data
+    // crosses only their ports (the ACKs, sprayed back, cross the reverse
+    // paths' ports), every distinct first hop carries a share, and the
+    // ports of at least two paths carry data.
+    let bytes = 2_000_000u64;
+    let text = jellyfish(
+        1,
+        7,
+        &format!(
+            "{KSP}choice = \"load_balancer\"\n[switch]\nload_balancer = \"spray\"\n\
+             [transport]\nordering = \"ideal\"\n[[flows]]\nsrc = 0\ndst = 31\nbytes = {bytes}"
+        ),
+    );
+    let sc = Scenario::parse(&text, "t.toml").unwrap();
+    let o = run(build(&sc, Path::new("t.toml"), None).unwrap(), |_| {});
+    assert!(o.flows()[0].finish.is_some());
+    let paths = o.net.ksp_paths(0, 31);
+    let back = o.net.ksp_paths(31, 0);
+    let on_paths: HashSet<u32> = paths.iter().chain(&back).flatten().copied().collect();
+    let carried = heavy_fabric_ports(&o.net, 1);
+    assert!(
+        carried.is_subset(&on_paths),
+        "ports off the k paths carried packets: {:?}",
+        carried.difference(&on_paths).collect::<Vec<_>>()
+    );
+    let firsts: HashSet<u32> = paths.iter().map(|p| p[0]).collect();
+    assert!(firsts.len() >= 2, "{paths:?}");
+    for &f in &firsts {
+        let tx = o.net.ports()[f as usize].stats().tx_bytes;
+        assert!(
+            tx >= bytes / (2 * paths.len() as u64),
+            "first hop {f}: {tx} B"
+        );
+    }
+    let data_paths = paths
+        .iter()
+        .filter(|p| {
+            p.iter()
+                .all(|&q| o.net.ports()[q as usize].stats().tx_bytes >= bytes / 20)
+        })
+        .count();
+    assert!(data_paths >= 2, "{data_paths} paths carried data");
+}
+
+#[test]
 fn a_flow_whose_path_fails_moves_to_the_shortest_paths() {
     let bytes = 2_000_000;
     let text = jellyfish(
@@ -341,6 +390,9 @@ fn bad_topology_and_routing_input_names_the_key() {
         ("unknown paths", format!("{leaf_spine}[routing]\npaths = \"ecmp\"\n{flow}\n"), "routing.paths", "ksp"),
         ("k with shortest", format!("{leaf_spine}[routing]\nk = 4\n{flow}\n"), "routing.k", "applies to paths = \"ksp\" only"),
         ("k zero", format!("{leaf_spine}[routing]\npaths = \"ksp\"\nk = 0\n{flow}\n"), "routing.k", "at least 1"),
+        ("choice with shortest", format!("{leaf_spine}[routing]\nchoice = \"flow\"\n{flow}\n"), "routing.choice", "applies to paths = \"ksp\" only"),
+        ("choice by ecmp", format!("{leaf_spine}[routing]\npaths = \"ksp\"\nk = 2\nchoice = \"load_balancer\"\n{flow}\n"), "routing.choice", "choice = \"flow\" (FKSP)"),
+        ("unknown choice", format!("{leaf_spine}[routing]\npaths = \"ksp\"\nchoice = \"packet\"\n{flow}\n"), "routing.choice", "load_balancer"),
         ("unknown routing key", format!("{leaf_spine}[routing]\npaths = \"ksp\"\nkk = 3\n{flow}\n"), "routing", "kk"),
         (
             "k above the paths",

@@ -104,7 +104,7 @@ impl Scenario {
         }
         self.topology.validate(c)?;
         self.switch.validate(c)?;
-        self.routing.validate(c)?;
+        self.routing.validate(c, self.switch.load_balancer.name())?;
         self.transport.validate(c)?;
         // The sub-tables of the transport in use, as they will be built.
         self.transport

@@ -1,8 +1,9 @@
 //! The `[switch]` section: shared buffer and PFC admission, ECN (RED)
 //! marking per link speed, rerouting on failures, the load balancer
-//! with its parameters (`[switch.drill]`, `[switch.letflow]`), the egress
-//! scheduling (`scheduling = "fifo" | "srpt"`) and deflection
-//! (`deflection = "none" | "dibs"`, `[switch.dibs]`); its checks
+//! with its parameters (`[switch.drill]`, `[switch.letflow]`,
+//! `[switch.conweave]`), the egress scheduling (`scheduling = "fifo" |
+//! "srpt"`) and deflection (`deflection = "none" | "dibs"`,
+//! `[switch.dibs]`); its checks
 //! and its build step (the switch part of the
 //! [`FabricConfig`]). RED settings are also what an `ecn` fault sets, so
 //! [`red`] lives here.
@@ -10,7 +11,8 @@
 use super::check::{gbps, Check, ScenarioError};
 use engine::time::US;
 use fabric::{
-    Deflection, DrillParams, EcnSetting, FabricConfig, LetflowParams, LoadBalancer, Scheduling,
+    ConweaveParams, Deflection, DrillParams, EcnSetting, FabricConfig, LetflowParams, LoadBalancer,
+    Scheduling,
 };
 use serde::Deserialize;
 
@@ -38,6 +40,8 @@ pub struct SwitchCfg {
     pub drill: DrillCfg,
     /// LetFlow's parameters, used when `load_balancer = "letflow"`.
     pub letflow: LetflowCfg,
+    /// ConWeave's parameters, used when `load_balancer = "conweave"`.
+    pub conweave: ConweaveCfg,
     /// How ports order the queued packets of the data class.
     #[serde(deserialize_with = "scheduling")]
     pub scheduling: Scheduling,
@@ -46,6 +50,38 @@ pub struct SwitchCfg {
     pub deflection: Deflection,
     /// DIBS's parameters, used when `deflection = "dibs"`.
     pub dibs: DibsCfg,
+}
+
+/// `[switch.conweave]`: ConWeave's times, in microseconds (defaults: the
+/// artifact's leaf-spine values; docs/load_balancing.md gives its
+/// fat-tree ones).
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields, default)]
+pub struct ConweaveCfg {
+    /// Added to the ToR-to-ToR base RTT: the reply deadline.
+    pub extra_reply_deadline_us: f64,
+    /// How long an uplink whose data was ECN-marked is avoided.
+    pub path_pause_us: f64,
+    /// Added to the TAIL's expected arrival: a held queue's deadline.
+    pub extra_voq_flush_us: f64,
+    /// A held queue's wait when no old-path packet was seen.
+    pub default_voq_wait_us: f64,
+    /// A flow idle this long starts a new epoch on a new uplink.
+    pub tx_expiry_us: f64,
+}
+
+impl Default for ConweaveCfg {
+    fn default() -> Self {
+        let p = ConweaveParams::DEFAULT;
+        let us = |t: engine::Time| t as f64 / US as f64;
+        ConweaveCfg {
+            extra_reply_deadline_us: us(p.extra_reply_deadline),
+            path_pause_us: us(p.path_pause),
+            extra_voq_flush_us: us(p.extra_voq_flush),
+            default_voq_wait_us: us(p.default_voq_wait),
+            tx_expiry_us: us(p.tx_expiry),
+        }
+    }
 }
 
 /// `[switch.dibs]`: the bound on a packet's deflections.
@@ -121,6 +157,7 @@ impl Default for SwitchCfg {
             load_balancer: LoadBalancer::default(),
             drill: DrillCfg::default(),
             letflow: LetflowCfg::default(),
+            conweave: ConweaveCfg::default(),
             scheduling: Scheduling::default(),
             deflection: Deflection::default(),
             dibs: DibsCfg::default(),
@@ -247,6 +284,16 @@ impl SwitchCfg {
             LetflowParams::MIN_TABLE,
             LetflowParams::MAX_TABLE,
         )?;
+        // ConWeave's times: the extras and the pause may be 0.
+        let w = &self.conweave;
+        c.us(
+            "switch.conweave.extra_reply_deadline_us",
+            w.extra_reply_deadline_us,
+        )?;
+        c.us("switch.conweave.path_pause_us", w.path_pause_us)?;
+        c.us("switch.conweave.extra_voq_flush_us", w.extra_voq_flush_us)?;
+        c.us_positive("switch.conweave.default_voq_wait_us", w.default_voq_wait_us)?;
+        c.us_positive("switch.conweave.tx_expiry_us", w.tx_expiry_us)?;
         Ok(())
     }
 
@@ -261,6 +308,16 @@ impl SwitchCfg {
                 gap: super::check::us(self.letflow.gap_us),
                 table: self.letflow.table_entries,
             }),
+            LoadBalancer::Conweave(_) => {
+                let (w, us) = (&self.conweave, super::check::us);
+                LoadBalancer::Conweave(ConweaveParams {
+                    extra_reply_deadline: us(w.extra_reply_deadline_us),
+                    path_pause: us(w.path_pause_us),
+                    extra_voq_flush: us(w.extra_voq_flush_us),
+                    default_voq_wait: us(w.default_voq_wait_us),
+                    tx_expiry: us(w.tx_expiry_us),
+                })
+            }
             other => other,
         }
     }

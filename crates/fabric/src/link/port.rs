@@ -255,7 +255,7 @@ impl Port {
     }
 
     /// A packet of `class` left from outside the class's ring (SRPT's
-    /// heap, `switch/srpt.rs`, which the ring's packets move to with their
+    /// heap, `switch/srpt/`, which the ring's packets move to with their
     /// bytes still counted), the last of its class if `empty`.
     pub fn release_held(&mut self, class: usize, wire: u32, empty: bool) {
         self.queues[class].bytes -= wire as u64;

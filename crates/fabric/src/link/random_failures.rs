@@ -162,7 +162,7 @@ impl Network {
     /// queued at its ports or on its wire when it failed (with
     /// `reroute_on_failure` off, packets sent onto it later are not
     /// counted); None without schedules.
-    pub fn flows_hit_by_failures(&self) -> Option<usize> {
-        (!self.failures.is_empty()).then_some(self.link_down_flows.len())
+    pub fn flows_hit_by_failures(&self) -> Option<&std::collections::BTreeSet<u32>> {
+        (!self.failures.is_empty()).then_some(&self.link_down_flows)
     }
 }

@@ -267,8 +267,10 @@ impl Arena {
     pub const SLOT_BYTES: usize = std::mem::size_of::<Slot>();
 
     /// Stores a packet; its header, which goes where the packet goes, holds
-    /// the rest of it.
-    #[inline]
+    /// the rest of it. Inlined wherever called: the NIC's send path keeps
+    /// its copy whatever else allocates (a load balancer's control
+    /// packets).
+    #[inline(always)]
     pub fn alloc(&mut self, pkt: Packet) -> Hdr {
         let (slot, operands) = split(pkt);
         let i = match self.free.pop() {
@@ -337,8 +339,8 @@ impl Arena {
         p.remaining(mtu)
     }
 
-    /// The packet behind a header.
-    #[inline]
+    /// The packet behind a header. Inlined wherever called, as `alloc`.
+    #[inline(always)]
     pub fn get(&self, hdr: &Hdr) -> Packet {
         let i = hdr.idx;
         let operands = if self.operands.is_empty() {

@@ -1,5 +1,6 @@
 //! The events of the simulation: [`Ev`], what happens at one node (an
-//! arrival, a transmission end, a NIC's wake-up or timer), with its tie
+//! arrival, a transmission end, a NIC's wake-up or timer, a switch's
+//! deadline), with its tie
 //! order and the node it acts on; and [`Global`], what acts on several
 //! nodes and runs alone between windows. Plain data: touches nothing.
 
@@ -19,12 +20,16 @@ pub(crate) enum Ev {
     /// One of a host's NIC timers is due (one event per timer: the NIC
     /// runs its earliest due timer at each).
     Timer(u32),
+    /// A deadline of the switch that owns the port (a load balancer's:
+    /// ConWeave's flush of a held queue); each runs every deadline due.
+    SwitchTimer(u32),
 }
 
 impl Tie for Ev {
     /// Distinct for distinct events at one node (a timer's host, like a
     /// wake-up's, is the node itself; two timer events of one host at one
-    /// picosecond are alike, each running the NIC's next due timer), as
+    /// picosecond are alike, each running the NIC's next due timer, and so
+    /// are two deadlines of one switch), as
     /// `mix64` is a bijection; scrambled by the time, so no port wins every
     /// tie.
     #[inline]
@@ -34,6 +39,7 @@ impl Tie for Ev {
             Ev::TxDone(p) => 1 << 32 | p as u64,
             Ev::NicWake(_) => 2 << 32,
             Ev::Timer(_) => 3 << 32,
+            Ev::SwitchTimer(_) => 4 << 32,
         };
         mix64(code ^ at.wrapping_mul(0x9e37_79b9_7f4a_7c15))
     }
@@ -43,7 +49,7 @@ impl Tie for Ev {
 #[inline(always)]
 pub(crate) fn node_of(port_node: &[u32], host_node: &[u32], ev: Ev) -> u32 {
     match ev {
-        Ev::TxDone(p) => port_node[p as usize],
+        Ev::TxDone(p) | Ev::SwitchTimer(p) => port_node[p as usize],
         Ev::Arrive(p) => port_node[p as usize ^ 1],
         Ev::NicWake(h) | Ev::Timer(h) => host_node[h as usize],
     }

@@ -79,10 +79,13 @@ pub struct Network {
     /// side: a few lines for the whole fabric that stay in cache, where a
     /// field of each switch cost a cache line per hop).
     pub(crate) lb: Balancer,
-    /// SRPT's queues (`switch/srpt.rs`; none under FIFO).
+    /// SRPT's queues (`switch/srpt/`; none under FIFO).
     pub(crate) srpt: Srpt,
     /// DIBS deflection's state (`switch/deflect.rs`; off without it).
     pub(crate) deflector: Deflector,
+    /// `lb.at_tors()`: the ingress pipeline hands every packet to the
+    /// balancer first (one predictable branch on the hop).
+    pub(crate) lb_at_tors: bool,
     pub(crate) routes: Routes,
     pub(crate) arena: Arena,
     pub(crate) flows: Vec<FlowResult>,
@@ -136,6 +139,7 @@ pub struct Network {
 impl Network {
     pub fn new(topo: Topology, cfg: FabricConfig) -> Result<Network, String> {
         topo.validate()?;
+        cfg.load_balancer.check_topology(&topo)?;
         let nic = &cfg.nic;
         nic.validate()
             .map_err(|e| format!("NIC configuration: {e}"))?;
@@ -258,6 +262,7 @@ impl Network {
             roles,
             hosts,
             switches,
+            lb_at_tors: lb.at_tors(),
             lb,
             srpt,
             deflector,
@@ -294,6 +299,9 @@ impl Network {
         net.window = ByNode::new(net.roles.len());
         net.rebuild_routes();
         net.window_bytes_changed();
+        if net.lb_at_tors {
+            net.init_tors();
+        }
         Ok(net)
     }
 
@@ -322,9 +330,10 @@ impl Network {
 
     /// Lets calm switches defer their ports' transmission ends (the
     /// default), or makes every end an event, as a reference: the results
-    /// are the same either way.
+    /// are the same either way. A balancer that acts at ToRs keeps every
+    /// end an event (see `Network::init_tors`).
     pub fn set_deferred_ends(&mut self, on: bool) {
-        self.defer_ends = on;
+        self.defer_ends = on && !self.lb_at_tors;
     }
 
     /// Transmission ends run deferred so far (see `Mmu::calm`), each

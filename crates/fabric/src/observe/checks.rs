@@ -1,17 +1,18 @@
 //! Invariants a run can be checked against: conservation (every packet
-//! injected was delivered, dropped with a counted reason, or is still in a
-//! queue or on a wire) and work conservation (no switch port idles with
-//! something to send). Reads only.
+//! injected, by a host or a switch's load balancer, was delivered,
+//! consumed by a switch, dropped with a counted reason, or is still in a
+//! queue, on a wire or held by a load balancer) and work conservation (no
+//! switch port idles with something to send). Reads only.
 
 use crate::link::frame::Frame;
 use crate::link::port::End;
 use crate::net::Network;
 
 impl Network {
-    /// Packets held in queues and on wires (for conservation checks).
+    /// Packets held in queues, on wires and by the load balancer (for
+    /// conservation checks).
     pub fn in_flight(&self) -> (u64, u64) {
-        let mut packets = 0;
-        let mut bytes = 0;
+        let (mut packets, mut bytes) = self.lb.held();
         for (p, port) in self.ports.iter().enumerate() {
             let rings = port.queues.iter().flat_map(|q| q.hdrs.iter());
             for hdr in rings.chain(self.srpt.queued(p as u32)) {
@@ -52,13 +53,14 @@ impl Network {
     pub fn check_conservation(&self) -> Result<(), String> {
         let c = &self.counters;
         let (fp, fb) = self.in_flight();
-        let accounted_p = c.delivered_packets + c.total_dropped_packets() + fp;
-        let accounted_b = c.delivered_bytes + c.total_dropped_bytes() + fb;
-        if accounted_p != c.injected_packets || accounted_b != c.injected_bytes {
+        let [(mp, mb), (cp, cb)] = self.lb.own_packets();
+        let accounted_p = c.delivered_packets + c.total_dropped_packets() + fp + cp;
+        let accounted_b = c.delivered_bytes + c.total_dropped_bytes() + fb + cb;
+        if accounted_p != c.injected_packets + mp || accounted_b != c.injected_bytes + mb {
             return Err(format!(
-                "conservation violated: injected {} packets / {} B, delivered {} / {}, dropped {} / {}, in flight {} / {}",
-                c.injected_packets, c.injected_bytes, c.delivered_packets, c.delivered_bytes,
-                c.total_dropped_packets(), c.total_dropped_bytes(), fp, fb
+                "conservation violated: injected {} packets / {} B (and {} / {} made by switches), delivered {} / {}, consumed by switches {} / {}, dropped {} / {}, in flight {} / {}",
+                c.injected_packets, c.injected_bytes, mp, mb, c.delivered_packets, c.delivered_bytes,
+                cp, cb, c.total_dropped_packets(), c.total_dropped_bytes(), fp, fb
             ));
         }
         if fp as usize != self.arena.live() {

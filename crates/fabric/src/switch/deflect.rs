@@ -18,6 +18,7 @@
 //! state (`Deflector`, `Refused`) is `mod.rs`'s.
 
 use crate::link::port::End;
+use crate::net::event::Ev;
 use crate::net::Network;
 use crate::observe::counters::DropReason;
 use crate::switch::mmu::Refusal;
@@ -106,7 +107,10 @@ impl Network {
         d.counts[slot] = (id, times + 1);
         d.most = d.most.max(times + 1);
         self.counters.deflected += 1;
-        self.enqueue(now, q, s, hdr);
+        // It came off the wire of its ingress port's partner (a lossy
+        // switch is never calm, so this catches up nothing).
+        let in_port = self.switches[s as usize].ports[in_local as usize];
+        self.enqueue(now, q, s, hdr, (now, Ev::Arrive(in_port ^ 1)));
         true
     }
 

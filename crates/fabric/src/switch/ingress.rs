@@ -3,7 +3,8 @@
 //! hops' deferred transmission ends run first), admit (the MMU, which may
 //! PAUSE the upstream or refuse with a counted drop, or under DIBS a
 //! record that `deflect.rs` handles after the event), enqueue at the
-//! egress port (or depart at once through an idle one). Touches the
+//! egress port (or depart at once through an idle one). A balancer that
+//! acts at ToRs (`Balancer::at_tors`) takes the packet first. Touches the
 //! switch, its ports' queues and the counters.
 
 use crate::net::arena::Hdr;
@@ -18,9 +19,23 @@ use engine::Time;
 impl Network {
     /// A packet entered switch `s` on port `in_port` (its `in_local`-th
     /// port): route, load balance, admit, enqueue (or depart at once).
-    pub(crate) fn forward(&mut self, now: Time, s: u32, in_port: u32, in_local: u16, mut hdr: Hdr) {
+    /// `TORS`: the balancer acts at ToRs (`Network::lb_at_tors`), and sees
+    /// every packet first; the loop is compiled for each value, so the
+    /// default's hop has no trace of it.
+    #[inline(always)]
+    pub(crate) fn forward<const TORS: bool>(
+        &mut self,
+        now: Time,
+        s: u32,
+        in_port: u32,
+        in_local: u16,
+        mut hdr: Hdr,
+    ) {
         hdr.in_port = in_local as u8;
-        let hops = self.routes.hops(s, hdr.flow, hdr.dst);
+        if TORS && self.lb_at_tor(now, s, in_port, hdr) {
+            return;
+        }
+        let hops = self.routes.hops(s, hdr.flow, hdr.dst, hdr.idx, in_port);
         let out = match hops.len() {
             0 => {
                 self.counters.drop(DropReason::NoRoute, hdr.wire());
@@ -36,14 +51,25 @@ impl Network {
                 lb if !(self.calm && lb.reads_queues()) => {
                     lb.pick(s, hdr, hops, Sight::new(&self.ports, now))
                 }
-                _ => self.pick_on_queues(s, hdr, (now, Ev::Arrive(in_port ^ 1))),
+                _ => self.pick_on_queues(s, hdr, in_port, now),
             },
         };
+        if self.admit(now, s, in_port, out, hdr) {
+            // The packet came off the wire of `in_port`'s partner.
+            self.enqueue(now, out, s, hdr, (now, Ev::Arrive(in_port ^ 1)));
+        }
+    }
+
+    /// The MMU's admission of `hdr` (which came in on `in_port`, its
+    /// `hdr.in_port`-th) toward port `out`: true if admitted (the upstream
+    /// may be PAUSEd), false if dropped (counted, freed).
+    #[inline(always)]
+    pub(crate) fn admit(&mut self, now: Time, s: u32, in_port: u32, out: u32, hdr: Hdr) -> bool {
         let class = hdr.class();
         let ports = &self.ports;
         let queued = || ports[out as usize].queues[class].bytes;
         match self.switches[s as usize].mmu.admit(
-            in_local as usize,
+            hdr.in_port as usize,
             class,
             hdr.wire() as u64,
             queued,
@@ -53,12 +79,13 @@ impl Network {
             Err(refusal) if self.deflector.on => {
                 let r = Refused {
                     s,
-                    in_local,
+                    in_local: hdr.in_port as u16,
                     out,
                     hdr,
                     refusal,
                 };
                 self.deflector.refused.push(r);
+                false
             }
             Err(r) => {
                 let reason = match r {
@@ -68,28 +95,30 @@ impl Network {
                 };
                 self.counters.drop(reason, hdr.wire());
                 self.arena.free(hdr.idx);
+                false
             }
             Ok(a) => {
                 if a.send_pause {
                     self.send_pfc(now, in_port, class as u8, true);
                 }
-                if self.calm {
-                    // The packet came off the wire of `in_port`'s partner.
-                    self.catch_up(out, (now, Ev::Arrive(in_port ^ 1)));
-                }
-                self.enqueue(now, out, s, hdr);
+                true
             }
         }
     }
 
-    /// Queues admitted packet `hdr` at port `out` of switch `s`, or sends
-    /// it at once. A packet the idle port would take at once skips its
-    /// queue: what `kick` does after the pop, without the queue's lines
-    /// (in a large run, the queue's tail slot is the costliest load of a
-    /// hop).
+    /// An admitted packet joins port `out`'s queue (or departs at once),
+    /// during event `ev` at switch `s`.
     #[inline(always)]
-    pub(crate) fn enqueue(&mut self, now: Time, out: u32, s: u32, hdr: Hdr) {
-        if self.ports[out as usize].takes_at_once(now, hdr.class()) {
+    pub(crate) fn enqueue(&mut self, now: Time, out: u32, s: u32, hdr: Hdr, ev: (Time, Ev)) {
+        if self.calm {
+            self.catch_up(out, ev);
+        }
+        // A packet the idle port would take at once skips its queue:
+        // what `kick` does after the pop, without the queue's lines
+        // (in a large run, the queue's tail slot is the costliest
+        // load of a hop).
+        let class = hdr.class();
+        if self.ports[out as usize].takes_at_once(now, class) {
             // Its class's queue is empty.
             self.depart(now, out, s, hdr, 0);
         } else {
@@ -99,16 +128,20 @@ impl Network {
     }
 
     /// The pick of a load balancer that reads queues, at a calm switch:
-    /// the deferred transmission ends of the next hops due before `ev`
-    /// (the packet's arrival) run first, as they would with every end an
-    /// event, so that the queues it reads are as they are.
+    /// the deferred transmission ends of the next hops due before the
+    /// packet's arrival (by `in_port` at `now`) run first, as they would
+    /// with every end an event, so that the queues it reads are as they
+    /// are.
     #[inline(never)]
-    fn pick_on_queues(&mut self, s: u32, hdr: Hdr, ev: (Time, Ev)) -> u32 {
-        for i in 0..self.routes.next_hops(s, hdr.dst).len() {
-            let p = self.routes.next_hops(s, hdr.dst)[i];
+    fn pick_on_queues(&mut self, s: u32, hdr: Hdr, in_port: u32, now: Time) -> u32 {
+        // The packet came off the wire of `in_port`'s partner.
+        let ev = (now, Ev::Arrive(in_port ^ 1));
+        let (flow, dst, idx) = (hdr.flow, hdr.dst, hdr.idx);
+        for i in 0..self.routes.hops(s, flow, dst, idx, in_port).len() {
+            let p = self.routes.hops(s, flow, dst, idx, in_port)[i];
             self.catch_up(p, ev);
         }
-        let hops = self.routes.next_hops(s, hdr.dst);
-        self.lb.pick(s, hdr, hops, Sight::new(&self.ports, ev.0))
+        let hops = self.routes.hops(s, flow, dst, idx, in_port);
+        self.lb.pick(s, hdr, hops, Sight::new(&self.ports, now))
     }
 }

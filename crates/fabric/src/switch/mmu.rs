@@ -163,8 +163,10 @@ impl Mmu {
     /// Admits (and accounts) a packet of `size` bytes arriving on `in_port`
     /// for an egress (port, class) that holds `queued()` bytes, or refuses
     /// it. Only the lossy rule asks for `queued()`: it reads the egress
-    /// port's queue, a cache line a PFC-mode hop need not touch.
-    #[inline]
+    /// port's queue, a cache line a PFC-mode hop need not touch. Inlined
+    /// wherever called: the hop's copy must not depend on how many other
+    /// callers there are (a load balancer's own admissions).
+    #[inline(always)]
     pub fn admit(
         &mut self,
         in_port: usize,

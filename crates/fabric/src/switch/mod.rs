@@ -2,7 +2,7 @@
 //! admit -> enqueue), the egress pipeline (`egress.rs`: release -> mark ->
 //! send), the load balancers (`lb/`), ECN marking (`mark.rs`), the
 //! shared-buffer MMU (`mmu.rs`), SRPT scheduling of the egress queues
-//! (`srpt.rs`), DIBS deflection (`deflect.rs`) and the window budget of
+//! (`srpt/`), DIBS deflection (`deflect.rs`) and the window budget of
 //! the calm test (`budget.rs`). This file holds a switch's own state and
 //! the scheduling and deflection settings and deflection's state; it
 //! touches nothing else. See docs/extending.md, "Adding a switch feature".
@@ -26,7 +26,7 @@ pub enum Scheduling {
     /// In arrival order.
     #[default]
     Fifo,
-    /// Smallest remaining message first, ties in arrival order (`srpt.rs`).
+    /// Smallest remaining message first, ties in arrival order (`srpt/`).
     Srpt,
 }
 

@@ -17,6 +17,17 @@ use engine::StreamKind;
 /// Yen and 70 MB at its peak; 1024 ToRs with k = 1, 1.4 s and 90 MB.
 pub const MAX_PINNED_PATHS: u64 = 1 << 20;
 
+/// Who chooses, among the k paths, the one a packet takes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PathChoice {
+    /// FKSP: a seeded hash of the flow's identity pins it to one path.
+    #[default]
+    Flow,
+    /// The source ToR's load balancer, among the first hops of the live
+    /// paths, for each packet it balances (`topo/pinned.rs`).
+    LoadBalancer,
+}
+
 /// Why FKSP cannot route a network.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum KspError {
@@ -93,11 +104,12 @@ impl Network {
         self.topo.nodes[node as usize].name.clone()
     }
 
-    /// Pins every flow to one of the `k` shortest loop-free paths between
-    /// its source and destination ToRs (FKSP; see `topo/pinned.rs`),
-    /// chosen by a hash of its identity seeded by the run's seed. Takes
-    /// ToRs squared times k runs of Yen's algorithm, halved by symmetry.
-    pub fn route_by_ksp(&mut self, k: u32) -> Result<(), KspError> {
+    /// Routes every packet on one of the `k` shortest loop-free paths
+    /// between its source and destination ToRs (see `topo/pinned.rs`),
+    /// chosen by `choice`: FKSP's hash of the flow's identity, seeded by
+    /// the run's seed, or the source ToR's load balancer. Takes ToRs
+    /// squared times k runs of Yen's algorithm, halved by symmetry.
+    pub fn route_by_ksp(&mut self, k: u32, choice: PathChoice) -> Result<(), KspError> {
         let host_switch = self.host_switches()?;
         // ToRs numbered by switch index.
         let mut tor_of_switch = vec![u32::MAX; self.switches.len()];
@@ -167,6 +179,9 @@ impl Network {
                     }
                 }
             }
+        }
+        if choice == PathChoice::LoadBalancer {
+            pinned.by_balancer();
         }
         let ports = &self.ports;
         pinned.refresh(|p| ports[p as usize].up);

@@ -20,6 +20,19 @@
 //! last hop is the host's own port; a packet of a flow between hosts of
 //! one ToR) answers from the shortest-path tables.
 //!
+//! With the choice left to the load balancer (`[routing] choice =
+//! "load_balancer"`, [`Pinned::by_balancer`]), the source ToR offers its
+//! load balancer the first hops of the pair's live paths (one entry per
+//! path, so a port that starts two paths counts twice), and the packet
+//! then follows one path through the port chosen: the second switch,
+//! seeing no path on the packet yet, takes the live path whose first hop
+//! is the port the packet came from (among several, the flow's by the
+//! same seeded hash), and writes its index in a label kept per packet
+//! (per arena slot, `label`), which the later switches read. The label
+//! stands for what a real fabric carries in the packet (a source route,
+//! or the source port a NIC would choose to steer a path); it lives here,
+//! beside the tables, so that no header grows and only this mode pays.
+//!
 //! Failures: the paths are computed once, on the graph as it was when
 //! FKSP was set. When links change (`reroute_on_failure`), each path is
 //! marked dead if any of its ports is down, and the flows pinned to a
@@ -29,6 +42,7 @@
 //! pinned to a dead link are dropped there, as with shortest paths.
 
 use crate::hash::mix64;
+use std::cell::RefCell;
 
 /// FKSP's paths and what picks one (see the module doc).
 #[derive(Clone, Debug)]
@@ -45,6 +59,28 @@ pub struct Pinned {
     hops: Vec<[u32; 2]>,
     /// Per path: every port on it is up.
     alive: Vec<bool>,
+    /// Whether the source ToR's load balancer chooses the path (else the
+    /// flow's hash does).
+    by_balancer: bool,
+    /// With `by_balancer`: per ToR pair, the first hops of its live paths
+    /// (`k` slots, the first `firsts_len` used), rebuilt by `refresh`.
+    firsts: Vec<u32>,
+    firsts_len: Vec<u8>,
+    /// With `by_balancer`: per arena slot, 1 + the global index of the
+    /// path its packet follows (0: none yet). Written by the switch that
+    /// reads a packet's route (`&self`), hence the cell.
+    label: RefCell<Vec<u32>>,
+}
+
+/// What the paths say a switch does with a packet.
+#[derive(Debug, PartialEq, Eq)]
+pub enum PathHop<'a> {
+    /// Its candidate egress ports: the path's one port, or at the source
+    /// ToR under `by_balancer` the first hops of the live paths.
+    Ports(&'a [u32]),
+    /// The shortest-path tables answer (the switch is not on a live
+    /// path).
+    Shortest,
 }
 
 impl Pinned {
@@ -63,7 +99,22 @@ impl Pinned {
             start,
             hops: Vec::new(),
             alive: Vec::with_capacity(paths),
+            by_balancer: false,
+            firsts: Vec::new(),
+            firsts_len: Vec::new(),
+            label: RefCell::default(),
         }
+    }
+
+    /// Leaves the choice of a path to the source ToR's load balancer (see
+    /// the module doc); call before the last `refresh`.
+    pub fn by_balancer(&mut self) {
+        self.by_balancer = true;
+    }
+
+    /// Whether the load balancer chooses the paths.
+    pub fn chosen_by_balancer(&self) -> bool {
+        self.by_balancer
     }
 
     /// Appends the next path: its hops as (switch index, egress port).
@@ -78,6 +129,21 @@ impl Pinned {
         for p in 0..self.alive.len() {
             let (a, b) = (self.start[p] as usize, self.start[p + 1] as usize);
             self.alive[p] = self.hops[a..b].iter().all(|h| up(h[1]));
+        }
+        if self.by_balancer {
+            let k = self.k as usize;
+            let pairs = self.alive.len() / k.max(1);
+            self.firsts = vec![0; pairs * k];
+            self.firsts_len = vec![0; pairs];
+            for pair in 0..pairs {
+                for p in pair * k..pair * k + k {
+                    if self.alive[p] && self.start[p + 1] > self.start[p] {
+                        let n = self.firsts_len[pair] as usize;
+                        self.firsts[pair * k + n] = self.hops[self.start[p] as usize][1];
+                        self.firsts_len[pair] += 1;
+                    }
+                }
+            }
         }
     }
 
@@ -103,6 +169,77 @@ impl Pinned {
         self.host_tor[h as usize]
     }
 
+    /// Under `by_balancer`: what switch `s` does with the packet in arena
+    /// slot `idx` of `flow` toward `dst` that arrived by port `in_port`
+    /// (see the module doc).
+    pub fn hop_by_balancer(
+        &self,
+        s: u32,
+        flow: u32,
+        dst: u32,
+        idx: u32,
+        in_port: u32,
+    ) -> PathHop<'_> {
+        let src_tor = self.host_tor[(flow & 0xffff) as usize] as usize;
+        let dst_tor = self.host_tor[dst as usize] as usize;
+        if src_tor == dst_tor {
+            return PathHop::Shortest;
+        }
+        let pair = src_tor * self.tors as usize + dst_tor;
+        let k = self.k as usize;
+        let mut label = self.label.borrow_mut();
+        if label.len() <= idx as usize {
+            label.resize(idx as usize + 1, 0);
+        }
+        let first = pair * k;
+        let path = if self.hops[self.start[first] as usize..self.start[first + k] as usize]
+            .first()
+            .is_some_and(|h| h[0] == s)
+        {
+            // The source ToR: the packet starts afresh (the slot's label
+            // may be a former packet's).
+            label[idx as usize] = 0;
+            let n = self.firsts_len[pair] as usize;
+            return match n {
+                0 => PathHop::Shortest,
+                _ => PathHop::Ports(&self.firsts[first..first + n]),
+            };
+        } else if label[idx as usize] != 0 {
+            label[idx as usize] as usize - 1
+        } else {
+            // The second switch: the live paths whose first hop the packet
+            // took; the flow's hash picks among them.
+            let from = in_port ^ 1;
+            let starts_here = |p: &usize| {
+                self.alive[*p]
+                    && self
+                        .hops
+                        .get(self.start[*p] as usize)
+                        .is_some_and(|h| h[1] == from)
+            };
+            let n = (first..first + k).filter(starts_here).count() as u64;
+            if n == 0 {
+                return PathHop::Shortest;
+            }
+            let h = mix64(((flow as u64) << 32 | dst as u64) ^ self.seed);
+            let pick = ((h >> 32) * n) >> 32;
+            let p = (first..first + k)
+                .filter(starts_here)
+                .nth(pick as usize)
+                .unwrap_or(first);
+            label[idx as usize] = p as u32 + 1;
+            p
+        };
+        if !self.alive[path] {
+            return PathHop::Shortest;
+        }
+        let hops = &self.hops[self.start[path] as usize..self.start[path + 1] as usize];
+        match hops.iter().find(|h| h[0] == s) {
+            Some(h) => PathHop::Ports(std::slice::from_ref(&h[1])),
+            None => PathHop::Shortest,
+        }
+    }
+
     /// The egress port switch `s` sends a packet of `flow` toward `dst`
     /// to, or None where the shortest-path tables answer (see the module
     /// doc).
@@ -117,5 +254,59 @@ impl Pinned {
         }
         let hops = &self.hops[self.start[p] as usize..self.start[p + 1] as usize];
         hops.iter().find(|h| h[0] == s).map(|h| &h[1])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two paths from ToR s0 to ToR s3 that cross at s2 and leave it by
+    /// different ports: A = s0 -2-> s1 -4-> s2 -6-> s3, B = s0 -8-> s4
+    /// -10-> s2 -12-> s5 -14-> s3 (ports are the senders'; a packet
+    /// arrives by the partner, port ^ 1). Host 0 under s0, host 1 under s3.
+    fn crossing() -> Pinned {
+        let mut p = Pinned::new(2, 2, 9, vec![0, 1]);
+        let a = [[0, 2], [1, 4], [2, 6]];
+        let b = [[0, 8], [4, 10], [2, 12], [5, 14]];
+        for path in [&[][..], &[], &a, &b, &[], &[], &[], &[]] {
+            p.push(path.iter().copied());
+        }
+        p.by_balancer();
+        p.refresh(|_| true);
+        p
+    }
+
+    /// Walks slot `idx` from the first hop `first` on, as the switches
+    /// ask: the ports it leaves by.
+    fn walk(p: &Pinned, first: u32, idx: u32) -> Vec<u32> {
+        let next = [(2, 1), (4, 2), (8, 4), (10, 2), (12, 5)];
+        let (mut port, mut out) = (first, vec![first]);
+        while let Some(&(_, s)) = next.iter().find(|(q, _)| *q == port) {
+            match p.hop_by_balancer(s, 0, 1, idx, port ^ 1) {
+                PathHop::Ports(&[q]) => port = q,
+                other => panic!("at s{s}: {other:?}"),
+            }
+            out.push(port);
+        }
+        out
+    }
+
+    #[test]
+    fn a_packet_keeps_the_path_its_first_hop_started() {
+        let p = crossing();
+        // The source ToR offers both first hops.
+        assert_eq!(p.hop_by_balancer(0, 0, 1, 3, 99), PathHop::Ports(&[2, 8]));
+        // At s2, where the paths cross, each packet keeps its own.
+        assert_eq!(walk(&p, 2, 3), [2, 4, 6]);
+        assert_eq!(walk(&p, 8, 4), [8, 10, 12, 14]);
+        // A slot reused by a packet on the other path starts afresh at
+        // the source ToR.
+        assert_eq!(p.hop_by_balancer(0, 0, 1, 3, 99), PathHop::Ports(&[2, 8]));
+        assert_eq!(walk(&p, 8, 3), [8, 10, 12, 14]);
+        // A dead path's first hop is not offered.
+        let mut dead = crossing();
+        dead.refresh(|port| port != 12);
+        assert_eq!(dead.hop_by_balancer(0, 0, 1, 3, 99), PathHop::Ports(&[2]));
     }
 }

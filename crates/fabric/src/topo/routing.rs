@@ -20,7 +20,7 @@
 //! not. The default routing's hop thus runs the instructions it ran
 //! before FKSP existed.
 
-use crate::topo::pinned::Pinned;
+use crate::topo::pinned::{PathHop, Pinned};
 use std::collections::HashMap;
 
 /// One node's view of its links, as routing needs it.
@@ -186,13 +186,16 @@ impl Routes {
 
     /// The egress ports `switch` may send a packet of flow identity `flow`
     /// (`sport << 16 | src`) toward host `dst` to: under FKSP its pinned
-    /// path's port, else the equal-cost shortest-path ports (empty if
-    /// unreachable).
+    /// path's port (with the choice left to the load balancer, at the
+    /// source ToR the first hops of the live paths: `pinned.rs`), else the
+    /// equal-cost shortest-path ports (empty if unreachable). `packet` is
+    /// the packet's arena slot and `in_port` the port it arrived by, which
+    /// only the balancer's choice of paths reads.
     #[inline(always)]
-    pub fn hops(&self, switch: u32, flow: u32, dst: u32) -> &[u32] {
+    pub fn hops(&self, switch: u32, flow: u32, dst: u32, packet: u32, in_port: u32) -> &[u32] {
         let g = self.group(switch, dst);
         if g >= PINNED {
-            return self.unusual_hops(g, switch, flow, dst);
+            return self.unusual_hops(g, switch, [flow, dst, packet, in_port]);
         }
         self.members_of(g)
     }
@@ -200,13 +203,21 @@ impl Routes {
     /// [`Routes::hops`] for an unreachable destination or under FKSP.
     #[cold]
     #[inline(never)]
-    fn unusual_hops(&self, g: u32, switch: u32, flow: u32, dst: u32) -> &[u32] {
-        match &self.pinned {
-            Some(p) if g == PINNED => match p.paths.port(switch, flow, dst) {
-                Some(port) => std::slice::from_ref(port),
-                None => p.shortest.next_hops(switch, dst),
-            },
-            _ => &[],
+    fn unusual_hops(&self, g: u32, switch: u32, [flow, dst, packet, in_port]: [u32; 4]) -> &[u32] {
+        let Some(p) = self.pinned.as_ref().filter(|_| g == PINNED) else {
+            return &[];
+        };
+        let hop = if p.paths.chosen_by_balancer() {
+            p.paths.hop_by_balancer(switch, flow, dst, packet, in_port)
+        } else {
+            match p.paths.port(switch, flow, dst) {
+                Some(port) => PathHop::Ports(std::slice::from_ref(port)),
+                None => PathHop::Shortest,
+            }
+        };
+        match hop {
+            PathHop::Ports(ports) => ports,
+            PathHop::Shortest => p.shortest.next_hops(switch, dst),
         }
     }
 
@@ -401,23 +412,23 @@ mod tests {
         // Host 0 (under leaf 2) to host 2 (under leaf 3), any source port.
         for sport in 0..4u32 {
             let flow = sport << 16;
-            assert_eq!(pinned.hops(2, flow, 2), [2]);
-            assert_eq!(pinned.hops(1, flow, 2), [7]);
-            assert_eq!(pinned.hops(3, flow, 2), plain.next_hops(3, 2));
+            assert_eq!(pinned.hops(2, flow, 2, 0, 0), [2]);
+            assert_eq!(pinned.hops(1, flow, 2, 0, 0), [7]);
+            assert_eq!(pinned.hops(3, flow, 2, 0, 0), plain.next_hops(3, 2));
         }
         for s in 0..5 {
             for dst in 0..8 {
                 assert_eq!(pinned.next_hops(s, dst), plain.next_hops(s, dst));
                 // Host 4 is under leaf 4: no pinned hops.
-                assert_eq!(pinned.hops(s, 0, 4), plain.next_hops(s, 4));
+                assert_eq!(pinned.hops(s, 0, 4, 0, 0), plain.next_hops(s, 4));
             }
-            assert!(pinned.hops(s, 0, 7).is_empty());
+            assert!(pinned.hops(s, 0, 7, 0, 0).is_empty());
         }
         // Port 7 down: the path is dead, the flow takes the shortest paths.
         paths.refresh(|p| p != 7);
         let dead = plain.clone().pin(paths);
-        assert_eq!(dead.hops(2, 0, 2), plain.next_hops(2, 2));
-        assert_eq!(dead.hops(2, 0, 2).len(), 2);
+        assert_eq!(dead.hops(2, 0, 2, 0, 0), plain.next_hops(2, 2));
+        assert_eq!(dead.hops(2, 0, 2, 0, 0).len(), 2);
         let (back, unpinned) = dead.unpin();
         assert!(back.is_some() && unpinned.pinned().is_none());
     }

@@ -5,9 +5,13 @@
 //! read-only view of the switch (its ports' queues, the time) the schemes
 //! that need more than the header get. Called by the ingress pipeline
 //! (`switch/ingress.rs`) only when there are two hops or more; a scheme
-//! touches only its own state. See docs/extending.md, "Adding a load
-//! balancer", and docs/load_balancing.md.
+//! touches only its own state. A scheme that acts at ToRs beyond picking a
+//! hop (ConWeave: tags, holds, control packets) says so in
+//! `Balancer::at_tors`, and the ingress pipeline hands it every packet
+//! first. See docs/extending.md, "Adding a load balancer", and
+//! docs/load_balancing.md.
 
+mod conweave;
 mod drill;
 mod ecmp;
 mod letflow;
@@ -16,6 +20,8 @@ mod sight;
 mod spray;
 
 use crate::net::arena::Hdr;
+use conweave::Conweave;
+pub use conweave::{ConweaveParams, ConweaveStats};
 use drill::Drill;
 pub use drill::DrillParams;
 use ecmp::Ecmp;
@@ -43,6 +49,10 @@ pub enum LoadBalancer {
     /// Per flowlet (a flow's packets split by an idle gap), a random next
     /// hop (LetFlow, NSDI'17).
     Letflow(LetflowParams),
+    /// Per flow epoch, rerouted at the source ToR when the path is slow to
+    /// answer, reordered back at the destination ToR (ConWeave,
+    /// SIGCOMM'23); ECMP elsewhere.
+    Conweave(ConweaveParams),
 }
 
 impl LoadBalancer {
@@ -54,6 +64,7 @@ impl LoadBalancer {
         ("drill", LoadBalancer::Drill(DrillParams::DEFAULT)),
         ("power_of_two", LoadBalancer::PowerOfTwo),
         ("letflow", LoadBalancer::Letflow(LetflowParams::DEFAULT)),
+        ("conweave", LoadBalancer::Conweave(ConweaveParams::DEFAULT)),
     ];
 
     /// Its name in scenario files (whatever its parameters).
@@ -63,6 +74,14 @@ impl LoadBalancer {
             .iter()
             .find(|(_, lb)| std::mem::discriminant(lb) == kind)
             .map_or("?", |(n, _)| n)
+    }
+
+    /// Whether the scheme can run on `topo` (ConWeave needs a ToR layer).
+    pub fn check_topology(self, topo: &crate::Topology) -> Result<(), String> {
+        match self {
+            LoadBalancer::Conweave(_) => ConweaveParams::check_topology(topo),
+            _ => Ok(()),
+        }
     }
 }
 
@@ -74,6 +93,9 @@ pub(crate) enum Balancer {
     Drill(Drill),
     PowerOfTwo(PowerOfTwo),
     Letflow(Letflow),
+    /// Boxed: its tables would make every variant, and the `Network`
+    /// around them, larger.
+    Conweave(Box<Conweave>),
 }
 
 impl Balancer {
@@ -86,6 +108,38 @@ impl Balancer {
             LoadBalancer::Drill(p) => Balancer::Drill(Drill::new(p, seed, switches)),
             LoadBalancer::PowerOfTwo => Balancer::PowerOfTwo(PowerOfTwo::new(seed, switches)),
             LoadBalancer::Letflow(p) => Balancer::Letflow(Letflow::new(p, seed, switches)),
+            LoadBalancer::Conweave(p) => {
+                Balancer::Conweave(Box::new(Conweave::new(p, seed, switches)))
+            }
+        }
+    }
+
+    /// Whether the scheme acts at ToRs beyond picking a hop: then the
+    /// ingress pipeline hands it every packet first (`Network::lb_at_tor`).
+    pub fn at_tors(&self) -> bool {
+        matches!(self, Balancer::Conweave(_))
+    }
+
+    /// Packets the scheme holds inside switches, and their wire bytes.
+    pub fn held(&self) -> (u64, u64) {
+        match self {
+            Balancer::Conweave(b) => b.held(),
+            _ => (0, 0),
+        }
+    }
+
+    /// Packets (and wire bytes) switches made, and those switches consumed
+    /// (ConWeave's control packets), for conservation.
+    pub fn own_packets(&self) -> [(u64, u64); 2] {
+        match self {
+            Balancer::Conweave(b) => {
+                let s = b.stats();
+                [
+                    (s.control_packets, s.control_bytes),
+                    (s.control_consumed_packets, s.control_consumed_bytes),
+                ]
+            }
+            _ => [(0, 0); 2],
         }
     }
 
@@ -108,6 +162,7 @@ impl Balancer {
             Balancer::Drill(b) => b.pick(s, &hdr, hops, sight),
             Balancer::PowerOfTwo(b) => b.pick(s, &hdr, hops, sight),
             Balancer::Letflow(b) => b.pick(s, &hdr, hops, sight.now),
+            Balancer::Conweave(b) => b.pick(s, &hdr, hops),
         }
     }
 }
