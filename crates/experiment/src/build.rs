@@ -69,6 +69,9 @@ fn compose(sc: &Scenario, file: &str, src: Source, seed: u64) -> Result<Built, S
         .check_topology(&imported.topo)
         .map_err(|m| c.err("switch.load_balancer", m))?;
     cfg.seed = seed;
+    cfg.load_balancer
+        .check_topology(&imported.topo)
+        .map_err(|m| c.err("switch.load_balancer", m))?;
     let t = &sc.transport;
     // The scheme of each kind a flow may use (`[transport] kind` or a
     // per-flow `transport`), with IRN's "auto" BDP cap measured once.

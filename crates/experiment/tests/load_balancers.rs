@@ -1,9 +1,12 @@
 //! The packet- and flowlet-level load balancers (`[switch] load_balancer`):
 //! spray, DRILL and power of two spread one long flow over a leaf's
 //! uplinks; LetFlow moves a flow only after an idle gap longer than its
-//! timeout; each scheme runs by its name, a seed fixes its run, and its
-//! results do not hang on how the event loop batches (windows, deferred
-//! transmission ends). Bad names and parameters are in `bad_input.rs`.
+//! timeout; CONGA moves new flowlets off a slow uplink but keeps a flow
+//! within its gap on its path; each scheme runs by its name, a seed fixes
+//! its run, and its results do not hang on how the event loop batches
+//! (windows, deferred transmission ends). Bad names and parameters are in
+//! `bad_input.rs`; CONGA's feedback tables are checked in the fabric
+//! crate (`switch/lb/conga/tests.rs`).
 
 mod common;
 use common::*;
@@ -220,7 +223,7 @@ fn schemes_that_read_queues_see_them_whatever_the_loop_batches() {
     // Queue-aware schemes read their candidates' queues: those must be the
     // same whether a calm switch defers its transmission ends or not, and
     // whether windows hold one picosecond or a link delay.
-    for lb in ["drill", "power_of_two", "letflow", "spray"] {
+    for lb in ["drill", "power_of_two", "letflow", "spray", "conga"] {
         let text = permutation(lb);
         let base = outcome(&text, |_| {});
         assert!(base.net.deferred_ends() > 1000, "{lb}: ends were deferred");
@@ -280,4 +283,66 @@ fn drill_under_go_back_n_retransmits_for_reordering_only_without_the_ideal_layer
     assert!(none.ooo_packets > 0 && none.reorder_retx > 0, "{none:?}");
     assert!(ideal.ooo_packets > 0, "{ideal:?}");
     assert_eq!(ideal.reorder_retx, 0, "{ideal:?}");
+}
+
+/// 120 flows of 60 KB from leaf0's four hosts to leaf1's, one every 10 us
+/// (each its own flowlet), over four spines; the leaf0-spine0 link runs at
+/// 10 Gb/s, the others at 100.
+fn slow_uplink(lb: &str) -> Outcome {
+    let mut text = format!(
+        r#"
+[topology]
+kind = "leaf_spine"
+leaves = 2
+spines = 4
+hosts_per_leaf = 4
+host_gbps = 100
+fabric_gbps = 100
+[switch]
+load_balancer = "{lb}"
+[[faults]]
+link = ["leaf0", "spine0"]
+action = "rate"
+gbps = 10
+"#
+    );
+    for i in 0..120 {
+        text += &format!(
+            "[[flows]]\nsrc = {}\ndst = {}\nbytes = 60_000\nstart_us = {}\n",
+            i % 4,
+            4 + (i / 4) % 4,
+            i * 10
+        );
+    }
+    let o = run_toml(&text);
+    assert!(o.flows().iter().all(|f| f.finish.is_some()), "{lb}");
+    o
+}
+
+#[test]
+fn conga_moves_new_flowlets_off_a_slow_uplink() {
+    let ecmp = uplink_bytes(&slow_uplink("ecmp"), "leaf0");
+    let conga = uplink_bytes(&slow_uplink("conga"), "leaf0");
+    // ECMP hashes about a quarter of the flows onto the slow uplink; CONGA
+    // sees its DRE full and sends new flowlets elsewhere.
+    assert!(ecmp[0] > 1_000_000, "ecmp {ecmp:?}");
+    assert!(conga[0] * 3 < ecmp[0], "conga {conga:?}, ecmp {ecmp:?}");
+    assert!(conga[1..].iter().all(|&b| b > 2 * conga[0]), "{conga:?}");
+}
+
+#[test]
+fn conga_keeps_a_flow_within_its_gap_on_its_path() {
+    // One 8 MB flow, no gap of 100 us (PFC pauses it for a few
+    // microseconds at a time through 25 Gb/s uplinks): one flowlet, one
+    // uplink, however its DRE rises.
+    for fabric in [100, 25] {
+        let o = run_toml(&one_long_flow("conga", fabric, ""));
+        assert!(o.flows()[0].finish.is_some());
+        let up = uplink_bytes(&o, "leaf0");
+        assert_eq!(up.iter().filter(|&&b| b > 0).count(), 1, "{fabric}: {up:?}");
+    }
+    // With a 1 us gap, the PFC pauses split it into flowlets that move.
+    let o = run_toml(&one_long_flow("conga", 25, "[switch.conga]\ngap_us = 1"));
+    let up = uplink_bytes(&o, "leaf0");
+    assert!(up.iter().filter(|&&b| b > 0).count() > 1, "{up:?}");
 }

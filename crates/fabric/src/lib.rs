@@ -28,7 +28,9 @@ pub use net::{Network, RunState};
 pub use observe::counters::{Counters, DropReason};
 pub use observe::footprint::Footprint;
 pub use observe::SampleSpec;
-pub use switch::lb::{ConweaveParams, ConweaveStats, DrillParams, LetflowParams, LoadBalancer};
+pub use switch::lb::{
+    CongaParams, ConweaveParams, ConweaveStats, DrillParams, LetflowParams, LoadBalancer,
+};
 pub use switch::mmu::MmuConfig;
 pub use switch::{Deflection, Scheduling};
 pub use topo::topology::{LinkSpec, NodeKind, NodeSpec, Topology};

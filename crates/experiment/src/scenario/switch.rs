@@ -1,9 +1,9 @@
 //! The `[switch]` section: shared buffer and PFC admission, ECN (RED)
 //! marking per link speed, rerouting on failures, the load balancer
 //! with its parameters (`[switch.drill]`, `[switch.letflow]`,
-//! `[switch.conweave]`), the egress scheduling (`scheduling = "fifo" |
-//! "srpt"`) and deflection (`deflection = "none" | "dibs"`,
-//! `[switch.dibs]`); its checks
+//! `[switch.conga]`, `[switch.conweave]`), the egress scheduling
+//! (`scheduling = "fifo" | "srpt"`) and deflection (`deflection = "none" |
+//! "dibs"`, `[switch.dibs]`); its checks
 //! and its build step (the switch part of the
 //! [`FabricConfig`]). RED settings are also what an `ecn` fault sets, so
 //! [`red`] lives here.
@@ -11,8 +11,8 @@
 use super::check::{gbps, Check, ScenarioError};
 use engine::time::US;
 use fabric::{
-    ConweaveParams, Deflection, DrillParams, EcnSetting, FabricConfig, LetflowParams, LoadBalancer,
-    Scheduling,
+    CongaParams, ConweaveParams, Deflection, DrillParams, EcnSetting, FabricConfig, LetflowParams,
+    LoadBalancer, Scheduling,
 };
 use serde::Deserialize;
 
@@ -40,6 +40,8 @@ pub struct SwitchCfg {
     pub drill: DrillCfg,
     /// LetFlow's parameters, used when `load_balancer = "letflow"`.
     pub letflow: LetflowCfg,
+    /// CONGA's parameters, used when `load_balancer = "conga"`.
+    pub conga: CongaCfg,
     /// ConWeave's parameters, used when `load_balancer = "conweave"`.
     pub conweave: ConweaveCfg,
     /// How ports order the queued packets of the data class.
@@ -136,6 +138,40 @@ impl Default for LetflowCfg {
     }
 }
 
+/// `[switch.conga]`: the DREs, the flowlets, the aging of the congestion
+/// tables.
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields, default)]
+pub struct CongaCfg {
+    /// The DRE's decay period, in microseconds.
+    pub dre_period_us: f64,
+    /// The DRE's decay per period, in (0, 1].
+    pub alpha: f64,
+    /// Bits of the congestion metric.
+    pub quantization_bits: u32,
+    /// The idle gap that ends a flowlet, in microseconds.
+    pub gap_us: f64,
+    /// Congestion table entries older than this count as 0, in
+    /// microseconds.
+    pub aging_us: f64,
+    /// Flowlet table entries per leaf (rounded up to a power of two).
+    pub table_entries: u32,
+}
+
+impl Default for CongaCfg {
+    fn default() -> Self {
+        let p = CongaParams::DEFAULT;
+        CongaCfg {
+            dre_period_us: p.dre_period as f64 / US as f64,
+            alpha: p.alpha_ppm as f64 / CongaParams::ALPHA_UNIT as f64,
+            quantization_bits: p.quantization_bits,
+            gap_us: p.gap as f64 / US as f64,
+            aging_us: p.aging as f64 / US as f64,
+            table_entries: p.table,
+        }
+    }
+}
+
 impl Default for SwitchCfg {
     fn default() -> Self {
         SwitchCfg {
@@ -158,6 +194,7 @@ impl Default for SwitchCfg {
             drill: DrillCfg::default(),
             letflow: LetflowCfg::default(),
             conweave: ConweaveCfg::default(),
+            conga: CongaCfg::default(),
             scheduling: Scheduling::default(),
             deflection: Deflection::default(),
             dibs: DibsCfg::default(),
@@ -294,6 +331,29 @@ impl SwitchCfg {
         c.us("switch.conweave.extra_voq_flush_us", w.extra_voq_flush_us)?;
         c.us_positive("switch.conweave.default_voq_wait_us", w.default_voq_wait_us)?;
         c.us_positive("switch.conweave.tx_expiry_us", w.tx_expiry_us)?;
+        let g = &self.conga;
+        c.us_positive("switch.conga.dre_period_us", g.dre_period_us)?;
+        let alpha_unit = CongaParams::ALPHA_UNIT as f64;
+        if !(g.alpha * alpha_unit >= 1.0 && g.alpha <= 1.0) {
+            return Err(c.err(
+                "switch.conga.alpha",
+                format!("must be in [1e-6, 1], got {}", g.alpha),
+            ));
+        }
+        within(
+            "switch.conga.quantization_bits",
+            g.quantization_bits,
+            1,
+            CongaParams::MAX_BITS,
+        )?;
+        c.us_positive("switch.conga.gap_us", g.gap_us)?;
+        c.us_positive("switch.conga.aging_us", g.aging_us)?;
+        within(
+            "switch.conga.table_entries",
+            g.table_entries,
+            CongaParams::MIN_TABLE,
+            CongaParams::MAX_TABLE,
+        )?;
         Ok(())
     }
 
@@ -316,6 +376,17 @@ impl SwitchCfg {
                     extra_voq_flush: us(w.extra_voq_flush_us),
                     default_voq_wait: us(w.default_voq_wait_us),
                     tx_expiry: us(w.tx_expiry_us),
+                })
+            }
+            LoadBalancer::Conga(_) => {
+                let g = &self.conga;
+                LoadBalancer::Conga(CongaParams {
+                    dre_period: super::check::us(g.dre_period_us),
+                    alpha_ppm: (g.alpha * CongaParams::ALPHA_UNIT as f64).round() as u32,
+                    quantization_bits: g.quantization_bits,
+                    gap: super::check::us(g.gap_us),
+                    aging: super::check::us(g.aging_us),
+                    table: g.table_entries,
                 })
             }
             other => other,
@@ -345,7 +416,6 @@ impl SwitchCfg {
         cfg.mmu.reserve = self.reserve_bytes;
         cfg.mmu.resume_offset = self.resume_offset_bytes;
         cfg.mmu.egress_alpha = self.egress_alpha;
-        cfg.load_balancer = self.load_balancer;
         cfg.load_balancer = self.balancer();
         cfg.scheduling = self.scheduling;
         cfg.deflection = match self.deflection {

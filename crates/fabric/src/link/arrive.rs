@@ -11,8 +11,8 @@ use crate::observe::counters::DropReason;
 use engine::Time;
 
 impl Network {
-    /// `TORS`: see `Network::forward`.
-    pub(crate) fn arrive<const TORS: bool>(&mut self, now: Time, p: u32) {
+    /// `HOOKS`: see `Network::forward`.
+    pub(crate) fn arrive<const HOOKS: bool>(&mut self, now: Time, p: u32) {
         let port = &mut self.ports[p as usize];
         let (_, frame) = port.wire.pop_front().expect("arrival without a frame");
         let (up, peer) = (port.up, port.peer);
@@ -46,7 +46,7 @@ impl Network {
                 }
                 match peer {
                     End::Host(h) => self.deliver(now, h, hdr),
-                    End::Switch(s, in_local) => self.forward::<TORS>(now, s, rx, in_local, hdr),
+                    End::Switch(s, in_local) => self.forward::<HOOKS>(now, s, rx, in_local, hdr),
                 }
             }
         }

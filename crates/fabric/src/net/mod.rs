@@ -83,9 +83,10 @@ pub struct Network {
     pub(crate) srpt: Srpt,
     /// DIBS deflection's state (`switch/deflect.rs`; off without it).
     pub(crate) deflector: Deflector,
-    /// `lb.at_tors()`: the ingress pipeline hands every packet to the
-    /// balancer first (one predictable branch on the hop).
-    pub(crate) lb_at_tors: bool,
+    /// `lb.at_tors() || lb.every_hop()`: the balancer acts in the hop
+    /// beyond picking (ConWeave, CONGA), and the window loop runs its
+    /// instance compiled with the hooks (`Network::forward`).
+    pub(crate) lb_hooks: bool,
     pub(crate) routes: Routes,
     pub(crate) arena: Arena,
     pub(crate) flows: Vec<FlowResult>,
@@ -248,7 +249,8 @@ impl Network {
                 }
             }
         }
-        let lb = Balancer::new(cfg.load_balancer, cfg.seed, switches.len() as u32);
+        let lb = Balancer::new(cfg.load_balancer, cfg.seed, &topo)
+            .map_err(|e| format!("load balancer {}: {e}", cfg.load_balancer.name()))?;
         let deflector = Deflector::new(cfg.deflection, cfg.seed, switches.len() as u32);
         let srpt = match cfg.scheduling {
             Scheduling::Fifo => Srpt::off(),
@@ -262,7 +264,7 @@ impl Network {
             roles,
             hosts,
             switches,
-            lb_at_tors: lb.at_tors(),
+            lb_hooks: lb.at_tors() || lb.every_hop(),
             lb,
             srpt,
             deflector,
@@ -299,7 +301,7 @@ impl Network {
         net.window = ByNode::new(net.roles.len());
         net.rebuild_routes();
         net.window_bytes_changed();
-        if net.lb_at_tors {
+        if net.lb.at_tors() {
             net.init_tors();
         }
         Ok(net)
@@ -333,7 +335,7 @@ impl Network {
     /// are the same either way. A balancer that acts at ToRs keeps every
     /// end an event (see `Network::init_tors`).
     pub fn set_deferred_ends(&mut self, on: bool) {
-        self.defer_ends = on && !self.lb_at_tors;
+        self.defer_ends = on && !self.lb.at_tors();
     }
 
     /// Transmission ends run deferred so far (see `Mmu::calm`), each

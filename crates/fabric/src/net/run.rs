@@ -57,9 +57,9 @@ impl Network {
                 .saturating_add(self.lookahead)
                 .min(global.unwrap_or(Time::MAX))
                 .min(until.saturating_add(1));
-            // The loop compiled for the balancer's kind: the hook of one
-            // that acts at ToRs costs the others nothing.
-            n += if self.lb_at_tors {
+            // The loop compiled for the balancer's kind: the hooks of one
+            // that acts beyond picking a hop cost the others nothing.
+            n += if self.lb_hooks {
                 self.run_window::<true>(end)
             } else {
                 self.run_window::<false>(end)
@@ -68,8 +68,8 @@ impl Network {
     }
 
     /// Runs every event due before `end` (see `window.rs`), node by node;
-    /// returns how many. `TORS`: see `Network::forward`.
-    pub(crate) fn run_window<const TORS: bool>(&mut self, end: Time) -> u64 {
+    /// returns how many. `HOOKS`: see `Network::forward`.
+    pub(crate) fn run_window<const HOOKS: bool>(&mut self, end: Time) -> u64 {
         let mut w = std::mem::replace(&mut self.window, ByNode::new(0));
         let deferred_before = self.deferred_ends;
         w.clear();
@@ -125,7 +125,7 @@ impl Network {
                 };
                 latest = latest.max(now);
                 self.counters.events += 1;
-                self.handle::<TORS>(now, ev);
+                self.handle::<HOOKS>(now, ev);
                 // Deflection's work, out of the hop (empty without it).
                 if !self.deflector.refused.is_empty() {
                     self.deflect_refused(now);
@@ -187,7 +187,7 @@ impl Network {
         }
     }
 
-    pub(crate) fn handle<const TORS: bool>(&mut self, now: Time, ev: Ev) {
+    pub(crate) fn handle<const HOOKS: bool>(&mut self, now: Time, ev: Ev) {
         match ev {
             Ev::TxDone(p) => {
                 let port = &mut self.ports[p as usize];
@@ -199,7 +199,7 @@ impl Network {
                     self.kick(now, p);
                 }
             }
-            Ev::Arrive(p) => self.arrive::<TORS>(now, p),
+            Ev::Arrive(p) => self.arrive::<HOOKS>(now, p),
             Ev::NicWake(h) => self.nic_wake(now, h),
             Ev::Timer(h) => self.nic_timer(now, h),
             Ev::SwitchTimer(p) => self.switch_timer(now, p),

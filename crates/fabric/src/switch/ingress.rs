@@ -3,9 +3,11 @@
 //! hops' deferred transmission ends run first), admit (the MMU, which may
 //! PAUSE the upstream or refuse with a counted drop, or under DIBS a
 //! record that `deflect.rs` handles after the event), enqueue at the
-//! egress port (or depart at once through an idle one). A balancer that
-//! acts at ToRs (`Balancer::at_tors`) takes the packet first. Touches the
-//! switch, its ports' queues and the counters.
+//! egress port (or depart at once through an idle one). In the hooked
+//! instance of the loop, a balancer that acts at ToRs
+//! (`Balancer::at_tors`) takes the packet first, and one that acts at
+//! every hop (`Balancer::every_hop`) is shown it once admitted. Touches
+//! the switch, its ports' queues and the counters.
 
 use crate::net::arena::Hdr;
 use crate::net::event::Ev;
@@ -19,11 +21,12 @@ use engine::Time;
 impl Network {
     /// A packet entered switch `s` on port `in_port` (its `in_local`-th
     /// port): route, load balance, admit, enqueue (or depart at once).
-    /// `TORS`: the balancer acts at ToRs (`Network::lb_at_tors`), and sees
-    /// every packet first; the loop is compiled for each value, so the
-    /// default's hop has no trace of it.
+    /// `HOOKS`: the balancer acts beyond picking a hop
+    /// (`Network::lb_hooks`): ConWeave sees every packet first, CONGA
+    /// every admitted one; the loop is compiled for each value, so the
+    /// default's hop has no trace of them.
     #[inline(always)]
-    pub(crate) fn forward<const TORS: bool>(
+    pub(crate) fn forward<const HOOKS: bool>(
         &mut self,
         now: Time,
         s: u32,
@@ -32,7 +35,7 @@ impl Network {
         mut hdr: Hdr,
     ) {
         hdr.in_port = in_local as u8;
-        if TORS && self.lb_at_tor(now, s, in_port, hdr) {
+        if HOOKS && self.lb_at_tor(now, s, in_port, hdr) {
             return;
         }
         let hops = self.routes.hops(s, hdr.flow, hdr.dst, hdr.idx, in_port);
@@ -55,6 +58,10 @@ impl Network {
             },
         };
         if self.admit(now, s, in_port, out, hdr) {
+            if HOOKS {
+                self.lb
+                    .hop(s, in_port, out, hdr, Sight::new(&self.ports, now));
+            }
             // The packet came off the wire of `in_port`'s partner.
             self.enqueue(now, out, s, hdr, (now, Ev::Arrive(in_port ^ 1)));
         }

@@ -5,21 +5,28 @@
 //! read-only view of the switch (its ports' queues, the time) the schemes
 //! that need more than the header get. Called by the ingress pipeline
 //! (`switch/ingress.rs`) only when there are two hops or more; a scheme
-//! touches only its own state. A scheme that acts at ToRs beyond picking a
-//! hop (ConWeave: tags, holds, control packets) says so in
-//! `Balancer::at_tors`, and the ingress pipeline hands it every packet
-//! first. See docs/extending.md, "Adding a load balancer", and
-//! docs/load_balancing.md.
+//! touches only its own state. Two schemes act beyond picking a hop, in
+//! the hop's hooks (compiled only into the event loop's hooked instance,
+//! `Network::lb_hooks`): ConWeave at ToRs (tags, holds, control packets:
+//! `Balancer::at_tors`, handed every packet first) and CONGA at every
+//! switch hop (congestion fields and feedback: `Balancer::every_hop`,
+//! shown every admitted packet). See docs/extending.md, "Adding a load
+//! balancer", and docs/load_balancing.md.
 
+mod conga;
 mod conweave;
 mod drill;
 mod ecmp;
+mod flowlet;
 mod letflow;
 mod power_of_two;
 mod sight;
 mod spray;
 
 use crate::net::arena::Hdr;
+use crate::topo::topology::Topology;
+use conga::Conga;
+pub use conga::CongaParams;
 use conweave::Conweave;
 pub use conweave::{ConweaveParams, ConweaveStats};
 use drill::Drill;
@@ -49,6 +56,10 @@ pub enum LoadBalancer {
     /// Per flowlet (a flow's packets split by an idle gap), a random next
     /// hop (LetFlow, NSDI'17).
     Letflow(LetflowParams),
+    /// Per flowlet, the uplink of least congestion toward the destination
+    /// leaf, measured along the paths and fed back (CONGA, SIGCOMM'14;
+    /// two-tier leaf-spines only).
+    Conga(CongaParams),
     /// Per flow epoch, rerouted at the source ToR when the path is slow to
     /// answer, reordered back at the destination ToR (ConWeave,
     /// SIGCOMM'23); ECMP elsewhere.
@@ -64,6 +75,7 @@ impl LoadBalancer {
         ("drill", LoadBalancer::Drill(DrillParams::DEFAULT)),
         ("power_of_two", LoadBalancer::PowerOfTwo),
         ("letflow", LoadBalancer::Letflow(LetflowParams::DEFAULT)),
+        ("conga", LoadBalancer::Conga(CongaParams::DEFAULT)),
         ("conweave", LoadBalancer::Conweave(ConweaveParams::DEFAULT)),
     ];
 
@@ -76,9 +88,10 @@ impl LoadBalancer {
             .map_or("?", |(n, _)| n)
     }
 
-    /// Whether the scheme can run on `topo` (ConWeave needs a ToR layer).
-    pub fn check_topology(self, topo: &crate::Topology) -> Result<(), String> {
+    /// Whether the scheme can run on `topo`, and if not why.
+    pub fn check_topology(self, topo: &Topology) -> Result<(), String> {
         match self {
+            LoadBalancer::Conga(_) => CongaParams::check(topo),
             LoadBalancer::Conweave(_) => ConweaveParams::check_topology(topo),
             _ => Ok(()),
         }
@@ -93,31 +106,41 @@ pub(crate) enum Balancer {
     Drill(Drill),
     PowerOfTwo(PowerOfTwo),
     Letflow(Letflow),
+    /// Boxed: its tables make it the largest by far.
+    Conga(Box<Conga>),
     /// Boxed: its tables would make every variant, and the `Network`
     /// around them, larger.
     Conweave(Box<Conweave>),
 }
 
 impl Balancer {
-    /// The state of `kind` for `switches` switches, seeded from the run's
-    /// seed.
-    pub fn new(kind: LoadBalancer, seed: u64, switches: u32) -> Balancer {
-        match kind {
+    /// The state of `kind` for the switches of `topo`, seeded from the
+    /// run's seed; an error if the scheme cannot run on `topo`.
+    pub fn new(kind: LoadBalancer, seed: u64, topo: &Topology) -> Result<Balancer, String> {
+        let switches = topo.switch_count() as u32;
+        Ok(match kind {
             LoadBalancer::Ecmp => Balancer::Ecmp(Ecmp::new(seed, switches)),
             LoadBalancer::Spray => Balancer::Spray(Spray::new(switches)),
             LoadBalancer::Drill(p) => Balancer::Drill(Drill::new(p, seed, switches)),
             LoadBalancer::PowerOfTwo => Balancer::PowerOfTwo(PowerOfTwo::new(seed, switches)),
             LoadBalancer::Letflow(p) => Balancer::Letflow(Letflow::new(p, seed, switches)),
+            LoadBalancer::Conga(p) => Balancer::Conga(Box::new(Conga::new(p, seed, topo)?)),
             LoadBalancer::Conweave(p) => {
                 Balancer::Conweave(Box::new(Conweave::new(p, seed, switches)))
             }
-        }
+        })
     }
 
     /// Whether the scheme acts at ToRs beyond picking a hop: then the
     /// ingress pipeline hands it every packet first (`Network::lb_at_tor`).
     pub fn at_tors(&self) -> bool {
         matches!(self, Balancer::Conweave(_))
+    }
+
+    /// Whether the scheme acts at every switch hop (`hop`), not only where
+    /// it chooses.
+    pub fn every_hop(&self) -> bool {
+        matches!(self, Balancer::Conga(_))
     }
 
     /// Packets the scheme holds inside switches, and their wire bytes.
@@ -162,7 +185,18 @@ impl Balancer {
             Balancer::Drill(b) => b.pick(s, &hdr, hops, sight),
             Balancer::PowerOfTwo(b) => b.pick(s, &hdr, hops, sight),
             Balancer::Letflow(b) => b.pick(s, &hdr, hops, sight.now),
+            Balancer::Conga(b) => b.pick(s, &hdr, hops, sight),
             Balancer::Conweave(b) => b.pick(s, &hdr, hops),
+        }
+    }
+
+    /// A packet that entered switch `s` by port `in_port` leaves it by port
+    /// `out` (chosen and admitted), for the schemes that act at every hop
+    /// (`every_hop`; the ingress pipeline calls this only for them).
+    #[inline(never)]
+    pub fn hop(&mut self, s: u32, in_port: u32, out: u32, hdr: Hdr, sight: Sight) {
+        if let Balancer::Conga(b) = self {
+            b.hop(s, in_port, out, &hdr, sight);
         }
     }
 }
