@@ -254,9 +254,15 @@ impl Port {
         self.backlogged |= 1 << hdr.class();
     }
 
-    /// A packet of `class` left from outside the class's ring (SRPT's
-    /// heap, `switch/srpt/`, which the ring's packets move to with their
-    /// bytes still counted), the last of its class if `empty`.
+    /// Accounts a packet of `class` queued outside the class's ring (by
+    /// SRPT, `switch/srpt/`): its bytes and backlog bit, as `push`.
+    pub fn hold(&mut self, class: usize, wire: u32) {
+        self.queues[class].bytes += wire as u64;
+        self.backlogged |= 1 << class;
+    }
+
+    /// A packet [`Port::hold`] accounted left, the last of its class if
+    /// `empty`.
     pub fn release_held(&mut self, class: usize, wire: u32, empty: bool) {
         self.queues[class].bytes -= wire as u64;
         if empty {

@@ -1,6 +1,6 @@
 //! Sending on a port: `kick` starts the next frame of an idle port (a PFC
 //! frame first, then a switch's queued packet through the egress pipeline,
-//! from its rings or SRPT's heap (`switch/srpt/`), or a host's NIC
+//! from its rings or SRPT's queues (`switch/srpt/`), or a host's NIC
 //! through its driver), `transmit` serialises a frame and
 //! puts it on the wire or loses it (link down, random loss), `send_pfc`
 //! queues a PAUSE or RESUME. Touches the port, its wire and the counters.
@@ -30,11 +30,11 @@ impl Network {
         }
         match port.owner {
             End::Switch(s, _) => {
-                if self.srpt.class != CLASSES {
-                    self.kick_srpt(now, p, s);
-                    return;
-                }
                 let Some(hdr) = port.pop_eligible() else {
+                    // Under SRPT its class waits outside the rings.
+                    if self.srpt.class != CLASSES {
+                        self.kick_srpt(now, p, s);
+                    }
                     return;
                 };
                 let qlen = port.queues[hdr.class()].bytes;

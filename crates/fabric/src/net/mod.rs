@@ -39,7 +39,7 @@ use crate::observe::Sampling;
 use crate::switch::lb::Balancer;
 use crate::switch::mmu::{headroom_for, Mmu};
 use crate::switch::srpt::Srpt;
-use crate::switch::{Deflector, Scheduling, Switch};
+use crate::switch::{Deflection, Deflector, Scheduling, Switch};
 use crate::topo::routing::Routes;
 use crate::topo::topology::{NodeKind, Topology};
 use engine::Time;
@@ -83,10 +83,11 @@ pub struct Network {
     pub(crate) srpt: Srpt,
     /// DIBS deflection's state (`switch/deflect.rs`; off without it).
     pub(crate) deflector: Deflector,
-    /// `lb.at_tors() || lb.every_hop()`: the balancer acts in the hop
-    /// beyond picking (ConWeave, CONGA), and the window loop runs its
-    /// instance compiled with the hooks (`Network::forward`).
-    pub(crate) lb_hooks: bool,
+    /// The window loop runs its instance compiled with the hooks
+    /// (`Network::forward`): the balancer acts in the hop beyond picking
+    /// (`lb.at_tors() || lb.every_hop()`: ConWeave, CONGA), SRPT orders
+    /// the data class or DIBS deflects.
+    pub(crate) hooks: bool,
     pub(crate) routes: Routes,
     pub(crate) arena: Arena,
     pub(crate) flows: Vec<FlowResult>,
@@ -251,6 +252,10 @@ impl Network {
         }
         let lb = Balancer::new(cfg.load_balancer, cfg.seed, &topo)
             .map_err(|e| format!("load balancer {}: {e}", cfg.load_balancer.name()))?;
+        let hooks = lb.at_tors()
+            || lb.every_hop()
+            || cfg.scheduling != Scheduling::Fifo
+            || cfg.deflection != Deflection::None;
         let deflector = Deflector::new(cfg.deflection, cfg.seed, switches.len() as u32);
         let srpt = match cfg.scheduling {
             Scheduling::Fifo => Srpt::off(),
@@ -264,7 +269,7 @@ impl Network {
             roles,
             hosts,
             switches,
-            lb_hooks: lb.at_tors() || lb.every_hop(),
+            hooks,
             lb,
             srpt,
             deflector,

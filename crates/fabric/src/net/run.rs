@@ -57,9 +57,10 @@ impl Network {
                 .saturating_add(self.lookahead)
                 .min(global.unwrap_or(Time::MAX))
                 .min(until.saturating_add(1));
-            // The loop compiled for the balancer's kind: the hooks of one
-            // that acts beyond picking a hop cost the others nothing.
-            n += if self.lb_hooks {
+            // The loop compiled with the hooks or without: those of a
+            // balancer that acts beyond picking a hop, of SRPT and of DIBS
+            // cost a run without them nothing.
+            n += if self.hooks {
                 self.run_window::<true>(end)
             } else {
                 self.run_window::<false>(end)
@@ -126,8 +127,9 @@ impl Network {
                 latest = latest.max(now);
                 self.counters.events += 1;
                 self.handle::<HOOKS>(now, ev);
-                // Deflection's work, out of the hop (empty without it).
-                if !self.deflector.refused.is_empty() {
+                // Deflection's work, out of the hop (only in the hooked
+                // instance: empty without DIBS).
+                if HOOKS && !self.deflector.refused.is_empty() {
                     self.deflect_refused(now);
                 }
             }

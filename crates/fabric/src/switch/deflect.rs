@@ -110,7 +110,7 @@ impl Network {
         // It came off the wire of its ingress port's partner (a lossy
         // switch is never calm, so this catches up nothing).
         let in_port = self.switches[s as usize].ports[in_local as usize];
-        self.enqueue(now, q, s, hdr, (now, Ev::Arrive(in_port ^ 1)));
+        self.enqueue::<true>(now, q, s, hdr, (now, Ev::Arrive(in_port ^ 1)));
         true
     }
 

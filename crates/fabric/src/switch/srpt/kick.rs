@@ -1,53 +1,52 @@
-//! SRPT's side of the egress pipeline (see `mod.rs`): when a switch port
-//! is free under SRPT, `kick` comes here; the SRPT class's newly queued
-//! packets join SRPT's queues and the next packet departs. Also the drain
-//! of a down link's queues. Touches SRPT's queues, the ports' queues and
-//! the egress pipeline.
+//! SRPT in the switch pipelines (see `mod.rs`): an admitted packet of
+//! SRPT's class joins its queues (`enqueue_srpt`, from the ingress
+//! pipeline's hooked instance), a free port whose rings hold nothing
+//! eligible sends SRPT's choice (`kick_srpt`, from `kick`), and a down
+//! link's queues are drained (`pop_queued`). Touches SRPT's queues, the
+//! ports' queues and the egress pipeline.
 
 use crate::net::arena::Hdr;
 use crate::net::Network;
 use engine::Time;
 
 impl Network {
-    /// Port `p` of switch `s` may start a packet (its PFC frames are
-    /// sent): under SRPT, the SRPT class's newly queued packets join its
-    /// queues, and the next packet of the highest eligible class departs,
-    /// SRPT's choice if that class is SRPT's.
+    /// Queues admitted packet `hdr`, of SRPT's class, at port `p` by its
+    /// message's remaining bytes, and starts the port if it is free.
+    #[inline(never)]
+    pub(crate) fn enqueue_srpt(&mut self, now: Time, p: u32, hdr: Hdr) {
+        let remaining = self.arena.remaining(hdr.idx, self.srpt.mtu);
+        self.srpt.push(p, remaining, hdr);
+        self.ports[p as usize].hold(hdr.class(), hdr.wire());
+        self.kick(now, p);
+    }
+
+    /// `kick` found free port `p` of switch `s` with no packet in the
+    /// rings of its eligible classes: if the highest eligible class is
+    /// SRPT's, SRPT's choice departs.
     #[inline(never)]
     pub(crate) fn kick_srpt(&mut self, now: Time, p: u32, s: u32) {
         let class = self.srpt.class;
         let port = &mut self.ports[p as usize];
-        while let Some(hdr) = port.queues[class].hdrs.pop_front() {
-            let remaining = self.arena.remaining(hdr.idx, self.srpt.mtu);
-            self.srpt.push(p, remaining, hdr);
+        if port.eligible_class() != Some(class) {
+            return;
         }
-        let hdr = if port.eligible_class() == Some(class) {
-            let (hdr, empty) = self.srpt.pop(p).expect("a backlogged class holds a packet");
-            port.release_held(class, hdr.wire(), empty);
-            hdr
-        } else {
-            let Some(hdr) = port.pop_eligible() else {
-                return;
-            };
-            hdr
-        };
-        let qlen = port.queues[hdr.class()].bytes;
+        let (hdr, empty) = self.srpt.pop(p).expect("a backlogged class holds a packet");
+        port.release_held(class, hdr.wire(), empty);
+        let qlen = port.queues[class].bytes;
         self.depart(now, p, s, hdr, qlen);
     }
 
     /// The next packet of `class` queued at port `p`, paused or not (a
-    /// down link's queues are drained): for SRPT's class, SRPT's choice
-    /// first, then the ring's first.
+    /// down link's queues are drained): SRPT's choice for its class, the
+    /// ring's first for the others.
     pub(crate) fn pop_queued(&mut self, p: u32, class: usize) -> Option<Hdr> {
         let port = &mut self.ports[p as usize];
-        if class == self.srpt.class {
-            if let Some((hdr, empty)) = self.srpt.pop(p) {
-                let empty = empty && port.queues[class].hdrs.is_empty();
-                port.release_held(class, hdr.wire(), empty);
-                return Some(hdr);
-            }
+        if class != self.srpt.class {
+            return port.pop_class(class);
         }
-        port.pop_class(class)
+        let (hdr, empty) = self.srpt.pop(p)?;
+        port.release_held(class, hdr.wire(), empty);
+        Some(hdr)
     }
 }
 

@@ -8,16 +8,18 @@
 //! them first would reorder every long flow at every queue (go-back-N then
 //! times out: 996 timeouts for one 2 MB WRITE in `kick.rs`'s test).
 //!
-//! The ingress pipeline queues packets in the class's ring as under FIFO;
-//! when the port is free, `kick` calls `kick.rs` (one compare, never
-//! taken under FIFO), the ring's packets move, in arrival order, into a binary
-//! heap of keys per port and a FIFO per (port, flow), and the packet
-//! chosen departs. Ring and heap together are the class's queue: the
-//! port's byte count and backlog bit of the class cover both, so ECN, the
-//! lossy drop rule, PFC, the load balancers and the MMU (which releases by
-//! the packet's ingress port, whatever the order) see the same queue as
-//! under FIFO. This file holds SRPT's queues and touches nothing else;
-//! `kick.rs` fills and serves them.
+//! SRPT runs in the event loop's hooked instance (`Network::hooks`), so
+//! the default's hop has no trace of it: there the ingress pipeline's
+//! enqueue step hands an admitted packet of SRPT's class to `kick.rs`,
+//! which files it in a binary heap of keys per port and a FIFO per (port,
+//! flow) instead of the class's ring. The port's byte count and backlog
+//! bit of the class cover SRPT's queues as they cover a ring, so ECN
+//! marking, the lossy drop rule, PFC, the load balancers and the MMU
+//! (which releases by the packet's ingress port, whatever the order) see
+//! the same queue as under FIFO; `kick`, finding no packet in the rings of
+//! a backlogged port, asks `kick.rs` for SRPT's choice (one test, on the
+//! path where a free port finds nothing in its rings). This file holds
+//! SRPT's queues and touches nothing else.
 
 mod kick;
 
