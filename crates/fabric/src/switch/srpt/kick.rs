@@ -2,7 +2,7 @@
 //! SRPT's class joins its queues (`enqueue_srpt`, from the ingress
 //! pipeline's hooked instance), a free port whose rings hold nothing
 //! eligible sends SRPT's choice (`kick_srpt`, from `kick`), and a down
-//! link's queues are drained (`pop_queued`). Touches SRPT's queues, the
+//! link's queues are drained (`drain_srpt`). Touches SRPT's queues, the
 //! ports' queues and the egress pipeline.
 
 use crate::net::arena::Hdr;
@@ -36,17 +36,16 @@ impl Network {
         self.depart(now, p, s, hdr, qlen);
     }
 
-    /// The next packet of `class` queued at port `p`, paused or not (a
-    /// down link's queues are drained): SRPT's choice for its class, the
-    /// ring's first for the others.
-    pub(crate) fn pop_queued(&mut self, p: u32, class: usize) -> Option<Hdr> {
-        let port = &mut self.ports[p as usize];
-        if class != self.srpt.class {
-            return port.pop_class(class);
+    /// Drops the packets SRPT holds at port `p` of switch `s`, whose link
+    /// went down (`link/random_failures.rs`).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn drain_srpt(&mut self, now: Time, s: u32, p: u32) {
+        let class = self.srpt.class;
+        while let Some((hdr, empty)) = self.srpt.pop(p) {
+            self.ports[p as usize].release_held(class, hdr.wire(), empty);
+            self.drop_drained(now, s, class, hdr);
         }
-        let (hdr, empty) = self.srpt.pop(p)?;
-        port.release_held(class, hdr.wire(), empty);
-        Some(hdr)
     }
 }
 
@@ -150,5 +149,55 @@ mod tests {
                 "{verb:?}: SRPT {srpt} ps vs FIFO {fifo} ps"
             );
         }
+    }
+
+    /// When a link fails (random failures), the packets SRPT holds at its
+    /// ports are dropped at once, as a ring's are: buffer released, counted
+    /// as link_down, their flows noted as hit.
+    #[test]
+    fn a_failed_links_srpt_queues_are_drained() {
+        use crate::link::RandomFailures;
+        let mut topo = Topology::default();
+        let s0 = topo.add_node("s0".into(), NodeKind::Switch);
+        let s1 = topo.add_node("s1".into(), NodeKind::Switch);
+        for (h, s) in [(0, s0), (1, s0), (2, s1)] {
+            let n = topo.add_node(format!("h{h}"), NodeKind::Host);
+            topo.add_link(n, s, 100 * G, US);
+        }
+        // Link 3: port 6 is s0's, toward s1 (the bottleneck).
+        topo.add_link(s0, s1, 10 * G, US);
+        let cfg = FabricConfig {
+            scheduling: Scheduling::Srpt,
+            ..FabricConfig::default()
+        };
+        let mut net = Network::new(topo, cfg).expect("valid");
+        net.add_flow(flow(0, 2, 2_000_000, 0, Verb::Write)).unwrap();
+        net.add_flow(flow(1, 2, 1_000_000, 0, Verb::Write)).unwrap();
+        let at = 100 * US;
+        let spec = RandomFailures {
+            start: at,
+            interval: 1000 * US,
+            stop: 2000 * US,
+            count: 1,
+        };
+        net.add_random_failures(spec).unwrap();
+        net.run_until(at - 1, u64::MAX);
+        let held = net.srpt.queued(6).count() as u64;
+        assert!(held > 10, "{held} packets held");
+        assert_eq!(
+            net.ports()[6].queued_bytes(),
+            net.srpt.queued(6).map(|h| h.wire() as u64).sum()
+        );
+        net.run_until(at, u64::MAX);
+        assert_eq!(net.randomly_failed_links(), [3]);
+        assert_eq!(net.srpt.queued(6).count(), 0);
+        assert_eq!(net.ports()[6].queued_bytes(), 0);
+        let down = crate::DropReason::ALL
+            .iter()
+            .position(|&r| r == crate::DropReason::LinkDown)
+            .unwrap();
+        assert!(net.counters.dropped_packets[down] >= held);
+        assert_eq!(net.flows_hit_by_failures().map(|f| f.len()), Some(2));
+        net.check_conservation().expect("conserved");
     }
 }
