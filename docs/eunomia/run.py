@@ -20,6 +20,7 @@ library; reads summary.json and flows.csv.
 
 usage: python3 docs/eunomia/run.py [fig1 fig2 fig4 fig14] [--duration-us N]
            [--seeds 1..3] [--jobs N] [--out DIR] [--bin PATH] [--lbs a,b]
+           [--cdf NAME]
 """
 import argparse
 import concurrent.futures
@@ -66,6 +67,9 @@ def parse():
     p.add_argument("--bin", default=os.path.join(ROOT, "target", "release", "rdmalab"))
     p.add_argument("--lbs", default=",".join(LBS),
                    help="load balancers of fig1 and fig2 (default %(default)s)")
+    p.add_argument("--cdf", default="alistorage",
+                   help="flow sizes of fig1, fig2 and fig4 (e.g. fbhdp2015_conweave, "
+                        "the FB Hadoop sizes the ConWeave artifact ships; default %(default)s)")
     p.add_argument("--stop-ms", type=int, default=100,
                    help="simulated-time cap of every run (default 100 ms)")
     a = p.parse_args()
@@ -88,6 +92,8 @@ class Runner:
         sets = dict(sets)
         sets.setdefault("traffic.0.duration_us", str(self.a.duration_us))
         sets.setdefault("stop_ms", str(self.a.stop_ms))
+        if file in (LB_FILE, FAIL_FILE):
+            sets.setdefault("traffic.0.cdf", f'"{self.a.cdf}"')
         cmd = [self.a.bin, "sweep", file, "--seeds", self.a.seeds, "--jobs", "1", "--out", out]
         for k, v in sets.items():
             cmd += ["--set", f"{k}={v}"]
@@ -143,7 +149,7 @@ def fig1(a, r):
             "switch.load_balancer": '"ecmp"'})))
 
     def table():
-        print("### Fig 1: FCT slowdown, retransmissions (AliStorage, 8x8 leaf-spine)\n")
+        print(f"### Fig 1: FCT slowdown, retransmissions ({a.cdf}, 8x8 leaf-spine)\n")
         print("Loads are network loads (host load x 2).\n")
         print("| load | fabric | scheme | flows done | slowdown mean | p99 | small mean "
               "| large mean | retransmitted | reordering-triggered | out of order | paused (switch ports) |")

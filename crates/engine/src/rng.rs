@@ -26,6 +26,8 @@ pub enum StreamKind {
     LoadBalance = 6,
     /// Recurring random link failures: the links of each interval.
     Failures = 7,
+    /// DIBS deflection: the port a refused packet goes out, per switch.
+    Deflection = 8,
 }
 
 fn splitmix64(mut z: u64) -> u64 {

@@ -155,6 +155,11 @@ pub struct SummaryJson {
     /// finished (Eunomia's Fig 2 looks at these flows only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub slowdown_hit_by_failures: Option<Stat>,
+    /// DIBS (`deflection = "dibs"`, else absent): deflections, the most of one packet.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deflected: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub most_deflections: Option<u8>,
 }
 
 /// One egress port's RED marking over the whole run.
@@ -495,6 +500,8 @@ pub fn summary(o: &Outcome, scenario: &str, seed: u64) -> SummaryJson {
                 .collect();
             Summary::of(&v).into()
         }),
+        deflected: net.deflected(),
+        most_deflections: net.deflected().map(|_| net.most_deflections()),
     }
 }
 

@@ -1,9 +1,10 @@
 //! Fabric configuration: switch buffer and PFC, ECN marking per link speed,
-//! the load balancer, the NIC template every host starts from, and failure
+//! the load balancer, the egress scheduling, deflection, the NIC template every host starts from, and failure
 //! handling. Plain data: touches nothing.
 
 use crate::switch::lb::LoadBalancer;
 use crate::switch::mmu::MmuConfig;
+use crate::switch::{Deflection, Scheduling};
 use transport::NicConfig;
 
 /// RED-style ECN marking at egress: no mark below `kmin` bytes queued,
@@ -30,6 +31,10 @@ pub struct FabricConfig {
     pub ecn: Vec<EcnSetting>,
     /// How switches choose among equal-cost next hops.
     pub load_balancer: LoadBalancer,
+    /// How switch ports order the queued packets of the NICs' data class.
+    pub scheduling: Scheduling,
+    /// What a lossy switch does with a packet its full queue refuses.
+    pub deflection: Deflection,
     pub nic: NicConfig,
     pub pfc_frame_bytes: u32,
     /// Recompute shortest paths when a link fails or returns (a routing
@@ -59,6 +64,8 @@ impl Default for FabricConfig {
                 pmax: 0.2,
             }],
             load_balancer: LoadBalancer::Ecmp,
+            scheduling: Scheduling::Fifo,
+            deflection: Deflection::None,
             nic: NicConfig::default(),
             pfc_frame_bytes: 64,
             reroute_on_failure: true,

@@ -124,8 +124,12 @@ pub struct Packet {
     pub wqe_sn: u32,
     /// IRN Nack/ReadNack: the PSN whose arrival triggered it (selectively
     /// acknowledged) when above `psn`; equal to `psn` when nothing was.
-    /// MP-RDMA: the SACK on Ack/Nack, the iPSN on data ([`MpHeader`]).
-    /// A PSN is 24 bits; the iPSN is an index, not a sequence number.
+    /// MP-RDMA: the SACK on Ack/Nack. Data packets of every engine: the
+    /// iPSN, the packet's index among the packets of the bytes `msg_len`
+    /// counts (0 on a READ request; MP-RDMA's [`MpHeader`] reads it too),
+    /// from which a switch finds the message's remaining bytes
+    /// ([`Packet::remaining`]). A PSN is 24 bits; the iPSN is an index,
+    /// not a sequence number.
     pub sack_psn: u32,
     /// MP-RDMA Ack/Nack: the virtual path (UDP source port) of the data
     /// packet answered.
@@ -212,6 +216,20 @@ impl Packet {
     #[inline]
     pub fn is_data(&self) -> bool {
         matches!(self.kind, PacketKind::Request | PacketKind::ReadResponse)
+    }
+
+    /// Bytes of the packet's message from its first byte to the end, for a
+    /// NIC of `mtu`-byte packets: what an SRPT switch ranks it by. A READ
+    /// request counts every byte it asks for (the response still to come:
+    /// the responder's bytes are the message's), a READ response the bytes
+    /// from its own on; control packets 0.
+    #[inline]
+    pub fn remaining(&self, mtu: u32) -> u64 {
+        if !self.is_data() {
+            return 0;
+        }
+        self.msg_len
+            .saturating_sub(self.sack_psn as u64 * mtu as u64)
     }
 }
 

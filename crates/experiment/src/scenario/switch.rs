@@ -1,7 +1,9 @@
 //! The `[switch]` section: shared buffer and PFC admission, ECN (RED)
 //! marking per link speed, rerouting on failures, the load balancer
 //! with its parameters (`[switch.drill]`, `[switch.letflow]`,
-//! `[switch.conga]`, `[switch.conweave]`); its checks
+//! `[switch.conga]`, `[switch.conweave]`), the egress scheduling
+//! (`scheduling = "fifo" | "srpt"`) and deflection (`deflection = "none" |
+//! "dibs"`, `[switch.dibs]`); its checks
 //! and its build step (the switch part of the
 //! [`FabricConfig`]). RED settings are also what an `ecn` fault sets, so
 //! [`red`] lives here.
@@ -9,7 +11,8 @@
 use super::check::{gbps, Check, ScenarioError};
 use engine::time::US;
 use fabric::{
-    CongaParams, ConweaveParams, DrillParams, EcnSetting, FabricConfig, LetflowParams, LoadBalancer,
+    CongaParams, ConweaveParams, Deflection, DrillParams, EcnSetting, FabricConfig, LetflowParams,
+    LoadBalancer, Scheduling,
 };
 use serde::Deserialize;
 
@@ -41,6 +44,14 @@ pub struct SwitchCfg {
     pub conga: CongaCfg,
     /// ConWeave's parameters, used when `load_balancer = "conweave"`.
     pub conweave: ConweaveCfg,
+    /// How ports order the queued packets of the data class.
+    #[serde(deserialize_with = "scheduling")]
+    pub scheduling: Scheduling,
+    /// What a lossy switch does with a packet a full queue refuses.
+    #[serde(deserialize_with = "deflection")]
+    pub deflection: Deflection,
+    /// DIBS's parameters, used when `deflection = "dibs"`.
+    pub dibs: DibsCfg,
 }
 
 /// `[switch.conweave]`: ConWeave's times, in microseconds (defaults: the
@@ -71,6 +82,21 @@ impl Default for ConweaveCfg {
             extra_voq_flush_us: us(p.extra_voq_flush),
             default_voq_wait_us: us(p.default_voq_wait),
             tx_expiry_us: us(p.tx_expiry),
+        }
+    }
+}
+
+/// `[switch.dibs]`: the bound on a packet's deflections.
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields, default)]
+pub struct DibsCfg {
+    pub max_deflections: u32,
+}
+
+impl Default for DibsCfg {
+    fn default() -> Self {
+        DibsCfg {
+            max_deflections: Deflection::MAX_DEFLECTIONS as u32,
         }
     }
 }
@@ -169,6 +195,9 @@ impl Default for SwitchCfg {
             letflow: LetflowCfg::default(),
             conweave: ConweaveCfg::default(),
             conga: CongaCfg::default(),
+            scheduling: Scheduling::default(),
+            deflection: Deflection::default(),
+            dibs: DibsCfg::default(),
         }
     }
 }
@@ -189,6 +218,34 @@ fn load_balancer<'de, D: serde::Deserializer<'de>>(d: D) -> Result<LoadBalancer,
             serde::de::Error::custom(format!(
                 "unknown load balancer \"{s}\": accepted values are {}",
                 names.join(", ")
+            ))
+        })
+}
+
+/// `scheduling = "fifo" | "srpt"` (see [`Scheduling::NAMES`]).
+fn scheduling<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Scheduling, D::Error> {
+    let s = String::deserialize(d)?;
+    Scheduling::NAMES
+        .iter()
+        .find(|(n, _)| *n == s)
+        .map(|&(_, v)| v)
+        .ok_or_else(|| {
+            serde::de::Error::custom(format!(
+                "unknown scheduling \"{s}\": accepted values are \"fifo\", \"srpt\""
+            ))
+        })
+}
+
+/// `deflection = "none" | "dibs"` (see [`Deflection::NAMES`]).
+fn deflection<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Deflection, D::Error> {
+    let s = String::deserialize(d)?;
+    Deflection::NAMES
+        .iter()
+        .find(|(n, _)| *n == s)
+        .map(|&(_, v)| v)
+        .ok_or_else(|| {
+            serde::de::Error::custom(format!(
+                "unknown deflection \"{s}\": accepted values are \"none\", \"dibs\""
             ))
         })
 }
@@ -252,6 +309,12 @@ impl SwitchCfg {
         within("switch.drill.d", self.drill.d, 1, DrillParams::MAX_D)?;
         within("switch.drill.m", self.drill.m, 0, DrillParams::MAX_M)?;
         c.us_positive("switch.letflow.gap_us", self.letflow.gap_us)?;
+        within(
+            "switch.dibs.max_deflections",
+            self.dibs.max_deflections,
+            1,
+            255,
+        )?;
         within(
             "switch.letflow.table_entries",
             self.letflow.table_entries,
@@ -354,5 +417,13 @@ impl SwitchCfg {
         cfg.mmu.resume_offset = self.resume_offset_bytes;
         cfg.mmu.egress_alpha = self.egress_alpha;
         cfg.load_balancer = self.balancer();
+        cfg.scheduling = self.scheduling;
+        cfg.deflection = match self.deflection {
+            Deflection::Dibs { .. } => Deflection::Dibs {
+                // Checked: 1..=255.
+                max_deflections: self.dibs.max_deflections as u8,
+            },
+            Deflection::None => Deflection::None,
+        };
     }
 }

@@ -209,7 +209,7 @@ impl Port {
     /// The class `pop_eligible` would serve: the highest-priority (lowest)
     /// class with packets and not paused.
     #[inline]
-    fn eligible_class(&self) -> Option<usize> {
+    pub fn eligible_class(&self) -> Option<usize> {
         let ready = self.backlogged & !self.paused;
         (ready != 0).then(|| ready.trailing_zeros() as usize)
     }
@@ -252,6 +252,22 @@ impl Port {
         q.hdrs.push_back(hdr);
         q.bytes += hdr.wire() as u64;
         self.backlogged |= 1 << hdr.class();
+    }
+
+    /// Accounts a packet of `class` queued outside the class's ring (by
+    /// SRPT, `switch/srpt/`): its bytes and backlog bit, as `push`.
+    pub fn hold(&mut self, class: usize, wire: u32) {
+        self.queues[class].bytes += wire as u64;
+        self.backlogged |= 1 << class;
+    }
+
+    /// A packet [`Port::hold`] accounted left, the last of its class if
+    /// `empty`.
+    pub fn release_held(&mut self, class: usize, wire: u32, empty: bool) {
+        self.queues[class].bytes -= wire as u64;
+        if empty {
+            self.backlogged &= !(1 << class);
+        }
     }
 
     /// Wire bytes waiting in the queues.

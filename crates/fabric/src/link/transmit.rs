@@ -1,6 +1,7 @@
 //! Sending on a port: `kick` starts the next frame of an idle port (a PFC
-//! frame first, then a switch's queued packet through the egress pipeline
-//! or a host's NIC through its driver), `transmit` serialises a frame and
+//! frame first, then a switch's queued packet through the egress pipeline,
+//! from its rings or SRPT's queues (`switch/srpt/`), or a host's NIC
+//! through its driver), `transmit` serialises a frame and
 //! puts it on the wire or loses it (link down, random loss), `send_pfc`
 //! queues a PAUSE or RESUME. Touches the port, its wire and the counters.
 
@@ -9,6 +10,7 @@ use crate::link::port::{End, TxEnd};
 use crate::net::event::Ev;
 use crate::net::Network;
 use crate::observe::counters::DropReason;
+use crate::switch::mmu::CLASSES;
 use engine::Time;
 
 impl Network {
@@ -29,6 +31,10 @@ impl Network {
         match port.owner {
             End::Switch(s, _) => {
                 let Some(hdr) = port.pop_eligible() else {
+                    // Under SRPT its class waits outside the rings.
+                    if self.srpt.class != CLASSES {
+                        self.kick_srpt(now, p, s);
+                    }
                     return;
                 };
                 let qlen = port.queues[hdr.class()].bytes;

@@ -325,6 +325,20 @@ impl Arena {
         (i < self.len).then(|| self.slot(i).dst_qp)
     }
 
+    /// Bytes of packet `i`'s message from its first byte on
+    /// ([`Packet::remaining`] for NICs of `mtu`-byte packets): an SRPT
+    /// switch's key.
+    pub fn remaining(&self, i: u32, mtu: u32) -> u64 {
+        let s = self.slot(i);
+        let p = Packet {
+            kind: s.kind,
+            msg_len: s.msg_len,
+            sack_psn: s.sack_psn,
+            ..Packet::default()
+        };
+        p.remaining(mtu)
+    }
+
     /// The packet behind a header. Inlined wherever called, as `alloc`.
     #[inline(always)]
     pub fn get(&self, hdr: &Hdr) -> Packet {

@@ -35,9 +35,11 @@ use crate::net::event::{Ev, Global};
 use crate::net::window::{ByNode, Globals, NodeQueue};
 use crate::observe::counters::Counters;
 use crate::observe::Sampling;
+
 use crate::switch::lb::Balancer;
 use crate::switch::mmu::{headroom_for, Mmu};
-use crate::switch::Switch;
+use crate::switch::srpt::Srpt;
+use crate::switch::{Deflection, Deflector, Scheduling, Switch};
 use crate::topo::routing::Routes;
 use crate::topo::topology::{NodeKind, Topology};
 use engine::Time;
@@ -77,10 +79,15 @@ pub struct Network {
     /// side: a few lines for the whole fabric that stay in cache, where a
     /// field of each switch cost a cache line per hop).
     pub(crate) lb: Balancer,
-    /// `lb.at_tors() || lb.every_hop()`: the balancer acts in the hop
-    /// beyond picking (ConWeave, CONGA), and the window loop runs its
-    /// instance compiled with the hooks (`Network::forward`).
-    pub(crate) lb_hooks: bool,
+    /// SRPT's queues (`switch/srpt/`; none under FIFO).
+    pub(crate) srpt: Srpt,
+    /// DIBS deflection's state (`switch/deflect.rs`; off without it).
+    pub(crate) deflector: Deflector,
+    /// The window loop runs its instance compiled with the hooks
+    /// (`Network::forward`): the balancer acts in the hop beyond picking
+    /// (`lb.at_tors() || lb.every_hop()`: ConWeave, CONGA), SRPT orders
+    /// the data class or DIBS deflects.
+    pub(crate) hooks: bool,
     pub(crate) routes: Routes,
     pub(crate) arena: Arena,
     pub(crate) flows: Vec<FlowResult>,
@@ -245,6 +252,15 @@ impl Network {
         }
         let lb = Balancer::new(cfg.load_balancer, cfg.seed, &topo)
             .map_err(|e| format!("load balancer {}: {e}", cfg.load_balancer.name()))?;
+        let hooks = lb.at_tors()
+            || lb.every_hop()
+            || cfg.scheduling != Scheduling::Fifo
+            || cfg.deflection != Deflection::None;
+        let deflector = Deflector::new(cfg.deflection, cfg.seed, switches.len() as u32);
+        let srpt = match cfg.scheduling {
+            Scheduling::Fifo => Srpt::off(),
+            Scheduling::Srpt => Srpt::new(cfg.nic.data_priority, cfg.nic.mtu, ports.len()),
+        };
         let mut net = Network {
             cfg,
             topo,
@@ -253,8 +269,10 @@ impl Network {
             roles,
             hosts,
             switches,
-            lb_hooks: lb.at_tors() || lb.every_hop(),
+            hooks,
             lb,
+            srpt,
+            deflector,
             routes: Routes::default(),
             arena: Arena::default(),
             flows: Vec::new(),

@@ -1,8 +1,9 @@
 //! The event loop: [`Network::run_until`] runs the global events (flow
 //! starts, faults, samples) alone and everything else in windows of the
 //! lookahead, node by node (`window.rs`); the deferred transmission ends
-//! of calm switches (`catch_up`); and the one dispatch of a node's events
-//! to its components (`handle`). Touches the queues and the window's
+//! of calm switches (`catch_up`); the packets a switch refused during an
+//! event, handed to DIBS after it (`switch/deflect.rs`); and the one
+//! dispatch of a node's events to its components (`handle`). Touches the queues and the window's
 //! state; what an event does belongs to `link/`, `switch/` and `host/`.
 
 use crate::link::port::TxEnd;
@@ -56,9 +57,10 @@ impl Network {
                 .saturating_add(self.lookahead)
                 .min(global.unwrap_or(Time::MAX))
                 .min(until.saturating_add(1));
-            // The loop compiled for the balancer's kind: the hooks of one
-            // that acts beyond picking a hop cost the others nothing.
-            n += if self.lb_hooks {
+            // The loop compiled with the hooks or without: those of a
+            // balancer that acts beyond picking a hop, of SRPT and of DIBS
+            // cost a run without them nothing.
+            n += if self.hooks {
                 self.run_window::<true>(end)
             } else {
                 self.run_window::<false>(end)
@@ -125,6 +127,11 @@ impl Network {
                 latest = latest.max(now);
                 self.counters.events += 1;
                 self.handle::<HOOKS>(now, ev);
+                // Deflection's work, out of the hop (only in the hooked
+                // instance: empty without DIBS).
+                if HOOKS && !self.deflector.refused.is_empty() {
+                    self.deflect_refused(now);
+                }
             }
             if self.calm {
                 self.finish_deferred(node);

@@ -13,8 +13,9 @@ impl Network {
     /// conservation checks).
     pub fn in_flight(&self) -> (u64, u64) {
         let (mut packets, mut bytes) = self.lb.held();
-        for port in &self.ports {
-            for hdr in port.queues.iter().flat_map(|q| q.hdrs.iter()) {
+        for (p, port) in self.ports.iter().enumerate() {
+            let rings = port.queues.iter().flat_map(|q| q.hdrs.iter());
+            for hdr in rings.chain(self.srpt.queued(p as u32)) {
                 packets += 1;
                 bytes += hdr.wire() as u64;
             }

@@ -58,6 +58,9 @@ pub struct Counters {
     /// Data and control packets sent over a link (one per link crossed);
     /// PFC frames are not counted.
     pub packet_hops: u64,
+    /// Packets a lossy switch deflected (DIBS) instead of dropping: one per
+    /// deflection.
+    pub deflected: u64,
     pub events: u64,
 }
 

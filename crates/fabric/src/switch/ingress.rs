@@ -1,7 +1,8 @@
 //! A switch's ingress pipeline: route (the routing table's equal-cost
 //! next hops), load balance (`lb/`; for the schemes that read queues, the
 //! hops' deferred transmission ends run first), admit (the MMU, which may
-//! PAUSE the upstream or refuse with a counted drop), enqueue at the
+//! PAUSE the upstream or refuse with a counted drop, or under DIBS a
+//! record that `deflect.rs` handles after the event), enqueue at the
 //! egress port (or depart at once through an idle one). In the hooked
 //! instance of the loop, a balancer that acts at ToRs
 //! (`Balancer::at_tors`) takes the packet first, and one that acts at
@@ -14,15 +15,16 @@ use crate::net::Network;
 use crate::observe::counters::DropReason;
 use crate::switch::lb::{Balancer, Sight};
 use crate::switch::mmu::Refusal;
+use crate::switch::Refused;
 use engine::Time;
 
 impl Network {
     /// A packet entered switch `s` on port `in_port` (its `in_local`-th
     /// port): route, load balance, admit, enqueue (or depart at once).
-    /// `HOOKS`: the balancer acts beyond picking a hop
-    /// (`Network::lb_hooks`): ConWeave sees every packet first, CONGA
-    /// every admitted one; the loop is compiled for each value, so the
-    /// default's hop has no trace of them.
+    /// `HOOKS` (`Network::hooks`): the balancer acts beyond picking a hop
+    /// (ConWeave sees every packet first, CONGA every admitted one), SRPT
+    /// queues the data class, DIBS records refused packets; the loop is
+    /// compiled for each value, so the default's hop has no trace of them.
     #[inline(always)]
     pub(crate) fn forward<const HOOKS: bool>(
         &mut self,
@@ -55,21 +57,29 @@ impl Network {
                 _ => self.pick_on_queues(s, hdr, in_port, now),
             },
         };
-        if self.admit(now, s, in_port, out, hdr) {
+        if self.admit::<HOOKS>(now, s, in_port, out, hdr) {
             if HOOKS {
                 self.lb
                     .hop(s, in_port, out, hdr, Sight::new(&self.ports, now));
             }
             // The packet came off the wire of `in_port`'s partner.
-            self.enqueue(now, out, s, hdr, (now, Ev::Arrive(in_port ^ 1)));
+            self.enqueue::<HOOKS>(now, out, s, hdr, (now, Ev::Arrive(in_port ^ 1)));
         }
     }
 
     /// The MMU's admission of `hdr` (which came in on `in_port`, its
     /// `hdr.in_port`-th) toward port `out`: true if admitted (the upstream
-    /// may be PAUSEd), false if dropped (counted, freed).
+    /// may be PAUSEd), false if dropped (counted, freed) or, with `HOOKS`
+    /// under DIBS, recorded for `deflect.rs`.
     #[inline(always)]
-    pub(crate) fn admit(&mut self, now: Time, s: u32, in_port: u32, out: u32, hdr: Hdr) -> bool {
+    pub(crate) fn admit<const HOOKS: bool>(
+        &mut self,
+        now: Time,
+        s: u32,
+        in_port: u32,
+        out: u32,
+        hdr: Hdr,
+    ) -> bool {
         let class = hdr.class();
         let ports = &self.ports;
         let queued = || ports[out as usize].queues[class].bytes;
@@ -79,6 +89,19 @@ impl Network {
             hdr.wire() as u64,
             queued,
         ) {
+            // DIBS: recorded, deflected or dropped after the event
+            // (`deflect.rs`).
+            Err(refusal) if HOOKS && self.deflector.on => {
+                let r = Refused {
+                    s,
+                    in_local: hdr.in_port as u16,
+                    out,
+                    hdr,
+                    refusal,
+                };
+                self.deflector.refused.push(r);
+                false
+            }
             Err(r) => {
                 let reason = match r {
                     Refusal::HeadroomOverflow => DropReason::HeadroomOverflow,
@@ -99,9 +122,17 @@ impl Network {
     }
 
     /// An admitted packet joins port `out`'s queue (or departs at once),
-    /// during event `ev` at switch `s`.
+    /// during event `ev` at switch `s`; with `HOOKS` under SRPT, a packet
+    /// of SRPT's class joins SRPT's queues (`srpt/`).
     #[inline(always)]
-    pub(crate) fn enqueue(&mut self, now: Time, out: u32, s: u32, hdr: Hdr, ev: (Time, Ev)) {
+    pub(crate) fn enqueue<const HOOKS: bool>(
+        &mut self,
+        now: Time,
+        out: u32,
+        s: u32,
+        hdr: Hdr,
+        ev: (Time, Ev),
+    ) {
         if self.calm {
             self.catch_up(out, ev);
         }
@@ -113,6 +144,8 @@ impl Network {
         if self.ports[out as usize].takes_at_once(now, class) {
             // Its class's queue is empty.
             self.depart(now, out, s, hdr, 0);
+        } else if HOOKS && class == self.srpt.class {
+            self.enqueue_srpt(now, out, hdr);
         } else {
             self.ports[out as usize].push(hdr);
             self.kick(now, out);

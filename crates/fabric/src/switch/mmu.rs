@@ -217,6 +217,14 @@ impl Mmu {
         Ok(Admitted { send_pause })
     }
 
+    /// Whether lossy admission would take a packet of `size` bytes for an
+    /// egress queue holding `queued` bytes (what [`Mmu::admit`] checks,
+    /// without accounting).
+    pub fn lossy_room(&self, size: u64, queued: u64) -> bool {
+        self.total_used + size <= self.buffer
+            && (queued == 0 || queued + size <= self.egress_alpha.of(self.buffer - self.total_used))
+    }
+
     /// Releases a packet that leaves the switch; returns true when the
     /// ingress (port, class) should RESUME its upstream now.
     #[inline]
@@ -273,6 +281,17 @@ impl Mmu {
 
     pub fn used(&self) -> u64 {
         self.total_used
+    }
+
+    /// Nothing accounted anywhere: every (port, class) record empty and
+    /// unpaused, the pools at zero.
+    #[cfg(test)]
+    pub fn is_idle(&self) -> bool {
+        let empty = |a: &Account| a.ingress == 0 && a.hdrm_used == 0 && !a.paused;
+        self.accounts.iter().all(empty)
+            && self.total_used == 0
+            && self.shared_used == 0
+            && self.paused_records == 0
     }
 }
 

@@ -1,18 +1,68 @@
 //! Switches: the ingress pipeline (`ingress.rs`: route -> load balance ->
 //! admit -> enqueue), the egress pipeline (`egress.rs`: release -> mark ->
 //! send), the load balancers (`lb/`), ECN marking (`mark.rs`), the
-//! shared-buffer MMU (`mmu.rs`) and the window budget of the calm test
-//! (`budget.rs`). This file holds a switch's own state; it touches nothing
-//! else. See docs/extending.md, "Adding a switch feature".
+//! shared-buffer MMU (`mmu.rs`), SRPT scheduling of the egress queues
+//! (`srpt/`), DIBS deflection (`deflect.rs`) and the window budget of
+//! the calm test (`budget.rs`). This file holds a switch's own state and
+//! the scheduling and deflection settings and deflection's state; it
+//! touches nothing else. See docs/extending.md, "Adding a switch feature".
 
 mod budget;
+mod deflect;
 mod egress;
 mod ingress;
 pub mod lb;
 mod mark;
 pub mod mmu;
+pub(crate) mod srpt;
 
-use mmu::Mmu;
+use crate::net::arena::Hdr;
+use engine::{Rng, StreamKind, Time};
+use mmu::{Mmu, Refusal};
+
+/// How a switch port orders the queued packets of the data class.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Scheduling {
+    /// In arrival order.
+    #[default]
+    Fifo,
+    /// Smallest remaining message first, ties in arrival order (`srpt/`).
+    Srpt,
+}
+
+impl Scheduling {
+    /// The names scenario files use.
+    pub const NAMES: [(&'static str, Scheduling); 2] =
+        [("fifo", Scheduling::Fifo), ("srpt", Scheduling::Srpt)];
+}
+
+/// What a lossy switch does with a packet its egress queue or buffer
+/// refuses.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Deflection {
+    /// Drop it (counted).
+    #[default]
+    None,
+    /// DIBS (Zarifis et al., EuroSys'14): send it out a random other port
+    /// with room, at most `max_deflections` times in its life
+    /// (`deflect.rs`).
+    Dibs { max_deflections: u8 },
+}
+
+impl Deflection {
+    /// DIBS's default bound on a packet's deflections.
+    pub const MAX_DEFLECTIONS: u8 = 10;
+    /// The names scenario files use (DIBS with its default bound).
+    pub const NAMES: [(&'static str, Deflection); 2] = [
+        ("none", Deflection::None),
+        (
+            "dibs",
+            Deflection::Dibs {
+                max_deflections: Deflection::MAX_DEFLECTIONS,
+            },
+        ),
+    ];
+}
 
 /// One switch: its ports and its buffer.
 pub(crate) struct Switch {
@@ -23,4 +73,52 @@ pub(crate) struct Switch {
     /// window (for [`Mmu::calm`]).
     pub window_port_bytes: u64,
     pub window_bytes: u64,
+}
+
+/// A packet the MMU refused during the event being run.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Refused {
+    pub s: u32,
+    /// Its ingress port, local to the switch.
+    pub in_local: u16,
+    /// The egress port that refused it.
+    pub out: u32,
+    pub hdr: Hdr,
+    pub refusal: Refusal,
+}
+
+/// What tells a packet from another that reused its arena slot: its
+/// sender, QP, PSN and send time.
+type Identity = (u32, u32, u32, Time);
+
+/// Deflection's state for the whole fabric.
+#[derive(Default)]
+pub(crate) struct Deflector {
+    /// DIBS is on: refused packets are recorded, not dropped.
+    pub on: bool,
+    max: u8,
+    /// Refused packets of the event being run.
+    pub refused: Vec<Refused>,
+    /// A random stream per switch.
+    rngs: Vec<Rng>,
+    /// By arena slot: the packet last deflected there and its deflections.
+    counts: Vec<(Identity, u8)>,
+    /// The most deflections one packet has had.
+    most: u8,
+}
+
+impl Deflector {
+    pub fn new(d: Deflection, seed: u64, switches: u32) -> Deflector {
+        match d {
+            Deflection::None => Deflector::default(),
+            Deflection::Dibs { max_deflections } => Deflector {
+                on: true,
+                max: max_deflections,
+                rngs: (0..switches)
+                    .map(|s| Rng::new(seed, StreamKind::Deflection, s as u64))
+                    .collect(),
+                ..Deflector::default()
+            },
+        }
+    }
 }

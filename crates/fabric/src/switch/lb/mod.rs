@@ -7,7 +7,7 @@
 //! (`switch/ingress.rs`) only when there are two hops or more; a scheme
 //! touches only its own state. Two schemes act beyond picking a hop, in
 //! the hop's hooks (compiled only into the event loop's hooked instance,
-//! `Network::lb_hooks`): ConWeave at ToRs (tags, holds, control packets:
+//! `Network::hooks`): ConWeave at ToRs (tags, holds, control packets:
 //! `Balancer::at_tors`, handed every packet first) and CONGA at every
 //! switch hop (congestion fields and feedback: `Balancer::every_hop`,
 //! shown every admitted packet). See docs/extending.md, "Adding a load

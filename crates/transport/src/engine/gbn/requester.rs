@@ -262,7 +262,8 @@ impl Requester {
             imm: w.imm,
             compare: w.compare,
             wqe_sn: 0,
-            sack_psn: 0,
+            // The iPSN (a READ request asks for `msg_len` bytes from its own).
+            sack_psn: if w.verb.reads() { 0 } else { idx },
             vp: 0,
             mp_flags: 0,
         }

@@ -203,6 +203,8 @@ impl Requester {
             imm: w.imm,
             compare: w.compare,
             wqe_sn: w.sn.wire(),
+            // The iPSN (a READ request asks for `msg_len` bytes from its own).
+            sack_psn: if w.verb.reads() { 0 } else { idx },
             ..Packet::default()
         }
     }

@@ -129,8 +129,8 @@ impl Network {
         cw.stats.reroutes += u64::from(sent.rerouted_flow);
         let out = sent.tag.uplink;
         *cw.tag_mut(hdr.idx) = sent.tag;
-        if self.admit(now, s, in_port, out, hdr) {
-            self.enqueue(now, out, s, hdr, (now, Ev::Arrive(in_port ^ 1)));
+        if self.admit::<true>(now, s, in_port, out, hdr) {
+            self.enqueue::<true>(now, out, s, hdr, (now, Ev::Arrive(in_port ^ 1)));
         }
         true
     }
@@ -164,7 +164,7 @@ impl Network {
             Flag::Tail => self.send_control(now, s, in_port, &hdr, Control::ReplyTail, &tag),
             Flag::Data => {}
         }
-        let admitted = self.admit(now, s, in_port, out, hdr);
+        let admitted = self.admit::<true>(now, s, in_port, out, hdr);
         let Balancer::Conweave(cw) = &mut self.lb else {
             return true;
         };
@@ -181,7 +181,7 @@ impl Network {
                     cw.hand(&hdr, Handoff::Direct);
                 }
                 if admitted {
-                    self.enqueue(now, out, s, hdr, (now, Ev::Arrive(in_port ^ 1)));
+                    self.enqueue::<true>(now, out, s, hdr, (now, Ev::Arrive(in_port ^ 1)));
                 }
                 if d.verdict == Verdict::PassThenRelease {
                     self.release(now, s, key, Ev::Arrive(in_port ^ 1), false);
@@ -223,7 +223,7 @@ impl Network {
                     },
                 );
             }
-            self.enqueue(now, out, s, h, (now, ev));
+            self.enqueue::<true>(now, out, s, h, (now, ev));
         }
     }
 
@@ -299,8 +299,8 @@ impl Network {
             1 => hops[0],
             _ => cw.pick(s, &hdr, hops),
         };
-        if self.admit(now, s, in_port, out, hdr) {
-            self.enqueue(now, out, s, hdr, (now, Ev::Arrive(in_port ^ 1)));
+        if self.admit::<true>(now, s, in_port, out, hdr) {
+            self.enqueue::<true>(now, out, s, hdr, (now, Ev::Arrive(in_port ^ 1)));
         }
     }
 

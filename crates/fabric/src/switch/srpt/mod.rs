@@ -1,0 +1,109 @@
+//! SRPT scheduling (`Scheduling::Srpt`): at every switch port, the queued
+//! packets of the data class (the NICs' `data_priority`) are served
+//! smallest remaining message first ([`transport::Packet::remaining`],
+//! read from the arena slot), ties in arrival order. As in pFabric
+//! (Alizadeh et al., SIGCOMM'13, section 4.1), the smallest packet names a
+//! flow and that flow's earliest queued packet leaves: a message's later
+//! packets rank above its earlier ones (fewer bytes remain), and sending
+//! them first would reorder every long flow at every queue (go-back-N then
+//! times out: 996 timeouts for one 2 MB WRITE in `kick.rs`'s test).
+//!
+//! SRPT runs in the event loop's hooked instance (`Network::hooks`), so
+//! the default's hop has no trace of it: there the ingress pipeline's
+//! enqueue step hands an admitted packet of SRPT's class to `kick.rs`,
+//! which files it in a binary heap of keys per port and a FIFO per (port,
+//! flow) instead of the class's ring. The port's byte count and backlog
+//! bit of the class cover SRPT's queues as they cover a ring, so ECN
+//! marking, the lossy drop rule, PFC, the load balancers and the MMU
+//! (which releases by the packet's ingress port, whatever the order) see
+//! the same queue as under FIFO; `kick`, finding no packet in the rings of
+//! a backlogged port, asks `kick.rs` for SRPT's choice (one test, on the
+//! path where a free port finds nothing in its rings). This file holds
+//! SRPT's queues and touches nothing else.
+
+mod kick;
+
+use crate::net::arena::Hdr;
+use crate::switch::mmu::CLASSES;
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap, VecDeque};
+
+/// SRPT's state for the whole fabric (empty under FIFO).
+pub(crate) struct Srpt {
+    /// The class SRPT orders, or [`CLASSES`] (no class) under FIFO: the
+    /// one compare the hot path makes.
+    pub class: usize,
+    /// The NICs' MTU: a packet's iPSN counts packets of this size.
+    mtu: u32,
+    /// Packets queued so far: the arrival order that breaks ties.
+    seq: u64,
+    /// By port: a key per queued packet, (remaining bytes, arrival, flow),
+    /// the smallest on top.
+    keys: Vec<BinaryHeap<Reverse<(u64, u64, u64)>>>,
+    /// By (port, flow): the flow's queued packets in arrival order, as
+    /// many as it has keys at the port.
+    flows: BTreeMap<(u32, u64), VecDeque<Hdr>>,
+}
+
+/// A packet's flow as SRPT keeps it apart: its 5-tuple's source and
+/// destination parts.
+fn flow_of(hdr: &Hdr) -> u64 {
+    (hdr.flow as u64) << 32 | hdr.dst as u64
+}
+
+impl Srpt {
+    /// FIFO: no class is ordered.
+    pub fn off() -> Srpt {
+        Srpt {
+            class: CLASSES,
+            mtu: 0,
+            seq: 0,
+            keys: Vec::new(),
+            flows: BTreeMap::new(),
+        }
+    }
+
+    /// SRPT on `class` at every one of `ports` ports (NICs of `mtu`).
+    pub fn new(class: u8, mtu: u32, ports: usize) -> Srpt {
+        Srpt {
+            class: class as usize,
+            mtu,
+            seq: 0,
+            keys: (0..ports).map(|_| BinaryHeap::new()).collect(),
+            flows: BTreeMap::new(),
+        }
+    }
+
+    /// The packets SRPT holds at port `p` (not those still in its ring).
+    pub fn queued(&self, p: u32) -> impl Iterator<Item = &Hdr> + '_ {
+        self.flows
+            .range((p, 0)..=(p, u64::MAX))
+            .flat_map(|(_, q)| q.iter())
+    }
+
+    /// Queues `hdr`, with `remaining` bytes in its message, at port `p`
+    /// (after those queued before it).
+    fn push(&mut self, p: u32, remaining: u64, hdr: Hdr) {
+        let (seq, flow) = (self.seq, flow_of(&hdr));
+        self.seq += 1;
+        self.keys[p as usize].push(Reverse((remaining, seq, flow)));
+        self.flows.entry((p, flow)).or_default().push_back(hdr);
+    }
+
+    /// Takes the packet SRPT serves next at port `p`, if it holds one, and
+    /// whether it holds no other.
+    fn pop(&mut self, p: u32) -> Option<(Hdr, bool)> {
+        let heap = &mut self.keys[p as usize];
+        let Reverse((_, _, flow)) = heap.pop()?;
+        let empty = heap.is_empty();
+        let queue = self
+            .flows
+            .get_mut(&(p, flow))
+            .expect("a key has its packet");
+        let hdr = queue.pop_front().expect("a key has its packet");
+        if queue.is_empty() {
+            self.flows.remove(&(p, flow));
+        }
+        Some((hdr, empty))
+    }
+}
