@@ -4,8 +4,8 @@
 pub mod bench;
 pub mod build;
 pub mod lb_summary;
+pub mod nic_memory;
 pub mod ns3;
-pub mod ordering_summary;
 pub mod reorder;
 pub mod report;
 pub mod run;

@@ -131,7 +131,7 @@ pub struct SummaryJson {
     pub pfc_pause: PauseSplit,
     /// NIC state of the QPs' engines, by transport ("roce",
     /// "irn"); see `transport::StateBytes`.
-    pub nic_state: std::collections::BTreeMap<&'static str, NicState>,
+    pub nic_state: std::collections::BTreeMap<&'static str, crate::nic_memory::NicState>,
     /// Present when the QPs run MP-RDMA.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mprdma: Option<MpRdmaSummary>,
@@ -139,7 +139,7 @@ pub struct SummaryJson {
     pub reordering: ReorderingSummary,
     /// A bitmap ordering layer's agents and NIC memory (absent without).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub ordering: Option<crate::ordering_summary::OrderingSummary>,
+    pub ordering: Option<crate::nic_memory::OrderingSummary>,
     /// What a load balancer acting at ToRs (ConWeave) did (absent for the
     /// others; see `crate::lb_summary`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -198,16 +198,6 @@ fn ecn_ports(net: &fabric::Network, end: engine::Time) -> Vec<EcnPort> {
             }
         })
         .collect()
-}
-
-/// NIC memory the QPs of one transport need for loss recovery and ordering.
-#[derive(Serialize, Debug, Clone, PartialEq, Default)]
-pub struct NicState {
-    /// QPs (two per flow: requester and responder side).
-    pub qps: u64,
-    pub bitmap_bytes_per_qp: u64,
-    pub other_bytes_per_qp: u64,
-    pub total_bytes: u64,
 }
 
 /// MP-RDMA's per-connection state and its mechanisms' counters (all NICs).
@@ -483,9 +473,9 @@ pub fn summary(o: &Outcome, scenario: &str, seed: u64) -> SummaryJson {
         } else {
             None
         },
-        nic_state: nic_state(net),
+        nic_state: crate::nic_memory::nic_state(net),
         reordering: crate::reorder::summary(net),
-        ordering: crate::ordering_summary::summary(net),
+        ordering: crate::nic_memory::ordering(net),
         load_balancer: crate::lb_summary::summary(net),
         ecn_ports: ecn_ports(net, o.end_time),
         flows_hit_by_failures: hit.map(|h| h.len()),
@@ -503,23 +493,6 @@ pub fn summary(o: &Outcome, scenario: &str, seed: u64) -> SummaryJson {
         deflected: net.deflected(),
         most_deflections: net.deflected().map(|_| net.most_deflections()),
     }
-}
-
-fn nic_state(net: &fabric::Network) -> std::collections::BTreeMap<&'static str, NicState> {
-    let mut m = std::collections::BTreeMap::new();
-    for h in 0..net.host_count() {
-        let nic = net.nic(h);
-        for q in 0..nic.num_qps() as u32 {
-            let Ok(r) = nic.qp_engine(q) else { continue };
-            let b = r.state_bytes();
-            let e: &mut NicState = m.entry(r.name()).or_default();
-            e.qps += 1;
-            e.bitmap_bytes_per_qp = b.bitmap_bytes;
-            e.other_bytes_per_qp = b.other_bytes;
-            e.total_bytes += b.bitmap_bytes + b.other_bytes;
-        }
-    }
-    m
 }
 
 /// Writes `flows.csv` and `summary.json` into `dir` (created if missing).

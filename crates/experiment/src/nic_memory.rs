@@ -1,4 +1,6 @@
-//! The `ordering` block of summary.json (present only with a bitmap
+//! NIC memory for loss recovery and ordering, for summary.json:
+//! `nic_state` ([`NicState`]: each engine's fixed per-QP bytes) and the
+//! `ordering` block ([`OrderingSummary`], present only with a bitmap
 //! ordering layer: `ordering = "eunomia"` or `"static_bitmap"`): what the
 //! receiver and sender agents did, summed over the NICs, and the NIC
 //! memory of bitmaps and their metadata per NIC (peak, from each NIC's
@@ -6,6 +8,34 @@
 //! that had a bitmap), beside `nic_state`'s fixed per-QP costs.
 
 use serde::Serialize;
+
+/// NIC memory the QPs of one transport need for loss recovery and ordering.
+#[derive(Serialize, Debug, Clone, PartialEq, Default)]
+pub struct NicState {
+    /// QPs (two per flow: requester and responder side).
+    pub qps: u64,
+    pub bitmap_bytes_per_qp: u64,
+    pub other_bytes_per_qp: u64,
+    pub total_bytes: u64,
+}
+
+/// The `nic_state` block: by engine name, its QPs and their fixed bytes.
+pub fn nic_state(net: &fabric::Network) -> std::collections::BTreeMap<&'static str, NicState> {
+    let mut m = std::collections::BTreeMap::new();
+    for h in 0..net.host_count() {
+        let nic = net.nic(h);
+        for q in 0..nic.num_qps() as u32 {
+            let Ok(r) = nic.qp_engine(q) else { continue };
+            let b = r.state_bytes();
+            let e: &mut NicState = m.entry(r.name()).or_default();
+            e.qps += 1;
+            e.bitmap_bytes_per_qp = b.bitmap_bytes;
+            e.other_bytes_per_qp = b.other_bytes;
+            e.total_bytes += b.bitmap_bytes + b.other_bytes;
+        }
+    }
+    m
+}
 
 #[derive(Serialize, Debug, Clone, PartialEq, Default)]
 pub struct OrderingSummary {
@@ -35,8 +65,8 @@ pub struct OrderingSummary {
     pub qp_peak_bitmap_bytes_mean: f64,
 }
 
-/// The block, or None without a bitmap layer.
-pub fn summary(net: &fabric::Network) -> Option<OrderingSummary> {
+/// The `ordering` block, or None without a bitmap layer.
+pub fn ordering(net: &fabric::Network) -> Option<OrderingSummary> {
     let n = net.host_count();
     let layer = (n > 0).then(|| net.nic(0).config().ordering.name())?;
     let mut s = OrderingSummary {
