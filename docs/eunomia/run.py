@@ -1,7 +1,8 @@
 """Eunomia's section 2 experiments (docs/eunomia.md), run with rdmalab and
 printed as the Markdown tables of that page.
 
-  fig1  load balancers on RDMA, with and without the ideal ordering layer,
+  fig1  load balancers on RDMA, with and without the ideal ordering layer
+        (and Eunomia's, for the per-packet ones),
         lossless (PFC, go-back-N) and lossy (IRN), 50% and 80% load
         (scenarios/eunomia_lb.toml); MP-RDMA beside them; Fig 1(c): the
         retransmissions that reordering triggered
@@ -132,12 +133,20 @@ def finished(out):
     return f"{sum(s['flows_finished'] for s in ss)}/{sum(s['flows'] for s in ss)}"
 
 
+def orderings(lb):
+    """The ordering layers a balancer runs with: none and the ideal one,
+    and Eunomia's beside them for the per-packet schemes it is built for."""
+    if lb in ("drill", "power_of_two", "spray"):
+        return ("none", "ideal", "eunomia")
+    return ("none", "ideal")
+
+
 def fig1(a, r):
     runs = []
     for load in ("0.5", "0.8"):
         for mode, sets in (("lossless", LOSSLESS), ("lossy", LOSSY)):
             for lb in a.lbs:
-                for order in ("none", "ideal"):
+                for order in orderings(lb):
                     name = f"fig1/{mode}-{load}-{lb}-{order}"
                     runs.append((load, mode, lb, order, r.add(name, LB_FILE, {
                         **sets, "traffic.0.load": host_load(load),
@@ -155,7 +164,7 @@ def fig1(a, r):
               "| large mean | retransmitted | reordering-triggered | out of order | paused (switch ports) |")
         print("|---|---|---|---|---|---|---|---|---|---|---|---|")
         for load, mode, lb, order, out in runs:
-            scheme = lb + (" + ideal" if order == "ideal" else "")
+            scheme = lb + ("" if order == "none" else f" + {order}")
             print("| %s | %s | %s | %s | %.2f | %.1f | %.2f | %.2f | %.0f | %.0f | %.1f%% | %.3f%% |" % (
                 load, mode, scheme, finished(out),
                 avg(out, lambda s: s["slowdown"]["mean"]),

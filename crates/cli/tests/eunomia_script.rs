@@ -26,13 +26,14 @@ fn the_eunomia_script_prints_every_table_whole() {
         text,
         String::from_utf8_lossy(&r.stderr)
     );
-    // Rows per table: fig1 2 loads x 2 fabrics x 5 balancers x 2 orderings
-    // + 2 MP-RDMA; fig2 5 x 2; fig4 3 loads x up to 4 sizes; fig14 3 x 3.
+    // Rows per table: fig1 2 loads x 2 fabrics x (2 balancers x 2
+    // orderings + 3 per-packet ones x 3) + 2 MP-RDMA; fig2 5 x 2; fig4 3
+    // loads x up to 4 sizes; fig14 3 x 3.
     let tables: Vec<&str> = text.split("### ").skip(1).collect();
     assert_eq!(tables.len(), 4, "{text}");
     // Table lines but the header (`|---|` lines do not start with "| ").
     let rows = |t: &str| t.lines().filter(|l| l.starts_with("| ")).count() - 1;
-    assert_eq!(rows(tables[0]), 42, "{}", tables[0]);
+    assert_eq!(rows(tables[0]), 54, "{}", tables[0]);
     assert_eq!(rows(tables[1]), 10, "{}", tables[1]);
     assert!((3..=12).contains(&rows(tables[2])), "{}", tables[2]);
     assert_eq!(rows(tables[3]), 9, "{}", tables[3]);
@@ -47,4 +48,5 @@ fn the_eunomia_script_prints_every_table_whole() {
         row.split('|').nth(10).unwrap().trim().parse().unwrap()
     };
     assert_eq!(retx("drill + ideal"), 0.0);
+    assert_eq!(retx("drill + eunomia"), 0.0);
 }

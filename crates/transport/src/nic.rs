@@ -130,10 +130,7 @@ impl Nic {
         self.qps
             .push(Qp::new(id, cfg, psns, engine, state, cc.notification()));
         self.reorder.push(QpReorder::default());
-        self.order.push_qp(
-            crate::psn::Psn::initial(psns.sq_psn),
-            crate::psn::Psn::initial(psns.rq_psn),
-        );
+        self.order.push_qp(crate::psn::Psn::initial(psns.rq_psn));
         Ok(id)
     }
 

@@ -3,13 +3,16 @@
 //! switch ranks them by: a WRITE's and a SEND's packets count down from
 //! the message's length, a READ request counts every byte it asks for and
 //! its responses count down, a re-issued READ (go-back-N) counts the
-//! remainder it asks for; control packets count 0.
+//! remainder it asks for; control packets count 0; Eunomia's metadata
+//! leaves it alone.
 
 mod common;
 
 use common::{Action, World, A, B};
 use engine::time::US;
-use transport::{Engine, IrnConfig, MpRdmaConfig, NicConfig, PacketKind, Verb, WorkRequest};
+use transport::{
+    Engine, IrnConfig, MpRdmaConfig, NicConfig, OrderingKind, PacketKind, Verb, WorkRequest,
+};
 
 const MTU: u64 = 1000;
 
@@ -69,6 +72,24 @@ fn writes_and_sends_count_down_from_the_message_length() {
                 .map(|(_, _, p)| p.remaining(MTU as u32))
                 .collect();
             assert!(!ctrl.is_empty() && ctrl.iter().all(|&r| r == 0));
+        }
+    }
+}
+
+/// Eunomia's sender agent stamps its metadata without touching the key.
+#[test]
+fn the_key_survives_eunomias_metadata() {
+    for ordering in ["eunomia", "static_bitmap"] {
+        for engine in &engines()[..2] {
+            let cfg = NicConfig {
+                engine: *engine,
+                ordering: OrderingKind::from_name(ordering).unwrap(),
+                ..NicConfig::default()
+            };
+            let mut w = World::with_config(cfg, US);
+            w.connect(1);
+            post(&mut w, Verb::Write, 2500);
+            assert_eq!(remaining(&w, A), [2500, 1500, 500], "{engine:?} {ordering}");
         }
     }
 }

@@ -4,12 +4,14 @@
 //! row allocated when the QP is made, never grown nor freed).
 //!
 //! Sender agent (§3.2). Every request packet carries the metadata: Head,
-//! the connection's first PSN, in `sack_psn` (unused on go-back-N and IRN
-//! data packets; 24 bits, as our PSNs), and the last-packet bit in
-//! `mp_flags` ([`LAST`]: the packet ends a message and the send queue
-//! holds nothing after it), so the arena's 64-byte slot does not grow.
-//! The wire size is not changed: the paper's 33 bits are 5 bytes a
-//! scenario can add to `header_bytes`. Acknowledgements from the receiver
+//! the connection's first PSN, and the last-packet bit. Head is what RC
+//! connection setup already gave the receiver (its expected first PSN),
+//! and the receiver agent takes it from there, so no field of ours holds
+//! it (`sack_psn` of a data packet is its index in the message, SRPT's
+//! key); the last-packet bit rides in `mp_flags` ([`LAST`]: the packet
+//! ends a message and the send queue holds nothing after it), so the
+//! arena's 64-byte slot does not grow. The wire size is not changed: the
+//! paper's 33 bits are 5 bytes a scenario can add to `header_bytes`. Acknowledgements from the receiver
 //! agent are ACK/NACK packets with a flag in `mp_flags` and are never seen
 //! by the engine as such: a SACK ([`SACK`]) never triggers recovery (IRN
 //! marks the PSN received; go-back-N ignores it); a NACK ([`NACK`]: the
@@ -71,8 +73,6 @@ pub(crate) struct Bitmaps {
 /// One QP's agents.
 #[derive(Debug)]
 pub(crate) struct BitmapQp {
-    /// Head, the metadata every request carries.
-    first_psn: Psn,
     /// The bitmap, while there is one.
     hd: Option<Hd>,
     held: HeldPackets,
@@ -85,11 +85,10 @@ pub(crate) struct BitmapQp {
 }
 
 impl BitmapQp {
-    /// The agents of a QP whose first PSNs are `sq` (sent) and `rq`
-    /// (expected); a static bitmap is made at once.
-    pub fn new(b: &Bitmaps, sq: Psn, rq: Psn) -> BitmapQp {
+    /// The agents of a QP whose first expected PSN is `rq`; a static
+    /// bitmap is made at once.
+    pub fn new(b: &Bitmaps, rq: Psn) -> BitmapQp {
         let mut q = BitmapQp {
-            first_psn: sq,
             hd: None,
             held: HeldPackets::default(),
             nacked: None,
@@ -115,14 +114,12 @@ impl BitmapQp {
         self.peak_bits
     }
 
-    /// Sender agent: stamps a request with the metadata (`more`: the send
-    /// queue holds more after it).
+    /// Sender agent: stamps a request with the last-packet bit (`more`:
+    /// the send queue holds more after it; Head needs no field, see the
+    /// module doc).
     pub fn stamp(&self, pkt: &mut Packet, more: bool) {
-        if pkt.kind == PacketKind::Request {
-            pkt.sack_psn = self.first_psn.wire();
-            if pkt.last && !more {
-                pkt.mp_flags |= LAST;
-            }
+        if pkt.kind == PacketKind::Request && pkt.last && !more {
+            pkt.mp_flags |= LAST;
         }
     }
 

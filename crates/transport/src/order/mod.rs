@@ -91,12 +91,12 @@ impl Layer {
         }
     }
 
-    /// The state of a new QP whose first PSNs are `sq` and `rq`.
-    pub fn push_qp(&mut self, sq: Psn, rq: Psn) {
+    /// The state of a new QP whose first expected PSN is `rq`.
+    pub fn push_qp(&mut self, rq: Psn) {
         let o = match (&self.bitmaps, self.kind) {
             (_, OrderingKind::None) => Ordering::None,
             (_, OrderingKind::Ideal) => Ordering::Ideal(IdealBuffer::default()),
-            (Some(b), _) => Ordering::Bitmap(Box::new(BitmapQp::new(b, sq, rq))),
+            (Some(b), _) => Ordering::Bitmap(Box::new(BitmapQp::new(b, rq))),
             (None, _) => unreachable!("bitmap layers have their NIC-wide part"),
         };
         self.qps.push(o);
