@@ -168,18 +168,7 @@ impl BitmapQp {
             Track::New => {
                 self.peak_bits = self.peak_bits.max(h.bits(&b.geo));
                 self.held.hold(expected, psn, pkt, cx);
-                let sack = cx.ctrl_packet(CtrlFields {
-                    kind: PacketKind::Ack,
-                    psn: expected.wire(),
-                    sack_psn: pkt.psn,
-                    verb: pkt.verb,
-                    ecn_echo: false,
-                    sent_at: pkt.sent_at,
-                });
-                cx.ctrl.push_back(Packet {
-                    mp_flags: SACK,
-                    ..sack
-                });
+                reply(cx, PacketKind::Ack, SACK, expected, pkt);
                 cx.stats.eunomia_sacks_sent += 1;
             }
             Track::Again => cx.duplicate(),
@@ -199,18 +188,7 @@ impl BitmapQp {
     fn nack(&mut self, cx: &mut Ctx, expected: Psn, pkt: &Packet) -> bool {
         if self.nacked != Some(expected) {
             self.nacked = Some(expected);
-            let nack = cx.ctrl_packet(CtrlFields {
-                kind: PacketKind::Nack,
-                psn: expected.wire(),
-                sack_psn: pkt.psn,
-                verb: pkt.verb,
-                ecn_echo: false,
-                sent_at: pkt.sent_at,
-            });
-            cx.ctrl.push_back(Packet {
-                mp_flags: NACK,
-                ..nack
-            });
+            reply(cx, PacketKind::Nack, NACK, expected, pkt);
             cx.stats.eunomia_nacks_sent += 1;
         }
         false
@@ -250,6 +228,23 @@ impl BitmapQp {
             h.free(&mut b.mc, &b.geo);
         }
     }
+}
+
+/// Queues the receiver agent's answer to `pkt`: an ACK or NACK of the
+/// gap at `expected` naming `pkt`'s PSN, flagged `flag` (SACK or NACK).
+fn reply(cx: &mut Ctx, kind: PacketKind, flag: u8, expected: Psn, pkt: &Packet) {
+    let p = cx.ctrl_packet(CtrlFields {
+        kind,
+        psn: expected.wire(),
+        sack_psn: pkt.psn,
+        verb: pkt.verb,
+        ecn_echo: false,
+        sent_at: pkt.sent_at,
+    });
+    cx.ctrl.push_back(Packet {
+        mp_flags: flag,
+        ..p
+    });
 }
 
 /// The sender agent's reaction to the receiver agent's SACK or NACK.
