@@ -70,8 +70,8 @@
 //! metadata) freed (§3.5.3), Eunomia's and a static one alike; a later
 //! request makes one again.
 //!
-//! May use `crate::qp`, `crate::rc`, `crate::packet`, `crate::psn` and
-//! `crate::order::{hd, held, mc}`.
+//! May use `crate::qp`, `crate::rc`, `crate::packet`, `crate::psn`,
+//! `crate::api`'s counters and `crate::order::{hd, held, mc}`.
 
 use super::hd::{Geometry, Hd, Track};
 use super::held::HeldPackets;
