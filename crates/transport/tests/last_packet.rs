@@ -3,7 +3,8 @@
 //! packet that ends a WRITE with nothing posted after it leaves only once
 //! the cumulative ACK covers every earlier PSN (even when the responder
 //! coalesces ACKs: the packet before it asks for one), which costs about
-//! one RTT against the receiver hold; a SEND is not delayed; and the
+//! one RTT against the receiver hold; a SEND is not delayed, nor a held
+//! QP's READ responses, nor anything under the ideal layer; and the
 //! static bitmap lives only as long as its connection.
 
 mod common;
@@ -302,4 +303,16 @@ fn static_bitmap_lives_as_long_as_its_connection() {
     }
     // The requester's side never received a request: no bitmap.
     assert_eq!(a.order_memory().unwrap().peak_bytes, 0);
+}
+
+/// The ideal layer holds nothing back: a WRITE's last packet leaves before
+/// the ACK of the packets before it.
+#[test]
+fn ideal_layer_does_not_hold_the_last_packet() {
+    for engine in engines() {
+        let w = run(engine, OrderingKind::Ideal, Verb::Write, 1);
+        let (sent, covered) = last_sent_and_covered(&w);
+        assert!(sent < covered, "{engine:?}");
+        assert_eq!(w.nics[0].stats().eunomia_sender_held, 0);
+    }
 }
