@@ -172,9 +172,9 @@ impl BitmapQp {
 
     /// Sender agent, on a data packet `qp` just built: stamps a request
     /// with the last-packet bit (`qp` has nothing more to send; Head needs
-    /// no field, see the module doc); with `sender_hold`, ends the hold of
-    /// the packet it held and asks for the ACK that will release the next
-    /// one.
+    /// no field, see the module doc); with `hold` (under `sender_hold`:
+    /// the time and the counters), ends the hold of the packet it held
+    /// and asks for the ACK that will release the next one.
     pub fn on_send(&mut self, qp: &Qp, pkt: &mut Packet, hold: Option<(Time, &mut NicStats)>) {
         if pkt.kind != PacketKind::Request {
             return;
