@@ -1,13 +1,15 @@
 //! Links: ports and their queues (`port.rs`), what crosses a wire
-//! (`frame.rs`), sending (`transmit.rs`: serialisation, random loss, a
-//! down link), arriving (`arrive.rs`), faults (`faults.rs`) and recurring
-//! random failures (`random_failures.rs`); what a fault and a failure
-//! schedule are, plain data, is here. Link `i` owns ports `2i` (at its `a`
+//! (`frame.rs`), sending (`transmit.rs`: serialisation, a down link),
+//! arriving (`arrive.rs`), a direction's impairments (`impair.rs`: random
+//! loss, reordering), faults (`faults.rs`) and recurring random failures
+//! (`random_failures.rs`); what a fault and a failure schedule are, plain
+//! data, is here. Link `i` owns ports `2i` (at its `a`
 //! end) and `2i + 1` (at `b`), so a port's partner is `port ^ 1`.
 
 mod arrive;
 mod faults;
 pub mod frame;
+pub(crate) mod impair;
 pub mod port;
 mod random_failures;
 mod transmit;
@@ -25,6 +27,14 @@ pub enum FaultAction {
     Loss(f64),
     /// ECN marking of the chosen direction(s)' egress port from now on.
     Ecn(EcnSetting),
+    /// Reordering of the chosen direction(s) from now on: each packet is
+    /// delayed with probability `fraction`, by a delay uniform in
+    /// (0, `delay`] beyond the link's own, so later packets overtake it
+    /// (`impair.rs`). A fraction of 0 ends it.
+    Reorder {
+        fraction: f64,
+        delay: Time,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
