@@ -11,46 +11,14 @@
 //! a reordered direction is never calm (`switch/budget.rs`). Touches the
 //! direction's port and late heap, the counters and the arena.
 
+use crate::link::{Late, Reorder};
 use crate::net::arena::Hdr;
 use crate::net::event::Ev;
 use crate::net::Network;
 use crate::observe::counters::DropReason;
 use engine::{Rng, StreamKind, Time};
-use std::cmp::{Ordering, Reverse};
+use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-
-/// A delayed packet, ordered by when it lands and then by when it was
-/// sent (packets landing at one picosecond keep their sending order).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Late {
-    at: Time,
-    seq: u64,
-    hdr: Hdr,
-}
-
-impl Ord for Late {
-    fn cmp(&self, other: &Self) -> Ordering {
-        (self.at, self.seq).cmp(&(other.at, other.seq))
-    }
-}
-
-impl PartialOrd for Late {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-/// A reordered direction: its fault's parameters, its random stream
-/// (`StreamKind::Reorder` of the port) and its delayed packets.
-pub(crate) struct Reorder {
-    fraction: f64,
-    /// The largest extra delay (ps, at least 1).
-    delay: Time,
-    rng: Rng,
-    late: BinaryHeap<Reverse<Late>>,
-    /// Packets delayed so far (the next one's sequence).
-    delayed: u64,
-}
 
 impl Network {
     /// Sets port `p`'s random loss probability.
