@@ -28,6 +28,9 @@ pub enum StreamKind {
     Failures = 7,
     /// DIBS deflection: the port a refused packet goes out, per switch.
     Deflection = 8,
+    /// Reordering of one link direction (`[[faults]] action = "reorder"`):
+    /// which packets are delayed, and by how much.
+    Reorder = 9,
 }
 
 fn splitmix64(mut z: u64) -> u64 {

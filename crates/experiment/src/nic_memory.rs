@@ -5,8 +5,10 @@
 //! receiver and sender agents did, summed over the NICs, and the NIC
 //! memory of bitmaps and their metadata per NIC (peak, from each NIC's
 //! memory controller) and per connection (peak bitmap bytes of each QP
-//! that had a bitmap), beside `nic_state`'s fixed per-QP costs; and what
-//! waiting for a WRITE's last packet cost (`last_packet`).
+//! that had a bitmap), beside `nic_state`'s fixed per-QP costs; what
+//! waiting for a WRITE's last packet cost (`last_packet`); when `[output]
+//! ordering_memory` sampled it, its time averages; and the block's lines
+//! in the readable summary (`render`).
 
 use serde::Serialize;
 
@@ -75,6 +77,49 @@ pub struct OrderingSummary {
     /// crosses PCIe twice more (read back, then placed).
     pub receiver_held_packets: u64,
     pub receiver_held_bytes: u64,
+    /// With `[output] ordering_memory`: each of its series averaged over
+    /// the run's samples (absent without).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sampled: Option<SampledMemory>,
+}
+
+/// The ordering-memory series (`fabric::ORDERING_SERIES`) averaged over
+/// the samples: over time, the NICs' mean and max bitmap bytes and bitmap
+/// plus metadata bytes (Eunomia Fig 18(c)'s "average total bytes taken by
+/// all bitmaps on a NIC measured at small intervals").
+#[derive(Serialize, Debug, Clone, PartialEq, Default)]
+pub struct SampledMemory {
+    pub samples: u64,
+    pub bitmap_bytes_mean: f64,
+    pub bitmap_bytes_max: f64,
+    pub total_bytes_mean: f64,
+    pub total_bytes_max: f64,
+}
+
+/// The averages of the ordering-memory series, if they were sampled.
+fn sampled(net: &fabric::Network) -> Option<SampledMemory> {
+    let series = net.series();
+    let avg = |name: &str| {
+        let s = series.iter().find(|s| s.name == name)?;
+        let sum: f64 = s.points.iter().map(|&(_, v)| v).sum();
+        Some((
+            s.points.len() as u64,
+            round3(sum / s.points.len().max(1) as f64),
+        ))
+    };
+    let [b_mean, b_max, t_mean, t_max] = fabric::ORDERING_SERIES;
+    let (samples, bitmap_bytes_mean) = avg(b_mean)?;
+    Some(SampledMemory {
+        samples,
+        bitmap_bytes_mean,
+        bitmap_bytes_max: avg(b_max)?.1,
+        total_bytes_mean: avg(t_mean)?.1,
+        total_bytes_max: avg(t_max)?.1,
+    })
+}
+
+fn round3(x: f64) -> f64 {
+    (x * 1e3).round() / 1e3
 }
 
 /// The `ordering` block, or None without a bitmap layer.
@@ -122,12 +167,57 @@ pub fn ordering(net: &fabric::Network) -> Option<OrderingSummary> {
         if k == 0 {
             0.0
         } else {
-            (sum as f64 / k as f64 * 1e3).round() / 1e3
+            round3(sum as f64 / k as f64)
         }
     };
     s.nic_peak_bytes_mean = mean(peaks, n as u64);
     s.qp_peak_bitmap_bytes_mean = mean(qp_peaks, s.qps_with_bitmap);
     // To the nanosecond.
     s.sender_hold_mean_us = (mean(hold_ps, s.sender_held_packets) / 1e3).round() / 1e3;
+    s.sampled = sampled(net);
     Some(s)
+}
+
+/// The `ordering` block as the readable summary's lines: what the agents
+/// did, then the NIC memory (peaks, and the sampled averages if any).
+pub fn render(o: &OrderingSummary) -> [(String, String); 2] {
+    let hold = if o.last_packet == "sender_hold" {
+        format!(
+            "{} last packets held at the sender, {:.3} us mean",
+            o.sender_held_packets, o.sender_hold_mean_us
+        )
+    } else {
+        format!(
+            "{} last packets held at the receiver ({} B)",
+            o.receiver_held_packets, o.receiver_held_bytes
+        )
+    };
+    let agents = format!(
+        "{} SACKs, {} NACKs; dropped {} beyond the cap, {} untracked; {} bitmaps made, {} freed; {} packets tracked; {hold}",
+        o.sacks_sent,
+        o.nacks_sent,
+        o.beyond_cap_dropped,
+        o.untracked_dropped,
+        o.bitmaps_made,
+        o.bitmaps_freed,
+        o.tracked_packets
+    );
+    let mut memory = format!(
+        "NIC peak {} B max, {:.1} B mean; per connection peak bitmap {} B max, {:.1} B mean ({} QPs)",
+        o.nic_peak_bytes_max,
+        o.nic_peak_bytes_mean,
+        o.qp_peak_bitmap_bytes_max,
+        o.qp_peak_bitmap_bytes_mean,
+        o.qps_with_bitmap
+    );
+    if let Some(m) = &o.sampled {
+        memory.push_str(&format!(
+            "; over {} samples, bitmap {:.1} B max NIC ({:.1} mean), total {:.1} B max NIC ({:.1} mean)",
+            m.samples, m.bitmap_bytes_max, m.bitmap_bytes_mean, m.total_bytes_max, m.total_bytes_mean
+        ));
+    }
+    [
+        (format!("ordering ({})", o.layer), agents),
+        ("ordering memory".into(), memory),
+    ]
 }

@@ -694,6 +694,9 @@ pub fn render(s: &SummaryJson) -> String {
         "reordering",
         crate::reorder::render(&s.reordering),
     );
+    for (k, v) in s.ordering.iter().flat_map(crate::nic_memory::render) {
+        line(&mut out, &k, v);
+    }
     if let Some(lb) = &s.load_balancer {
         line(&mut out, "load balancer", crate::lb_summary::render(lb));
     }

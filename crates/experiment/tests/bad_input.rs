@@ -211,8 +211,14 @@ fn cases() -> Vec<Case> {
         // Faults.
         case("fault rate rounds to zero", with("[[faults]]\nlink = [\"leaf0\", \"spine0\"]\naction = \"rate\"\ngbps = 1e-12"), "faults[0].gbps", "rounds to"),
         case("fault loss NaN", with("[[faults]]\nlink = [\"leaf0\", \"spine0\"]\naction = \"loss\"\nloss = nan"), "faults[0].loss", "0..1"),
+        case("fault reorder fraction above 1", with("[[faults]]\nlink = [\"leaf0\", \"spine0\"]\naction = \"reorder\"\nfraction = 1.5\ndelay_us = 2"), "faults[0].fraction", "0..1"),
+        case("fault reorder without fraction", with("[[faults]]\nlink = [\"leaf0\", \"spine0\"]\naction = \"reorder\"\ndelay_us = 2"), "faults[0].fraction", "got nothing"),
+        case("fault reorder delay zero", with("[[faults]]\nlink = [\"leaf0\", \"spine0\"]\naction = \"reorder\"\nfraction = 0.5\ndelay_us = 0"), "faults[0].delay_us", "> 0"),
+        case("fault reorder without delay", with("[[faults]]\nlink = [\"leaf0\", \"spine0\"]\naction = \"reorder\"\nfraction = 0.5"), "faults[0].delay_us", "needs delay_us > 0"),
         case("fault time negative", with("[[faults]]\nlink = [\"leaf0\", \"spine0\"]\naction = \"down\"\nat_us = -3"), "faults[0].at_us", ">= 0"),
         // Output.
+        case("ordering memory without a bitmap layer", with("[output]\nsample_us = 1\nordering_memory = true"), "output.ordering_memory", "bitmap ordering layer"),
+        case("ordering memory without an interval", with("[output]\nordering_memory = true"), "output.sample_us", "ordering memory"),
         case("sample interval zero", with("[output]\nsample_us = 0"), "output.sample_us", "> 0"),
         case("sample interval too short", with("[output]\nsample_us = 0.001"), "output.sample_us", "at least"),
     ]

@@ -1,5 +1,5 @@
-//! The `[[faults]]` section: link failures and repairs, loss, rate and
-//! ECN changes at a time, and recurring random failures
+//! The `[[faults]]` section: link failures and repairs, loss, reordering,
+//! rate and ECN changes at a time, and recurring random failures
 //! (`action = "random_failures"`); its TOML types, its checks (times, loss
 //! probabilities, rates that would round to nothing, failure schedules
 //! that fail no link) and its build step (the network's faults).
@@ -33,8 +33,12 @@ pub struct FaultCfg {
     /// For action = "random_failures": the fraction (0, 1] of the
     /// switch-to-switch links failed at each interval (rounded to the
     /// nearest count), the interval, and when the failures stop (`at_us`
-    /// is when they start).
+    /// is when they start). For action = "reorder": the share 0..1 of the
+    /// packets delayed.
     pub fraction: Option<f64>,
+    /// For action = "reorder": a delayed packet arrives later by a delay
+    /// uniform in (0, delay_us].
+    pub delay_us: Option<f64>,
     pub interval_us: Option<f64>,
     pub stop_us: Option<f64>,
 }
@@ -47,6 +51,7 @@ pub enum FaultActionCfg {
     Loss,
     Rate,
     Ecn,
+    Reorder,
     RandomFailures,
 }
 
@@ -88,6 +93,28 @@ impl FaultCfg {
                 Some(g) => FaultAction::Rate(c.gbps(&format!("{key}.gbps"), g)?),
                 None => return Err(c.err(format!("{key}.gbps"), "action \"rate\" needs gbps > 0")),
             },
+            FaultActionCfg::Reorder => {
+                let fraction = match self.fraction {
+                    Some(f) if (0.0..=1.0).contains(&f) => f,
+                    f => {
+                        return Err(c.err(
+                            format!("{key}.fraction"),
+                            format!(
+                                "action \"reorder\" needs fraction = 0..1, got {}",
+                                f.map_or("nothing".into(), |f| f.to_string())
+                            ),
+                        ))
+                    }
+                };
+                let delay_key = format!("{key}.delay_us");
+                let delay_us = self
+                    .delay_us
+                    .ok_or_else(|| c.err(&delay_key, "action \"reorder\" needs delay_us > 0"))?;
+                FaultAction::Reorder {
+                    fraction,
+                    delay: c.us_positive(&delay_key, delay_us)?,
+                }
+            }
             FaultActionCfg::RandomFailures => unreachable!("random_failures is a schedule"),
         })
     }

@@ -1,6 +1,6 @@
 //! The `[output]` section: which time series to sample (queue bytes and
-//! utilisation of ports, flow throughput and rate, ECN marking ratios) and
-//! how often; its checks and its build step (the network's sampling).
+//! utilisation of ports, flow throughput and rate, ECN marking ratios, the
+//! ordering layer's NIC memory) and how often; its checks and its build step (the network's sampling).
 
 use super::check::{us, Check, ScenarioError};
 use fabric::Network;
@@ -26,6 +26,11 @@ pub struct OutputCfg {
     /// sample; summary.json also gets their totals over the run.
     #[serde(default)]
     pub ecn_ports: Vec<[String; 2]>,
+    /// The ordering layer's NIC memory (`fabric::ORDERING_SERIES`; needs
+    /// a bitmap layer); summary.json's `ordering` block also gets each
+    /// series' average over the samples.
+    #[serde(default)]
+    pub ordering_memory: bool,
 }
 
 impl OutputCfg {
@@ -43,11 +48,12 @@ impl OutputCfg {
             }
             None if !self.ports.is_empty()
                 || !self.flows.is_empty()
-                || !self.ecn_ports.is_empty() =>
+                || !self.ecn_ports.is_empty()
+                || self.ordering_memory =>
             {
                 return Err(c.err(
                     "output.sample_us",
-                    "needed to sample ports, flows or ECN ports",
+                    "needed to sample ports, flows, ECN ports or the ordering memory",
                 ));
             }
             None => {}
@@ -76,6 +82,13 @@ impl OutputCfg {
                 })
                 .collect()
         };
+        let bitmaps = (0..net.host_count()).any(|h| net.nic(h).order_memory().is_some());
+        if self.ordering_memory && !bitmaps {
+            return Err(c.err(
+                "output.ordering_memory",
+                "needs a bitmap ordering layer ([transport] ordering = \"eunomia\" or \"static_bitmap\")",
+            ));
+        }
         let ports = port_ids("output.ports", &self.ports)?;
         let ecn_ports = port_ids("output.ecn_ports", &self.ecn_ports)?;
         net.set_sampling(fabric::SampleSpec {
@@ -83,6 +96,7 @@ impl OutputCfg {
             ports,
             flows: self.flows.clone(),
             ecn_ports,
+            ordering_memory: self.ordering_memory,
         })
         .map_err(|m| c.err("output", m))
     }

@@ -1,10 +1,12 @@
 //! A frame reaching the end of its wire: a control frame is applied to the
-//! receiving port (PFC), a packet is dropped if the link went down, else
-//! handed to the host's driver (`host/driver.rs`) or the switch's ingress
+//! receiving port (PFC), a packet lands (`land`, also for a reordered
+//! direction's late packets): dropped if the link went down, else handed
+//! to the host's driver (`host/driver.rs`) or the switch's ingress
 //! pipeline (`switch/ingress.rs`). Touches the wire and the receiving port.
 
 use crate::link::frame::Frame;
 use crate::link::port::End;
+use crate::net::arena::Hdr;
 use crate::net::event::Ev;
 use crate::net::Network;
 use crate::observe::counters::DropReason;
@@ -38,17 +40,29 @@ impl Network {
                     self.kick(now, rx);
                 }
             }
-            Frame::Packet(hdr) => {
-                if !up {
-                    self.counters.drop(DropReason::LinkDown, hdr.wire());
-                    self.arena.free(hdr.idx);
-                    return;
-                }
-                match peer {
-                    End::Host(h) => self.deliver(now, h, hdr),
-                    End::Switch(s, in_local) => self.forward::<HOOKS>(now, s, rx, in_local, hdr),
-                }
-            }
+            Frame::Packet(hdr) => self.land::<HOOKS>(now, p, up, peer, hdr),
+        }
+    }
+
+    /// A packet off port `p`'s wire (or out of its late heap, `impair.rs`)
+    /// reaches `peer`: dropped if the link (`up`) went down, else handed on.
+    #[inline(always)]
+    pub(crate) fn land<const HOOKS: bool>(
+        &mut self,
+        now: Time,
+        p: u32,
+        up: bool,
+        peer: End,
+        hdr: Hdr,
+    ) {
+        if !up {
+            self.counters.drop(DropReason::LinkDown, hdr.wire());
+            self.arena.free(hdr.idx);
+            return;
+        }
+        match peer {
+            End::Host(h) => self.deliver(now, h, hdr),
+            End::Switch(s, in_local) => self.forward::<HOOKS>(now, s, p ^ 1, in_local, hdr),
         }
     }
 }

@@ -1,5 +1,5 @@
 //! Link faults ([`Fault`]): a link (or one direction) going down or up,
-//! changing rate, loss or ECN marking at a given time; added, and applied
+//! changing rate, loss, reordering or ECN marking at a given time; added, and applied
 //! between windows, with the routes recomputed when the topology changed.
 //! Touches the link's ports.
 
@@ -56,7 +56,10 @@ impl Network {
                 }
                 FaultAction::Rate(bps) => self.ports[p].set_rate(bps),
                 FaultAction::Ecn(e) => self.ports[p].ecn = Some(e),
-                FaultAction::Loss(l) => self.ports[p].loss = l,
+                FaultAction::Loss(l) => self.set_loss(p as u32, l),
+                FaultAction::Reorder { fraction, delay } => {
+                    self.set_reorder(p as u32, fraction, delay)
+                }
             }
         }
         if reroute && self.cfg.reroute_on_failure {

@@ -1,19 +1,24 @@
 //! Links: ports and their queues (`port.rs`), what crosses a wire
-//! (`frame.rs`), sending (`transmit.rs`: serialisation, random loss, a
-//! down link), arriving (`arrive.rs`), faults (`faults.rs`) and recurring
-//! random failures (`random_failures.rs`); what a fault and a failure
-//! schedule are, plain data, is here. Link `i` owns ports `2i` (at its `a`
+//! (`frame.rs`), sending (`transmit.rs`: serialisation, a down link),
+//! arriving (`arrive.rs`), a direction's impairments (`impair.rs`: random
+//! loss, reordering), faults (`faults.rs`) and recurring random failures
+//! (`random_failures.rs`); what a fault, a failure schedule and a
+//! reordered direction's state are, plain data, is here. Link `i` owns ports `2i` (at its `a`
 //! end) and `2i + 1` (at `b`), so a port's partner is `port ^ 1`.
 
 mod arrive;
 mod faults;
 pub mod frame;
+mod impair;
 pub mod port;
 mod random_failures;
 mod transmit;
 
 use crate::config::EcnSetting;
+use crate::net::arena::Hdr;
 use engine::Time;
+use std::cmp::{Ordering, Reverse};
+use std::collections::BinaryHeap;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum FaultAction {
@@ -25,6 +30,14 @@ pub enum FaultAction {
     Loss(f64),
     /// ECN marking of the chosen direction(s)' egress port from now on.
     Ecn(EcnSetting),
+    /// Reordering of the chosen direction(s) from now on: each packet is
+    /// delayed with probability `fraction`, by a delay uniform in
+    /// (0, `delay`] beyond the link's own, so later packets overtake it
+    /// (`impair.rs`). A fraction of 0 ends it.
+    Reorder {
+        fraction: f64,
+        delay: Time,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -57,4 +70,38 @@ pub(crate) struct FailureState {
     pub spec: RandomFailures,
     pub down: Vec<u32>,
     pub rng: engine::Rng,
+}
+
+/// A delayed packet, ordered by when it lands and then by when it was
+/// sent (packets landing at one picosecond keep their sending order).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Late {
+    pub at: Time,
+    pub seq: u64,
+    pub hdr: Hdr,
+}
+
+impl Ord for Late {
+    fn cmp(&self, other: &Self) -> Ordering {
+        (self.at, self.seq).cmp(&(other.at, other.seq))
+    }
+}
+
+impl PartialOrd for Late {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// A reordered direction (`impair.rs`): its fault's parameters, its
+/// random stream (`StreamKind::Reorder` of the port) and its delayed
+/// packets.
+pub(crate) struct Reorder {
+    pub fraction: f64,
+    /// The largest extra delay (ps, at least 1).
+    pub delay: Time,
+    pub rng: engine::Rng,
+    pub late: BinaryHeap<Reverse<Late>>,
+    /// Packets delayed so far (the next one's sequence).
+    pub delayed: u64,
 }

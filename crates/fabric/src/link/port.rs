@@ -101,7 +101,10 @@ pub struct Port {
     pub pfc_out: Ring<(u8, bool)>,
     pub tx_packets: u64,
     pub tx_bytes: u64,
-    pub loss: f64,
+    /// The direction loses or delays packets (random loss, a reorder
+    /// fault): the one test a transmission makes for both, the work out
+    /// of line (`link/impair.rs`).
+    pub impaired: bool,
     // Line 2.
     /// RED marking at this (switch) egress port, if on.
     pub ecn: Option<EcnSetting>,
@@ -116,6 +119,8 @@ pub struct Port {
     pub paused_since: Time,
     rate_bps: u64,
     pub node: u32,
+    /// Random loss probability (read only when `impaired`).
+    pub loss: f64,
     pub loss_rng: Rng,
     pub ecn_rng: Rng,
 }
@@ -156,7 +161,7 @@ impl Port {
             pfc_out: Ring::new(),
             tx_packets: 0,
             tx_bytes: 0,
-            loss: 0.0,
+            impaired: false,
             ecn,
             ecn_marked: 0,
             ecn_eligible: 0,
@@ -168,6 +173,7 @@ impl Port {
             paused_since: 0,
             rate_bps: 0,
             node,
+            loss: 0.0,
             loss_rng,
             ecn_rng,
         };
@@ -335,7 +341,7 @@ mod tests {
             assert!(end < 64, "line 0 overflows at {end}");
         }
         assert_eq!(offset_of!(Port, pause_sent), 64);
-        assert!(offset_of!(Port, loss) + 8 <= 128);
+        assert!(offset_of!(Port, impaired) < 128);
         // The option's tag ends line 1; the setting itself is on line 2.
         assert!(offset_of!(Port, ecn) + 8 <= 128);
         assert!(offset_of!(Port, ecn_eligible) + 8 <= 192);

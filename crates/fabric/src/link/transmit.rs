@@ -2,7 +2,8 @@
 //! frame first, then a switch's queued packet through the egress pipeline,
 //! from its rings or SRPT's queues (`switch/srpt/`), or a host's NIC
 //! through its driver), `transmit` serialises a frame and
-//! puts it on the wire or loses it (link down, random loss), `send_pfc`
+//! puts it on the wire or loses it (link down; random loss and reordering
+//! in `impair.rs`), `send_pfc`
 //! queues a PAUSE or RESUME. Touches the port, its wire and the counters.
 
 use crate::link::frame::Frame;
@@ -78,19 +79,18 @@ impl Network {
             self.counters.packet_hops += 1;
             port.tx_packets += 1;
             port.tx_bytes += bytes as u64;
-            let lost = if !port.up {
-                Some(DropReason::LinkDown)
-            } else if port.loss > 0.0 && port.loss_rng.bernoulli(port.loss) {
-                Some(DropReason::LinkLoss)
-            } else {
-                None
-            };
-            if let Some(reason) = lost {
-                self.counters.drop(reason, bytes);
+            if !port.up {
+                self.counters.drop(DropReason::LinkDown, bytes);
                 self.arena.free(hdr.idx);
                 return;
             }
+            // Random loss and reordering: one predictable test, the work
+            // out of line.
+            if port.impaired && self.impair(p, hdr, done) {
+                return;
+            }
         }
+        let port = &mut self.ports[p as usize];
         let arrival = done + port.delay;
         port.wire.push_back((arrival, frame));
         if port.wire.len() == 1 {

@@ -13,6 +13,9 @@ use engine::Time;
 pub(crate) enum Ev {
     /// The head of the port's wire FIFO reaches the partner.
     Arrive(u32),
+    /// The earliest of the port's delayed packets (a reorder fault,
+    /// `link/impair.rs`) reaches the partner.
+    Late(u32),
     /// The port finished serialising its current frame.
     TxDone(u32),
     /// A host's NIC asked to be polled again (rate limiter).
@@ -29,7 +32,8 @@ impl Tie for Ev {
     /// Distinct for distinct events at one node (a timer's host, like a
     /// wake-up's, is the node itself; two timer events of one host at one
     /// picosecond are alike, each running the NIC's next due timer, and so
-    /// are two deadlines of one switch), as
+    /// are two deadlines of one switch, and two late packets of one port,
+    /// each landing the earliest), as
     /// `mix64` is a bijection; scrambled by the time, so no port wins every
     /// tie.
     #[inline]
@@ -40,6 +44,7 @@ impl Tie for Ev {
             Ev::NicWake(_) => 2 << 32,
             Ev::Timer(_) => 3 << 32,
             Ev::SwitchTimer(_) => 4 << 32,
+            Ev::Late(p) => 5 << 32 | p as u64,
         };
         mix64(code ^ at.wrapping_mul(0x9e37_79b9_7f4a_7c15))
     }
@@ -50,7 +55,7 @@ impl Tie for Ev {
 pub(crate) fn node_of(port_node: &[u32], host_node: &[u32], ev: Ev) -> u32 {
     match ev {
         Ev::TxDone(p) | Ev::SwitchTimer(p) => port_node[p as usize],
-        Ev::Arrive(p) => port_node[p as usize ^ 1],
+        Ev::Arrive(p) | Ev::Late(p) => port_node[p as usize ^ 1],
         Ev::NicWake(h) | Ev::Timer(h) => host_node[h as usize],
     }
 }

@@ -28,7 +28,7 @@ use crate::config::FabricConfig;
 use crate::host::flows::FlowResult;
 use crate::host::Host;
 use crate::link::port::{End, Port, PortEnds};
-use crate::link::{FailureState, Fault};
+use crate::link::{FailureState, Fault, Reorder};
 use crate::net::arena::{Arena, Hdr};
 use crate::net::calendar::Calendar;
 use crate::net::event::{Ev, Global};
@@ -95,6 +95,9 @@ pub struct Network {
     pub(crate) faults: Vec<Fault>,
     /// Recurring random failure schedules (`link/random_failures.rs`).
     pub(crate) failures: Vec<FailureState>,
+    /// The reordered directions by port (`link/impair.rs`; empty without
+    /// a reorder fault).
+    pub(crate) reorder: std::collections::BTreeMap<u32, Reorder>,
     /// Flows that lost a packet to a down link.
     pub(crate) link_down_flows: std::collections::BTreeSet<u32>,
     /// Payload bytes of each flow that reached the data's destination
@@ -279,6 +282,7 @@ impl Network {
             flows_done: 0,
             faults: Vec::new(),
             failures: Vec::new(),
+            reorder: Default::default(),
             link_down_flows: Default::default(),
             flow_rx_bytes: Vec::new(),
             sampling: None,

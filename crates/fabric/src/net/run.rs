@@ -205,6 +205,7 @@ impl Network {
             Ev::NicWake(h) => self.nic_wake(now, h),
             Ev::Timer(h) => self.nic_timer(now, h),
             Ev::SwitchTimer(p) => self.switch_timer(now, p),
+            Ev::Late(p) => self.arrive_late::<HOOKS>(now, p),
         }
     }
 

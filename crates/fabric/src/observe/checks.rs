@@ -9,8 +9,8 @@ use crate::link::port::End;
 use crate::net::Network;
 
 impl Network {
-    /// Packets held in queues, on wires and by the load balancer (for
-    /// conservation checks).
+    /// Packets held in queues, on wires (delayed ones too) and by the load
+    /// balancer (for conservation checks).
     pub fn in_flight(&self) -> (u64, u64) {
         let (mut packets, mut bytes) = self.lb.held();
         for (p, port) in self.ports.iter().enumerate() {
@@ -25,6 +25,10 @@ impl Network {
                     bytes += hdr.wire() as u64;
                 }
             }
+        }
+        for hdr in self.late_packets() {
+            packets += 1;
+            bytes += hdr.wire() as u64;
         }
         (packets, bytes)
     }

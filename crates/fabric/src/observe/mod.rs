@@ -9,6 +9,8 @@ pub mod counters;
 pub mod footprint;
 mod sampling;
 
+pub use sampling::ORDERING_SERIES;
+
 use engine::stats::TimeSeries;
 use engine::Time;
 
@@ -22,6 +24,10 @@ pub struct SampleSpec {
     pub flows: Vec<u32>,
     /// Egress ports whose ECN marking ratio to record.
     pub ecn_ports: Vec<u32>,
+    /// The ordering layer's NIC memory over the NICs (needs a bitmap
+    /// layer): the mean and the max of bitmap bytes and of bitmap plus
+    /// metadata bytes in use.
+    pub ordering_memory: bool,
 }
 
 /// The sampler's state: the spec, the previous sample's counts and the

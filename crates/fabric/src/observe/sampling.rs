@@ -1,19 +1,49 @@
 //! Time series sampled at a fixed interval (queue length, utilisation,
-//! flow throughput and rate, ECN marking ratio), run as a global event
-//! between windows. Reads the fabric; writes only its series.
+//! flow throughput and rate, ECN marking ratio, the ordering layer's NIC
+//! memory), run as a global event between windows. Reads the fabric; writes only its series.
 
+use crate::host::Host;
 use crate::net::event::Global;
 use crate::net::Network;
 use crate::observe::{SampleSpec, Sampling};
 use engine::stats::TimeSeries;
 use engine::Time;
 
+/// The ordering-memory series, in the order they are recorded: over the
+/// NICs, the mean and the max of bitmap bytes, then of bitmap plus
+/// metadata bytes.
+pub const ORDERING_SERIES: [&str; 4] = [
+    "ordering_bitmap_bytes_mean",
+    "ordering_bitmap_bytes_max",
+    "ordering_total_bytes_mean",
+    "ordering_total_bytes_max",
+];
+
+/// [`ORDERING_SERIES`]' values now (NICs without a bitmap layer count 0).
+fn ordering_memory(hosts: &[Host]) -> [f64; 4] {
+    let (mut bitmap, mut total) = ((0u64, 0u64), (0u64, 0u64));
+    for h in hosts {
+        let m = h.nic.order_memory().unwrap_or_default();
+        let t = m.bitmap_bytes + m.metadata_bytes;
+        bitmap = (bitmap.0 + m.bitmap_bytes, bitmap.1.max(m.bitmap_bytes));
+        total = (total.0 + t, total.1.max(t));
+    }
+    let n = hosts.len().max(1) as f64;
+    [
+        bitmap.0 as f64 / n,
+        bitmap.1 as f64,
+        total.0 as f64 / n,
+        total.1 as f64,
+    ]
+}
+
 impl Network {
     /// Records time series from now on (see [`SampleSpec`]); series names
     /// are `queue_bytes:<port>`, `util:<port>`, `throughput_gbps:flow<i>`,
-    /// `rate_gbps:flow<i>` and `ecn_mark_ratio:<port>`, ports named
-    /// `<node>-><peer>`. The ECN series come last, so a spec without ECN
-    /// ports records exactly what it did before they existed.
+    /// `rate_gbps:flow<i>`, `ecn_mark_ratio:<port>` and
+    /// [`ORDERING_SERIES`], ports named `<node>-><peer>`. Later kinds come
+    /// after earlier ones, so a spec without them records exactly what it
+    /// did before they existed.
     pub fn set_sampling(&mut self, spec: SampleSpec) -> Result<(), String> {
         if spec.interval == 0 {
             return Err("the sampling interval must be positive".into());
@@ -42,6 +72,9 @@ impl Network {
         for &p in &spec.ecn_ports {
             let name = self.port_name(p);
             series.push(TimeSeries::new(format!("ecn_mark_ratio:{name}")));
+        }
+        if spec.ordering_memory {
+            series.extend(ORDERING_SERIES.map(TimeSeries::new));
         }
         if !spec.flows.is_empty() {
             self.flow_rx_bytes = vec![0; self.flows.len()];
@@ -121,6 +154,15 @@ impl Network {
                 s.series[k].push(now, (marked - m0) as f64 / (eligible - e0) as f64);
             }
             k += 1;
+        }
+        if s.spec.ordering_memory {
+            let [bitmap_mean, bitmap_max, total_mean, total_max] = ordering_memory(&self.hosts);
+            for (i, v) in [bitmap_mean, bitmap_max, total_mean, total_max]
+                .into_iter()
+                .enumerate()
+            {
+                s.series[k + i].push(now, v);
+            }
         }
         let next = now + s.spec.interval;
         self.globals.push(next, Global::Sample);

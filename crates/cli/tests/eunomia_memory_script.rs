@@ -1,0 +1,56 @@
+//! `docs/eunomia/memory.py`, the script behind docs/eunomia.md's §4 table
+//! (NIC memory, Figs 9-10), run on a tiny input (20 KB connections, three
+//! shares of reordered connections, one degree) so that it cannot rot:
+//! the table comes out whole, and its numbers behave as the memory of the
+//! two layers must.
+
+use std::path::Path;
+use std::process::Command;
+
+#[test]
+fn the_memory_script_prints_the_table_and_eunomia_pays_only_for_reordering() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let out = std::env::temp_dir().join(format!("rdmalab-eunomia-mem-{}", std::process::id()));
+    let r = Command::new("python3")
+        .arg(repo.join("docs/eunomia/memory.py"))
+        .args(["--shares", "0,50,100", "--degrees", "1", "--bytes", "20000"])
+        .args(["--jobs", "2", "--bin"])
+        .arg(env!("CARGO_BIN_EXE_rdmalab"))
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .expect("python3 runs (the docs' scripts need it)");
+    let _ = std::fs::remove_dir_all(&out);
+    let text = String::from_utf8_lossy(&r.stdout);
+    assert!(
+        r.status.success(),
+        "{}\n{}",
+        text,
+        String::from_utf8_lossy(&r.stderr)
+    );
+    // The rows' cells: degree, reordered, OOO %, Eunomia and static
+    // bitmap bytes, total bytes, peak bytes, packets not tracked.
+    let rows: Vec<Vec<String>> = text
+        .lines()
+        .filter(|l| l.starts_with("| 1 |"))
+        .map(|l| l.split('|').map(|c| c.trim().to_string()).collect())
+        .collect();
+    assert_eq!(rows.len(), 3, "{text}");
+    let num = |row: &[String], i: usize| -> f64 { row[i].parse().unwrap() };
+    let (none, half, all) = (&rows[0], &rows[1], &rows[2]);
+    assert_eq!((none[2].as_str(), num(none, 3)), ("0%", 0.0), "{text}");
+    // No reordering: Eunomia holds nothing, the static bitmap 41 B for
+    // each of the 20 connections (32 B of it bitmap).
+    assert_eq!([num(none, 4), num(none, 6)], [0.0, 0.0], "{text}");
+    assert_eq!([num(none, 5), num(none, 7)], [640.0, 820.0], "{text}");
+    // Eunomia's bitmap bytes grow with the reordered share and stay below
+    // the static bitmap's; its peak total (48 B of metadata a connection)
+    // passes the static one's when every connection is reordered.
+    assert!(num(half, 3) > 0.0 && num(all, 3) > num(half, 3), "{text}");
+    assert!(num(half, 4) > 0.0 && num(all, 4) > num(half, 4), "{text}");
+    for row in [half, all] {
+        assert!(num(row, 4) < num(row, 5), "{text}");
+        assert_eq!(num(row, 10), 0.0, "{text}");
+    }
+    assert!(num(all, 8) > num(all, 9), "{text}");
+}
