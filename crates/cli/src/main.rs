@@ -2,7 +2,7 @@
 //! and print a readable summary, optionally writing CSV/JSON outputs.
 
 use clap::{Parser, Subcommand};
-use experiment::{report, Scenario};
+use experiment::report;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -34,6 +34,9 @@ enum Cmd {
         /// No progress bar.
         #[arg(long, short)]
         quiet: bool,
+        /// Override a key, e.g. --set switch.pfc=false (as for sweep).
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
     },
     /// Run a scenario over several seeds and parameter values, one
     /// simulation per core; each run's outputs equal a sequential run's.
@@ -84,7 +87,8 @@ fn main() -> ExitCode {
             seed,
             out,
             quiet,
-        } => run(scenario.as_deref(), seed, out.as_deref(), quiet),
+            set,
+        } => run(scenario.as_deref(), seed, out.as_deref(), quiet, &set),
         Cmd::Sweep {
             scenario,
             seeds,
@@ -170,21 +174,29 @@ fn run(
     seed: Option<u64>,
     out: Option<&Path>,
     quiet: bool,
+    set: &[String],
 ) -> Result<(), String> {
-    let (sc, path) = match path {
+    let path_given = path.is_some();
+    let (text, path) = match path {
         Some(p) => (
-            Scenario::load(p).map_err(|e| e.to_string())?,
+            std::fs::read_to_string(p).map_err(|e| format!("{}: cannot read: {e}", p.display()))?,
             p.to_path_buf(),
         ),
-        None => {
-            let p = PathBuf::from("<built-in example>");
-            (
-                Scenario::parse(experiment::EXAMPLE, "<built-in example>")
-                    .map_err(|e| e.to_string())?,
-                p,
-            )
-        }
+        None => (
+            experiment::EXAMPLE.to_string(),
+            PathBuf::from("<built-in example>"),
+        ),
     };
+    let file = path.display().to_string();
+    let overrides = set
+        .iter()
+        .map(|a| experiment::sweep::parse_assignment(a))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut sc =
+        experiment::sweep::with_overrides(&text, &file, &overrides).map_err(|e| e.to_string())?;
+    if sc.name.is_none() && path_given {
+        sc.name = path.file_stem().map(|s| s.to_string_lossy().into_owned());
+    }
     let built = experiment::build(&sc, &path, seed).map_err(|e| e.to_string())?;
     prepare_out(out)?;
     let seed = seed.unwrap_or(sc.seed);

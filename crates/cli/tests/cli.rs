@@ -189,3 +189,54 @@ fn sweep_seeds_and_jobs_are_bounded() {
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("--jobs"), "{stderr}");
 }
+
+/// `run --set` overrides keys as `sweep --set` does: the same files, byte
+/// for byte, and a bad key named with the override that made it.
+#[test]
+fn run_set_overrides_keys_as_sweep_does() {
+    let dir = scratch("run-set");
+    let (run_dir, sweep_dir) = (dir.join("run"), dir.join("sweep"));
+    let file = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../scenarios/incast_pfc.toml"
+    );
+    let set = "switch.pfc=false";
+    let (code, _, err) = rdmalab(&[
+        "run",
+        file,
+        "--quiet",
+        "--set",
+        set,
+        "--out",
+        run_dir.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    let (code, _, err) = rdmalab(&[
+        "sweep",
+        file,
+        "--set",
+        set,
+        "--out",
+        sweep_dir.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    let point = sweep_dir.join("seed1_switch.pfc=false");
+    for f in ["summary.json", "flows.csv"] {
+        let a = std::fs::read(run_dir.join(f)).expect("run output");
+        assert_eq!(
+            a,
+            std::fs::read(point.join(f)).expect("sweep output"),
+            "{f}"
+        );
+    }
+    // Lossy, the incast drops packets; lossless (the file as written) it cannot.
+    let summary = std::fs::read_to_string(run_dir.join("summary.json")).expect("summary");
+    assert!(!summary.contains("\"dropped_packets\": 0,"), "{summary}");
+    let (code, _, err) = rdmalab(&["run", file, "--set", "switch.pfcc=false"]);
+    assert_eq!(code, Some(1));
+    assert!(
+        err.contains("(with switch.pfcc=false)") && err.contains("pfcc"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).expect("clean up");
+}

@@ -87,21 +87,31 @@ fn set_key(table: &mut toml::Table, key: &str, value: toml::Value) -> Result<(),
 
 /// The scenario of one sweep point.
 pub fn scenario_for(text: &str, file: &str, point: &Point) -> Result<Scenario, ScenarioError> {
+    with_overrides(text, file, &point.overrides)
+}
+
+/// The scenario in `text` (from `file`) with `overrides` applied, each a
+/// dotted key and a TOML value (`rdmalab run --set`, and every sweep
+/// point).
+pub fn with_overrides(
+    text: &str,
+    file: &str,
+    overrides: &[(String, String)],
+) -> Result<Scenario, ScenarioError> {
+    if overrides.is_empty() {
+        return Scenario::parse(text, file);
+    }
     let mut table: toml::Table = text
         .parse()
         .map_err(|e: toml::de::Error| ScenarioError::new(file, "", e.message().to_string()))?;
-    for (k, v) in &point.overrides {
+    for (k, v) in overrides {
         set_key(&mut table, k, toml_value(v))
             .map_err(|m| ScenarioError::new(file, k.clone(), m))?;
     }
     let edited =
         toml::to_string(&table).map_err(|e| ScenarioError::new(file, "", e.to_string()))?;
-    let origin = if point.overrides.is_empty() {
-        file.to_string()
-    } else {
-        format!("{file} (with {})", point.label())
-    };
-    Scenario::parse(&edited, &origin)
+    let with: Vec<String> = overrides.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    Scenario::parse(&edited, &format!("{file} (with {})", with.join(" ")))
 }
 
 /// Expands seeds x (one choice per varied key) into points, in order.
