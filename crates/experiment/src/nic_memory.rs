@@ -5,7 +5,8 @@
 //! receiver and sender agents did, summed over the NICs, and the NIC
 //! memory of bitmaps and their metadata per NIC (peak, from each NIC's
 //! memory controller) and per connection (peak bitmap bytes of each QP
-//! that had a bitmap), beside `nic_state`'s fixed per-QP costs.
+//! that had a bitmap), beside `nic_state`'s fixed per-QP costs; and what
+//! waiting for a WRITE's last packet cost (`last_packet`).
 
 use serde::Serialize;
 
@@ -63,17 +64,29 @@ pub struct OrderingSummary {
     pub qps_with_bitmap: u64,
     pub qp_peak_bitmap_bytes_max: u64,
     pub qp_peak_bitmap_bytes_mean: f64,
+    /// Where a WRITE's last packet waits (`last_packet`).
+    pub last_packet: &'static str,
+    /// Sender hold: last packets of WRITEs held until every earlier PSN
+    /// was acknowledged, and their mean wait (about one RTT).
+    pub sender_held_packets: u64,
+    pub sender_hold_mean_us: f64,
+    /// Last packets of WRITEs that arrived out of order and waited in
+    /// host memory (the receiver hold), and their payload bytes: each
+    /// crosses PCIe twice more (read back, then placed).
+    pub receiver_held_packets: u64,
+    pub receiver_held_bytes: u64,
 }
 
 /// The `ordering` block, or None without a bitmap layer.
 pub fn ordering(net: &fabric::Network) -> Option<OrderingSummary> {
     let n = net.host_count();
-    let layer = (n > 0).then(|| net.nic(0).config().ordering.name())?;
+    let kind = (n > 0).then(|| net.nic(0).config().ordering)?;
     let mut s = OrderingSummary {
-        layer,
+        layer: kind.name(),
+        last_packet: kind.last_packet()?.name(),
         ..OrderingSummary::default()
     };
-    let (mut peaks, mut qp_peaks) = (0u64, 0u64);
+    let (mut peaks, mut qp_peaks, mut hold_ps) = (0u64, 0u64, 0u64);
     for h in 0..n {
         let nic = net.nic(h);
         let m = nic.order_memory()?;
@@ -85,6 +98,10 @@ pub fn ordering(net: &fabric::Network) -> Option<OrderingSummary> {
         s.bitmaps_made += st.eunomia_bitmaps_made;
         s.bitmaps_freed += st.eunomia_bitmaps_freed;
         s.tracked_packets += st.ordering_held;
+        s.sender_held_packets += st.eunomia_sender_held;
+        hold_ps += st.eunomia_sender_hold_ps;
+        s.receiver_held_packets += st.eunomia_receiver_held;
+        s.receiver_held_bytes += st.eunomia_receiver_held_bytes;
         s.nic_peak_bytes_max = s.nic_peak_bytes_max.max(m.peak_bytes);
         peaks += m.peak_bytes;
         s.end_bitmap_bytes += m.bitmap_bytes;
@@ -110,5 +127,7 @@ pub fn ordering(net: &fabric::Network) -> Option<OrderingSummary> {
     };
     s.nic_peak_bytes_mean = mean(peaks, n as u64);
     s.qp_peak_bitmap_bytes_mean = mean(qp_peaks, s.qps_with_bitmap);
+    // To the nanosecond.
+    s.sender_hold_mean_us = (mean(hold_ps, s.sender_held_packets) / 1e3).round() / 1e3;
     Some(s)
 }

@@ -111,6 +111,8 @@ fn cases() -> Vec<Case> {
         case("static bitmap of 0 bits", with("[transport]\nordering = \"static_bitmap\"\n[transport.static_bitmap]\nbits = 0"), "transport.static_bitmap.bits", "1..="),
         case("eunomia under mprdma", with("[transport]\nkind = \"mprdma\"\nordering = \"eunomia\""), "transport.ordering", "mprdma"),
         case("unknown eunomia key", with("[transport]\nordering = \"eunomia\"\n[transport.eunomia]\ncap = 8"), "transport.eunomia", "unknown field"),
+        case("unknown last-packet hold", with("[transport]\nordering = \"eunomia\"\n[transport.eunomia]\nlast_packet = \"hold\""), "transport.eunomia.last_packet", "accepted: sender_hold, receiver_hold"),
+        case("unknown static last-packet hold", with("[transport]\nordering = \"static_bitmap\"\n[transport.static_bitmap]\nlast_packet = \"sender\""), "transport.static_bitmap.last_packet", "accepted: sender_hold, receiver_hold"),
         case("ideal under mprdma", with("[transport]\nkind = \"mprdma\"\nordering = \"ideal\""), "transport.ordering", "mprdma"),
         case("ideal under a per-flow mprdma", flow("transport = \"mprdma\"\n[transport]\nordering = \"ideal\""), "transport.ordering", "mprdma"),
         // Topology.

@@ -417,8 +417,20 @@ pub struct NicStats {
     /// (for a new connection's metadata and first block, or for a block
     /// the bitmap had to grow by).
     pub eunomia_untracked_dropped: u64,
-    /// Eunomia: bitmaps made (a connection's first out-of-order packet)
-    /// and freed (garbage collection when it completed).
+    /// Bitmap layers: bitmaps made (Eunomia: a connection's first
+    /// out-of-order packet; a static bitmap: its first request packet)
+    /// and freed (garbage collection when the connection completed).
     pub eunomia_bitmaps_made: u64,
     pub eunomia_bitmaps_freed: u64,
+    /// Bitmap layers, `last_packet = "sender_hold"`: last packets of
+    /// WRITEs the sender agent held until every earlier PSN was
+    /// acknowledged, and the picoseconds they waited in all.
+    pub eunomia_sender_held: u64,
+    pub eunomia_sender_hold_ps: u64,
+    /// Bitmap layers: last packets of WRITEs that arrived out of order and
+    /// waited in host memory for everything before them (the appendix's
+    /// receiver hold), and their payload bytes (each crosses PCIe twice
+    /// more: read back and placed).
+    pub eunomia_receiver_held: u64,
+    pub eunomia_receiver_held_bytes: u64,
 }

@@ -61,7 +61,9 @@ pub use engine::mprdma::{self, MpRdmaConfig, SyncMode};
 pub use engine::{Engine, StateBytes};
 pub use memory::Memory;
 pub use nic::Nic;
-pub use order::{EunomiaConfig, OrderMemory, OrderingError, OrderingKind, StaticBitmapConfig};
+pub use order::{
+    EunomiaConfig, LastPacket, OrderMemory, OrderingError, OrderingKind, StaticBitmapConfig,
+};
 pub use packet::{MpHeader, Packet, PacketKind, Verb, ATOMIC_BYTES};
 pub use psn::MAX_PSN_SPAN;
 pub use qp::check_work_request;

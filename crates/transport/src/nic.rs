@@ -130,7 +130,7 @@ impl Nic {
         self.qps
             .push(Qp::new(id, cfg, psns, engine, state, cc.notification()));
         self.reorder.push(QpReorder::default());
-        self.order.push_qp(crate::psn::Psn::initial(psns.rq_psn));
+        self.order.push_qp();
         Ok(id)
     }
 
@@ -375,10 +375,18 @@ impl Nic {
                 self.sched.push_waiting(qi, e, &mut q.sched);
                 continue;
             }
+            // One predictable branch without an ordering layer (the
+            // second tests the same register).
+            let layered = self.cfg.ordering != OrderingKind::None;
+            // Eunomia's sender hold: the ACK that releases the packet
+            // wakes the QP.
+            if layered && self.order.holds(qi as usize, q, now) {
+                continue;
+            }
             let mut pkt = q.next_packet(now, &self.cfg, &mut self.stats, dma);
-            // One predictable branch without an ordering layer.
-            if self.cfg.ordering != OrderingKind::None {
-                self.order.on_send(qi as usize, q, &mut pkt);
+            if layered {
+                self.order
+                    .on_send(qi as usize, q, &mut pkt, now, &mut self.stats);
             }
             self.stats.data_packets_sent += 1;
             self.stats.data_bytes_sent += pkt.payload as u64;

@@ -15,7 +15,7 @@ mod common;
 use common::chaos::{Chaos, ChaosWorld, Mem, BASE};
 use engine::time::{MS, US};
 use transport::{
-    Engine, EunomiaConfig, IrnConfig, MpRdmaConfig, Nic, NicConfig, OrderingKind,
+    Engine, EunomiaConfig, IrnConfig, LastPacket, MpRdmaConfig, Nic, NicConfig, OrderingKind,
     StaticBitmapConfig, Verb, WorkRequest,
 };
 
@@ -181,13 +181,31 @@ fn eunomia(block_bits: u32, cap_bits: u32, memory_bytes: u32) -> OrderingKind {
         block_bits,
         cap_bits,
         memory_bytes,
+        ..EunomiaConfig::default()
     })
 }
 
-/// Under go-back-N and IRN, with and without loss: the bytes and the
-/// completions of in-order application; the controller empty at the end
-/// (every bitmap made was freed); with a cap far below the reordering
-/// degree, packets beyond it are dropped and NACKed and still recovered.
+/// `kind` (a bitmap layer) with its WRITEs' last packets held at `last`.
+fn with_last(kind: OrderingKind, last: LastPacket) -> OrderingKind {
+    match kind {
+        OrderingKind::Eunomia(c) => OrderingKind::Eunomia(EunomiaConfig {
+            last_packet: last,
+            ..c
+        }),
+        OrderingKind::StaticBitmap(c) => OrderingKind::StaticBitmap(StaticBitmapConfig {
+            last_packet: last,
+            ..c
+        }),
+        k => k,
+    }
+}
+
+/// Under go-back-N and IRN, with and without loss, holding a WRITE's last
+/// packet at either end: the bytes and the completions of in-order
+/// application; the controller empty at the end (every bitmap made was
+/// freed, the static one too: it lives as long as its connection); with a
+/// cap far below the reordering degree, packets beyond it are dropped and
+/// NACKed and still recovered.
 #[test]
 fn eunomia_keeps_memory_right_under_both_engines() {
     let layers = [
@@ -197,29 +215,40 @@ fn eunomia_keeps_memory_right_under_both_engines() {
         ("full controller", eunomia(16, 128, 36)),
         (
             "static",
-            OrderingKind::StaticBitmap(StaticBitmapConfig { bits: 24 }),
+            OrderingKind::StaticBitmap(StaticBitmapConfig {
+                bits: 24,
+                ..StaticBitmapConfig::default()
+            }),
         ),
     ];
     for (name, layer) in layers {
         let (mut tracked, mut dropped) = (0, 0);
-        for seed in 0..4 {
-            for engine in [Engine::GoBackN, Engine::Irn(IrnConfig::default())] {
-                for drop in [0.0, 0.02] {
-                    let w = run(engine, layer, reordering(drop), seed);
-                    assert_in_order_result(&w);
-                    assert!(w.nics[0].is_quiescent() && w.nics[1].is_quiescent());
-                    let rx = w.nics[1].stats();
-                    tracked += rx.eunomia_sacks_sent;
-                    dropped += rx.eunomia_beyond_cap_dropped + rx.eunomia_untracked_dropped;
-                    assert_eq!(rx.ordering_held, rx.eunomia_sacks_sent);
-                    let m = w.nics[1].order_memory().expect("a bitmap layer");
-                    if let OrderingKind::Eunomia(_) = layer {
+        for last in [LastPacket::SenderHold, LastPacket::ReceiverHold] {
+            for seed in 0..4 {
+                for engine in [Engine::GoBackN, Engine::Irn(IrnConfig::default())] {
+                    for drop in [0.0, 0.02] {
+                        let w = run(engine, with_last(layer, last), reordering(drop), seed);
+                        assert_in_order_result(&w);
+                        assert!(w.nics[0].is_quiescent() && w.nics[1].is_quiescent());
+                        let rx = w.nics[1].stats();
+                        tracked += rx.eunomia_sacks_sent;
+                        dropped += rx.eunomia_beyond_cap_dropped + rx.eunomia_untracked_dropped;
+                        assert_eq!(rx.ordering_held, rx.eunomia_sacks_sent);
                         assert!(rx.eunomia_bitmaps_made > 0, "{name}: {rx:?}");
                         assert_eq!(rx.eunomia_bitmaps_made, rx.eunomia_bitmaps_freed);
+                        let m = w.nics[1].order_memory().expect("a bitmap layer");
                         assert_eq!(m.bitmap_bytes + m.metadata_bytes, 0, "{name}");
-                        assert!(m.peak_bytes > 0);
-                    } else {
-                        assert_eq!((m.bitmap_bytes, m.metadata_bytes), (3, 9));
+                        if let OrderingKind::Eunomia(_) = layer {
+                            assert!(m.peak_bytes > 0);
+                        } else {
+                            // One connection at a time: 3 bytes of bitmap
+                            // and 9 of state.
+                            assert_eq!(m.peak_bytes, 12, "{name}");
+                            assert_eq!(w.nics[1].qp_bitmap_bits(0).unwrap(), (0, 24));
+                        }
+                        // The SEND follows the WRITE: its last packet is
+                        // not the connection's, and nothing is held.
+                        assert_eq!(w.nics[0].stats().eunomia_sender_held, 0);
                     }
                 }
             }
@@ -267,14 +296,15 @@ fn eunomia_refuses_mprdma() {
 /// 3-packet SEND and a 1-packet WRITE arrive last-first; the responder
 /// reports nothing until the first packet fills the gap, then the SEND's
 /// completion before the WRITE's, each once; the requester gets SACKs
-/// (which go-back-N ignores) and no NACK.
+/// (which go-back-N ignores) and no NACK. The WRITE's last packet, with
+/// the receiver hold, waited in host memory: counted with its bytes.
 #[test]
 fn eunomia_completes_only_when_everything_before_arrived() {
     for engine in [Engine::GoBackN, Engine::Irn(IrnConfig::default())] {
         let cfg = |host| NicConfig {
             host,
             engine,
-            ordering: eunomia(16, 256, 2048),
+            ordering: with_last(eunomia(16, 256, 2048), LastPacket::ReceiverHold),
             ..NicConfig::default()
         };
         let (mut a, mut b) = (Nic::new(cfg(0)).unwrap(), Nic::new(cfg(1)).unwrap());
@@ -333,5 +363,8 @@ fn eunomia_completes_only_when_everything_before_arrived() {
             "freed once the last PSN passed"
         );
         assert_eq!(b.order_memory().unwrap().peak_bytes, 50);
+        let held = (st.eunomia_receiver_held, st.eunomia_receiver_held_bytes);
+        assert_eq!(held, (1, 1000), "the WRITE's one packet");
+        assert_eq!(a.stats().eunomia_sender_held, 0);
     }
 }

@@ -11,7 +11,8 @@
 //! under Eunomia's layer (`OrderingKind::Eunomia`) with a 16-bit cap far
 //! below the channel's reordering (up to 20 us of jitter, some 800
 //! packets), and with a memory controller that holds one connection's
-//! metadata and one block (nearly full: the bitmap cannot grow).
+//! metadata and one block (nearly full: the bitmap cannot grow); a
+//! WRITE's last packet held by the sender (the default) or the receiver.
 //!
 //! Overlapping WRITE/SEND targets are kept at least one BDP cap of packets
 //! apart (targets are allocated round a ring much larger than the cap):
@@ -31,8 +32,8 @@ use engine::{Rng, StreamKind, Time};
 use proptest::prelude::*;
 use transport::driver::{self, Io, Wake, Wakeups};
 use transport::{
-    Completion, CompletionSide, Engine, EunomiaConfig, IrnConfig, Memory, Nic, NicConfig,
-    OrderingKind, Packet, QpConfig, Transmit, Verb, WorkRequest,
+    Completion, CompletionSide, Engine, EunomiaConfig, IrnConfig, LastPacket, Memory, Nic,
+    NicConfig, OrderingKind, Packet, QpConfig, Transmit, Verb, WorkRequest,
 };
 
 const MTU: u32 = 256;
@@ -274,6 +275,8 @@ struct Outcome {
     /// packets it could not track (dropped and NACKed).
     tracked: u64,
     untracked: u64,
+    /// Last packets of WRITEs the requester's sender agent held.
+    held: u64,
 }
 
 /// The two NICs, their memories and the channel: the environment of the
@@ -441,6 +444,7 @@ fn run(rel: Engine, ordering: OrderingKind, ch: Channel, p: &Plan, a0: Mem, b0: 
     Outcome {
         tracked: rx.eunomia_sacks_sent,
         untracked: rx.eunomia_beyond_cap_dropped + rx.eunomia_untracked_dropped,
+        held: b.nics[0].stats().eunomia_sender_held,
         a,
         b: b_mem,
         req: b.req,
@@ -503,12 +507,24 @@ fn irn() -> Engine {
 }
 
 /// Eunomia with 8-bit blocks and a 16-bit cap; `memory_bytes`: 22 holds
-/// one connection's metadata (16 + 2 x 2 bytes) and one block.
+/// one connection's metadata (16 + 2 x 2 bytes) and one block. The sender
+/// holds a WRITE's last packet (the default).
 fn eunomia(memory_bytes: u32) -> OrderingKind {
     OrderingKind::Eunomia(EunomiaConfig {
         block_bits: 8,
         cap_bits: 16,
         memory_bytes,
+        ..EunomiaConfig::default()
+    })
+}
+
+/// [`eunomia`] with a WRITE's last packet held at the receiver instead.
+fn eunomia_receiver_hold() -> OrderingKind {
+    OrderingKind::Eunomia(EunomiaConfig {
+        block_bits: 8,
+        cap_bits: 16,
+        last_packet: LastPacket::ReceiverHold,
+        ..EunomiaConfig::default()
     })
 }
 
@@ -533,6 +549,16 @@ proptest! {
     #[test]
     fn go_back_n_under_eunomia_with_a_full_controller_keeps_rdma_semantics(ops in prop::collection::vec(op(), 1..40), ch in channel()) {
         check(Engine::GoBackN, eunomia(22), &ops, ch)?;
+    }
+
+    #[test]
+    fn irn_under_eunomia_with_the_receiver_hold_keeps_rdma_semantics(ops in prop::collection::vec(op(), 1..40), ch in channel()) {
+        check(irn(), eunomia_receiver_hold(), &ops, ch)?;
+    }
+
+    #[test]
+    fn go_back_n_under_eunomia_with_the_receiver_hold_keeps_rdma_semantics(ops in prop::collection::vec(op(), 1..40), ch in channel()) {
+        check(Engine::GoBackN, eunomia_receiver_hold(), &ops, ch)?;
     }
 
     #[test]
@@ -596,10 +622,11 @@ fn lossy_channel_costs_go_back_n_more_than_irn() {
 /// The Eunomia cases are not vacuous: on a reordering channel the bitmap
 /// tracks packets, and drops (and NACKs) some beyond its 16-bit cap, or,
 /// with the controller nearly full, for want of a block; the memory is
-/// still right.
+/// still right. The work ends with a WRITE, whose last packet the sender
+/// holds (and the receiver hold does not).
 #[test]
 fn eunomia_cases_track_and_drop() {
-    let ops: Vec<Op> = (0..40)
+    let mut ops: Vec<Op> = (0..40)
         .map(|i| Op {
             kind: (i % 6) as u8,
             len: 2999 - (i * 37) % 1500,
@@ -607,6 +634,12 @@ fn eunomia_cases_track_and_drop() {
             val: i % 4,
         })
         .collect();
+    ops.push(Op {
+        kind: 0,
+        len: 2999,
+        gap: 0,
+        val: 0,
+    });
     let ch = Channel {
         seed: 3,
         drop: 0.01,
@@ -622,6 +655,9 @@ fn eunomia_cases_track_and_drop() {
                 o.tracked,
                 o.untracked
             );
+            assert_eq!(o.held, 1, "{rel:?} {memory}");
         }
+        let o = check(rel, eunomia_receiver_hold(), &ops, ch).unwrap();
+        assert!(o.tracked > 0 && o.held == 0, "{rel:?}");
     }
 }

@@ -71,6 +71,12 @@ pub(crate) trait EngineOps {
     /// (for an ordering layer, `crate::order`); None if the engine orders
     /// its own packets.
     fn expected_request_psn(&self) -> Option<Psn>;
+    /// When the requester's next packet ends a WRITE without immediate
+    /// that nothing posted follows (the connection's last packet, for
+    /// Eunomia's sender hold, `crate::order`): its PSN and the PSN below
+    /// which every request is acknowledged. None otherwise, and for an
+    /// engine that orders its own packets.
+    fn last_write(&self) -> Option<(Psn, Psn)>;
 }
 
 /// The per-QP runtime state of its engine.
@@ -217,6 +223,10 @@ impl EngineState {
     pub fn expected_request_psn(&self) -> Option<Psn> {
         dispatch!(self, e => e.expected_request_psn())
     }
+
+    pub fn last_write(&self) -> Option<(Psn, Psn)> {
+        dispatch!(self, e => e.last_write())
+    }
 }
 
 /// Requester data or a READ response, alternating when both wait: the
@@ -280,6 +290,9 @@ impl EngineOps for gbn::GoBackN {
     fn expected_request_psn(&self) -> Option<Psn> {
         Some(self.resp.expected())
     }
+    fn last_write(&self) -> Option<(Psn, Psn)> {
+        self.req.last_write()
+    }
 }
 
 impl EngineOps for irn::IrnQp {
@@ -331,6 +344,9 @@ impl EngineOps for irn::IrnQp {
     }
     fn expected_request_psn(&self) -> Option<Psn> {
         Some(self.resp.expected())
+    }
+    fn last_write(&self) -> Option<(Psn, Psn)> {
+        self.req.last_write()
     }
 }
 
@@ -385,6 +401,9 @@ impl EngineOps for mprdma::MpQp {
     }
     /// MP-RDMA places out-of-order packets with its own bitmap.
     fn expected_request_psn(&self) -> Option<Psn> {
+        None
+    }
+    fn last_write(&self) -> Option<(Psn, Psn)> {
         None
     }
 }

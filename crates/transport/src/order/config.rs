@@ -1,6 +1,7 @@
 //! The ordering-layer choice of a NIC ([`OrderingKind`]) and the
 //! parameters of the bitmap layers ([`EunomiaConfig`],
-//! [`StaticBitmapConfig`]), as the API's `NicConfig::ordering` and
+//! [`StaticBitmapConfig`], and where a WRITE's last packet waits,
+//! [`LastPacket`]), as the API's `NicConfig::ordering` and
 //! scenario files name them: plain data, so that the API types
 //! (`crate::api`) can hold them.
 //!
@@ -35,6 +36,9 @@ pub struct EunomiaConfig {
     /// Bytes of the NIC's memory controller (its master array of 2-byte
     /// blocks), shared by every connection's bitmap blocks and metadata.
     pub memory_bytes: u32,
+    /// Where the last packet of a WRITE without immediate waits for
+    /// everything before it.
+    pub last_packet: LastPacket,
 }
 
 impl Default for EunomiaConfig {
@@ -46,6 +50,7 @@ impl Default for EunomiaConfig {
             block_bits: 16,
             cap_bits: 256,
             memory_bytes: 2048,
+            last_packet: LastPacket::SenderHold,
         }
     }
 }
@@ -56,12 +61,53 @@ pub struct StaticBitmapConfig {
     /// Bits of every connection's bitmap (PSNs it can track ahead of the
     /// expected one).
     pub bits: u32,
+    /// As [`EunomiaConfig::last_packet`].
+    pub last_packet: LastPacket,
 }
 
 impl Default for StaticBitmapConfig {
     /// The §4 comparison's 256 bits (32 bytes, as Eunomia's cap).
     fn default() -> Self {
-        StaticBitmapConfig { bits: 256 }
+        StaticBitmapConfig {
+            bits: 256,
+            last_packet: LastPacket::SenderHold,
+        }
+    }
+}
+
+/// Where the last packet of a WRITE without immediate (no completion at
+/// the responder tells the application its data is whole) waits until
+/// everything before it is in order (§3.5 "WRITE", Appendix A).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LastPacket {
+    /// The paper's design: the sender agent sends it only once the
+    /// cumulative ACK covers every earlier PSN (about one RTT).
+    #[default]
+    SenderHold,
+    /// The appendix's proposal: the receiver NIC keeps it in host memory
+    /// if it arrives out of order and places it once everything before it
+    /// has (no RTT; its bytes cross PCIe twice more).
+    ReceiverHold,
+}
+
+impl LastPacket {
+    /// Every choice, as scenario files spell it.
+    pub const NAMES: [&'static str; 2] = ["sender_hold", "receiver_hold"];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            LastPacket::SenderHold => "sender_hold",
+            LastPacket::ReceiverHold => "receiver_hold",
+        }
+    }
+
+    /// The choice named `s` (see [`LastPacket::NAMES`]).
+    pub fn from_name(s: &str) -> Option<LastPacket> {
+        match s {
+            "sender_hold" => Some(LastPacket::SenderHold),
+            "receiver_hold" => Some(LastPacket::ReceiverHold),
+            _ => None,
+        }
     }
 }
 
@@ -188,6 +234,16 @@ impl OrderingKind {
         }
     }
 
+    /// Where a bitmap layer holds a WRITE's last packet (None: no bitmap
+    /// layer; the ideal layer holds nothing back).
+    pub fn last_packet(self) -> Option<LastPacket> {
+        match self {
+            OrderingKind::None | OrderingKind::Ideal => None,
+            OrderingKind::Eunomia(c) => Some(c.last_packet),
+            OrderingKind::StaticBitmap(c) => Some(c.last_packet),
+        }
+    }
+
     /// Checks the parameters of a bitmap layer.
     pub fn validate(&self) -> Result<(), OrderingError> {
         match self {
@@ -208,6 +264,10 @@ mod tests {
             assert_eq!(OrderingKind::from_name(n).map(OrderingKind::name), Some(n));
         }
         assert_eq!(OrderingKind::from_name("hd_bitmap"), None);
+        for n in LastPacket::NAMES {
+            assert_eq!(LastPacket::from_name(n).map(LastPacket::name), Some(n));
+        }
+        assert_eq!(LastPacket::from_name("hold"), None);
     }
 
     #[test]
@@ -239,7 +299,10 @@ mod tests {
             }),
             "memory_bytes"
         );
-        let s = StaticBitmapConfig { bits: 0 };
+        let s = StaticBitmapConfig {
+            bits: 0,
+            ..StaticBitmapConfig::default()
+        };
         assert_eq!(s.validate().unwrap_err().key, "bits");
     }
 }

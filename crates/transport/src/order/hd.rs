@@ -7,8 +7,9 @@
 //! circular part is flushed), the linear rows join the circle with no bit
 //! moved. Without a linear part, `tail` moves with the head.
 //!
-//! The same structure with one row, allocated at the start and never
-//! grown, is the static bitmap of §5.7.
+//! The same structure with one row, never grown, allocated when a
+//! connection starts and freed when it completes, is the static bitmap of
+//! §5.7.
 //!
 //! May use `crate::psn` and `crate::order::mc`.
 

@@ -11,15 +11,18 @@
 //! holds as out of order, `crate::reorder`), so the counters keep meaning
 //! "what the fabric did"; the NIC only calls into this module when its
 //! configuration names a layer, so that `none` costs one predictable
-//! branch per packet received and per data packet sent.
+//! branch per packet received and per data packet sent. On the send side
+//! a bitmap layer stamps each data packet ([`Layer::on_send`]) and, with
+//! `last_packet = "sender_hold"`, may hold a WRITE's last packet back
+//! ([`Layer::holds`], asked before the packet is built).
 //!
 //! Adding a layer: a file (or folder) beside `ideal.rs` with its per-QP
 //! state and `on_packet(qp, cx, pkt) -> bool`, a variant of
 //! [`OrderingKind`] and of [`Ordering`], and one arm in [`Ordering::new`]
 //! and [`Ordering::on_packet`].
 //!
-//! May use `crate::qp`, `crate::rc`, `crate::packet`, `crate::psn` and
-//! `crate::memory`; never the NIC.
+//! May use `crate::qp`, `crate::rc`, `crate::packet`, `crate::psn`,
+//! `crate::memory` and `crate::api`'s counters; never the NIC.
 
 pub mod config;
 pub mod eunomia;
@@ -28,13 +31,14 @@ mod held;
 mod ideal;
 mod mc;
 
-pub use config::{EunomiaConfig, OrderingError, OrderingKind, StaticBitmapConfig};
+pub use config::{EunomiaConfig, LastPacket, OrderingError, OrderingKind, StaticBitmapConfig};
 pub use mc::OrderMemory;
 
+use crate::api::NicStats;
 use crate::packet::Packet;
-use crate::psn::Psn;
 use crate::qp::Qp;
 use crate::rc::Ctx;
+use engine::Time;
 use eunomia::{BitmapQp, Bitmaps};
 use hd::Geometry;
 use ideal::IdealBuffer;
@@ -57,6 +61,8 @@ pub(crate) struct Layer {
     qps: Vec<Ordering>,
     bitmaps: Option<Bitmaps>,
     kind: OrderingKind,
+    /// `last_packet = "sender_hold"` under a bitmap layer.
+    sender_hold: bool,
 }
 
 impl Layer {
@@ -72,6 +78,8 @@ impl Layer {
                     metadata_units: c.metadata_bytes().div_ceil(2),
                 },
                 dynamic: true,
+                live: 0,
+                peak_live: 0,
             }),
             OrderingKind::StaticBitmap(c) => Some(Bitmaps {
                 mc: MemoryController::new(0),
@@ -82,21 +90,24 @@ impl Layer {
                     metadata_units: 0,
                 },
                 dynamic: false,
+                live: 0,
+                peak_live: 0,
             }),
         };
         Layer {
             qps: Vec::new(),
             bitmaps,
             kind,
+            sender_hold: kind.last_packet() == Some(LastPacket::SenderHold),
         }
     }
 
-    /// The state of a new QP whose first expected PSN is `rq`.
-    pub fn push_qp(&mut self, rq: Psn) {
+    /// The state of a new QP.
+    pub fn push_qp(&mut self) {
         let o = match (&self.bitmaps, self.kind) {
             (_, OrderingKind::None) => Ordering::None,
             (_, OrderingKind::Ideal) => Ordering::Ideal(IdealBuffer::default()),
-            (Some(b), _) => Ordering::Bitmap(Box::new(BitmapQp::new(b, rq))),
+            (Some(b), _) => Ordering::Bitmap(Box::new(BitmapQp::new(b))),
             (None, _) => unreachable!("bitmap layers have their NIC-wide part"),
         };
         self.qps.push(o);
@@ -124,16 +135,45 @@ impl Layer {
         }
     }
 
-    /// The sender agent's metadata on a data packet `qp` just built.
+    /// Whether QP `qi` must not send its next packet yet: the sender
+    /// agent holds a WRITE's last packet (`sender_hold`, see `eunomia`).
+    /// A QP held back this way is woken by the ACK that releases it; its
+    /// READ responses meanwhile still go (`resp_turn`).
     #[inline(never)]
-    pub fn on_send(&self, qi: usize, qp: &Qp, pkt: &mut Packet) {
-        if let Ordering::Bitmap(q) = &self.qps[qi] {
-            q.stamp(pkt, qp.engine.req_has_data());
+    pub fn holds(&mut self, qi: usize, qp: &mut Qp, now: Time) -> bool {
+        let held = match &mut self.qps[qi] {
+            Ordering::Bitmap(q) if self.sender_hold => q.holds(qp, now),
+            _ => false,
+        };
+        if !held {
+            return false;
+        }
+        if qp.engine.resp_has_data() {
+            qp.resp_turn = true;
+            return false;
+        }
+        true
+    }
+
+    /// The sender agent's metadata on a data packet `qp` just built at
+    /// `now`, and the end of a hold.
+    #[inline(never)]
+    pub fn on_send(
+        &mut self,
+        qi: usize,
+        qp: &Qp,
+        pkt: &mut Packet,
+        now: Time,
+        stats: &mut NicStats,
+    ) {
+        if let Ordering::Bitmap(q) = &mut self.qps[qi] {
+            q.on_send(qp, pkt, self.sender_hold.then_some((now, stats)));
         }
     }
 
     /// NIC memory of the bitmap layer (None without one): Eunomia's
-    /// memory controller; a static bitmap's fixed bytes per live QP.
+    /// memory controller; a static bitmap's fixed bytes per live
+    /// connection.
     pub fn memory(&self) -> Option<OrderMemory> {
         let b = self.bitmaps.as_ref()?;
         if b.dynamic {
@@ -142,17 +182,14 @@ impl Layer {
         let OrderingKind::StaticBitmap(c) = self.kind else {
             return None;
         };
-        let live = self
-            .qps
-            .iter()
-            .filter(|q| matches!(q, Ordering::Bitmap(_)))
-            .count() as u64;
-        let bitmap = live * u64::from(c.bits.div_ceil(8));
-        let metadata = live * u64::from(StaticBitmapConfig::STATE_BYTES);
+        let (bitmap, metadata) = (
+            u64::from(c.bits.div_ceil(8)),
+            u64::from(StaticBitmapConfig::STATE_BYTES),
+        );
         Some(OrderMemory {
-            bitmap_bytes: bitmap,
-            metadata_bytes: metadata,
-            peak_bytes: bitmap + metadata,
+            bitmap_bytes: b.live * bitmap,
+            metadata_bytes: b.live * metadata,
+            peak_bytes: b.peak_live * (bitmap + metadata),
         })
     }
 

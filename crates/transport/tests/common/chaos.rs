@@ -110,6 +110,10 @@ pub struct ChaosWorld {
     /// With memory: the data packets whose payload the responder (NIC 1)
     /// wrote into its memory, in the order it did.
     pub placed: Vec<Packet>,
+    /// Every packet a NIC put on the wire, and every copy that reached
+    /// one: (time, NIC, packet).
+    pub sent: Vec<(Time, usize, Packet)>,
+    pub arrived: Vec<(Time, usize, Packet)>,
     pub dropped: u64,
     pub duplicated: u64,
 }
@@ -156,6 +160,8 @@ impl ChaosWorld {
             next_payload: 0,
             tx_bytes: vec![],
             placed: vec![],
+            sent: vec![],
+            arrived: vec![],
             dropped: 0,
             duplicated: 0,
         }
@@ -206,6 +212,7 @@ impl ChaosWorld {
                 }
                 Ev::Wake(i) => driver::wake(self, now, i),
                 Ev::Arrive(i, p, key) => {
+                    self.arrived.push((now, i, p));
                     match &mut self.mems {
                         None => self.nics[i].on_packet(now, &p),
                         Some(mems) => {
@@ -248,6 +255,7 @@ impl Io for ChaosWorld {
         let rate = self.nics[i].config().line_rate_bps;
         let done = now + serialization(p.wire as u64, rate);
         self.busy[i] = true;
+        self.sent.push((now, i, p));
         self.q.schedule(done, Ev::PortFree(i));
         if self.rng.bernoulli(self.chaos.drop) {
             self.dropped += 1;

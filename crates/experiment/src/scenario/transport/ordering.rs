@@ -6,7 +6,7 @@
 
 use super::super::check::{Check, ScenarioError};
 use serde::Deserialize;
-use transport::{EunomiaConfig, OrderingKind, StaticBitmapConfig};
+use transport::{EunomiaConfig, LastPacket, OrderingKind, StaticBitmapConfig};
 
 #[derive(Debug, Deserialize, Clone, Default)]
 #[serde(deny_unknown_fields)]
@@ -17,6 +17,8 @@ pub struct EunomiaOverrides {
     pub cap_bits: Option<u32>,
     /// Bytes of each NIC's memory controller.
     pub memory_bytes: Option<u32>,
+    /// Where a WRITE's last packet waits (`transport::LastPacket::NAMES`).
+    pub last_packet: Option<String>,
 }
 
 #[derive(Debug, Deserialize, Clone, Default)]
@@ -24,6 +26,8 @@ pub struct EunomiaOverrides {
 pub struct StaticBitmapOverrides {
     /// Bits of every connection's bitmap.
     pub bits: Option<u32>,
+    /// As `EunomiaOverrides::last_packet`.
+    pub last_packet: Option<String>,
 }
 
 /// `kind` (from `ordering`) with the parameters of its table; an error
@@ -39,13 +43,36 @@ pub fn with_parameters(
             block_bits: eunomia.block_bits.unwrap_or(d.block_bits),
             cap_bits: eunomia.cap_bits.unwrap_or(d.cap_bits),
             memory_bytes: eunomia.memory_bytes.unwrap_or(d.memory_bytes),
+            last_packet: last_packet(&eunomia.last_packet, d.last_packet, "eunomia", c)?,
         }),
         OrderingKind::StaticBitmap(d) => OrderingKind::StaticBitmap(StaticBitmapConfig {
             bits: fixed.bits.unwrap_or(d.bits),
+            last_packet: last_packet(&fixed.last_packet, d.last_packet, "static_bitmap", c)?,
         }),
         k => k,
     };
     kind.validate()
         .map_err(|e| c.err(format!("transport.{}.{}", kind.name(), e.key), e.message))?;
     Ok(kind)
+}
+
+/// `[transport.<layer>] last_packet`, or `default` when not given.
+fn last_packet(
+    name: &Option<String>,
+    default: LastPacket,
+    layer: &str,
+    c: Check,
+) -> Result<LastPacket, ScenarioError> {
+    let Some(name) = name else {
+        return Ok(default);
+    };
+    LastPacket::from_name(name).ok_or_else(|| {
+        c.err(
+            format!("transport.{layer}.last_packet"),
+            format!(
+                "unknown choice \"{name}\"; accepted: {}",
+                LastPacket::NAMES.join(", ")
+            ),
+        )
+    })
 }

@@ -180,6 +180,14 @@ impl Requester {
         self.snd_una.lt(self.snd_nxt)
     }
 
+    /// See `crate::engine::EngineOps::last_write`: `snd_nxt` is the last
+    /// PSN posted, and its WQE a WRITE.
+    pub fn last_write(&self) -> Option<(Psn, Psn)> {
+        let w = self.wqes.back()?;
+        (w.verb == Verb::Write && self.snd_nxt + 1 == self.next_psn)
+            .then_some((self.snd_nxt, self.snd_una))
+    }
+
     #[cfg(test)]
     pub fn snd_una(&self) -> u32 {
         self.snd_una.wire()

@@ -151,6 +151,14 @@ impl Requester {
         self.win.rtx_pending() || self.win.can_send_new(self.next_spsn)
     }
 
+    /// See `crate::engine::EngineOps::last_write`: the PSN sent next (a
+    /// lost one first) is the last posted, and its WQE a WRITE.
+    pub fn last_write(&self) -> Option<(Psn, Psn)> {
+        let w = self.wqes.back()?;
+        let (psn, _) = self.win.next_psn();
+        (w.verb == Verb::Write && psn + 1 == self.next_spsn).then_some((psn, self.win.una))
+    }
+
     /// Builds the next request packet: a lost one first, else a new one.
     pub fn next_packet(
         &mut self,
