@@ -1,0 +1,112 @@
+//! `docs/eunomia/section5.py`, the script behind docs/eunomia.md's
+//! "Section 5" tables, run on a tiny input (100 us of arrivals, one or two
+//! loads per figure) so that it cannot rot: every figure runs through this
+//! binary, every table comes out whole, and the rows agree where the
+//! models make them agree whatever the traffic.
+
+use std::path::Path;
+use std::process::Command;
+
+/// The cells of the row of `table` whose first cells are `first`.
+fn row<'a>(table: &'a str, first: &[&str]) -> Vec<&'a str> {
+    table
+        .lines()
+        .map(|l| l.split('|').map(str::trim).collect::<Vec<_>>())
+        .find(|c| c.len() > first.len() && c[1..=first.len()] == *first)
+        .unwrap_or_else(|| panic!("no row {first:?} in\n{table}"))
+}
+
+fn num(cell: &str) -> f64 {
+    cell.trim_end_matches('%')
+        .parse()
+        .unwrap_or_else(|_| panic!("{cell:?} is not a number"))
+}
+
+#[test]
+fn the_section5_script_prints_every_table_whole() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let out = std::env::temp_dir().join(format!("rdmalab-eunomia-s5-{}", std::process::id()));
+    let r = Command::new("python3")
+        .arg(repo.join("docs/eunomia/section5.py"))
+        .args([
+            "--duration-us",
+            "100",
+            "--jobs",
+            "2",
+            "--fig15-loads",
+            "0.5",
+            "--fig16-loads",
+            "0.3",
+            "--fig16-bg",
+            "0.1",
+            "--fig19-fractions",
+            "0.01,0.1",
+            "--bin",
+        ])
+        .arg(env!("CARGO_BIN_EXE_rdmalab"))
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .expect("python3 runs (the docs' scripts need it)");
+    let _ = std::fs::remove_dir_all(&out);
+    let text = String::from_utf8_lossy(&r.stdout);
+    assert!(
+        r.status.success(),
+        "{}\n{}",
+        text,
+        String::from_utf8_lossy(&r.stderr)
+    );
+    assert!(!text.contains("nan"), "{text}");
+    // Figs 14, 15, 16(c), 16(d), 17 and 17's sizes, 19.
+    let tables: Vec<&str> = text.split("### ").skip(1).collect();
+    assert_eq!(tables.len(), 7, "{text}");
+    let rows = |t: &str| t.lines().filter(|l| l.starts_with("| ")).count() - 1;
+    // Fig 14: one load x 4 schemes; Fig 15: the 50% load's 4 x up to 4
+    // sizes; Fig 16: one load (one background load) x 5 schemes; Fig 17:
+    // 6 schemes, and their sizes; Fig 19: 2 fractions x 5 schemes.
+    assert_eq!(rows(tables[0]), 4, "{}", tables[0]);
+    assert!((4..=16).contains(&rows(tables[1])), "{}", tables[1]);
+    assert_eq!(rows(tables[2]), 5, "{}", tables[2]);
+    assert_eq!(rows(tables[3]), 5, "{}", tables[3]);
+    assert_eq!(rows(tables[4]), 6, "{}", tables[4]);
+    assert!((6..=24).contains(&rows(tables[5])), "{}", tables[5]);
+    assert_eq!(rows(tables[6]), 10, "{}", tables[6]);
+
+    // Fig 16: the five schemes see the same queries (the workload has its
+    // own random streams), each of 50 flows grouped by destination and
+    // start; IRN alone deflects nothing.
+    for t in &tables[2..4] {
+        let first = |scheme| row(t, &[if t == &tables[2] { "0.3" } else { "0.1" }, scheme]);
+        let irn = first("IRN");
+        assert!(num(irn[3]) > 0.0, "no query in\n{t}");
+        for scheme in [
+            "DIBS + IRN",
+            "DIBS + Eunomia (go-back-N)",
+            "DIBS + Eunomia (IRN)",
+            "DIBS + Eunomia (go-back-N, 16 MB)",
+        ] {
+            assert_eq!(first(scheme)[3], irn[3], "{t}");
+        }
+        assert_eq!(num(irn[8]), 0.0, "{t}");
+    }
+
+    // Fig 17, lossless: with ECMP and FIFO nothing arrives out of order,
+    // so Eunomia's layer is inert (the same FCTs, no bitmap); uncapped,
+    // it never drops a packet, and with nothing lost go-back-N resends
+    // nothing, SRPT's reordering included.
+    let f17 = tables[4];
+    let plain = row(f17, &["ECMP + FIFO, no ordering"]);
+    let inert = row(f17, &["ECMP + FIFO + Eunomia"]);
+    assert_eq!(plain[2..8], inert[2..8], "{f17}");
+    assert_eq!(num(inert[9]), 0.0, "{f17}");
+    for scheme in [
+        "ECMP + FIFO + Eunomia",
+        "ECMP + SRPT + Eunomia",
+        "PO2 + FIFO + Eunomia",
+        "PO2 + SRPT + Eunomia",
+    ] {
+        let r = row(f17, &[scheme]);
+        assert_eq!(num(r[8]), 0.0, "{scheme} retransmitted\n{f17}");
+        assert_eq!(num(r[13]), 0.0, "{scheme} dropped in the layer\n{f17}");
+    }
+}
