@@ -1,0 +1,133 @@
+//! A whole RoCEv2 frame: Ethernet II, IPv4, UDP to port 4791, the IBA
+//! headers, the bytes after them (for our packets: the extension header
+//! and the payload), the pad and the ICRC. Parsing checks every length,
+//! the IPv4 and (nonzero) UDP checksums and the ICRC; emitting fills them
+//! in.
+//!
+//! Uses `crate::{error, ethernet, ipv4, udp, iba, icrc}`.
+
+use crate::error::Error;
+use crate::ethernet::{self, EthernetRepr, ETHERTYPE_IPV4};
+use crate::iba::IbaHeaders;
+use crate::icrc::{icrc, ICRC_LEN};
+use crate::ipv4::{self, Ipv4Repr};
+use crate::udp::{self, UdpRepr, ROCE_PORT};
+
+/// Where the BTH starts in a frame.
+pub const BTH_AT: usize = ethernet::HEADER_LEN + ipv4::HEADER_LEN + udp::HEADER_LEN;
+
+/// Bytes of a frame around its IBA headers and data: Ethernet, IPv4, UDP
+/// and ICRC.
+pub const OVERHEAD: usize = BTH_AT + ICRC_LEN;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RoceFrame<'a> {
+    pub eth: EthernetRepr,
+    pub ip: Ipv4Repr,
+    pub udp: UdpRepr,
+    pub iba: IbaHeaders,
+    /// The bytes between the IBA headers and the pad.
+    pub data: &'a [u8],
+    /// Bytes of the frame up to the end of the IPv4 datagram (Ethernet
+    /// padding after it excluded).
+    pub len: usize,
+}
+
+impl<'a> RoceFrame<'a> {
+    pub fn parse(frame: &'a [u8]) -> Result<RoceFrame<'a>, Error> {
+        let (eth, rest) = EthernetRepr::parse(frame)?;
+        if eth.ethertype != ETHERTYPE_IPV4 {
+            return Err(Error::Malformed {
+                layer: "ethernet",
+                reason: "EtherType is not IPv4",
+            });
+        }
+        let (ip, datagram) = Ipv4Repr::parse(rest)?;
+        let (udp, body) = UdpRepr::parse(datagram, ip.src, ip.dst)?;
+        if udp.dst_port != ROCE_PORT {
+            return Err(Error::Malformed {
+                layer: "udp",
+                reason: "destination port is not RoCEv2's 4791",
+            });
+        }
+        crate::error::need(body, crate::bth::HEADER_LEN + ICRC_LEN, "bth")?;
+        let covered = body.len() - ICRC_LEN;
+        let (iba, after) = IbaHeaders::parse(&body[..covered])?;
+        let pad = usize::from(iba.bth.pad);
+        if pad > after.len() {
+            return Err(Error::Malformed {
+                layer: "bth",
+                reason: "pad count exceeds the bytes after the headers",
+            });
+        }
+        let ip_header = &rest[..ipv4::HEADER_LEN];
+        let computed = icrc(ip_header, &datagram[..datagram.len() - ICRC_LEN]);
+        let carried = &body[covered..];
+        if carried != computed {
+            let word = |b: &[u8]| u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+            return Err(Error::Checksum {
+                layer: "icrc",
+                carried: word(carried),
+                computed: word(&computed),
+            });
+        }
+        Ok(RoceFrame {
+            eth,
+            ip,
+            udp,
+            iba,
+            data: &after[..after.len() - pad],
+            len: ethernet::HEADER_LEN + ipv4::HEADER_LEN + datagram.len(),
+        })
+    }
+}
+
+/// Appends a frame: `eth` (its EtherType replaced by IPv4's), `ip` (its
+/// payload length computed), `udp`, `iba` (its pad count computed), then
+/// `parts` one after the other as the data, zero pad bytes up to a
+/// multiple of 4 and the ICRC. Fails when the frame would exceed IPv4's
+/// 65535 bytes or the IBA headers do not match their opcode.
+pub fn emit(
+    out: &mut Vec<u8>,
+    eth: &EthernetRepr,
+    ip: &Ipv4Repr,
+    udp: &UdpRepr,
+    iba: &IbaHeaders,
+    parts: &[&[u8]],
+) -> Result<(), Error> {
+    iba.check()?;
+    let data: usize = parts.iter().map(|p| p.len()).sum();
+    let pad = (4 - data % 4) % 4;
+    let body = iba.len() + data + pad + ICRC_LEN;
+    let ip_payload = udp::HEADER_LEN + body;
+    if ip_payload > usize::from(u16::MAX) - ipv4::HEADER_LEN {
+        return Err(Error::Unrepresentable {
+            field: "payload",
+            reason: "the packet exceeds IPv4's 65535 bytes",
+        });
+    }
+    out.reserve(OVERHEAD + body);
+    EthernetRepr {
+        ethertype: ETHERTYPE_IPV4,
+        ..*eth
+    }
+    .emit(out);
+    let ip_start = out.len();
+    Ipv4Repr {
+        payload_len: ip_payload as u16,
+        ..*ip
+    }
+    .emit(out);
+    let udp_start = out.len();
+    udp.emit(body as u16, out);
+    let mut iba = *iba;
+    iba.bth.pad = pad as u8;
+    iba.emit(out)?;
+    for p in parts {
+        out.extend_from_slice(p);
+    }
+    out.resize(out.len() + pad, 0);
+    let crc = icrc(&out[ip_start..udp_start], &out[udp_start..]);
+    out.extend_from_slice(&crc);
+    Ok(())
+}
