@@ -88,9 +88,7 @@ impl Opcode {
                 l.immdt = true;
             }
             SendLastImm | SendOnlyImm | WriteLastImm => l.immdt = true,
-            ReadResponseFirst | ReadResponseLast | ReadResponseOnly | Acknowledge => {
-                l.aeth = true
-            }
+            ReadResponseFirst | ReadResponseLast | ReadResponseOnly | Acknowledge => l.aeth = true,
             AtomicAcknowledge => {
                 l.aeth = true;
                 l.atomic_ack = true;

@@ -151,7 +151,7 @@ impl Extension {
     }
 
     /// Bytes it takes on the wire.
-    pub fn len(&self) -> usize {
+    pub fn wire_len(&self) -> usize {
         Self::len_of(self.present())
     }
 
@@ -266,7 +266,7 @@ mod tests {
     #[test]
     fn every_field_fits_the_longest_extension() {
         assert_eq!(Extension::len_of((1 << FIELDS) - 1), MAX_LEN);
-        assert_eq!(Extension::default().len(), HEADER_LEN);
+        assert_eq!(Extension::default().wire_len(), HEADER_LEN);
     }
 
     #[test]

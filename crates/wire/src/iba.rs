@@ -51,9 +51,13 @@ pub enum NakCode {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Syndrome {
     /// `credits`: the end-to-end credit count (0x1f: none advertised).
-    Ack { credits: u8 },
+    Ack {
+        credits: u8,
+    },
     /// `timer`: the encoded minimum RNR NAK timer.
-    RnrNak { timer: u8 },
+    RnrNak {
+        timer: u8,
+    },
     Nak(NakCode),
 }
 
@@ -62,10 +66,12 @@ pub const CREDITS_UNLIMITED: u8 = 0x1f;
 
 impl Syndrome {
     pub fn from_u8(v: u8) -> Result<Syndrome, Error> {
-        let bad = |reason| Err(Error::Malformed {
-            layer: "aeth",
-            reason,
-        });
+        let bad = |reason| {
+            Err(Error::Malformed {
+                layer: "aeth",
+                reason,
+            })
+        };
         if v & 0x80 != 0 {
             return bad("syndrome's reserved bit is set");
         }
@@ -130,7 +136,7 @@ impl IbaHeaders {
     }
 
     /// Bytes of the BTH and its extended headers.
-    pub fn len(&self) -> usize {
+    pub fn wire_len(&self) -> usize {
         let l = self.bth.opcode.layout();
         crate::bth::HEADER_LEN
             + usize::from(l.reth) * RETH_LEN

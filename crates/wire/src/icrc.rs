@@ -45,8 +45,6 @@ pub fn icrc(ip_header: &[u8], datagram: &[u8]) -> [u8; ICRC_LEN] {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-
     #[test]
     fn the_masked_lrh_gives_rxe_seed() {
         // rxe seeds its raw CRC with 0xdebb20e3: the state of CRC-32

@@ -92,9 +92,18 @@ pub fn encode(
     check(p, payload)?;
     let iba = iba_of(p, payload);
     let ext = extension_of(&said_by(&iba)?, p);
-    let mut ext_bytes = Vec::with_capacity(ext.len());
-    ext.emit(&mut ext_bytes);
-    let data = if iba.atomic_ack.is_some() { &[][..] } else { payload };
+    let data = if iba.atomic_ack.is_some() {
+        &[][..]
+    } else {
+        payload
+    };
+    // No data at all: the extension is left out when empty (a plain
+    // RoCEv2 ACK or CNP); with a payload it is always there, so its magic
+    // is never read from payload bytes.
+    let mut ext_bytes = Vec::with_capacity(ext.wire_len());
+    if ext != Extension::default() || !data.is_empty() {
+        ext.emit(&mut ext_bytes);
+    }
     let eth = EthernetRepr {
         dst: dst.mac,
         src: src.mac,
@@ -118,15 +127,26 @@ pub fn encode(
 
 /// [`encode`] between the simulator's hosts `p.src` and `p.dst`.
 pub fn encode_sim(p: &Packet, payload: &[u8], out: &mut Vec<u8>) -> Result<(), Error> {
-    encode(p, &Endpoint::sim(p.src)?, &Endpoint::sim(p.dst)?, payload, out)
+    encode(
+        p,
+        &Endpoint::sim(p.src)?,
+        &Endpoint::sim(p.dst)?,
+        payload,
+        out,
+    )
 }
 
-/// Parses a frame [`encode`] made (or any RoCEv2 RC frame whose data
-/// starts with rdmalab's extension). Fails with the reason on anything
-/// else, never panics.
+/// Parses a frame [`encode`] made, or any RoCEv2 RC frame or CNP whose
+/// data is empty or starts with rdmalab's extension (a plain ACK or CNP
+/// from an RNIC decodes too). Fails with the reason on anything else,
+/// never panics.
 pub fn decode(frame: &[u8]) -> Result<Decoded<'_>, Error> {
     let f = RoceFrame::parse(frame)?;
-    let (ext, rest) = Extension::parse(f.data)?;
+    let (ext, rest) = if f.data.is_empty() {
+        (Extension::default(), f.data)
+    } else {
+        Extension::parse(f.data)?
+    };
     let mut p = said_by(&f.iba)?;
     let payload = match f.iba.atomic_ack {
         Some(_) if !rest.is_empty() => {

@@ -92,7 +92,11 @@ mod tests {
 
     #[test]
     fn pause_frame_bytes_follow_802_1qbb() {
-        let f = PauseFrame::new([2, 0, 0, 0, 0, 1], 0b0000_1001, [0xffff, 0, 0, 7, 0, 0, 0, 0]);
+        let f = PauseFrame::new(
+            [2, 0, 0, 0, 0, 1],
+            0b0000_1001,
+            [0xffff, 0, 0, 7, 0, 0, 0, 0],
+        );
         let mut out = Vec::new();
         f.emit(&mut out);
         let mut want = vec![
@@ -107,7 +111,7 @@ mod tests {
         assert_eq!(out, want);
         assert_eq!(PauseFrame::parse(&out), Ok(f));
         let mut pause = out.clone();
-        pause[15] = 0x01; // 802.3x PAUSE, not PFC
+        pause[14] = 0x00; // 0x0001: 802.3x PAUSE, not PFC
         assert!(PauseFrame::parse(&pause).is_err());
         assert!(PauseFrame::parse(&out[..30]).is_err());
     }

@@ -98,7 +98,7 @@ pub fn emit(
     iba.check()?;
     let data: usize = parts.iter().map(|p| p.len()).sum();
     let pad = (4 - data % 4) % 4;
-    let body = iba.len() + data + pad + ICRC_LEN;
+    let body = iba.wire_len() + data + pad + ICRC_LEN;
     let ip_payload = udp::HEADER_LEN + body;
     if ip_payload > usize::from(u16::MAX) - ipv4::HEADER_LEN {
         return Err(Error::Unrepresentable {
