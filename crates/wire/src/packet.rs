@@ -163,6 +163,16 @@ pub fn decode(frame: &[u8]) -> Result<Decoded<'_>, Error> {
         None => rest,
     };
     apply(&ext, &mut p);
+    // The extension may not contradict the opcode: a packet has one
+    // encoding, and only what `encode` can make decodes.
+    let nak = matches!(p.kind, PacketKind::Nack | PacketKind::ReadNack);
+    let said_nak = matches!(f.iba.aeth.map(|a| a.syndrome), Some(Syndrome::Nak(_)));
+    if opcode_of(&p) != f.iba.bth.opcode || nak != said_nak {
+        return Err(Error::Malformed {
+            layer: "extension",
+            reason: "its kind, verb or first/last bits contradict the opcode",
+        });
+    }
     let host = |ip: Ipv4Addr| u32::from(ip) & MASK24;
     p.src = host(f.ip.src);
     p.dst = host(f.ip.dst);
