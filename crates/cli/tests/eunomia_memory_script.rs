@@ -43,10 +43,17 @@ fn the_memory_script_prints_the_table_and_eunomia_pays_only_for_reordering() {
     // each of the 20 connections (32 B of it bitmap) at its peak, and on
     // average less, as a connection holds one only from its first packet
     // until it completes.
-    assert_eq!([num(none, 4), num(none, 6), num(none, 8)], [0.0; 3], "{text}");
+    assert_eq!(
+        [num(none, 4), num(none, 6), num(none, 8)],
+        [0.0; 3],
+        "{text}"
+    );
     assert_eq!(num(none, 9), 820.0, "{text}");
     assert!(num(none, 5) > 0.0 && num(none, 5) < 640.0, "{text}");
-    assert!(num(none, 7) > num(none, 5) && num(none, 7) < 820.0, "{text}");
+    assert!(
+        num(none, 7) > num(none, 5) && num(none, 7) < 820.0,
+        "{text}"
+    );
     // Eunomia's bitmap bytes grow with the reordered share and stay below
     // the static bitmap's; its peak total (48 B of metadata a connection)
     // passes the static one's when every connection is reordered.
