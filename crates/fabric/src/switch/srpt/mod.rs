@@ -44,15 +44,17 @@ pub(crate) struct Srpt {
     dequeue: SrptDequeue,
     /// Packets queued so far: the arrival order that breaks ties.
     seq: u64,
-    /// By port: a key per queued packet, (remaining bytes, arrival, flow,
-    /// arena slot), the smallest on top. The slot (unique among the
-    /// packets alive) finds the packet itself in its flow's queue; it never
-    /// decides the order, the arrival being unique.
-    keys: Vec<BinaryHeap<Reverse<(u64, u64, u64, u32)>>>,
+    /// By port: a key per queued packet, the smallest on top.
+    keys: Vec<BinaryHeap<Reverse<Key>>>,
     /// By (port, flow): the flow's queued packets in arrival order, as
     /// many as it has keys at the port.
     flows: BTreeMap<(u32, u64), VecDeque<Hdr>>,
 }
+
+/// A queued packet's rank: (remaining bytes, arrival, flow, arena slot).
+/// The slot (unique among the packets alive) finds the packet itself in
+/// its flow's queue; it never decides the order, the arrival being unique.
+type Key = (u64, u64, u64, u32);
 
 /// A packet's flow as SRPT keeps it apart: its 5-tuple's source and
 /// destination parts.
