@@ -114,16 +114,16 @@ impl Srpt {
             .flows
             .get_mut(&(p, flow))
             .expect("a key has its packet");
-        let at = match self.dequeue {
-            SrptDequeue::FlowEarliest => 0,
+        let hdr = match self.dequeue {
+            SrptDequeue::FlowEarliest => queue.pop_front(),
             // Searched from the newest: a flow's fewest remaining bytes
             // are usually its latest packet's.
-            SrptDequeue::Packet => queue
-                .iter()
-                .rposition(|h| h.idx == slot)
-                .expect("a key has its packet"),
-        };
-        let hdr = queue.remove(at).expect("a key has its packet");
+            SrptDequeue::Packet => {
+                let at = queue.iter().rposition(|h| h.idx == slot);
+                at.and_then(|at| queue.remove(at))
+            }
+        }
+        .expect("a key has its packet");
         if queue.is_empty() {
             self.flows.remove(&(p, flow));
         }
