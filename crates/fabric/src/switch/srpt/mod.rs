@@ -15,8 +15,8 @@
 //! SRPT runs in the event loop's hooked instance (`Network::hooks`), so
 //! the default's hop has no trace of it: there the ingress pipeline's
 //! enqueue step hands an admitted packet of SRPT's class to `kick.rs`,
-//! which files it in a binary heap of keys per port and a FIFO per (port,
-//! flow) instead of the class's ring. The port's byte count and backlog
+//! which files it in a binary heap of keys per port and a queue per
+//! (port, flow), in arrival order, instead of the class's ring. The port's byte count and backlog
 //! bit of the class cover SRPT's queues as they cover a ring, so ECN
 //! marking, the lossy drop rule, PFC, the load balancers and the MMU
 //! (which releases by the packet's ingress port, whatever the order) see
