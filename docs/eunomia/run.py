@@ -5,7 +5,12 @@ printed as the Markdown tables of that page.
         (and Eunomia's, for the per-packet ones),
         lossless (PFC, go-back-N) and lossy (IRN), 50% and 80% load
         (scenarios/eunomia_lb.toml); MP-RDMA beside them; Fig 1(c): the
-        retransmissions that reordering triggered
+        retransmissions that reordering triggered; from the same runs,
+        Figs 11-12 (FCT by flow size: ECMP, ConWeave and the per-packet
+        balancers with Eunomia's layer) and Fig 13 (the time ports are
+        paused, switch ports and host ports apart). Every flow is a SEND
+        (`traffic.0.verb = "send"`), as in section5.py: a WRITE under
+        Eunomia would wait for its last packet's hold (Appendix A)
   fig2  the flows hit by recurring failures of 1% of the links, per load
         balancer (scenarios/eunomia_failures.toml)
   fig4  reordering against load and flow size: DRILL, measured before the
@@ -55,6 +60,11 @@ def host_load(net):
 
 # Flow-size buckets of the reordering table (bytes, upper bounds).
 SIZES = [10_000, 100_000, 1_000_000, float("inf")]
+# The paper's short flows (Fig 15: "up to 16KB").
+SHORT = 16 * 1024
+# Flow-size buckets of the FCT-by-size tables (bytes, upper bounds).
+FCT_SIZES = [SHORT, 100_000, 1_000_000, float("inf")]
+SEND = '"send"'
 
 
 def parse():
@@ -133,6 +143,39 @@ def finished(out):
     return f"{sum(s['flows_finished'] for s in ss)}/{sum(s['flows'] for s in ss)}"
 
 
+def flows(out, cls=None):
+    """Every flow of every seed of one sweep folder (flows.csv rows), those
+    of traffic class `cls` (e.g. "traffic[0]") only if given."""
+    rows = []
+    for d in sorted(os.listdir(out)):
+        f = os.path.join(out, d, "flows.csv")
+        if os.path.exists(f):
+            rows += [x for x in csv.DictReader(open(f))
+                     if cls is None or x["class"].startswith(cls)]
+    return rows
+
+
+def p99(v):
+    v = sorted(v)
+    return v[min(len(v) - 1, int(0.99 * len(v)))] if v else float("nan")
+
+
+def by_size(rows):
+    """(label, flows, finished, FCT mean us, FCT p99 us) per size bucket,
+    every bucket (NaN FCTs for an empty one), FCTs over the finished
+    flows."""
+    out, lo = [], 0
+    for hi in FCT_SIZES:
+        b = [x for x in rows if lo <= int(x["size_bytes"]) < hi]
+        fct = [int(x["fct_ns"]) / 1000 for x in b if x["fct_ns"]]
+        label = ("<= 16 KiB" if hi == SHORT else
+                 f"{lo // 1000}-{hi // 1000} KB" if hi != float("inf") else
+                 f">= {lo // 1000} KB")
+        out.append((label, len(b), len(fct), mean(fct), p99(fct)))
+        lo = hi
+    return out
+
+
 def orderings(lb):
     """The ordering layers a balancer runs with: none and the ideal one,
     and Eunomia's beside them for the per-packet schemes it is built for."""
@@ -149,24 +192,26 @@ def fig1(a, r):
                 for order in orderings(lb):
                     name = f"fig1/{mode}-{load}-{lb}-{order}"
                     runs.append((load, mode, lb, order, r.add(name, LB_FILE, {
-                        **sets, "traffic.0.load": host_load(load),
+                        **sets, "traffic.0.load": host_load(load), "traffic.0.verb": SEND,
                         "switch.load_balancer": f'"{lb}"',
                         "transport.ordering": f'"{order}"'})))
         name = f"fig1/lossless-{load}-mprdma"
         runs.append((load, "lossless", "mprdma", "none", r.add(name, LB_FILE, {
             **LOSSLESS, "transport.kind": '"mprdma"', "traffic.0.load": host_load(load),
-            "switch.load_balancer": '"ecmp"'})))
+            "traffic.0.verb": SEND, "switch.load_balancer": '"ecmp"'})))
+
+    def scheme(lb, order):
+        return lb + ("" if order == "none" else f" + {order}")
 
     def table():
         print(f"### Fig 1: FCT slowdown, retransmissions ({a.cdf}, 8x8 leaf-spine)\n")
-        print("Loads are network loads (host load x 2).\n")
+        print("Loads are network loads (host load x 2); SEND flows.\n")
         print("| load | fabric | scheme | flows done | slowdown mean | p99 | small mean "
               "| large mean | retransmitted | reordering-triggered | out of order | paused (switch ports) |")
         print("|---|---|---|---|---|---|---|---|---|---|---|---|")
         for load, mode, lb, order, out in runs:
-            scheme = lb + ("" if order == "none" else f" + {order}")
             print("| %s | %s | %s | %s | %.2f | %.1f | %.2f | %.2f | %.0f | %.0f | %.1f%% | %.3f%% |" % (
-                load, mode, scheme, finished(out),
+                load, mode, scheme(lb, order), finished(out),
                 avg(out, lambda s: s["slowdown"]["mean"]),
                 avg(out, lambda s: s["slowdown"]["p99"]),
                 avg(out, lambda s: s["slowdown_small"]["mean"]),
@@ -175,6 +220,36 @@ def fig1(a, r):
                 avg(out, lambda s: s["reordering"]["reorder_retx"]),
                 100 * avg(out, lambda s: s["reordering"]["ooo_fraction"]),
                 100 * avg(out, lambda s: s["pfc_pause"]["switch_paused_fraction_mean"])))
+        print()
+        # Figs 11-12: ECMP and ConWeave against the per-packet balancers
+        # with Eunomia's layer.
+        print(f"### Figs 11-12: FCT by flow size ({a.cdf})\n")
+        print("FCT mean and p99 (us) over the finished flows of all seeds, by flow size; "
+              "`-`: no flow of that size.\n")
+        sized = [(load, mode, scheme(lb, order), by_size(flows(out)))
+                 for load, mode, lb, order, out in runs
+                 if lb in ("ecmp", "conweave") and order == "none" or order == "eunomia"]
+        head = " | ".join(f"{b[0]} mean | {b[0]} p99" for b in sized[0][3])
+        print(f"| load | fabric | scheme | {head} |")
+        print("|---" * (3 + 2 * len(FCT_SIZES)) + "|")
+        for load, mode, name, buckets in sized:
+            cells = " | ".join("%.1f | %.0f" % (m, p) if n else "- | -"
+                               for _, _, n, m, p in buckets)
+            print(f"| {load} | {mode} | {name} | {cells} |")
+        print()
+        # Fig 13: lossless only (the lossy fabric has no PFC).
+        print("### Fig 13: time paused, switch ports and host ports (lossless)\n")
+        print("Per port, the fraction of the run it was paused, averaged over the "
+              "switches' ports and over the hosts' ports; the mean of the seeds.\n")
+        print("| load | scheme | switch ports paused | host ports paused | pause frames |")
+        print("|---|---|---|---|---|")
+        for load, mode, lb, order, out in runs:
+            if mode == "lossless" and order != "ideal":
+                print("| %s | %s | %.4f%% | %.4f%% | %.0f |" % (
+                    load, scheme(lb, order),
+                    100 * avg(out, lambda s: s["pfc_pause"]["switch_paused_fraction_mean"]),
+                    100 * avg(out, lambda s: s["pfc_pause"]["host_paused_fraction_mean"]),
+                    avg(out, lambda s: s["pause_frames"])))
         print()
     return table
 

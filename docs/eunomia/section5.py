@@ -13,22 +13,31 @@ Markdown tables of that page.
   fig17 Fig 17: SRPT against FIFO, ECMP and power of two, 80% load, with
         Eunomia's layer uncapped; FCT by flow size, bitmap bytes
         (scenarios/eunomia_srpt.toml)
+  fig18 Fig 18 (§5.7): DRILL with static bitmaps of 2 to 64 bytes and
+        with Eunomia's layer, lossless go-back-N, 80% load: FCT, drops
+        beyond the bitmap, NACKs, and the NICs' ordering bytes sampled
+        over time (scenarios/eunomia_lb.toml)
   fig19 Fig 19: recurring random failures of 1-10% of the links: ECMP,
         ConWeave, and DRILL, power of two and spray with Eunomia's layer
         (scenarios/eunomia_failures.toml)
+  fig20 Fig 20 (Appendix A): every flow a WRITE, lossless, 50% and 80%
+        load: ECMP, ConWeave, DRILL + Eunomia with the last packet held at
+        the sender and at the receiver (scenarios/eunomia_lb.toml)
 
-Every flow is a SEND (`traffic.N.verb = "send"`): section 5's flows
-complete at the receiver, where Eunomia orders completions (§3.5); a
-WRITE under Eunomia would wait for its last packet's hold. Loads on the
+Every flow is a SEND (`traffic.N.verb = "send"`) but in fig20: section
+5's flows complete at the receiver, where Eunomia orders completions
+(§3.5); a WRITE under Eunomia would wait for its last packet's hold,
+which is what fig20 measures. Loads on the
 leaf-spine are network loads (host load = network load / 2, run.py's
 convention); on the fat tree and Jellyfish, host loads (neither is
 oversubscribed). Runs, folders and helpers are docs/eunomia/run.py's
 (imported); each figure's wall-clock time goes to stderr.
 
-usage: python3 docs/eunomia/section5.py [fig15 fig16 fig17 fig19]
+usage: python3 docs/eunomia/section5.py [fig15 fig16 fig17 fig18 fig19 fig20]
            [--duration-us N] [--seeds 1..3] [--jobs N] [--out DIR]
            [--bin PATH] [--stop-ms N] [--rto-us N] [--fig15-loads 0.3,0.5]
-           [--fig16-loads ...] [--fig16-bg ...] [--fig19-fractions ...]
+           [--fig16-loads ...] [--fig16-bg ...] [--fig18-sample-us N]
+           [--fig19-fractions ...] [--fig20-loads ...]
 """
 import argparse
 import csv
@@ -38,19 +47,15 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import run  # noqa: E402  (the section-2 script beside this one)
-from run import FAIL_FILE, FAT_TREE, JELLYFISH  # noqa: E402
-from run import avg, finished, host_load, mean, summaries  # noqa: E402
+from run import FAIL_FILE, FAT_TREE, JELLYFISH, LB_FILE  # noqa: E402
+from run import SEND, avg, by_size, finished, flows, host_load, mean, p99, summaries  # noqa: E402
+from run import FCT_SIZES as SIZES  # noqa: E402
 
 INCAST = os.path.join(run.ROOT, "scenarios", "eunomia_incast.toml")
 INCAST_BG = os.path.join(run.ROOT, "scenarios", "eunomia_incast_bg.toml")
 # Lossless, SEND at 80% network load, Eunomia's layer uncapped (Fig 17).
 SRPT = os.path.join(run.ROOT, "scenarios", "eunomia_srpt.toml")
-FIGS = ("fig15", "fig16", "fig17", "fig19")
-SEND = '"send"'
-# The paper's short flows (Fig 15: "up to 16KB").
-SHORT = 16 * 1024
-# Flow-size buckets of the FCT-by-size tables (bytes, upper bounds).
-SIZES = [SHORT, 100_000, 1_000_000, float("inf")]
+FIGS = ("fig15", "fig16", "fig17", "fig18", "fig19", "fig20")
 EUNOMIA = {"transport.ordering": '"eunomia"'}
 
 
@@ -70,51 +75,22 @@ def parse():
                    help="incast network loads of Fig 16(c)")
     p.add_argument("--fig16-bg", default="0.1,0.2,0.3",
                    help="background network loads of Fig 16(d) (incast at 30%%)")
+    p.add_argument("--fig18-sample-us", default="100",
+                   help="Fig 18's ordering-memory sampling interval (the paper's 1 ms "
+                        "leaves a 2 ms run two samples; default %(default)s us)")
     p.add_argument("--fig19-fractions", default="0.01,0.02,0.05,0.1")
+    p.add_argument("--fig20-loads", default="0.5,0.8", help="network loads of Fig 20")
     p.add_argument("--rto-us", help="go-back-N's timeout (transport.rto_us) for every run "
                                     "(default: the files' 4000 us)")
     a = p.parse_args()
     for f in a.figs:
         if f not in FIGS:
             p.error(f"unknown figure {f!r}: {', '.join(FIGS)}")
-    for k in ("fig15_loads", "fig16_loads", "fig16_bg", "fig19_fractions"):
+    for k in ("fig15_loads", "fig16_loads", "fig16_bg", "fig19_fractions", "fig20_loads"):
         setattr(a, k, [x for x in getattr(a, k).split(",") if x])
     # run.Runner sets the flow sizes of the leaf-spine files from this.
     a.cdf = "alistorage"
     return a
-
-
-def flows(out, cls=None):
-    """Every flow of every seed of one sweep folder (flows.csv rows), those
-    of traffic class `cls` (e.g. "traffic[0]") only if given."""
-    rows = []
-    for d in sorted(os.listdir(out)):
-        f = os.path.join(out, d, "flows.csv")
-        if os.path.exists(f):
-            rows += [x for x in csv.DictReader(open(f))
-                     if cls is None or x["class"].startswith(cls)]
-    return rows
-
-
-def p99(v):
-    v = sorted(v)
-    return v[min(len(v) - 1, int(0.99 * len(v)))] if v else float("nan")
-
-
-def by_size(rows):
-    """(label, flows, finished, FCT mean us, FCT p99 us) per size bucket,
-    every bucket (NaN FCTs for an empty one), FCTs over the finished
-    flows."""
-    out, lo = [], 0
-    for hi in SIZES:
-        b = [x for x in rows if lo <= int(x["size_bytes"]) < hi]
-        fct = [int(x["fct_ns"]) / 1000 for x in b if x["fct_ns"]]
-        label = ("<= 16 KiB" if hi == SHORT else
-                 f"{lo // 1000}-{hi // 1000} KB" if hi != float("inf") else
-                 f">= {lo // 1000} KB")
-        out.append((label, len(b), len(fct), mean(fct), p99(fct)))
-        lo = hi
-    return out
 
 
 def ordering(out, key):
@@ -327,6 +303,54 @@ def fig17(a, r):
     return table
 
 
+# Fig 18's static bitmaps (bits): 2, 4, 8, 16, 32 and 64 bytes.
+STATIC_BITS = (16, 32, 64, 128, 256, 512)
+
+
+def fig18(a, r):
+    # The file is lossless go-back-N at 80% network load already; setting
+    # no more keys than needed keeps the sweep's folder names (every key
+    # set) within a file name's 255 bytes.
+    base = {"traffic.0.verb": SEND,
+            "switch.load_balancer": '"drill"', "output.ordering_memory": "true",
+            "output.sample_us": a.fig18_sample_us}
+    runs = [(f"static, {bits // 8} B", r.add(f"fig18/static-{bits}", LB_FILE, {
+        **base, "transport.ordering": '"static_bitmap"',
+        "transport.static_bitmap.bits": str(bits)})) for bits in STATIC_BITS]
+    runs.append(("Eunomia (dynamic, cap 32 B)", r.add("fig18/eunomia", LB_FILE, {
+        **base, **EUNOMIA})))
+
+    def table():
+        print("### Fig 18: DRILL with static bitmaps and with Eunomia (80% load)\n")
+        print("Lossless go-back-N, AliStorage at 80% network load, SEND flows. NIC bytes, "
+              f"sampled every {a.fig18_sample_us} us and averaged over the run: the bitmaps "
+              "on a NIC (mean over NICs), and bitmaps plus metadata (mean over NICs, and "
+              "the busiest NIC); QP bitmap: the largest one connection's bitmap reached.\n")
+        print("| ordering | flows done | FCT mean (us) | FCT p99 (us) | slowdown mean | p99 "
+              "| dropped beyond the bitmap | NACKs | retransmitted | timeouts "
+              "| NIC bitmap B (mean NIC) | NIC total B (mean NIC) | NIC total B (busiest NIC) "
+              "| QP bitmap B (max) |")
+        print("|---" * 14 + "|")
+        for name, out in runs:
+            print("| %s | %s | %.1f | %.0f | %.2f | %.1f | %.0f | %.0f | %.0f | %.1f "
+                  "| %.1f | %.1f | %.1f | %.0f |" % (
+                      name, finished(out),
+                      avg(out, lambda s: s["fct_ns"]["mean"] / 1000),
+                      avg(out, lambda s: s["fct_ns"]["p99"] / 1000),
+                      avg(out, lambda s: s["slowdown"]["mean"]),
+                      avg(out, lambda s: s["slowdown"]["p99"]),
+                      ordering(out, "beyond_cap_dropped"),
+                      ordering(out, "nacks_sent"),
+                      avg(out, lambda s: s["retransmitted_packets"]),
+                      avg(out, lambda s: s["timeouts"]),
+                      avg(out, lambda s: s["ordering"]["sampled"]["bitmap_bytes_mean"]),
+                      avg(out, lambda s: s["ordering"]["sampled"]["total_bytes_mean"]),
+                      avg(out, lambda s: s["ordering"]["sampled"]["total_bytes_max"]),
+                      ordering(out, "qp_peak_bitmap_bytes_max")))
+        print()
+    return table
+
+
 FIG19 = [
     ("ecmp", "none"), ("conweave", "none"),
     ("drill", "eunomia"), ("power_of_two", "eunomia"), ("spray", "eunomia"),
@@ -362,6 +386,56 @@ def fig19(a, r):
                 avg(out, lambda s: s["drops"]["link_down"]),
                 avg(out, lambda s: s["retransmitted_packets"]),
                 avg(out, lambda s: s["timeouts"])))
+        print()
+    return table
+
+
+# Fig 20's schemes (every flow a WRITE): the baselines, and DRILL with
+# Eunomia's layer holding a WRITE's last packet at the sender (the
+# paper's design) or at the receiver (the appendix's proposal).
+FIG20 = [
+    ("ecmp", "ECMP", {"switch.load_balancer": '"ecmp"'}),
+    ("conweave", "ConWeave", {"switch.load_balancer": '"conweave"'}),
+    ("sender", "DRILL + Eunomia, sender hold", {
+        "switch.load_balancer": '"drill"', **EUNOMIA,
+        "transport.eunomia.last_packet": '"sender_hold"'}),
+    ("receiver", "DRILL + Eunomia, receiver hold", {
+        "switch.load_balancer": '"drill"', **EUNOMIA,
+        "transport.eunomia.last_packet": '"receiver_hold"'}),
+]
+
+
+def fig20(a, r):
+    runs = []
+    for load in a.fig20_loads:
+        for tag, name, sets in FIG20:
+            # The file is lossless go-back-N (as fig18, no more keys).
+            runs.append((load, name, r.add(f"fig20/{tag}-{load}", LB_FILE, {
+                **sets, "traffic.0.load": host_load(load),
+                "traffic.0.verb": '"write"'})))
+
+    def table():
+        print("### Fig 20: every flow a WRITE, the last packet held (lossless)\n")
+        print("Loads are network loads; the base RTT across the spines is 8 us of "
+              "propagation (4 links of 1 us each way) plus serialization. Held: last "
+              "packets of WRITEs held at the sender until every earlier PSN was "
+              "acknowledged, or that arrived out of order and waited in host memory "
+              "at the receiver.\n")
+        print("| load | scheme | flows done | FCT mean (us) | FCT p99 (us) | slowdown mean "
+              "| p99 | held at the sender | sender hold mean (us) | held at the receiver "
+              "| receiver-held KB |")
+        print("|---" * 11 + "|")
+        for load, name, out in runs:
+            print("| %s | %s | %s | %.1f | %.0f | %.2f | %.1f | %.0f | %.2f | %.0f | %.0f |" % (
+                load, name, finished(out),
+                avg(out, lambda s: s["fct_ns"]["mean"] / 1000),
+                avg(out, lambda s: s["fct_ns"]["p99"] / 1000),
+                avg(out, lambda s: s["slowdown"]["mean"]),
+                avg(out, lambda s: s["slowdown"]["p99"]),
+                ordering(out, "sender_held_packets"),
+                ordering(out, "sender_hold_mean_us"),
+                ordering(out, "receiver_held_packets"),
+                ordering(out, "receiver_held_bytes") / 1000))
         print()
     return table
 

@@ -14,14 +14,19 @@
 //! NIC's. The per-connection metadata start index (3 bytes per entry on
 //! the FPGA) is the `Hd`'s `meta` field.
 //!
-//! Imports nothing of the crate.
+//! Which units are allocated, and the searches for a free run, are
+//! `free_runs`'s.
+//!
+//! Imports nothing of the crate but `super::free_runs`.
+
+use super::free_runs::FreeRuns;
 
 /// The NIC's memory controller.
 #[derive(Debug)]
 pub(crate) struct MemoryController {
     master: Vec<u16>,
-    /// One bit per unit of `master`: allocated.
-    alloc: Vec<u64>,
+    /// Which units of `master` are allocated.
+    free: FreeRuns,
     bitmap_units: u32,
     metadata_units: u32,
     peak_units: u32,
@@ -44,44 +49,18 @@ impl MemoryController {
         let units = (bytes / 2) as usize;
         MemoryController {
             master: vec![0; units],
-            alloc: vec![0; units.div_ceil(64)],
+            free: FreeRuns::new(units as u32),
             bitmap_units: 0,
             metadata_units: 0,
             peak_units: 0,
         }
     }
 
-    fn units(&self) -> u32 {
-        self.master.len() as u32
-    }
-
-    fn used(&self, u: u32) -> bool {
-        self.alloc[(u / 64) as usize] >> (u % 64) & 1 != 0
-    }
-
-    fn mark(&mut self, start: u32, n: u32, on: bool) {
-        for u in start..start + n {
-            let (w, b) = ((u / 64) as usize, u % 64);
-            if on {
-                self.alloc[w] |= 1 << b;
-            } else {
-                self.alloc[w] &= !(1 << b);
-            }
-        }
-    }
-
-    /// The first run of `n` free units in `order` (unit indices, each the
-    /// run's lowest unit).
-    fn find(&self, n: u32, mut order: impl Iterator<Item = u32>) -> Option<u32> {
-        order.find(|&s| (s..s + n).all(|u| !self.used(u)))
-    }
-
     /// A bitmap block of `n` units, cleared, first fit from the head; None
     /// when full.
     pub fn alloc_block(&mut self, n: u32) -> Option<u32> {
-        let last = self.units().checked_sub(n)?;
-        let s = self.find(n, 0..=last)?;
-        self.mark(s, n, true);
+        let s = self.free.first_fit(n)?;
+        self.free.mark(s, n, true);
         self.master[s as usize..(s + n) as usize].fill(0);
         self.bitmap_units += n;
         self.note_peak();
@@ -91,9 +70,8 @@ impl MemoryController {
     /// A metadata run of `n` units, searched from the tail backward; None
     /// when no run is free.
     pub fn alloc_metadata(&mut self, n: u32) -> Option<u32> {
-        let last = self.units().checked_sub(n)?;
-        let s = self.find(n, (0..=last).rev())?;
-        self.mark(s, n, true);
+        let s = self.free.last_fit(n)?;
+        self.free.mark(s, n, true);
         self.metadata_units += n;
         self.note_peak();
         Some(s)
@@ -104,12 +82,12 @@ impl MemoryController {
     }
 
     pub fn free_block(&mut self, start: u32, n: u32) {
-        self.mark(start, n, false);
+        self.free.mark(start, n, false);
         self.bitmap_units -= n;
     }
 
     pub fn free_metadata(&mut self, start: u32, n: u32) {
-        self.mark(start, n, false);
+        self.free.mark(start, n, false);
         self.metadata_units -= n;
     }
 

@@ -26,6 +26,7 @@
 
 pub mod config;
 pub mod eunomia;
+mod free_runs;
 mod hd;
 mod held;
 mod ideal;
