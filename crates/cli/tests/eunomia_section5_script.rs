@@ -4,8 +4,7 @@
 //! binary, every table comes out whole, and the rows agree where the
 //! models make them agree whatever the traffic.
 
-use std::path::Path;
-use std::process::Command;
+mod scripts;
 
 /// The cells of the row of `table` whose first cells are `first`.
 fn row<'a>(table: &'a str, first: &[&str]) -> Vec<&'a str> {
@@ -24,15 +23,11 @@ fn num(cell: &str) -> f64 {
 
 #[test]
 fn the_section5_script_prints_every_table_whole() {
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let out = std::env::temp_dir().join(format!("rdmalab-eunomia-s5-{}", std::process::id()));
-    let r = Command::new("python3")
-        .arg(repo.join("docs/eunomia/section5.py"))
-        .args([
+    let text = scripts::run(
+        "eunomia/section5.py",
+        &[
             "--duration-us",
             "100",
-            "--jobs",
-            "2",
             "--fig15-loads",
             "0.5",
             "--fig16-loads",
@@ -45,20 +40,7 @@ fn the_section5_script_prints_every_table_whole() {
             "0.01,0.1",
             "--fig20-loads",
             "0.8",
-            "--bin",
-        ])
-        .arg(env!("CARGO_BIN_EXE_rdmalab"))
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .expect("python3 runs (the docs' scripts need it)");
-    let _ = std::fs::remove_dir_all(&out);
-    let text = String::from_utf8_lossy(&r.stdout);
-    assert!(
-        r.status.success(),
-        "{}\n{}",
-        text,
-        String::from_utf8_lossy(&r.stderr)
+        ],
     );
     assert!(!text.contains("nan"), "{text}");
     // Figs 14, 15, 16(c), 16(d), 17 and 17's sizes, 18, 19, 20.
