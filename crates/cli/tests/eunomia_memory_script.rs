@@ -4,29 +4,13 @@
 //! the table comes out whole, and its numbers behave as the memory of the
 //! two layers must.
 
-use std::path::Path;
-use std::process::Command;
+mod scripts;
 
 #[test]
 fn the_memory_script_prints_the_table_and_eunomia_pays_only_for_reordering() {
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let out = std::env::temp_dir().join(format!("rdmalab-eunomia-mem-{}", std::process::id()));
-    let r = Command::new("python3")
-        .arg(repo.join("docs/eunomia/memory.py"))
-        .args(["--shares", "0,50,100", "--degrees", "1", "--bytes", "20000"])
-        .args(["--jobs", "2", "--bin"])
-        .arg(env!("CARGO_BIN_EXE_rdmalab"))
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .expect("python3 runs (the docs' scripts need it)");
-    let _ = std::fs::remove_dir_all(&out);
-    let text = String::from_utf8_lossy(&r.stdout);
-    assert!(
-        r.status.success(),
-        "{}\n{}",
-        text,
-        String::from_utf8_lossy(&r.stderr)
+    let text = scripts::run(
+        "eunomia/memory.py",
+        &["--shares", "0,50,100", "--degrees", "1", "--bytes", "20000"],
     );
     // The rows' cells: degree, reordered, OOO %, Eunomia and static
     // bitmap bytes, total bytes, peak bytes, packets not tracked.

@@ -3,29 +3,11 @@
 //! it knows runs through this binary, and every table comes out whole,
 //! one row per run, with numbers where numbers belong.
 
-use std::path::Path;
-use std::process::Command;
+mod scripts;
 
 #[test]
 fn the_eunomia_script_prints_every_table_whole() {
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let out = std::env::temp_dir().join(format!("rdmalab-eunomia-{}", std::process::id()));
-    let r = Command::new("python3")
-        .arg(repo.join("docs/eunomia/run.py"))
-        .args(["--duration-us", "10", "--jobs", "2", "--bin"])
-        .arg(env!("CARGO_BIN_EXE_rdmalab"))
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .expect("python3 runs (the docs' scripts need it)");
-    let _ = std::fs::remove_dir_all(&out);
-    let text = String::from_utf8_lossy(&r.stdout);
-    assert!(
-        r.status.success(),
-        "{}\n{}",
-        text,
-        String::from_utf8_lossy(&r.stderr)
-    );
+    let text = scripts::run("eunomia/run.py", &["--duration-us", "10"]);
     // Rows per table: fig1 2 loads x 2 fabrics x (2 balancers x 2
     // orderings + 3 per-packet ones x 3) + 2 MP-RDMA; from the same runs,
     // Figs 11-12 2 x 2 x (ECMP, ConWeave, 3 per-packet + Eunomia) and Fig

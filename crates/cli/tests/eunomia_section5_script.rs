@@ -4,8 +4,7 @@
 //! binary, every table comes out whole, and the rows agree where the
 //! models make them agree whatever the traffic.
 
-use std::path::Path;
-use std::process::Command;
+mod scripts;
 
 /// The cells of the row of `table` whose first cells are `first`.
 fn row<'a>(table: &'a str, first: &[&str]) -> Vec<&'a str> {
@@ -24,15 +23,11 @@ fn num(cell: &str) -> f64 {
 
 #[test]
 fn the_section5_script_prints_every_table_whole() {
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let out = std::env::temp_dir().join(format!("rdmalab-eunomia-s5-{}", std::process::id()));
-    let r = Command::new("python3")
-        .arg(repo.join("docs/eunomia/section5.py"))
-        .args([
+    let text = scripts::run(
+        "eunomia/section5.py",
+        &[
             "--duration-us",
             "100",
-            "--jobs",
-            "2",
             "--fig15-loads",
             "0.5",
             "--fig16-loads",
@@ -45,20 +40,7 @@ fn the_section5_script_prints_every_table_whole() {
             "0.01,0.1",
             "--fig20-loads",
             "0.8",
-            "--bin",
-        ])
-        .arg(env!("CARGO_BIN_EXE_rdmalab"))
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .expect("python3 runs (the docs' scripts need it)");
-    let _ = std::fs::remove_dir_all(&out);
-    let text = String::from_utf8_lossy(&r.stdout);
-    assert!(
-        r.status.success(),
-        "{}\n{}",
-        text,
-        String::from_utf8_lossy(&r.stderr)
+        ],
     );
     assert!(!text.contains("nan"), "{text}");
     // Figs 14, 15, 16(c), 16(d), 17 and 17's sizes, 18, 19, 20.
@@ -67,13 +49,13 @@ fn the_section5_script_prints_every_table_whole() {
     let rows = |t: &str| t.lines().filter(|l| l.starts_with("| ")).count() - 1;
     // Fig 14: one load x 4 schemes; Fig 15: the 50% load's 4 x up to 4
     // sizes; Fig 16: one load (one background load) x 5 schemes; Fig 17:
-    // 6 schemes, and their sizes; Fig 19: 2 fractions x 5 schemes.
+    // 9 schemes, and their sizes; Fig 19: 2 fractions x 5 schemes.
     assert_eq!(rows(tables[0]), 4, "{}", tables[0]);
     assert!((4..=16).contains(&rows(tables[1])), "{}", tables[1]);
     assert_eq!(rows(tables[2]), 5, "{}", tables[2]);
     assert_eq!(rows(tables[3]), 5, "{}", tables[3]);
-    assert_eq!(rows(tables[4]), 6, "{}", tables[4]);
-    assert!((6..=24).contains(&rows(tables[5])), "{}", tables[5]);
+    assert_eq!(rows(tables[4]), 9, "{}", tables[4]);
+    assert!((9..=36).contains(&rows(tables[5])), "{}", tables[5]);
     let titled = |title: &str| -> &str {
         tables
             .iter()
@@ -108,7 +90,9 @@ fn the_section5_script_prints_every_table_whole() {
     // Fig 17, lossless: with ECMP and FIFO nothing arrives out of order,
     // so Eunomia's layer is inert (the same FCTs, no bitmap); uncapped,
     // it never drops a packet, and with nothing lost go-back-N resends
-    // nothing, SRPT's reordering included.
+    // nothing, SRPT's reordering included. SRPT reorders only when it
+    // dequeues by packet: with ECMP, pFabric's rule delivers every packet
+    // in order.
     let f17 = tables[4];
     let plain = row(f17, &["ECMP + FIFO, no ordering"]);
     let inert = row(f17, &["ECMP + FIFO + Eunomia"]);
@@ -119,10 +103,23 @@ fn the_section5_script_prints_every_table_whole() {
         "ECMP + SRPT + Eunomia",
         "PO2 + FIFO + Eunomia",
         "PO2 + SRPT + Eunomia",
+        "ECMP + SRPT (packet) + Eunomia",
+        "PO2 + SRPT (packet) + Eunomia",
     ] {
         let r = row(f17, &[scheme]);
         assert_eq!(num(r[8]), 0.0, "{scheme} retransmitted\n{f17}");
         assert_eq!(num(r[13]), 0.0, "{scheme} dropped in the layer\n{f17}");
+    }
+    assert_eq!(
+        num(row(f17, &["ECMP + SRPT, no ordering"])[14]),
+        0.0,
+        "{f17}"
+    );
+    for scheme in [
+        "ECMP + SRPT (packet), no ordering",
+        "ECMP + SRPT (packet) + Eunomia",
+    ] {
+        assert!(num(row(f17, &[scheme])[14]) > 0.0, "{scheme}\n{f17}");
     }
 
     // Fig 18: the same flows under every ordering (the workload has its

@@ -148,6 +148,8 @@ fn cases() -> Vec<Case> {
         case("letflow table tiny", with("[switch]\nload_balancer = \"letflow\"\n[switch.letflow]\ntable_entries = 1"), "switch.letflow.table_entries", "4..=65536"),
         case("unknown scheduling", with("[switch]\nscheduling = \"lifo\""), "switch.scheduling", "accepted values are \"fifo\", \"srpt\""),
         case("scheduling not a name", with("[switch]\nscheduling = 3"), "switch.scheduling", "string"),
+        case("unknown srpt dequeue", with("[switch]\nscheduling = \"srpt\"\n[switch.srpt]\ndequeue = \"latest\""), "switch.srpt.dequeue", "accepted values are \"flow_earliest\", \"packet\""),
+        case("srpt unknown key", with("[switch]\nscheduling = \"srpt\"\n[switch.srpt]\norder = \"packet\""), "switch.srpt", "unknown field"),
         case("unknown deflection", with("[switch]\ndeflection = \"sideways\""), "switch.deflection", "accepted values are \"none\", \"dibs\""),
         case("dibs zero deflections", with("[switch]\ndeflection = \"dibs\"\n[switch.dibs]\nmax_deflections = 0"), "switch.dibs.max_deflections", "1..=255"),
         case("dibs too many deflections", with("[switch]\ndeflection = \"dibs\"\n[switch.dibs]\nmax_deflections = 256"), "switch.dibs.max_deflections", "1..=255"),

@@ -32,5 +32,5 @@ pub use switch::lb::{
     CongaParams, ConweaveParams, ConweaveStats, DrillParams, LetflowParams, LoadBalancer,
 };
 pub use switch::mmu::MmuConfig;
-pub use switch::{Deflection, Scheduling};
+pub use switch::{Deflection, Scheduling, SrptDequeue};
 pub use topo::topology::{LinkSpec, NodeKind, NodeSpec, Topology};

@@ -2,7 +2,7 @@
 //! marking per link speed, rerouting on failures, the load balancer
 //! with its parameters (`[switch.drill]`, `[switch.letflow]`,
 //! `[switch.conga]`, `[switch.conweave]`), the egress scheduling
-//! (`scheduling = "fifo" | "srpt"`) and deflection (`deflection = "none" |
+//! (`scheduling = "fifo" | "srpt"`, `[switch.srpt]`) and deflection (`deflection = "none" |
 //! "dibs"`, `[switch.dibs]`); its checks
 //! and its build step (the switch part of the
 //! [`FabricConfig`]). RED settings are also what an `ecn` fault sets, so
@@ -12,7 +12,7 @@ use super::check::{gbps, Check, ScenarioError};
 use engine::time::US;
 use fabric::{
     CongaParams, ConweaveParams, Deflection, DrillParams, EcnSetting, FabricConfig, LetflowParams,
-    LoadBalancer, Scheduling,
+    LoadBalancer, Scheduling, SrptDequeue,
 };
 use serde::Deserialize;
 
@@ -47,6 +47,8 @@ pub struct SwitchCfg {
     /// How ports order the queued packets of the data class.
     #[serde(deserialize_with = "scheduling")]
     pub scheduling: Scheduling,
+    /// SRPT's parameters, used when `scheduling = "srpt"`.
+    pub srpt: SrptCfg,
     /// What a lossy switch does with a packet a full queue refuses.
     #[serde(deserialize_with = "deflection")]
     pub deflection: Deflection,
@@ -84,6 +86,15 @@ impl Default for ConweaveCfg {
             tx_expiry_us: us(p.tx_expiry),
         }
     }
+}
+
+/// `[switch.srpt]`: which packet leaves once SRPT has found the one with
+/// the fewest remaining bytes.
+#[derive(Debug, Deserialize, Clone, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct SrptCfg {
+    #[serde(deserialize_with = "dequeue")]
+    pub dequeue: SrptDequeue,
 }
 
 /// `[switch.dibs]`: the bound on a packet's deflections.
@@ -196,6 +207,7 @@ impl Default for SwitchCfg {
             conweave: ConweaveCfg::default(),
             conga: CongaCfg::default(),
             scheduling: Scheduling::default(),
+            srpt: SrptCfg::default(),
             deflection: Deflection::default(),
             dibs: DibsCfg::default(),
         }
@@ -232,6 +244,20 @@ fn scheduling<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Scheduling, D::E
         .ok_or_else(|| {
             serde::de::Error::custom(format!(
                 "unknown scheduling \"{s}\": accepted values are \"fifo\", \"srpt\""
+            ))
+        })
+}
+
+/// `dequeue = "flow_earliest" | "packet"` (see [`SrptDequeue::NAMES`]).
+fn dequeue<'de, D: serde::Deserializer<'de>>(d: D) -> Result<SrptDequeue, D::Error> {
+    let s = String::deserialize(d)?;
+    SrptDequeue::NAMES
+        .iter()
+        .find(|(n, _)| *n == s)
+        .map(|&(_, v)| v)
+        .ok_or_else(|| {
+            serde::de::Error::custom(format!(
+                "unknown dequeue \"{s}\": accepted values are \"flow_earliest\", \"packet\""
             ))
         })
 }
@@ -417,7 +443,12 @@ impl SwitchCfg {
         cfg.mmu.resume_offset = self.resume_offset_bytes;
         cfg.mmu.egress_alpha = self.egress_alpha;
         cfg.load_balancer = self.balancer();
-        cfg.scheduling = self.scheduling;
+        cfg.scheduling = match self.scheduling {
+            Scheduling::Srpt { .. } => Scheduling::Srpt {
+                dequeue: self.srpt.dequeue,
+            },
+            Scheduling::Fifo => Scheduling::Fifo,
+        };
         cfg.deflection = match self.deflection {
             Deflection::Dibs { .. } => Deflection::Dibs {
                 // Checked: 1..=255.

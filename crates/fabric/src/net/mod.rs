@@ -262,7 +262,9 @@ impl Network {
         let deflector = Deflector::new(cfg.deflection, cfg.seed, switches.len() as u32);
         let srpt = match cfg.scheduling {
             Scheduling::Fifo => Srpt::off(),
-            Scheduling::Srpt => Srpt::new(cfg.nic.data_priority, cfg.nic.mtu, ports.len()),
+            Scheduling::Srpt { dequeue } => {
+                Srpt::new(cfg.nic.data_priority, cfg.nic.mtu, dequeue, ports.len())
+            }
         };
         let mut net = Network {
             cfg,

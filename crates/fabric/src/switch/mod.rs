@@ -26,14 +26,43 @@ pub enum Scheduling {
     /// In arrival order.
     #[default]
     Fifo,
-    /// Smallest remaining message first, ties in arrival order (`srpt/`).
-    Srpt,
+    /// Smallest remaining message first, ties in arrival order (`srpt/`),
+    /// the chosen packet's flow served as `dequeue` says.
+    Srpt { dequeue: SrptDequeue },
 }
 
 impl Scheduling {
+    /// The names scenario files use (SRPT with its default dequeue).
+    pub const NAMES: [(&'static str, Scheduling); 2] = [
+        ("fifo", Scheduling::Fifo),
+        (
+            "srpt",
+            Scheduling::Srpt {
+                dequeue: SrptDequeue::FlowEarliest,
+            },
+        ),
+    ];
+}
+
+/// Which packet leaves once SRPT has found the queued packet with the
+/// fewest remaining bytes (`srpt/mod.rs`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SrptDequeue {
+    /// pFabric's rule: the earliest queued packet of that packet's flow,
+    /// so a port never reorders a flow.
+    #[default]
+    FlowEarliest,
+    /// That packet itself: a message's later packets (fewer bytes left)
+    /// overtake its earlier ones, as in Eunomia's Fig 17.
+    Packet,
+}
+
+impl SrptDequeue {
     /// The names scenario files use.
-    pub const NAMES: [(&'static str, Scheduling); 2] =
-        [("fifo", Scheduling::Fifo), ("srpt", Scheduling::Srpt)];
+    pub const NAMES: [(&'static str, SrptDequeue); 2] = [
+        ("flow_earliest", SrptDequeue::FlowEarliest),
+        ("packet", SrptDequeue::Packet),
+    ];
 }
 
 /// What a lossy switch does with a packet its egress queue or buffer

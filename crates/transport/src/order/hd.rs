@@ -7,6 +7,24 @@
 //! circular part is flushed), the linear rows join the circle with no bit
 //! moved. Without a linear part, `tail` moves with the head.
 //!
+//! Reach: a PSN is tracked up to `tail + cap - circ` (`circ` the circle's
+//! bits; the linear part may grow to the rest of the cap). Without a
+//! linear part that is `head + cap - 1`, a static bitmap's reach. Once a
+//! linear part exists `tail` stays put (the linear part's first bit is the
+//! PSN after it), so the reach shrinks by one for every PSN the head
+//! moves: down to `head + cap - circ` when the head reaches `tail` (16
+//! PSNs for a 240-bit circle under a 256-bit cap), and back to `head +
+//! cap - 1` when the head passes `tail` and the rows merge. The circle's
+//! flushed bits behind the head are what is lost: using them for PSNs
+//! past the linear part would take a third mapping. This is the paper's
+//! design, not a reading of ours: §3.3 absorbs the linear part "once the
+//! circular array is completely flushed", updating only Tail and the
+//! Circular BM Size. The rows could merge earlier with no bit moved in
+//! two cases the paper does not describe (the circle holds no set bit
+//! ahead of the head, re-indexing the head; or `tail` is the circle's
+//! last bit); neither held at any drop beyond the cap in
+//! docs/eunomia.md's Fig 18 runs.
+//!
 //! The same structure with one row, never grown, allocated when a
 //! connection starts and freed when it completes, is the static bitmap of
 //! §5.7.
@@ -158,6 +176,13 @@ impl Hd {
         mc.get(u, b)
     }
 
+    /// The highest PSN `track` accepts now, the cap permitting (the
+    /// module doc's reach).
+    #[cfg(test)]
+    pub fn reach(&self, g: &Geometry) -> Psn {
+        self.tail + (g.cap_bits - self.circ_rows * g.block_bits)
+    }
+
     /// Moves the head to `to` (the engine's expected PSN), clearing the
     /// bits it passes (flushing them), and absorbs the linear part into
     /// the circle once the head has passed `tail`. Constant work per PSN
@@ -221,7 +246,11 @@ mod tests {
     };
 
     fn hd(mc: &mut MemoryController) -> Hd {
-        Hd::create(mc, &G, Psn::new(0)).unwrap()
+        hd_at(mc, 0)
+    }
+
+    fn hd_at(mc: &mut MemoryController, head: u32) -> Hd {
+        Hd::create(mc, &G, Psn::new(head)).unwrap()
     }
 
     #[test]
@@ -258,6 +287,52 @@ mod tests {
         assert_eq!(mc.memory().bitmap_bytes + mc.memory().metadata_bytes, 0);
     }
 
+    /// The module doc's reach: a linear part waits at a fixed `tail`, so
+    /// a PSN within the cap of the head is refused until the head passes
+    /// it.
+    #[test]
+    fn reach_shrinks_while_the_linear_part_waits() {
+        let mut mc = MemoryController::new(256);
+        let mut h = hd(&mut mc);
+        // A circle of 48 bits from head 16 (tail 63): rows for 20 and 40,
+        // merged when the head passes 15.
+        h.track(&mut mc, &G, Psn::new(20));
+        h.track(&mut mc, &G, Psn::new(40));
+        h.advance_to(&mut mc, &G, Psn::new(16));
+        assert_eq!((h.bits(&G), h.circ_rows), (48, 3));
+        assert_eq!(
+            h.reach(&G),
+            Psn::new(16 + 63),
+            "no linear part: head + cap - 1"
+        );
+        // 64 is past the tail: a linear row, the cap reached; the tail
+        // stays at 63, the reach at 63 + 16.
+        assert_eq!(h.track(&mut mc, &G, Psn::new(64)), Track::New);
+        assert_eq!(h.bits(&G), 64);
+        assert_eq!(h.reach(&G), Psn::new(79));
+        // 62 arrives; the head moves to 61, still in the circle, which
+        // holds 62's bit.
+        assert_eq!(h.track(&mut mc, &G, Psn::new(62)), Track::New);
+        h.advance_to(&mut mc, &G, Psn::new(61));
+        assert_eq!(h.reach(&G), Psn::new(79));
+        assert_eq!(h.track(&mut mc, &G, Psn::new(79)), Track::New);
+        // 80 is 19 ahead of the head: a static 64-bit bitmap would track
+        // it; here it is beyond the cap.
+        assert_eq!(h.track(&mut mc, &G, Psn::new(80)), Track::BeyondCap);
+        // 61 and 63 arrive: the head passes 62, the tail and 64; the rows
+        // merge (64 bits from 65) and the reach is the cap's again.
+        h.advance_to(&mut mc, &G, Psn::new(65));
+        assert_eq!(h.circ_rows, 4);
+        assert_eq!(h.reach(&G), Psn::new(65 + 63));
+        assert_eq!(h.track(&mut mc, &G, Psn::new(80)), Track::New);
+        assert_eq!(h.track(&mut mc, &G, Psn::new(128)), Track::New);
+        assert_eq!(h.track(&mut mc, &G, Psn::new(129)), Track::BeyondCap);
+        assert!([79, 80, 128]
+            .iter()
+            .all(|&p| h.is_marked(&mc, &G, Psn::new(p))));
+        assert_eq!(h.marked(), 3);
+    }
+
     #[test]
     fn out_of_memory_is_reported() {
         // 12 units of metadata and 2 of bitmap.
@@ -281,7 +356,16 @@ mod tests {
                 .wrapping_mul(6364136223846793005)
                 .wrapping_add(1442695040888963407);
             let r = (x >> 33) as u32;
-            if r.is_multiple_of(3) {
+            if r.is_multiple_of(60) {
+                // Everything arrives, as when a connection completes and
+                // another starts: a new bitmap grows (and waits on its
+                // linear part) again, where a grown circle would not.
+                head = set.last().map_or(head, |&l| l + 1);
+                h.advance_to(&mut mc, &G, Psn::new(head));
+                set.clear();
+                h.free(&mut mc, &G);
+                h = hd_at(&mut mc, head);
+            } else if r.is_multiple_of(3) {
                 // As the engine's expected PSN: never on a marked one.
                 head += r % 9;
                 while set.contains(&head) {
@@ -291,15 +375,17 @@ mod tests {
                 set.retain(|&p| p > head);
             } else {
                 let p = head + 1 + r % 70;
+                let reach = h.reach(&G);
                 let t = h.track(&mut mc, &G, Psn::new(p));
                 match t {
                     Track::New => assert!(set.insert(p), "{p}"),
                     Track::Again => assert!(set.contains(&p), "{p}"),
-                    // The linear part's reach ends short of the cap while
-                    // the circle behind the head waits to be flushed.
                     Track::BeyondCap => assert!(!set.contains(&p), "{p}"),
                     Track::NoMemory => panic!("room enough"),
                 }
+                // Refused exactly past the reach, which a linear part
+                // waiting at its tail keeps short of the cap.
+                assert_eq!(t == Track::BeyondCap, Psn::new(p).gt(reach), "{p}");
                 if p - head >= 64 {
                     assert_eq!(t, Track::BeyondCap);
                 }

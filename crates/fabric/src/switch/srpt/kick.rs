@@ -52,13 +52,17 @@ impl Network {
 #[cfg(test)]
 mod tests {
     use crate::host::flows::Flow;
-    use crate::switch::Scheduling;
+    use crate::switch::{Scheduling, SrptDequeue};
     use crate::topo::topology::{NodeKind, Topology};
     use crate::{FabricConfig, Network, RunState};
     use engine::time::US;
     use transport::Verb;
 
     const G: u64 = 1_000_000_000;
+    /// SRPT as pFabric dequeues it (the default).
+    const SRPT: Scheduling = Scheduling::Srpt {
+        dequeue: SrptDequeue::FlowEarliest,
+    };
 
     /// Hosts 0 and 1 at 100 Gb/s and host 2 at 10 Gb/s on one switch:
     /// the switch's port toward host 2 is the bottleneck.
@@ -132,7 +136,7 @@ mod tests {
     fn a_short_flow_overtakes_a_long_one_at_a_shared_queue() {
         for verb in [Verb::Write, Verb::Read] {
             let (fifo, queued) = overtake(Scheduling::Fifo, verb);
-            let (srpt, queued_srpt) = overtake(Scheduling::Srpt, verb);
+            let (srpt, queued_srpt) = overtake(SRPT, verb);
             assert_eq!(queued, queued_srpt, "the same run until the short flow");
             let drain = queued * 8 * 1000 / 10; // ps at 10 Gb/s
             assert!(queued > 100_000, "{verb:?}: only {queued} bytes queued");
@@ -151,6 +155,43 @@ mod tests {
         }
     }
 
+    /// A 1 MB WRITE from host 0 and five 20 KB WRITEs from host 1, one
+    /// every 40 us, share the bottleneck toward host 2. Returns the long
+    /// flow's packets that reached host 2 above the PSN it expected, and
+    /// its FCT.
+    fn long_flow_reordering(dequeue: SrptDequeue) -> (u64, u64) {
+        let cfg = FabricConfig {
+            scheduling: Scheduling::Srpt { dequeue },
+            ..FabricConfig::default()
+        };
+        let mut net = Network::new(star(), cfg).expect("valid");
+        net.add_flow(flow(0, 2, 1_000_000, 0, Verb::Write)).unwrap();
+        for i in 0..5 {
+            let start = (20 + 40 * i) * US;
+            net.add_flow(flow(1, 2, 20_000, start, Verb::Write))
+                .unwrap();
+        }
+        assert_eq!(net.run_until(u64::MAX, u64::MAX), RunState::Done);
+        net.check_conservation().expect("conserved");
+        let long = &net.flows()[0];
+        let seen = net.nic(2).qp_reorder(long.responder_qp).expect("its QP");
+        (seen.ooo_packets, long.fct().expect("finished"))
+    }
+
+    /// Under `dequeue = "packet"` the long flow's later packets (fewer
+    /// bytes left) leave the bottleneck before its earlier ones queued
+    /// there, so they reach its receiver out of order (go-back-N drops
+    /// them and resends: the flow takes longer); under pFabric's rule its
+    /// packets stay in order.
+    #[test]
+    fn only_packet_dequeue_reorders_a_long_flow() {
+        let (kept, fct_kept) = long_flow_reordering(SrptDequeue::FlowEarliest);
+        let (reordered, fct_reordered) = long_flow_reordering(SrptDequeue::Packet);
+        assert_eq!(kept, 0, "flow_earliest");
+        assert!(reordered > 10, "packet: {reordered} out of order");
+        assert!(fct_reordered > fct_kept, "{fct_reordered} <= {fct_kept}");
+    }
+
     /// When a link fails (random failures), the packets SRPT holds at its
     /// ports are dropped at once, as a ring's are: buffer released, counted
     /// as link_down, their flows noted as hit.
@@ -167,7 +208,7 @@ mod tests {
         // Link 3: port 6 is s0's, toward s1 (the bottleneck).
         topo.add_link(s0, s1, 10 * G, US);
         let cfg = FabricConfig {
-            scheduling: Scheduling::Srpt,
+            scheduling: SRPT,
             ..FabricConfig::default()
         };
         let mut net = Network::new(topo, cfg).expect("valid");
