@@ -30,6 +30,9 @@
 //! - [`order`]: ordering layers between demultiplexing and a QP's engine
 //!   (the ideal reorder buffer; the choice, `order::config`, is plain data
 //!   the API holds).
+//! - [`frame`]: a [`packet::Packet`] as RoCEv2 bytes and back (the header
+//!   formats are the `wire` crate's); uses only `packet` and `order`'s
+//!   flag bits.
 //! - [`nic`]: the NIC.
 //! - [`driver`]: the one drive loop of a NIC, over an environment ([`driver::Io`]):
 //!   the simulator's hosts, the test benches, later the UDP datapath.
@@ -39,6 +42,7 @@ pub mod cc;
 pub mod dcqcn;
 pub mod driver;
 pub mod engine;
+pub mod frame;
 pub mod memory;
 pub mod nic;
 pub mod order;

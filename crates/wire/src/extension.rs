@@ -37,9 +37,11 @@
 //! A field is present only where the IBA headers leave its value unsaid
 //! (`crate::packet` decides): so each packet has one encoding.
 //!
-//! Uses `crate::error` and the transport's packet types.
-
-use transport::packet::{PacketKind, Verb};
+//! The kind and verb codes are plain numbers here; what each means (the
+//! transport's `PacketKind` and `Verb`, in their declaration order) is the
+//! transport's mapping (`transport::frame`).
+//!
+//! Uses `crate::error`.
 
 use crate::error::{be16, be24, be32, be64, need, put24, Error};
 
@@ -53,48 +55,40 @@ const SIZES: [usize; FIELDS as usize] = [1, 1, 1, 2, 3, 3, 3, 4, 8, 8, 8, 8, 8];
 const L: &str = "extension";
 
 /// A packet's kind, verb and first/last bits: what an opcode says.
+/// `kind` is below [`KIND_CODES`], `verb` below [`VERB_CODES`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Op {
-    pub kind: PacketKind,
-    pub verb: Verb,
+    pub kind: u8,
+    pub verb: u8,
     pub first: bool,
     pub last: bool,
 }
 
-const KINDS: [PacketKind; 7] = [
-    PacketKind::Request,
-    PacketKind::ReadResponse,
-    PacketKind::Ack,
-    PacketKind::Nack,
-    PacketKind::ReadAck,
-    PacketKind::ReadNack,
-    PacketKind::Cnp,
-];
-const VERBS: [Verb; 6] = [
-    Verb::Write,
-    Verb::Read,
-    Verb::Send,
-    Verb::WriteImm,
-    Verb::FetchAdd,
-    Verb::CmpSwap,
-];
+/// How many packet kinds the OP field can name (codes 0..7).
+pub const KIND_CODES: u8 = 7;
+/// How many verbs the OP field can name (codes 0..6).
+pub const VERB_CODES: u8 = 6;
 
 impl Op {
     fn to_u8(self) -> u8 {
-        let k = KINDS.iter().position(|&k| k == self.kind).unwrap_or(0) as u8;
-        let v = VERBS.iter().position(|&v| v == self.verb).unwrap_or(0) as u8;
-        k | (v << 3) | (u8::from(self.first) << 6) | (u8::from(self.last) << 7)
+        (self.kind & 7)
+            | ((self.verb & 7) << 3)
+            | (u8::from(self.first) << 6)
+            | (u8::from(self.last) << 7)
     }
 
     fn from_u8(b: u8) -> Result<Op, Error> {
-        let bad = |reason| Error::Malformed { layer: L, reason };
+        let bad = |reason| Err(Error::Malformed { layer: L, reason });
+        let (kind, verb) = (b & 7, (b >> 3) & 7);
+        if kind >= KIND_CODES {
+            return bad("unknown packet kind");
+        }
+        if verb >= VERB_CODES {
+            return bad("unknown verb");
+        }
         Ok(Op {
-            kind: *KINDS
-                .get(usize::from(b & 7))
-                .ok_or(bad("unknown packet kind"))?,
-            verb: *VERBS
-                .get(usize::from((b >> 3) & 7))
-                .ok_or(bad("unknown verb"))?,
+            kind,
+            verb,
             first: b & 0x40 != 0,
             last: b & 0x80 != 0,
         })
@@ -271,8 +265,8 @@ mod tests {
 
     #[test]
     fn ops_round_trip_through_their_byte() {
-        for &kind in &KINDS {
-            for &verb in &VERBS {
+        for kind in 0..KIND_CODES {
+            for verb in 0..VERB_CODES {
                 for (first, last) in [(false, false), (true, false), (false, true), (true, true)] {
                     let op = Op {
                         kind,

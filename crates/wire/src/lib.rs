@@ -1,4 +1,7 @@
-//! RoCEv2 bytes for everything the transport emits, and back.
+//! RoCEv2 headers as bytes, and back: the formats only. This crate knows
+//! nothing of the transport (DESIGN.md: `wire` sits under `transport`);
+//! the mapping of the transport's `Packet` to a frame is
+//! `transport::frame`, which uses it.
 //!
 //! Layers, bottom up (a module uses only those above it in this list):
 //! - [`error`]: the one error type; parsers return it, never panic.
@@ -7,10 +10,10 @@
 //!   path), [`pfc`] (802.1Qbb pause frames).
 //! - [`bth`] (opcodes of RC and the CNP), [`iba`] (RETH, AETH, AtomicETH,
 //!   AtomicAckETH, ImmDt), [`icrc`] (the invariant CRC as Linux's rxe
-//!   computes it), [`extension`] (rdmalab's extension header).
+//!   computes it), [`extension`] (rdmalab's extension header, its fields
+//!   as plain values), [`endpoint`] (a frame's MAC and IPv4 address; the
+//!   simulator's host addressing plan).
 //! - [`roce`]: a whole frame with its lengths and checksums.
-//! - [`packet`]: `transport::Packet` to a frame ([`encode`]) and back
-//!   ([`decode`]).
 //!
 //! Each header is a plain struct (`...Repr`, [`bth::Bth`], ...) with a
 //! `parse` that takes a byte slice and returns the header and the bytes
@@ -34,26 +37,20 @@
 //!   be found from the end and would sit between the payload and its
 //!   pad);
 //! - each field is in the extension only when the IBA headers leave it
-//!   unsaid, so a packet has exactly one encoding, and decoding an
-//!   encoded packet gives it back (a property test checks it).
-//!
-//! Not carried: Eunomia's Head (the connection's first PSN), which RC
-//! connection setup gives the receiver and no `Packet` field holds (see
-//! `transport::order::eunomia`); R_Key (the transport has no keys: 0);
-//! `Packet::wire`, the simulator's size of the packet (decoding sets it
-//! to the frame's length).
+//!   unsaid, so a packet has exactly one encoding (`transport::frame`
+//!   decides which, and its property test checks the round trip).
 
 pub mod bth;
+pub mod endpoint;
 pub mod error;
 pub mod ethernet;
 pub mod extension;
 pub mod iba;
 pub mod icrc;
 pub mod ipv4;
-pub mod packet;
 pub mod pfc;
 pub mod roce;
 pub mod udp;
 
+pub use endpoint::Endpoint;
 pub use error::Error;
-pub use packet::{decode, encode, encode_sim, Decoded, Endpoint};

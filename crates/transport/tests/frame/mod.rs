@@ -2,26 +2,8 @@
 //! emit, with its fields in their wire ranges.
 
 use proptest::prelude::*;
-use transport::packet::{Packet, PacketKind, Verb};
-
-pub const KINDS: [PacketKind; 7] = [
-    PacketKind::Request,
-    PacketKind::ReadResponse,
-    PacketKind::Ack,
-    PacketKind::Nack,
-    PacketKind::ReadAck,
-    PacketKind::ReadNack,
-    PacketKind::Cnp,
-];
-
-pub const VERBS: [Verb; 6] = [
-    Verb::Write,
-    Verb::Read,
-    Verb::Send,
-    Verb::WriteImm,
-    Verb::FetchAdd,
-    Verb::CmpSwap,
-];
+use transport::frame::{KINDS, VERBS};
+use transport::packet::{Packet, PacketKind};
 
 /// A value of `bits` bits, often 0 or the largest (the edges), else any.
 fn edgy(bits: u32) -> impl Strategy<Value = u64> {

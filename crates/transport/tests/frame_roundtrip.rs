@@ -1,18 +1,19 @@
 //! encode then decode gives the packet back, for any packet in the wire
 //! ranges; out-of-range fields are refused, never truncated.
 
-mod common;
+mod frame;
 
 use proptest::prelude::*;
+use transport::frame::{decode, encode_sim};
 use transport::packet::{Packet, PacketKind, Verb};
 use wire::roce::RoceFrame;
-use wire::{decode, encode_sim, Endpoint, Error};
+use wire::{Endpoint, Error};
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(4000))]
 
     #[test]
-    fn decode_inverts_encode((p, payload) in common::packet()) {
+    fn decode_inverts_encode((p, payload) in frame::packet()) {
         let mut out = vec![0xee; 3]; // encode appends
         encode_sim(&p, &payload, &mut out).unwrap();
         let frame = &out[3..];
@@ -30,7 +31,7 @@ proptest! {
     }
 
     #[test]
-    fn a_flipped_bit_is_caught_or_harmless((p, payload) in common::packet(), at in any::<prop::sample::Index>(), bit in 0u8..8) {
+    fn a_flipped_bit_is_caught_or_harmless((p, payload) in frame::packet(), at in any::<prop::sample::Index>(), bit in 0u8..8) {
         let mut out = Vec::new();
         encode_sim(&p, &payload, &mut out).unwrap();
         let i = at.index(out.len());

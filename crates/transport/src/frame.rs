@@ -1,12 +1,14 @@
-//! The transport's [`Packet`] as bytes and back: [`encode`] builds the
-//! RoCEv2 frame (opcode from kind, verb and first/last; the IBA headers;
+//! The transport's [`Packet`] as RoCEv2 bytes and back: [`encode`] builds
+//! the frame (opcode from kind, verb and first/last; the IBA headers;
 //! rdmalab's extension with whatever those headers leave unsaid; the
-//! payload), [`decode`] parses one and rebuilds the packet.
+//! payload), [`decode`] parses one and rebuilds the packet. The header
+//! formats are the `wire` crate's; this module is the one mapping of
+//! packet fields onto them (for the simulator's pcap and the datapath).
 //!
 //! Where each field goes:
 //! - `src`, `dst`: the IPv4 addresses; the simulator's host `h` is
-//!   10.0.0.0/8 + `h` ([`Endpoint::sim`]); decoding takes the low 24 bits
-//!   of each address.
+//!   10.0.0.0/8 + `h` (`wire::Endpoint::sim`); decoding takes the low 24
+//!   bits of each address.
 //! - `sport`: the UDP source port. `priority`: DSCP `8 * priority` (class
 //!   selector CS`priority`); decoding reads DSCP / 8. `ce`: ECN CE, else
 //!   ECT(0).
@@ -21,51 +23,51 @@
 //!   with immediate's last packet: the ImmDt; `wqe_sn` on ACK, NAK and
 //!   READ response first/last/only: the AETH's MSN. An atomic response's
 //!   8-byte payload: the AtomicAckETH.
+//! - `kind` and `verb` in the extension's OP field: their codes are their
+//!   places in [`KINDS`] and [`VERBS`].
 //! - Everything else, and any of the above the headers cannot hold (a
 //!   64-bit immediate, a message over 4 GiB, an address on a middle
-//!   packet): the extension (`crate::extension`).
+//!   packet): the extension (`wire::extension`).
 //! - `wire`: not carried; decoding sets it to the frame's length.
 //!
-//! Uses the crate's header modules and the transport's packet.
+//! Not carried: Eunomia's Head (the connection's first PSN), which RC
+//! connection setup gives the receiver and no `Packet` field holds (see
+//! `order::eunomia`); R_Key (the transport has no keys: 0).
+//!
+//! Uses `crate::packet`, `crate::order::eunomia`'s `ACK_REQ` and `wire`.
 
-use std::net::Ipv4Addr;
+use wire::bth::{Bth, Opcode, DEFAULT_PKEY, MASK24};
+use wire::ethernet::ETHERTYPE_IPV4;
+use wire::extension::{Extension, Op};
+use wire::iba::{Aeth, AtomicEth, IbaHeaders, NakCode, Reth, Syndrome, CREDITS_UNLIMITED};
+use wire::ipv4::{Ipv4Repr, DEFAULT_TTL, ECN_CE, ECN_ECT0};
+use wire::roce::{self, RoceFrame};
+use wire::udp::{UdpRepr, ROCE_PORT};
+use wire::{ethernet::EthernetRepr, Endpoint, Error};
 
-use transport::order::eunomia::ACK_REQ;
-use transport::packet::{Packet, PacketKind, Verb, ATOMIC_BYTES};
+use crate::order::eunomia::ACK_REQ;
+use crate::packet::{Packet, PacketKind, Verb, ATOMIC_BYTES};
 
-use crate::bth::{Bth, Opcode, DEFAULT_PKEY, MASK24};
-use crate::error::Error;
-use crate::ethernet::{EthernetRepr, Mac, ETHERTYPE_IPV4};
-use crate::extension::{Extension, Op};
-use crate::iba::{Aeth, AtomicEth, IbaHeaders, NakCode, Reth, Syndrome, CREDITS_UNLIMITED};
-use crate::ipv4::{Ipv4Repr, DEFAULT_TTL, ECN_CE, ECN_ECT0};
-use crate::roce::{self, RoceFrame};
-use crate::udp::{UdpRepr, ROCE_PORT};
+/// The packet kinds by their extension code (the OP field's low 3 bits).
+pub const KINDS: [PacketKind; wire::extension::KIND_CODES as usize] = [
+    PacketKind::Request,
+    PacketKind::ReadResponse,
+    PacketKind::Ack,
+    PacketKind::Nack,
+    PacketKind::ReadAck,
+    PacketKind::ReadNack,
+    PacketKind::Cnp,
+];
 
-/// One end of a packet: its MAC and IPv4 address.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Endpoint {
-    pub mac: Mac,
-    pub ip: Ipv4Addr,
-}
-
-impl Endpoint {
-    /// The simulator's host `host`: IPv4 10.0.0.0/8 + `host`, MAC
-    /// 02:00:0a followed by the same 24 bits (locally administered).
-    pub fn sim(host: u32) -> Result<Endpoint, Error> {
-        if host > MASK24 {
-            return Err(Error::Unrepresentable {
-                field: "src/dst",
-                reason: "a simulated host id must fit 24 bits (10.0.0.0/8)",
-            });
-        }
-        let [_, a, b, c] = host.to_be_bytes();
-        Ok(Endpoint {
-            mac: [0x02, 0x00, 0x0a, a, b, c],
-            ip: Ipv4Addr::new(10, a, b, c),
-        })
-    }
-}
+/// The verbs by their extension code (the OP field's bits 3-5).
+pub const VERBS: [Verb; wire::extension::VERB_CODES as usize] = [
+    Verb::Write,
+    Verb::Read,
+    Verb::Send,
+    Verb::WriteImm,
+    Verb::FetchAdd,
+    Verb::CmpSwap,
+];
 
 /// A decoded frame: the packet, its two ends, and its payload (borrowed
 /// from the frame).
@@ -157,8 +159,8 @@ pub fn decode(frame: &[u8]) -> Result<Decoded<'_>, Error> {
         }
         // The original value, as the frame holds it.
         Some(_) => {
-            let at = roce::BTH_AT + crate::bth::HEADER_LEN + crate::iba::AETH_LEN;
-            &frame[at..at + crate::iba::ATOMIC_ACK_ETH_LEN]
+            let at = roce::BTH_AT + wire::bth::HEADER_LEN + wire::iba::AETH_LEN;
+            &frame[at..at + wire::iba::ATOMIC_ACK_ETH_LEN]
         }
         None => rest,
     };
@@ -173,9 +175,8 @@ pub fn decode(frame: &[u8]) -> Result<Decoded<'_>, Error> {
             reason: "its kind, verb or first/last bits contradict the opcode",
         });
     }
-    let host = |ip: Ipv4Addr| u32::from(ip) & MASK24;
-    p.src = host(f.ip.src);
-    p.dst = host(f.ip.dst);
+    p.src = Endpoint::sim_host(f.ip.src);
+    p.dst = Endpoint::sim_host(f.ip.dst);
     p.dst_qp = f.iba.bth.dest_qp;
     p.sport = f.udp.src_port;
     p.priority = f.ip.dscp >> 3;
@@ -425,11 +426,20 @@ fn extension_of(said: &Packet, p: &Packet) -> Extension {
     fn differs<T: PartialEq + Copy>(said: T, want: T) -> Option<T> {
         (said != want).then_some(want)
     }
-    let op = |q: &Packet| Op {
-        kind: q.kind,
-        verb: q.verb,
-        first: q.first,
-        last: q.last,
+    let code = |q: &Packet| {
+        let kind = KINDS.iter().position(|&k| k == q.kind);
+        let verb = VERBS.iter().position(|&v| v == q.verb);
+        // Every kind and verb has its place in the tables above.
+        (kind.unwrap_or(0) as u8, verb.unwrap_or(0) as u8)
+    };
+    let op = |q: &Packet| {
+        let (kind, verb) = code(q);
+        Op {
+            kind,
+            verb,
+            first: q.first,
+            last: q.last,
+        }
     };
     Extension {
         op: differs(op(said), op(p)),
@@ -451,8 +461,9 @@ fn extension_of(said: &Packet, p: &Packet) -> Extension {
 /// Overrides the fields of `p` the extension carries.
 fn apply(e: &Extension, p: &mut Packet) {
     if let Some(op) = e.op {
-        p.kind = op.kind;
-        p.verb = op.verb;
+        // `wire` checked the codes are below the tables' lengths.
+        p.kind = KINDS[usize::from(op.kind)];
+        p.verb = VERBS[usize::from(op.verb)];
         p.first = op.first;
         p.last = op.last;
     }

@@ -6,19 +6,19 @@
 //! gives the same packet.
 //!
 //! The suite runs 200k buffers; the long run is
-//! `WIRE_FUZZ_BUFFERS=10000000 cargo test --release -p wire --test fuzz -- --ignored`.
+//! `WIRE_FUZZ_BUFFERS=10000000 cargo test --release -p transport --test frame_fuzz -- --ignored`.
 
-mod common;
+mod frame;
 
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+use transport::frame::{decode, encode, encode_sim};
 use transport::packet::Packet;
 use wire::extension::Extension;
 use wire::iba::IbaHeaders;
 use wire::icrc::icrc;
 use wire::pfc::PauseFrame;
 use wire::roce::RoceFrame;
-use wire::{decode, encode};
 
 /// splitmix64: a fixed stream, so a failure repeats.
 struct Rng(u64);
@@ -43,7 +43,7 @@ fn seeds(n: usize) -> Vec<Vec<u8>> {
         Config::default(),
         TestRng::from_seed(RngAlgorithm::ChaCha, &[7; 32]),
     );
-    let strategy = common::packet();
+    let strategy = frame::packet();
     let mut frames = Vec::new();
     while frames.len() < n {
         let (p, payload) = strategy.new_tree(&mut runner).unwrap().current();
@@ -53,7 +53,7 @@ fn seeds(n: usize) -> Vec<Vec<u8>> {
             ..p
         };
         let mut out = Vec::new();
-        if wire::encode_sim(&p, payload, &mut out).is_ok() {
+        if encode_sim(&p, payload, &mut out).is_ok() {
             frames.push(out);
         }
     }
