@@ -495,7 +495,8 @@ pub fn summary(o: &Outcome, scenario: &str, seed: u64) -> SummaryJson {
     }
 }
 
-/// Writes `flows.csv` and `summary.json` into `dir` (created if missing).
+/// Writes `flows.csv`, `summary.json`, `slowdown_by_size.csv`, and `series.csv`
+/// and `trace.pcap` when asked for, into `dir` (created if missing).
 /// Each file is written to a temporary name and renamed into place, so an
 /// interrupted run never leaves a half-written file under the real name.
 pub fn write_outputs(o: &Outcome, s: &SummaryJson, dir: &Path) -> std::io::Result<()> {
@@ -546,6 +547,12 @@ pub fn write_outputs(o: &Outcome, s: &SummaryJson, dir: &Path) -> std::io::Resul
             .into_inner()
             .map_err(|e| std::io::Error::other(e.to_string()))?;
         write_atomic(&dir.join("series.csv"), &bytes)?;
+    }
+    if let Some((trace, unencodable)) = o.net.pcap() {
+        write_atomic(&dir.join("trace.pcap"), &trace)?;
+        if unencodable > 0 {
+            eprintln!("warning: trace.pcap: {unencodable} packets left out (a field beyond its RoCEv2 range)");
+        }
     }
     Ok(())
 }

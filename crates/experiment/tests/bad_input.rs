@@ -223,6 +223,13 @@ fn cases() -> Vec<Case> {
         case("ordering memory without an interval", with("[output]\nordering_memory = true"), "output.sample_us", "ordering memory"),
         case("sample interval zero", with("[output]\nsample_us = 0"), "output.sample_us", "> 0"),
         case("sample interval too short", with("[output]\nsample_us = 0.001"), "output.sample_us", "at least"),
+        case("pcap of an unknown flow", with("[output]\npcap = { flows = [0, 7] }"), "output.pcap.flows", "flow 7 does not exist"),
+        case("pcap of no flow", with("[output]\npcap = { flows = [] }"), "output.pcap.flows", "is empty"),
+        case("pcap flows not a list", with("[output]\npcap = { flows = \"all\" }"), "output.pcap.flows", "invalid type"),
+        case("pcap max_packets zero", with("[output]\npcap = { max_packets = 0 }"), "output.pcap.max_packets", "1..=1000000"),
+        case("pcap max_packets too many", with("[output]\npcap = { max_packets = 2_000_000 }"), "output.pcap.max_packets", "got 2000000"),
+        case("pcap max_packets negative", with("[output]\npcap = { max_packets = -1 }"), "output.pcap.max_packets", "invalid value"),
+        case("pcap unknown key", with("[output]\npcap = { flow = [0] }"), "output.pcap", "unknown field"),
     ]
 }
 

@@ -1,6 +1,7 @@
 //! The `[output]` section: which time series to sample (queue bytes and
 //! utilisation of ports, flow throughput and rate, ECN marking ratios, the
-//! ordering layer's NIC memory) and how often; its checks and its build step (the network's sampling).
+//! ordering layer's NIC memory) and how often, and the pcap trace; its
+//! checks and its build step (the network's sampling and capture).
 
 use super::check::{us, Check, ScenarioError};
 use fabric::Network;
@@ -31,6 +32,17 @@ pub struct OutputCfg {
     /// series' average over the samples.
     #[serde(default)]
     pub ordering_memory: bool,
+    /// A pcap trace of the hosts' ports (`trace.pcap` with `--out`).
+    pub pcap: Option<PcapCfg>,
+}
+
+/// `pcap = { flows = [0, 3], max_packets = 100000 }`: which flows' packets
+/// (all when left out) and how many records at most.
+#[derive(Debug, Deserialize, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct PcapCfg {
+    pub flows: Option<Vec<u32>>,
+    pub max_packets: Option<u64>,
 }
 
 impl OutputCfg {
@@ -63,6 +75,13 @@ impl OutputCfg {
 
     /// Sets the network's sampling (ports found by their ends' names).
     pub fn build(&self, net: &mut Network, c: Check) -> Result<(), ScenarioError> {
+        if let Some(p) = &self.pcap {
+            net.set_pcap(fabric::PcapSpec {
+                flows: p.flows.clone(),
+                max_packets: p.max_packets.unwrap_or(fabric::pcap::DEFAULT_MAX_PACKETS),
+            })
+            .map_err(|(field, m)| c.err(format!("output.pcap.{field}"), m))?;
+        }
         let Some(interval) = self.sample_us else {
             return Ok(());
         };

@@ -4,7 +4,9 @@
 //! the entry points the rest of the fabric calls: a free port
 //! (`host_transmit`), a packet delivered (`deliver`), a wake-up or timer
 //! event (`nic_wake`, `nic_timer`), a flow's posts (`after_nic_input`).
-//! Touches the host and its NIC through the transport's public API only.
+//! Touches the host and its NIC through the transport's public API only;
+//! hands what it sends and receives to the pcap capture when one is on
+//! (`observe/pcap.rs`).
 //!
 //! The loop's functions are generic and inline here: the per-packet path
 //! compiles as when this file held its own copy of the loop.
@@ -32,6 +34,9 @@ impl Io for Network {
         let hdr = self.arena.alloc(pkt);
         self.counters.injected_packets += 1;
         self.counters.injected_bytes += pkt.wire as u64;
+        if self.capturing {
+            self.capture_packet(now, h, &pkt, true);
+        }
         let p = self.hosts[h as usize].port;
         self.transmit(now, p, Frame::Packet(hdr));
     }
@@ -79,6 +84,9 @@ impl Network {
             if let Some(&f) = self.hosts[h as usize].qp_flow.get(pkt.dst_qp as usize) {
                 self.flow_rx_bytes[f as usize] += pkt.payload as u64;
             }
+        }
+        if self.capturing {
+            self.capture_packet(now, h, &pkt, false);
         }
         driver::deliver(self, now, h, &pkt);
     }

@@ -2,7 +2,9 @@
 //! receiving port (PFC), a packet lands (`land`, also for a reordered
 //! direction's late packets): dropped if the link went down, else handed
 //! to the host's driver (`host/driver.rs`) or the switch's ingress
-//! pipeline (`switch/ingress.rs`). Touches the wire and the receiving port.
+//! pipeline (`switch/ingress.rs`); a PFC frame reaching a host is handed
+//! to the pcap capture when one is on. Touches the wire and the receiving
+//! port.
 
 use crate::link::frame::Frame;
 use crate::link::port::End;
@@ -35,6 +37,9 @@ impl Network {
             Frame::Pfc { class, pause } => {
                 if self.calm {
                     self.catch_up(rx, (now, Ev::Arrive(p)));
+                }
+                if let (true, End::Host(h)) = (self.capturing, peer) {
+                    self.capture_pfc(now, h, p, class, pause);
                 }
                 if self.ports[rx as usize].apply_pfc(now, class, pause) {
                     self.kick(now, rx);

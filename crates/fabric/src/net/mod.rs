@@ -34,6 +34,7 @@ use crate::net::calendar::Calendar;
 use crate::net::event::{Ev, Global};
 use crate::net::window::{ByNode, Globals, NodeQueue};
 use crate::observe::counters::Counters;
+use crate::observe::pcap::Capture;
 use crate::observe::Sampling;
 
 use crate::switch::lb::Balancer;
@@ -106,6 +107,11 @@ pub struct Network {
     /// delivery two loads.
     pub(crate) flow_rx_bytes: Vec<u64>,
     pub(crate) sampling: Option<Sampling>,
+    /// The pcap trace (`observe/pcap.rs`; none unless asked for), and
+    /// whether it still takes records: the one flag the hosts' send and
+    /// receive paths test.
+    pub(crate) capture: Option<Box<Capture>>,
+    pub(crate) capturing: bool,
     /// Engines flows may use instead of their NICs' own
     /// (`Flow::engine` - 1 indexes this).
     pub(crate) engines: Vec<Engine>,
@@ -288,6 +294,8 @@ impl Network {
             link_down_flows: Default::default(),
             flow_rx_bytes: Vec::new(),
             sampling: None,
+            capture: None,
+            capturing: false,
             engines: Vec::new(),
             counters: Counters::default(),
             now: 0,

@@ -1,5 +1,5 @@
 //! What a run reports and how it is checked: counters (`counters.rs`),
-//! time series (`sampling.rs`), invariants (`checks.rs`) and the
+//! time series (`sampling.rs`), a pcap trace (`pcap.rs`), invariants (`checks.rs`) and the
 //! simulator's memory footprint (`footprint.rs`). Reads the fabric; the
 //! counters are written by the components that count. The sampler's
 //! state, plain data, is here.
@@ -7,6 +7,7 @@
 mod checks;
 pub mod counters;
 pub mod footprint;
+pub mod pcap;
 mod sampling;
 
 pub use sampling::ORDERING_SERIES;
