@@ -34,8 +34,10 @@ impl Io for Network {
         let hdr = self.arena.alloc(pkt);
         self.counters.injected_packets += 1;
         self.counters.injected_bytes += pkt.wire as u64;
+        // The capture reads the packet back from the arena: only `hdr`
+        // stays live across the test.
         if self.capturing {
-            self.capture_packet(now, h, &pkt, true);
+            self.capture_sent(now, h, hdr);
         }
         let p = self.hosts[h as usize].port;
         self.transmit(now, p, Frame::Packet(hdr));
@@ -86,7 +88,7 @@ impl Network {
             }
         }
         if self.capturing {
-            self.capture_packet(now, h, &pkt, false);
+            self.capture_received(now, h, &pkt);
         }
         driver::deliver(self, now, h, &pkt);
     }

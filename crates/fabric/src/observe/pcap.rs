@@ -22,6 +22,7 @@
 //! out-of-line functions here. Touches only the capture's own state;
 //! reads the hosts' QP-to-flow maps.
 
+use crate::net::arena::Hdr;
 use crate::net::Network;
 use engine::Time;
 use transport::Packet;
@@ -114,10 +115,23 @@ impl Network {
         Ok(())
     }
 
-    /// Host `h` sends (`tx`) or receives `pkt` at `now`.
+    /// Host `h` sends the packet `hdr` at `now`.
     #[inline(never)]
     #[cold]
-    pub(crate) fn capture_packet(&mut self, now: Time, h: u32, pkt: &Packet, tx: bool) {
+    pub(crate) fn capture_sent(&mut self, now: Time, h: u32, hdr: Hdr) {
+        let pkt = self.arena.get(&hdr);
+        self.capture_packet(now, h, &pkt, true);
+    }
+
+    /// Host `h` receives `pkt` at `now`.
+    #[inline(never)]
+    #[cold]
+    pub(crate) fn capture_received(&mut self, now: Time, h: u32, pkt: &Packet) {
+        self.capture_packet(now, h, pkt, false);
+    }
+
+    /// Host `h` sends (`tx`) or receives `pkt` at `now`.
+    fn capture_packet(&mut self, now: Time, h: u32, pkt: &Packet, tx: bool) {
         let Some(c) = self.capture.as_deref_mut() else {
             return;
         };
