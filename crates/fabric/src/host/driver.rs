@@ -6,7 +6,7 @@
 //! event (`nic_wake`, `nic_timer`), a flow's posts (`after_nic_input`).
 //! Touches the host and its NIC through the transport's public API only;
 //! hands what it sends and receives to the pcap capture when one is on
-//! (`observe/pcap.rs`).
+//! (`observe/capture.rs`).
 //!
 //! The loop's functions are generic and inline here: the per-packet path
 //! compiles as when this file held its own copy of the loop.

@@ -107,7 +107,7 @@ pub struct Network {
     /// delivery two loads.
     pub(crate) flow_rx_bytes: Vec<u64>,
     pub(crate) sampling: Option<Sampling>,
-    /// The pcap trace (`observe/pcap.rs`; none unless asked for), and
+    /// The pcap trace (`observe/capture.rs`, `observe/pcap.rs`; none unless asked for), and
     /// whether it still takes records: the one flag the hosts' send and
     /// receive paths test.
     pub(crate) capture: Option<Box<Capture>>,

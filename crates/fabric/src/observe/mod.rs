@@ -1,9 +1,10 @@
 //! What a run reports and how it is checked: counters (`counters.rs`),
-//! time series (`sampling.rs`), a pcap trace (`pcap.rs`), invariants (`checks.rs`) and the
+//! time series (`sampling.rs`), a pcap trace (`capture.rs`, `pcap.rs`), invariants (`checks.rs`) and the
 //! simulator's memory footprint (`footprint.rs`). Reads the fabric; the
 //! counters are written by the components that count. The sampler's
 //! state, plain data, is here.
 
+mod capture;
 mod checks;
 pub mod counters;
 pub mod footprint;
