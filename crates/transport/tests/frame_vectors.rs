@@ -10,23 +10,8 @@ use wire::bth::Opcode;
 use wire::roce::{self, RoceFrame};
 use wire::Endpoint;
 
-fn hex(s: &str) -> Vec<u8> {
-    let digits: Vec<u8> = s
-        .bytes()
-        .filter(u8::is_ascii_hexdigit)
-        .map(|c| (c as char).to_digit(16).unwrap() as u8)
-        .collect();
-    digits.chunks(2).map(|d| (d[0] << 4) | d[1]).collect()
-}
-
-/// Captured on a ConnectX-4 Lx: 10.0.17.1 -> 10.0.18.1, DSCP 48 ECT(0),
-/// UDP source port 0, CNP to QP 0x118, ICRC 82 fd 00 2a.
 fn connectx_cnp() -> Vec<u8> {
-    hex("e41d 2dab 2bc2 7cfe 9064 3b32 0800 45c2
-         003c 718c 4000 4011 9161 0a00 1101 0a00
-         1201 0000 12b7 0028 0000 8100 ffff 4000
-         0118 0000 0000 0000 0000 0000 0000 0000
-         0000 0000 0000 82fd 002a")
+    wire::vectors::CONNECTX_CNP.to_vec()
 }
 
 #[test]

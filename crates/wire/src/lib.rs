@@ -51,6 +51,7 @@ pub mod ipv4;
 pub mod pfc;
 pub mod roce;
 pub mod udp;
+pub mod vectors;
 
 pub use endpoint::Endpoint;
 pub use error::Error;
