@@ -10,28 +10,12 @@ use common::chaos::{four_paths, Chaos, ChaosWorld, Mem, BASE};
 use engine::time::{MS, US};
 use engine::{Rng, StreamKind};
 use transport::{
-    CcConfig, DcqcnParams, Engine, IrnConfig, MpRdmaConfig, NicConfig, Packet, PacketKind, Verb,
-    WorkRequest,
+    CcConfig, DcqcnParams, Engine, IrnConfig, MpRdmaConfig, NicConfig, Packet, Verb, WorkRequest,
 };
 
 const MTU: u32 = 512;
-const KINDS: [PacketKind; 7] = [
-    PacketKind::Request,
-    PacketKind::ReadResponse,
-    PacketKind::Ack,
-    PacketKind::Nack,
-    PacketKind::ReadAck,
-    PacketKind::ReadNack,
-    PacketKind::Cnp,
-];
-const VERBS: [Verb; 6] = [
-    Verb::Write,
-    Verb::Read,
-    Verb::Send,
-    Verb::WriteImm,
-    Verb::FetchAdd,
-    Verb::CmpSwap,
-];
+// Every kind and every verb (the frame codec numbers them all).
+use transport::frame::{KINDS, VERBS};
 
 /// A number near something the NIC expects, or anything.
 fn near(rng: &mut Rng, around: u64) -> u64 {
