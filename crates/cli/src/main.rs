@@ -1,5 +1,9 @@
 //! The `rdmalab` command line: `run` a scenario (or the built-in example)
-//! and print a readable summary, optionally writing CSV/JSON outputs.
+//! and print a readable summary, optionally writing CSV/JSON outputs;
+//! `sweep` and `bench` for many runs; `net` for the real datapath
+//! (`net.rs`).
+
+mod net;
 
 use clap::{Parser, Subcommand};
 use experiment::report;
@@ -77,6 +81,12 @@ enum Cmd {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// The real datapath: the transport over UDP sockets between
+    /// processes (docs/datapath.md).
+    Net {
+        #[command(subcommand)]
+        cmd: net::NetCmd,
+    },
 }
 
 fn main() -> ExitCode {
@@ -117,6 +127,7 @@ fn main() -> ExitCode {
             seed,
             out.as_deref(),
         ),
+        Cmd::Net { cmd } => net::main(cmd),
     };
     match result {
         Ok(()) if STDOUT_CLOSED.load(Relaxed) => ExitCode::from(SIGPIPE_STATUS),

@@ -31,6 +31,9 @@ pub enum StreamKind {
     /// Reordering of one link direction (`[[faults]] action = "reorder"`):
     /// which packets are delayed, and by how much.
     Reorder = 9,
+    /// The real datapath's impairment layer (loss, reordering,
+    /// duplication of received datagrams), per endpoint.
+    Impair = 10,
 }
 
 fn splitmix64(mut z: u64) -> u64 {

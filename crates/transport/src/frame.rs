@@ -91,6 +91,19 @@ pub fn encode(
     payload: &[u8],
     out: &mut Vec<u8>,
 ) -> Result<(), Error> {
+    encode_to(p, src, dst, ROCE_PORT, payload, out)
+}
+
+/// As [`encode`], to UDP port `dst_port` instead of 4791 (a datapath
+/// whose peer listens elsewhere; the source port is still `p.sport`).
+pub fn encode_to(
+    p: &Packet,
+    src: &Endpoint,
+    dst: &Endpoint,
+    dst_port: u16,
+    payload: &[u8],
+    out: &mut Vec<u8>,
+) -> Result<(), Error> {
     check(p, payload)?;
     let iba = iba_of(p, payload);
     let ext = extension_of(&said_by(&iba)?, p);
@@ -122,7 +135,7 @@ pub fn encode(
     };
     let udp = UdpRepr {
         src_port: p.sport,
-        dst_port: ROCE_PORT,
+        dst_port,
     };
     roce::emit(out, &eth, &ip, &udp, &iba, &[&ext_bytes, data])
 }
@@ -143,7 +156,12 @@ pub fn encode_sim(p: &Packet, payload: &[u8], out: &mut Vec<u8>) -> Result<(), E
 /// from an RNIC decodes too). Fails with the reason on anything else,
 /// never panics.
 pub fn decode(frame: &[u8]) -> Result<Decoded<'_>, Error> {
-    let f = RoceFrame::parse(frame)?;
+    decode_on(frame, ROCE_PORT)
+}
+
+/// As [`decode`], for a frame to UDP port `port` instead of 4791.
+pub fn decode_on(frame: &[u8], port: u16) -> Result<Decoded<'_>, Error> {
+    let f = RoceFrame::parse_on(frame, port)?;
     let (ext, rest) = if f.data.is_empty() {
         (Extension::default(), f.data)
     } else {

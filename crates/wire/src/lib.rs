@@ -14,6 +14,7 @@
 //!   as plain values), [`endpoint`] (a frame's MAC and IPv4 address; the
 //!   simulator's host addressing plan).
 //! - [`roce`]: a whole frame with its lengths and checksums.
+//! - [`pcap`]: the file format traces are written in.
 //!
 //! Each header is a plain struct (`...Repr`, [`bth::Bth`], ...) with a
 //! `parse` that takes a byte slice and returns the header and the bytes
@@ -48,6 +49,7 @@ pub mod extension;
 pub mod iba;
 pub mod icrc;
 pub mod ipv4;
+pub mod pcap;
 pub mod pfc;
 pub mod roce;
 pub mod udp;

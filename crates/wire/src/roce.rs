@@ -34,7 +34,14 @@ pub struct RoceFrame<'a> {
 }
 
 impl<'a> RoceFrame<'a> {
+    /// Parses a frame to RoCEv2's UDP port, 4791.
     pub fn parse(frame: &'a [u8]) -> Result<RoceFrame<'a>, Error> {
+        RoceFrame::parse_on(frame, ROCE_PORT)
+    }
+
+    /// Parses a frame to UDP port `port` (a datapath's socket may listen
+    /// on another port than 4791; the ICRC covers the port either way).
+    pub fn parse_on(frame: &'a [u8], port: u16) -> Result<RoceFrame<'a>, Error> {
         let (eth, rest) = EthernetRepr::parse(frame)?;
         if eth.ethertype != ETHERTYPE_IPV4 {
             return Err(Error::Malformed {
@@ -44,10 +51,14 @@ impl<'a> RoceFrame<'a> {
         }
         let (ip, datagram) = Ipv4Repr::parse(rest)?;
         let (udp, body) = UdpRepr::parse(datagram, ip.src, ip.dst)?;
-        if udp.dst_port != ROCE_PORT {
+        if udp.dst_port != port {
             return Err(Error::Malformed {
                 layer: "udp",
-                reason: "destination port is not RoCEv2's 4791",
+                reason: if port == ROCE_PORT {
+                    "destination port is not RoCEv2's 4791"
+                } else {
+                    "destination port is not the socket's"
+                },
             });
         }
         crate::error::need(body, crate::bth::HEADER_LEN + ICRC_LEN, "bth")?;

@@ -9,7 +9,7 @@
 //! they were captured (the window loop runs node by node, so capture
 //! order is not time order); all of it deterministic. The trace is kept
 //! in memory until the run ends. What is captured, and where: `capture.rs`.
-//! Plain data: touches nothing else.
+//! Plain data: touches nothing else but the file format, `wire::pcap`.
 
 use engine::Time;
 
@@ -17,9 +17,6 @@ use engine::Time;
 /// at the default 1000-byte MTU, 100k records are about 110 MB.
 pub const DEFAULT_MAX_PACKETS: u64 = 100_000;
 pub const MAX_PACKETS: u64 = 1_000_000;
-/// The file's snap length: IPv4's largest datagram and its Ethernet
-/// header; no frame is cut.
-const SNAPLEN: u32 = 65_535 + 14;
 
 /// What to capture.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -79,27 +76,19 @@ impl Capture {
         (self.records.len() as u64) < self.max
     }
 
-    /// The pcap file: the global header (nanosecond magic, version 2.4,
-    /// snap length, link type 1 Ethernet), then the records by time.
+    /// The pcap file (`wire::pcap`): the records by time.
     pub fn file(&self) -> Vec<u8> {
         let mut order: Vec<&Record> = self.records.iter().collect();
         order.sort_by_key(|r| r.at); // stable: ties keep capture order
-        let mut out = Vec::with_capacity(24 + self.data.len() + 16 * order.len());
-        out.extend_from_slice(&0xa1b2_3c4d_u32.to_le_bytes());
-        out.extend_from_slice(&2u16.to_le_bytes());
-        out.extend_from_slice(&4u16.to_le_bytes());
-        out.extend_from_slice(&0i32.to_le_bytes()); // thiszone
-        out.extend_from_slice(&0u32.to_le_bytes()); // sigfigs
-        out.extend_from_slice(&SNAPLEN.to_le_bytes());
-        out.extend_from_slice(&1u32.to_le_bytes()); // LINKTYPE_ETHERNET
+        let mut out = Vec::with_capacity(
+            wire::pcap::FILE_HEADER_LEN
+                + self.data.len()
+                + wire::pcap::RECORD_HEADER_LEN * order.len(),
+        );
+        wire::pcap::file_header(&mut out);
         for r in order {
-            let ns = r.at / engine::time::NS;
-            let (sec, nsec) = (ns / 1_000_000_000, ns % 1_000_000_000);
-            out.extend_from_slice(&(sec as u32).to_le_bytes());
-            out.extend_from_slice(&(nsec as u32).to_le_bytes());
-            out.extend_from_slice(&r.len.to_le_bytes()); // captured
-            out.extend_from_slice(&r.len.to_le_bytes()); // on the wire
-            out.extend_from_slice(&self.data[r.start..r.start + r.len as usize]);
+            let frame = &self.data[r.start..r.start + r.len as usize];
+            wire::pcap::record(&mut out, r.at / engine::time::NS, frame);
         }
         out
     }

@@ -1,0 +1,218 @@
+//! `rdmalab net serve` and `rdmalab net run`: the options of the real
+//! datapath's two ends, checked, handed to the `datapath` crate.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use clap::{Subcommand, ValueEnum};
+use datapath::impair::ImpairSpec;
+use datapath::{Job, RunOptions, ServeOptions, Server, TransportName, VerbName};
+
+#[derive(Subcommand)]
+pub enum NetCmd {
+    /// Serve transfers: UDP for RoCEv2 packets and a TCP control port,
+    /// both on ADDR; one client session at a time.
+    Serve {
+        /// Address to bind (IPv4; port 4791 is RoCEv2's).
+        #[arg(long, default_value = "127.0.0.1:4791")]
+        bind: SocketAddr,
+        /// Pacing rate of the port, Gb/s.
+        #[arg(long, default_value_t = 25.0)]
+        rate_gbps: f64,
+        /// The largest transfer a client may ask for (bytes; K, M, G
+        /// multiply by 1000s, Ki, Mi, Gi by 1024s).
+        #[arg(long, default_value = "4Gi", value_parser = bytes)]
+        max_bytes: u64,
+        /// Serve one session, then exit with its result.
+        #[arg(long)]
+        once: bool,
+        /// Impair received datagrams, e.g. loss=0.01,reorder=0.01,dup=0.001
+        /// (also reorder_us, delay_us, seed).
+        #[arg(long, value_parser = impairment)]
+        impair: Option<ImpairSpec>,
+        /// Write the frames sent and received to this pcap file.
+        #[arg(long)]
+        pcap: Option<PathBuf>,
+    },
+    /// Move bytes to (write, send) or from (read) a server, verify them
+    /// by checksum, and print goodput, retransmissions and latencies.
+    Run {
+        /// The server's address (as given to net serve --bind).
+        #[arg(long)]
+        to: SocketAddr,
+        #[arg(long, value_enum)]
+        verb: Verb,
+        /// Bytes to move (K, M, G: 1000s; Ki, Mi, Gi: 1024s).
+        #[arg(long, value_parser = bytes)]
+        bytes: u64,
+        #[arg(long, value_enum)]
+        transport: Transport,
+        /// QPs the bytes are split over.
+        #[arg(long, default_value_t = 1)]
+        qps: u32,
+        /// Payload bytes per packet.
+        #[arg(long, default_value_t = 4096)]
+        mtu: u32,
+        /// Bytes per message (work request).
+        #[arg(long, default_value = "1Mi", value_parser = bytes)]
+        msg_bytes: u64,
+        /// Messages outstanding per QP.
+        #[arg(long, default_value_t = 4)]
+        depth: u32,
+        /// MP-RDMA's virtual paths: UDP source ports (default 8 for
+        /// mprdma, 1 otherwise).
+        #[arg(long)]
+        paths: Option<u16>,
+        /// Pacing rate of the port, Gb/s.
+        #[arg(long, default_value_t = 25.0)]
+        rate_gbps: f64,
+        /// Retransmission timeout (go-back-N, MP-RDMA; IRN has its own).
+        #[arg(long, default_value_t = 1000)]
+        rto_us: u64,
+        /// Seed of the data pattern and the initial PSNs.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Impair received datagrams (as net serve --impair).
+        #[arg(long, value_parser = impairment)]
+        impair: Option<ImpairSpec>,
+        /// Write the frames sent and received to this pcap file.
+        #[arg(long)]
+        pcap: Option<PathBuf>,
+        /// Give up when the server has sent nothing valid for
+        /// --peer-timeout-ms and this many retransmission timeouts
+        /// passed in a row.
+        #[arg(long, default_value_t = 8)]
+        max_silent_timeouts: u64,
+        #[arg(long, default_value_t = 2000)]
+        peer_timeout_ms: u64,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum Verb {
+    Write,
+    Read,
+    Send,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum Transport {
+    /// RoCEv2 with go-back-N.
+    Roce,
+    Irn,
+    Mprdma,
+}
+
+/// A byte count with an optional K/M/G (1000s) or Ki/Mi/Gi (1024s).
+fn bytes(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: u64 = num
+        .parse()
+        .map_err(|_| format!("`{s}`: expected a number of bytes, e.g. 4096, 64Mi or 1G"))?;
+    let mult: u64 = match unit {
+        "" => 1,
+        "K" | "k" => 1000,
+        "M" => 1_000_000,
+        "G" => 1_000_000_000,
+        "Ki" => 1 << 10,
+        "Mi" => 1 << 20,
+        "Gi" => 1 << 30,
+        _ => {
+            return Err(format!(
+                "`{s}`: unknown unit `{unit}` (K, M, G, Ki, Mi, Gi)"
+            ))
+        }
+    };
+    n.checked_mul(mult)
+        .ok_or_else(|| format!("`{s}`: too many bytes"))
+}
+
+fn impairment(s: &str) -> Result<ImpairSpec, String> {
+    ImpairSpec::parse(s)
+}
+
+pub fn main(cmd: NetCmd) -> Result<(), String> {
+    match cmd {
+        NetCmd::Serve {
+            bind,
+            rate_gbps,
+            max_bytes,
+            once,
+            impair,
+            pcap,
+        } => {
+            let mut server = Server::bind(&ServeOptions {
+                bind,
+                rate_gbps,
+                max_bytes,
+                once,
+                impair,
+                pcap,
+            })?;
+            println!(
+                "rdmalab net serve: listening on {} (UDP: RoCEv2; TCP: control)",
+                server.local_addr()
+            );
+            server.serve()
+        }
+        NetCmd::Run {
+            to,
+            verb,
+            bytes,
+            transport,
+            qps,
+            mtu,
+            msg_bytes,
+            depth,
+            paths,
+            rate_gbps,
+            rto_us,
+            seed,
+            impair,
+            pcap,
+            max_silent_timeouts,
+            peer_timeout_ms,
+        } => {
+            let transport = match transport {
+                Transport::Roce => TransportName::Roce,
+                Transport::Irn => TransportName::Irn,
+                Transport::Mprdma => TransportName::Mprdma,
+            };
+            let verb = match verb {
+                Verb::Write => VerbName::Write,
+                Verb::Read => VerbName::Read,
+                Verb::Send => VerbName::Send,
+            };
+            let paths = paths.unwrap_or(if transport == TransportName::Mprdma {
+                8
+            } else {
+                1
+            });
+            let opts = RunOptions {
+                to,
+                job: Job {
+                    transport,
+                    verb,
+                    bytes,
+                    msg_bytes,
+                    qps,
+                    mtu,
+                    paths,
+                    rto_us,
+                    seed,
+                },
+                rate_gbps,
+                depth,
+                impair,
+                pcap,
+                max_silent_timeouts,
+                peer_timeout_ms,
+            };
+            let report = datapath::run(&opts)?;
+            print!("{}", report.render());
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,182 @@
+//! A transport packet as the UDP datagram a socket sends, and back: the
+//! RoCEv2 frame of `transport::frame` with the addresses and ports of the
+//! real sockets, of which the socket carries the part after the UDP
+//! header (BTH to ICRC) and the kernel writes the rest.
+//!
+//! The ICRC covers the IPv4 and UDP headers, so both ends must know them
+//! as the kernel wrote them. They do: the addresses and ports are the
+//! sockets', the length is the datagram's, TOS, TTL and the checksums
+//! are masked out of the ICRC, and the identification is 0 because the
+//! sockets are unconnected and set don't-fragment (Linux's
+//! `ip_select_ident` writes 0 then; quinn-udp sets `IP_PMTUDISC_PROBE`).
+//! The receiver rebuilds those headers in front of the datagram and
+//! parses the whole frame, checksums included, as any frame.
+//!
+//! The MAC addresses are not on a UDP socket's path: a frame shows
+//! 02:00 followed by the IPv4 address (locally administered).
+//!
+//! Uses `transport::frame` and `wire`.
+
+use std::net::{Ipv4Addr, SocketAddrV4};
+
+use transport::frame::{self, Decoded};
+use transport::Packet;
+use wire::ethernet::{EthernetRepr, ETHERTYPE_IPV4};
+use wire::ipv4::{Ipv4Repr, DEFAULT_TTL};
+use wire::roce::BTH_AT;
+use wire::udp::UdpRepr;
+use wire::{Endpoint, Error};
+
+/// Bytes a datagram adds to a packet's payload at most: the BTH, the
+/// largest extended headers (an AtomicETH), rdmalab's extension, the pad
+/// and the ICRC.
+pub const MAX_DATAGRAM_OVERHEAD: usize = wire::bth::HEADER_LEN
+    + wire::iba::ATOMIC_ETH_LEN
+    + wire::extension::MAX_LEN
+    + 3
+    + wire::icrc::ICRC_LEN;
+
+/// Bytes of the IPv4 and UDP headers the kernel adds to a datagram.
+pub const IP_UDP_HEADERS: usize = wire::ipv4::HEADER_LEN + wire::udp::HEADER_LEN;
+
+/// The frame's view of an IPv4 address.
+pub fn endpoint(ip: Ipv4Addr) -> Endpoint {
+    let [a, b, c, d] = ip.octets();
+    Endpoint {
+        mac: [0x02, 0x00, a, b, c, d],
+        ip,
+    }
+}
+
+/// Replaces `frame` with the frame of `p` from socket `from` to socket
+/// `to` (`p.sport` must be `from`'s port); the datagram to send is
+/// `&frame[BTH_AT..]`.
+pub fn encode(
+    p: &Packet,
+    from: SocketAddrV4,
+    to: SocketAddrV4,
+    payload: &[u8],
+    frame: &mut Vec<u8>,
+) -> Result<(), Error> {
+    debug_assert_eq!(p.sport, from.port());
+    frame.clear();
+    frame::encode_to(
+        p,
+        &endpoint(*from.ip()),
+        &endpoint(*to.ip()),
+        to.port(),
+        payload,
+        frame,
+    )
+}
+
+/// Makes a received datagram a frame again: `buf[BTH_AT..BTH_AT + len]`
+/// holds it, and its first [`BTH_AT`] bytes are overwritten with the
+/// headers the kernel stripped (from socket `from` to socket `to`, TOS
+/// `tos`). Returns the frame's length; [`decode`] parses it.
+pub fn rebuild(
+    buf: &mut [u8],
+    len: usize,
+    from: SocketAddrV4,
+    to: SocketAddrV4,
+    tos: u8,
+) -> Result<usize, Error> {
+    let ip_payload = wire::udp::HEADER_LEN + len;
+    if ip_payload + wire::ipv4::HEADER_LEN > usize::from(u16::MAX) {
+        return Err(Error::Malformed {
+            layer: "udp",
+            reason: "datagram longer than an IPv4 packet carries",
+        });
+    }
+    let mut head = Vec::with_capacity(BTH_AT);
+    EthernetRepr {
+        dst: endpoint(*to.ip()).mac,
+        src: endpoint(*from.ip()).mac,
+        ethertype: ETHERTYPE_IPV4,
+    }
+    .emit(&mut head);
+    Ipv4Repr {
+        src: *from.ip(),
+        dst: *to.ip(),
+        dscp: tos >> 2,
+        ecn: tos & 0b11,
+        ident: 0,
+        ttl: DEFAULT_TTL,
+        payload_len: ip_payload as u16,
+    }
+    .emit(&mut head);
+    UdpRepr {
+        src_port: from.port(),
+        dst_port: to.port(),
+    }
+    .emit(len as u16, &mut head);
+    buf[..BTH_AT].copy_from_slice(&head);
+    Ok(BTH_AT + len)
+}
+
+/// Parses a frame [`rebuild`] made for socket port `port`. Fails with
+/// the reason, never panics, on anything but a valid frame.
+pub fn decode(frame: &[u8], port: u16) -> Result<Decoded<'_>, Error> {
+    frame::decode_on(frame, port)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use transport::{PacketKind, Verb};
+
+    fn data_packet(sport: u16) -> Packet {
+        Packet {
+            kind: PacketKind::Request,
+            verb: Verb::Write,
+            sport,
+            dst_qp: 3,
+            src_qp: 2,
+            psn: 77,
+            payload: 5,
+            first: true,
+            last: true,
+            msg_len: 5,
+            addr: 0x1000,
+            ..Packet::default()
+        }
+    }
+
+    #[test]
+    fn a_datagram_decodes_to_its_packet_and_a_flipped_bit_is_caught() {
+        let from: SocketAddrV4 = "127.0.0.1:40000".parse().unwrap();
+        let to: SocketAddrV4 = "127.0.0.2:5000".parse().unwrap();
+        let p = data_packet(40000);
+        let mut frame = Vec::new();
+        encode(&p, from, to, b"hello", &mut frame).unwrap();
+        let dgram = frame[BTH_AT..].to_vec();
+        let mut buf = vec![0u8; BTH_AT + dgram.len()];
+        buf[BTH_AT..].copy_from_slice(&dgram);
+        let n = rebuild(&mut buf, dgram.len(), from, to, 0b10).unwrap();
+        let d = decode(&buf[..n], to.port()).unwrap();
+        assert_eq!(d.payload, b"hello");
+        assert_eq!(
+            (d.packet.psn, d.packet.dst_qp, d.packet.addr),
+            (77, 3, 0x1000)
+        );
+        assert_eq!(d.packet.sport, 40000);
+        assert_eq!(&buf[..], &frame[..], "the rebuilt frame is the sent one");
+        // The ICRC covers the ports and addresses: another sender's
+        // datagram does not pass.
+        let other: SocketAddrV4 = "127.0.0.1:40001".parse().unwrap();
+        buf[BTH_AT..].copy_from_slice(&dgram);
+        let n = rebuild(&mut buf, dgram.len(), other, to, 0).unwrap();
+        assert!(decode(&buf[..n], to.port()).is_err());
+        for bit in [0, 13, 8 * dgram.len() - 1] {
+            let mut bad = dgram.clone();
+            bad[bit / 8] ^= 1 << (bit % 8);
+            buf[BTH_AT..].copy_from_slice(&bad);
+            let n = rebuild(&mut buf, bad.len(), from, to, 0).unwrap();
+            assert!(decode(&buf[..n], to.port()).is_err(), "bit {bit}");
+        }
+        // ECN CE from the IP header reaches the packet.
+        buf[BTH_AT..].copy_from_slice(&dgram);
+        let n = rebuild(&mut buf, dgram.len(), from, to, 0b11).unwrap();
+        assert!(decode(&buf[..n], to.port()).unwrap().packet.ce);
+    }
+}

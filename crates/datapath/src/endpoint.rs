@@ -1,0 +1,559 @@
+//! One endpoint of the real datapath: a transport [`Nic`], its registered
+//! [`Region`] and its UDP sockets, driven by the transport's one drive
+//! loop (`transport::driver`) on the wall clock (picoseconds since the
+//! endpoint started), as the simulator's hosts drive it on simulated
+//! time. One peer at a time.
+//!
+//! The port: a packet goes out when the NIC's port is free, which it is
+//! again after the frame's serialisation at `rate_bps` (with a burst of
+//! [`BURST_BYTES`] allowed, so the loop need not wake for every frame);
+//! the drive loop's wake-ups (rate limiter, timers) wait in a heap and
+//! run when the clock passes them. Equal-sized datagrams to the peer
+//! leave in one GSO call. The loop blocks in epoll (mio) while nothing is
+//! due for a while, and spins on non-blocking receives while something
+//! is due within [`SPIN`].
+//!
+//! Receiving, every datagram is hostile: it must come from the peer's
+//! address and ports, pass the impairment layer, parse as a RoCEv2 frame
+//! with every checksum right (`codec`), and then the NIC checks QP, PSN
+//! and addresses (its own counters: unknown QPs, duplicates, accesses
+//! outside the region). Each drop is counted by its reason ([`Drops`]).
+//!
+//! Uses `codec`, `impair`, `region`, `socket`, `pcap` and the transport's
+//! public API.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::io::{self, IoSliceMut};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, SocketAddrV4};
+use std::time::{Duration, Instant};
+
+use engine::Time;
+use quinn_udp::RecvMeta;
+use transport::driver::{self, Io, Wake, Wakeups};
+use transport::{Completion, Nic, Packet, Transmit};
+use wire::roce::BTH_AT;
+
+use crate::codec;
+use crate::impair::{Datagram, Impair, ImpairCounts, ImpairSpec};
+use crate::pcap::Pcap;
+use crate::region::Region;
+use crate::socket::Socket;
+
+/// The NIC's own host id, and its peer's: the datapath knows hosts by
+/// address, the NIC by these.
+pub const SELF_HOST: u32 = 0;
+pub const PEER_HOST: u32 = 1;
+
+/// Bytes the port may run ahead of its rate.
+pub const BURST_BYTES: u64 = 64 * 1024;
+/// Waits shorter than this spin instead of blocking in epoll, whose
+/// timeouts are whole milliseconds (a paced port waits microseconds).
+pub const SPIN: Time = 2 * engine::time::MS;
+/// The longest a turn blocks with nothing due.
+const IDLE: Duration = Duration::from_millis(20);
+/// Largest UDP payload read: IPv4's largest datagram.
+const MAX_DATAGRAM: usize = 65_535 - codec::IP_UDP_HEADERS;
+const CONTROL: mio::Token = mio::Token(usize::MAX);
+
+/// The peer: its IPv4 address, and the consecutive ports from
+/// `addr.port()` it sends from (`ports` of them); packets go to `addr`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Peer {
+    pub addr: SocketAddrV4,
+    pub ports: u16,
+}
+
+impl Peer {
+    fn sent(&self, from: SocketAddrV4) -> bool {
+        from.ip() == self.addr.ip() && from.port().wrapping_sub(self.addr.port()) < self.ports
+    }
+}
+
+/// Received datagrams dropped before the NIC, by reason.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Drops {
+    /// Not from the peer's address and ports (or no peer yet).
+    pub unknown_peer: u64,
+    /// Shorter than the headers they declare.
+    pub truncated: u64,
+    /// A field the format forbids or this implementation does not speak.
+    pub malformed: u64,
+    /// The ICRC (or the rebuilt IPv4 checksum) disagrees.
+    pub checksum: u64,
+}
+
+/// Datagrams and system calls, both ways.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct IoCounts {
+    pub datagrams_sent: u64,
+    pub bytes_sent: u64,
+    pub send_calls: u64,
+    pub datagrams_received: u64,
+    pub bytes_received: u64,
+    pub recv_calls: u64,
+    /// Packets the NIC made that could not be encoded (a field out of its
+    /// wire range); none is expected.
+    pub unencodable: u64,
+    /// Datagrams the socket refused (an error other than a full buffer,
+    /// or a buffer that stayed full for a second): lost, as on a wire.
+    pub send_errors: u64,
+}
+
+/// Datagrams waiting to leave in one GSO call: to one peer from one
+/// socket, all `seg` bytes but the last.
+#[derive(Default)]
+struct Batch {
+    sock: usize,
+    ce: bool,
+    seg: usize,
+    count: usize,
+    /// A shorter datagram ended the batch.
+    closed: bool,
+    bytes: Vec<u8>,
+}
+
+pub struct Endpoint {
+    pub nic: Nic,
+    wakeups: Wakeups,
+    pub mem: Region,
+    socks: Vec<Socket>,
+    local_ip: Ipv4Addr,
+    peer: Option<Peer>,
+    poll: mio::Poll,
+    events: mio::Events,
+    start: Instant,
+    rate_bps: u64,
+    burst: Time,
+    port_free_at: Time,
+    want_tx: bool,
+    wakes: BinaryHeap<Reverse<(Time, bool)>>,
+    payload: Vec<u8>,
+    frame: Vec<u8>,
+    batch: Batch,
+    max_segments: usize,
+    rx_bufs: Vec<Vec<u8>>,
+    rx_meta: Vec<RecvMeta>,
+    rx_frame: Vec<u8>,
+    /// A receive stopped before the sockets were drained.
+    rx_more: bool,
+    impair: Option<Impair>,
+    pcap: Option<Pcap>,
+    control_ready: bool,
+    /// The NIC's timeouts when a valid packet last came, and when.
+    timeouts_heard: u64,
+    heard_at: Time,
+    pub completions: Vec<Completion>,
+    pub drops: Drops,
+    pub io: IoCounts,
+}
+
+impl Endpoint {
+    /// An endpoint sending from `socks` (the first also receives; the
+    /// others send a virtual path's packets each) as `local_ip`, its port
+    /// paced at `rate_bps`.
+    pub fn new(
+        nic: Nic,
+        mem: Region,
+        socks: Vec<Socket>,
+        local_ip: Ipv4Addr,
+        rate_bps: u64,
+        impair: Option<ImpairSpec>,
+        pcap: Option<Pcap>,
+    ) -> io::Result<Endpoint> {
+        let poll = mio::Poll::new()?;
+        let mut socks = socks;
+        for (i, s) in socks.iter_mut().enumerate() {
+            poll.registry()
+                .register(&mut s.io, mio::Token(i), mio::Interest::READABLE)?;
+        }
+        let max_segments = socks.iter().map(Socket::max_segments).min().unwrap_or(1);
+        let batch = quinn_udp::BATCH_SIZE;
+        Ok(Endpoint {
+            nic,
+            wakeups: Wakeups::default(),
+            mem,
+            socks,
+            local_ip,
+            peer: None,
+            poll,
+            events: mio::Events::with_capacity(64),
+            start: Instant::now(),
+            rate_bps,
+            burst: engine::time::serialization(BURST_BYTES, rate_bps),
+            port_free_at: 0,
+            want_tx: false,
+            wakes: BinaryHeap::new(),
+            payload: Vec::new(),
+            frame: Vec::new(),
+            batch: Batch::default(),
+            max_segments,
+            rx_bufs: vec![vec![0; 1 << 16]; batch],
+            rx_meta: vec![RecvMeta::default(); batch],
+            rx_frame: vec![0; BTH_AT + MAX_DATAGRAM],
+            rx_more: false,
+            impair: impair
+                .filter(ImpairSpec::is_active)
+                .map(|s| Impair::new(s, 0)),
+            pcap,
+            control_ready: false,
+            timeouts_heard: 0,
+            heard_at: 0,
+            completions: Vec::new(),
+            drops: Drops::default(),
+            io: IoCounts::default(),
+        })
+    }
+
+    /// The first socket's address: where the peer sends.
+    pub fn local_addr(&self) -> SocketAddrV4 {
+        SocketAddrV4::new(self.local_ip, self.socks[0].local.port())
+    }
+
+    /// Gives the sockets back (the endpoint is done).
+    pub fn into_sockets(self) -> Vec<Socket> {
+        self.socks
+    }
+
+    /// Ends the pcap capture: its first error, if any.
+    pub fn finish_pcap(&mut self) -> Result<(), String> {
+        self.pcap.as_mut().map_or(Ok(()), Pcap::finish)
+    }
+
+    pub fn set_peer(&mut self, peer: Peer) {
+        self.peer = Some(peer);
+    }
+
+    /// Watches `src` (the session's control connection) in the same poll:
+    /// [`Endpoint::take_control_ready`] says when it is readable.
+    pub fn watch_control(&mut self, src: &mut impl mio::event::Source) -> io::Result<()> {
+        self.poll
+            .registry()
+            .register(src, CONTROL, mio::Interest::READABLE)
+    }
+
+    pub fn take_control_ready(&mut self) -> bool {
+        std::mem::take(&mut self.control_ready)
+    }
+
+    /// The clock: picoseconds since the endpoint was made.
+    pub fn now(&self) -> Time {
+        self.start.elapsed().as_nanos() as Time * engine::time::NS
+    }
+
+    pub fn impaired(&self) -> ImpairCounts {
+        self.impair.as_ref().map(|i| i.counts).unwrap_or_default()
+    }
+
+    /// Retransmission timeouts since the peer was last heard (a valid
+    /// packet from it), and when that was.
+    pub fn silence(&self) -> (u64, Time) {
+        (
+            self.nic.stats().timeouts - self.timeouts_heard,
+            self.heard_at,
+        )
+    }
+
+    /// After a post (or any input the caller gave the NIC directly).
+    pub fn after_input(&mut self) {
+        let now = self.now();
+        driver::after_input(self, now, ());
+    }
+
+    /// One turn: receive what the sockets hold, run what is due, send
+    /// what the port allows, then wait until something is due (at most
+    /// `max_wait`).
+    pub fn turn(&mut self, max_wait: Duration) -> io::Result<()> {
+        let now = self.now();
+        self.receive(now)?;
+        self.release_held(now);
+        while let Some(&Reverse((at, timer))) = self.wakes.peek() {
+            if at > now {
+                break;
+            }
+            self.wakes.pop();
+            if timer {
+                driver::timer(self, at, ());
+            } else {
+                driver::wake(self, at, ());
+            }
+        }
+        self.pump(now);
+        self.wait(now, max_wait)
+    }
+
+    /// Sends while the port is free.
+    fn pump(&mut self, now: Time) {
+        while self.want_tx && self.port_free_at <= now + self.burst {
+            self.want_tx = false;
+            driver::transmit(self, now, (), 0);
+        }
+        self.flush();
+    }
+
+    /// Sends the batch. A full socket buffer is waited out (the kernel
+    /// is draining it); any other error loses the batch, as a wire loses
+    /// frames, and the transport recovers.
+    fn flush(&mut self) {
+        if self.batch.count == 0 {
+            return;
+        }
+        let Some(peer) = self.peer else {
+            self.batch = Batch::default();
+            return;
+        };
+        let b = &self.batch;
+        let sock = &self.socks[b.sock];
+        let mut waits = 0;
+        loop {
+            self.io.send_calls += 1;
+            match sock.send(peer.addr, self.local_ip, b.ce, &b.bytes, b.seg) {
+                Ok(()) => {
+                    self.io.datagrams_sent += b.count as u64;
+                    self.io.bytes_sent += b.bytes.len() as u64;
+                    break;
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock && waits < 100 => {
+                    waits += 1;
+                    sock.wait_writable(Duration::from_millis(10));
+                }
+                Err(_) if b.count > 1 => {
+                    // The kernel refused the GSO call (no GSO on this
+                    // path): send one datagram a call from now on.
+                    self.max_segments = 1;
+                    for seg in b.bytes.chunks(b.seg) {
+                        self.io.send_calls += 1;
+                        match sock.send(peer.addr, self.local_ip, b.ce, seg, seg.len()) {
+                            Ok(()) => {
+                                self.io.datagrams_sent += 1;
+                                self.io.bytes_sent += seg.len() as u64;
+                            }
+                            Err(_) => self.io.send_errors += 1,
+                        }
+                    }
+                    break;
+                }
+                Err(_) => {
+                    self.io.send_errors += 1;
+                    break;
+                }
+            }
+        }
+        self.batch.count = 0;
+        self.batch.closed = false;
+        self.batch.bytes.clear();
+    }
+
+    /// Appends a datagram to the batch, sending the batch first when the
+    /// datagram cannot join it.
+    fn push(&mut self, sock: usize, ce: bool, dgram_at: usize) {
+        let len = self.frame.len() - dgram_at;
+        let b = &self.batch;
+        let joins = b.count > 0
+            && b.sock == sock
+            && b.ce == ce
+            && !b.closed
+            && len <= b.seg
+            && b.count < self.max_segments
+            && b.bytes.len() + len <= MAX_DATAGRAM;
+        if !joins {
+            self.flush();
+            self.batch.sock = sock;
+            self.batch.ce = ce;
+            self.batch.seg = len;
+        }
+        let b = &mut self.batch;
+        b.closed = len < b.seg;
+        b.count += 1;
+        b.bytes.extend_from_slice(&self.frame[dgram_at..]);
+    }
+
+    fn receive(&mut self, now: Time) -> io::Result<()> {
+        self.rx_more = false;
+        let mut bufs = std::mem::take(&mut self.rx_bufs);
+        let mut meta = std::mem::take(&mut self.rx_meta);
+        let mut result = Ok(());
+        'socks: for si in 0..self.socks.len() {
+            for round in 0..8 {
+                let n = {
+                    let mut slices: Vec<IoSliceMut> =
+                        bufs.iter_mut().map(|b| IoSliceMut::new(b)).collect();
+                    self.io.recv_calls += 1;
+                    match self.socks[si].recv(&mut slices, &mut meta) {
+                        Ok(n) => n,
+                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                        Err(e) => {
+                            result = Err(e);
+                            break 'socks;
+                        }
+                    }
+                };
+                for (buf, m) in bufs.iter().zip(&meta).take(n) {
+                    let stride = m.stride.max(1);
+                    for seg in buf[..m.len].chunks(stride) {
+                        self.arrive(now, si, seg, m);
+                    }
+                }
+                if round == 7 {
+                    self.rx_more = true;
+                }
+            }
+        }
+        self.rx_bufs = bufs;
+        self.rx_meta = meta;
+        result
+    }
+
+    /// A datagram came on socket `si`.
+    fn arrive(&mut self, now: Time, si: usize, bytes: &[u8], m: &RecvMeta) {
+        self.io.datagrams_received += 1;
+        self.io.bytes_received += bytes.len() as u64;
+        let SocketAddr::V4(from) = m.addr else {
+            self.drops.unknown_peer += 1;
+            return;
+        };
+        let to_ip = match m.dst_ip {
+            Some(IpAddr::V4(ip)) => ip,
+            _ => self.local_ip,
+        };
+        let d = Datagram {
+            from,
+            to: SocketAddrV4::new(to_ip, self.socks[si].local.port()),
+            tos: m.ecn.map_or(0, |e| e as u8),
+            bytes,
+        };
+        let Some(mut imp) = self.impair.take() else {
+            self.accept(now, &d);
+            return;
+        };
+        for _ in 0..imp.arrive(now, &d) {
+            self.accept(now, &d);
+        }
+        self.impair = Some(imp);
+    }
+
+    fn release_held(&mut self, now: Time) {
+        let Some(mut imp) = self.impair.take() else {
+            return;
+        };
+        imp.release(now, |d| self.accept(now, d));
+        self.impair = Some(imp);
+    }
+
+    /// A datagram through the impairment layer: to the NIC, or dropped.
+    fn accept(&mut self, now: Time, d: &Datagram) {
+        if !self.peer.is_some_and(|p| p.sent(d.from)) {
+            self.drops.unknown_peer += 1;
+            return;
+        }
+        let len = d.bytes.len();
+        self.rx_frame[BTH_AT..BTH_AT + len].copy_from_slice(d.bytes);
+        let decoded = codec::rebuild(&mut self.rx_frame, len, d.from, d.to, d.tos)
+            .and_then(|n| codec::decode(&self.rx_frame[..n], d.to.port()));
+        let dec = match decoded {
+            Ok(dec) => dec,
+            Err(e) => {
+                match e {
+                    wire::Error::Truncated { .. } => self.drops.truncated += 1,
+                    wire::Error::Checksum { .. } => self.drops.checksum += 1,
+                    wire::Error::Malformed { .. } | wire::Error::Unrepresentable { .. } => {
+                        self.drops.malformed += 1
+                    }
+                }
+                return;
+            }
+        };
+        if let Some(p) = self.pcap.as_mut() {
+            p.record(now, &self.rx_frame[..BTH_AT + len]);
+        }
+        let mut pkt = dec.packet;
+        pkt.src = PEER_HOST;
+        pkt.dst = SELF_HOST;
+        self.nic
+            .on_packet_with(now, &pkt, dec.payload, &mut self.mem);
+        self.timeouts_heard = self.nic.stats().timeouts;
+        self.heard_at = now;
+        driver::after_input(self, now, ());
+    }
+
+    /// Blocks until something is due, a socket is readable or `max_wait`
+    /// passed; returns at once when something is due within [`SPIN`].
+    fn wait(&mut self, now: Time, max_wait: Duration) -> io::Result<()> {
+        let mut next = self.wakes.peek().map(|Reverse((t, _))| *t);
+        if self.want_tx {
+            let t = self.port_free_at.saturating_sub(self.burst);
+            next = Some(next.map_or(t, |n| n.min(t)));
+        }
+        if let Some(t) = self.impair.as_ref().and_then(Impair::next_release) {
+            next = Some(next.map_or(t, |n| n.min(t)));
+        }
+        let wait = match next {
+            _ if self.rx_more => return Ok(()),
+            None => IDLE.min(max_wait),
+            Some(t) if t <= now + SPIN => return Ok(()),
+            Some(t) => Duration::from_nanos((t - now - SPIN / 2) / engine::time::NS).min(max_wait),
+        };
+        match self.poll.poll(&mut self.events, Some(wait)) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => return Ok(()),
+            Err(e) => return Err(e),
+        }
+        if self.events.iter().any(|ev| ev.token() == CONTROL) {
+            self.control_ready = true;
+        }
+        Ok(())
+    }
+}
+
+impl Io for Endpoint {
+    type Id = ();
+
+    #[inline]
+    fn nic(&mut self, _: ()) -> (&mut Nic, &mut Wakeups) {
+        (&mut self.nic, &mut self.wakeups)
+    }
+
+    fn poll_transmit(&mut self, now: Time, _: (), paused: u8) -> Transmit {
+        self.nic
+            .poll_transmit_with(now, paused, &mut self.mem, &mut self.payload)
+    }
+
+    fn send(&mut self, now: Time, _: (), mut pkt: Packet) {
+        let Some(peer) = self.peer else {
+            return;
+        };
+        // A virtual path's packets leave from its own socket; anything
+        // else (an ACK echoing the peer's path) from the first.
+        let base = self.socks[0].local.port();
+        let si = usize::from(pkt.sport.wrapping_sub(base));
+        let si = if si < self.socks.len() { si } else { 0 };
+        let from = SocketAddrV4::new(self.local_ip, self.socks[si].local.port());
+        pkt.sport = from.port();
+        if codec::encode(&pkt, from, peer.addr, &self.payload, &mut self.frame).is_err() {
+            self.io.unencodable += 1;
+            self.want_tx = true;
+            return;
+        }
+        if let Some(p) = self.pcap.as_mut() {
+            p.record(now, &self.frame);
+        }
+        let wire_bytes = self.frame.len() as u64;
+        self.push(si, pkt.ce, BTH_AT);
+        self.port_free_at =
+            self.port_free_at.max(now) + engine::time::serialization(wire_bytes, self.rate_bps);
+        self.want_tx = true;
+    }
+
+    fn ready(&mut self, _: Time, _: ()) {
+        self.want_tx = true;
+    }
+
+    fn call_at(&mut self, at: Time, _: (), why: Wake) {
+        self.wakes.push(Reverse((at, why == Wake::Timer)));
+    }
+
+    fn completion(&mut self, _: Time, _: (), c: Completion) {
+        self.completions.push(c);
+    }
+}

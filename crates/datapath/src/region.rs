@@ -1,0 +1,120 @@
+//! Registered memory regions backed by real buffers: the one region an
+//! endpoint registers, at a base address of its choosing, and the test
+//! pattern transfers fill and check it with. Every access is checked
+//! against the region's bounds (the transport's [`Memory`] contract): a
+//! hostile address never reaches outside the buffer.
+//!
+//! Uses only `transport::Memory`.
+
+use transport::Memory;
+
+/// One registered region: `len` bytes at `base`.
+pub struct Region {
+    base: u64,
+    bytes: Vec<u8>,
+}
+
+impl Region {
+    /// A zeroed region (the allocator maps it lazily, so a large region
+    /// that is never touched costs no memory).
+    pub fn zeroed(base: u64, len: usize) -> Region {
+        Region {
+            base,
+            bytes: vec![0; len],
+        }
+    }
+
+    /// A region filled with [`pattern`]`(seed)`.
+    pub fn patterned(base: u64, len: usize, seed: u64) -> Region {
+        let mut r = Region::zeroed(base, len);
+        pattern(seed, &mut r.bytes);
+        r
+    }
+
+    pub fn base(&self) -> u64 {
+        self.base
+    }
+
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// CRC-32 of the whole region.
+    pub fn checksum(&self) -> u32 {
+        crc32fast::hash(&self.bytes)
+    }
+
+    /// The region's bytes at `addr..addr + len`, if inside it.
+    fn range(&self, addr: u64, len: usize) -> Option<std::ops::Range<usize>> {
+        let start = usize::try_from(addr.checked_sub(self.base)?).ok()?;
+        let end = start.checked_add(len)?;
+        (end <= self.bytes.len()).then_some(start..end)
+    }
+}
+
+impl Memory for Region {
+    fn read(&mut self, addr: u64, buf: &mut [u8]) -> bool {
+        match self.range(addr, buf.len()) {
+            Some(r) => {
+                buf.copy_from_slice(&self.bytes[r]);
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn write(&mut self, addr: u64, data: &[u8]) -> bool {
+        match self.range(addr, data.len()) {
+            Some(r) => {
+                self.bytes[r].copy_from_slice(data);
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+/// Fills `buf` with bytes that depend on `seed` and on each byte's place
+/// (splitmix64 of the seed and the 8-byte word's index), so a byte placed
+/// at the wrong offset or left out changes the checksum.
+pub fn pattern(seed: u64, buf: &mut [u8]) {
+    for (i, chunk) in buf.chunks_mut(8).enumerate() {
+        let mut z = seed ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^= z >> 31;
+        chunk.copy_from_slice(&z.to_le_bytes()[..chunk.len()]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accesses_stay_inside_the_region() {
+        let mut r = Region::zeroed(1000, 16);
+        assert!(r.write(1000, &[1; 16]));
+        assert!(r.write(1015, &[2]));
+        assert!(!r.write(1015, &[2, 2]), "one byte past the end");
+        assert!(!r.write(999, &[3]), "below the base");
+        assert!(!r.write(u64::MAX, &[3]), "an address that overflows");
+        let mut b = [0u8; 4];
+        assert!(r.read(1012, &mut b));
+        assert_eq!(b, [1, 1, 1, 2]);
+        assert!(!r.read(1013, &mut b));
+        assert_eq!(r.bytes()[15], 2);
+    }
+
+    #[test]
+    fn the_pattern_depends_on_seed_and_place() {
+        let (mut a, mut b) = ([0u8; 64], [0u8; 64]);
+        pattern(1, &mut a);
+        pattern(2, &mut b);
+        assert_ne!(a, b);
+        assert_ne!(a[..8], a[8..16]);
+        let mut c = [0u8; 61];
+        pattern(1, &mut c);
+        assert_eq!(a[..61], c[..], "a shorter buffer is a prefix");
+    }
+}

@@ -1,0 +1,419 @@
+//! What the two ends of a transfer agree on before any RoCEv2 packet
+//! moves, and how: the job ([`Job`]: transport, verb, bytes, QPs, MTU),
+//! the control messages ([`Msg`], one JSON object a line over a TCP
+//! connection to the server's address, as RDMA's connection managers
+//! exchange QP numbers and PSNs out of band), the job's split into
+//! messages, and the NIC both ends build from it.
+//!
+//! The control connection is hostile input too: a line longer than
+//! [`MAX_LINE`], bytes that are not a message, or a job outside the
+//! server's limits end that session with an error naming what was wrong.
+//!
+//! Uses `transport`'s public API and `endpoint`'s host ids.
+
+use std::io::{self, BufRead, BufReader, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use transport::{
+    check_work_request, Engine, InitialPsns, IrnConfig, MpRdmaConfig, Nic, NicConfig, QpConfig,
+    Verb, WorkRequest,
+};
+
+use crate::endpoint::PEER_HOST;
+
+/// The control protocol's version: both ends must speak the same.
+pub const VERSION: u32 = 1;
+/// The longest control line read.
+pub const MAX_LINE: usize = 64 * 1024;
+/// Most QPs, virtual paths and messages a job may have.
+pub const MAX_QPS: u32 = 1024;
+pub const MAX_PATHS: u16 = 256;
+pub const MAX_MESSAGES: u64 = 1 << 22;
+/// Where the regions sit in each end's address space (any base works;
+/// distinct ones make a wrong address visible).
+pub const CLIENT_BASE: u64 = 0x1000_0000_0000;
+pub const SERVER_BASE: u64 = 0x2000_0000_0000;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TransportName {
+    Roce,
+    Irn,
+    Mprdma,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum VerbName {
+    Write,
+    Read,
+    Send,
+}
+
+impl TransportName {
+    pub fn name(self) -> &'static str {
+        match self {
+            TransportName::Roce => "roce",
+            TransportName::Irn => "irn",
+            TransportName::Mprdma => "mprdma",
+        }
+    }
+}
+
+impl VerbName {
+    pub fn name(self) -> &'static str {
+        match self {
+            VerbName::Write => "write",
+            VerbName::Read => "read",
+            VerbName::Send => "send",
+        }
+    }
+
+    pub fn verb(self) -> Verb {
+        match self {
+            VerbName::Write => Verb::Write,
+            VerbName::Read => Verb::Read,
+            VerbName::Send => Verb::Send,
+        }
+    }
+}
+
+/// A transfer: the client moves `bytes` (split evenly over `qps` QPs, in
+/// messages of at most `msg_bytes`) to the server (write, send) or from
+/// it (read).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Job {
+    pub transport: TransportName,
+    pub verb: VerbName,
+    pub bytes: u64,
+    pub msg_bytes: u64,
+    pub qps: u32,
+    /// Payload bytes per packet.
+    pub mtu: u32,
+    /// Sockets (UDP source ports) the client sends from: MP-RDMA's
+    /// virtual paths; 1 for the others.
+    pub paths: u16,
+    pub rto_us: u64,
+    /// The pattern of the source region and the initial PSNs.
+    pub seed: u64,
+}
+
+impl Job {
+    /// The engine both ends run.
+    pub fn engine(&self) -> Engine {
+        match self.transport {
+            TransportName::Roce => Engine::GoBackN,
+            // IRN's RTOs (100 and 320 us in the paper) are an RNIC's; a
+            // user-space endpoint on a shared core is descheduled for
+            // longer, so they scale with --rto-us (RTO_high), keeping
+            // the paper's ratio.
+            TransportName::Irn => Engine::Irn(IrnConfig {
+                rto_high: self.rto_us * engine::time::US,
+                rto_low: (self.rto_us * engine::time::US * 10 / 32).max(1),
+                ..IrnConfig::default()
+            }),
+            TransportName::Mprdma => Engine::MpRdma(MpRdmaConfig {
+                num_vps: self.paths,
+                ..MpRdmaConfig::default()
+            }),
+        }
+    }
+
+    /// Checks everything either end could be handed: errors say which
+    /// option is wrong.
+    pub fn check(&self, max_bytes: u64) -> Result<(), String> {
+        if self.bytes == 0 || self.bytes > max_bytes {
+            return Err(format!(
+                "--bytes must be in 1..={max_bytes}, got {}",
+                self.bytes
+            ));
+        }
+        if self.msg_bytes == 0 {
+            return Err("--msg-bytes must be positive".into());
+        }
+        if !(1..=MAX_QPS).contains(&self.qps) {
+            return Err(format!("--qps must be in 1..={MAX_QPS}, got {}", self.qps));
+        }
+        if !(64..=65_000).contains(&self.mtu) {
+            return Err(format!("--mtu must be in 64..=65000, got {}", self.mtu));
+        }
+        if !(1..=MAX_PATHS).contains(&self.paths) {
+            return Err(format!(
+                "--paths must be in 1..={MAX_PATHS}, got {}",
+                self.paths
+            ));
+        }
+        if self.paths > 1 && self.transport != TransportName::Mprdma {
+            return Err("--paths above 1 needs --transport mprdma (its virtual paths)".into());
+        }
+        if !(1..=10_000_000).contains(&self.rto_us) {
+            return Err(format!(
+                "--rto-us must be in 1..=10000000, got {}",
+                self.rto_us
+            ));
+        }
+        let messages: u64 = (0..self.qps)
+            .map(|q| self.messages_of(q).count() as u64)
+            .sum();
+        if messages > MAX_MESSAGES {
+            return Err(format!(
+                "{messages} messages: at most {MAX_MESSAGES} (raise --msg-bytes)"
+            ));
+        }
+        let wr = WorkRequest {
+            verb: self.verb.verb(),
+            len: self.msg_bytes.min(self.bytes),
+            ..WorkRequest::default()
+        };
+        check_work_request(&self.engine(), &wr, self.mtu).map_err(|e| {
+            format!(
+                "--transport {} with --verb {}: {e}",
+                self.transport.name(),
+                self.verb.name()
+            )
+        })?;
+        self.nic(0).map(|_| ())
+    }
+
+    /// QP `q`'s share of the bytes: offsets `start..end`.
+    pub fn share(&self, q: u32) -> (u64, u64) {
+        let per = self.bytes.div_ceil(u64::from(self.qps));
+        let start = (per * u64::from(q)).min(self.bytes);
+        (start, (start + per).min(self.bytes))
+    }
+
+    /// QP `q`'s messages, in post order: (offset, length).
+    pub fn messages_of(&self, q: u32) -> impl Iterator<Item = (u64, u64)> {
+        let (start, end) = self.share(q);
+        let step = self.msg_bytes.max(1);
+        (start..end)
+            .step_by(step as usize)
+            .map(move |o| (o, step.min(end - o)))
+    }
+
+    /// The NIC of either end, paced at `rate_bps`.
+    pub fn nic(&self, rate_bps: u64) -> Result<Nic, String> {
+        let cfg = NicConfig {
+            mtu: self.mtu,
+            rto: self.rto_us * engine::time::US,
+            line_rate_bps: rate_bps.max(1),
+            engine: self.engine(),
+            ..NicConfig::default()
+        };
+        Nic::new(cfg).map_err(|e| format!("transport configuration: {e}"))
+    }
+
+    /// Creates the job's QPs on `nic`: QP `i` talks to the peer's QP `i`,
+    /// sends from UDP port `sport` (the first of its paths) and starts its
+    /// PSNs at `own[i]`, expecting the peer's at `peer[i]`.
+    pub fn create_qps(
+        &self,
+        nic: &mut Nic,
+        sport: u16,
+        own: &[u32],
+        peer: &[u32],
+    ) -> Result<(), String> {
+        for q in 0..self.qps {
+            let i = q as usize;
+            let cfg = QpConfig {
+                peer_host: PEER_HOST,
+                peer_qp: q,
+                sport,
+            };
+            let psns = InitialPsns {
+                sq_psn: own[i],
+                rq_psn: peer[i],
+            };
+            let id = nic
+                .create_qp_with_psns(cfg, psns)
+                .map_err(|e| format!("QP {q}: {e}"))?;
+            if id != q {
+                return Err(format!("QP {q} was numbered {id}"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Initial PSNs, 24 bits each, from a seed.
+pub fn psns(seed: u64, qps: u32) -> Vec<u32> {
+    let mut rng = engine::Rng::new(seed, engine::StreamKind::Host, 0x5e55);
+    (0..qps).map(|_| rng.below(1 << 24) as u32).collect()
+}
+
+/// One control message.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "msg", rename_all = "lowercase")]
+pub enum Msg {
+    /// Client: the job, the first of its UDP ports, its QPs' first PSNs.
+    Hello {
+        version: u32,
+        job: Job,
+        udp_port: u16,
+        psns: Vec<u32>,
+    },
+    /// Server: its UDP port, its QPs' first PSNs, where its region is,
+    /// and (read) the checksum of what the client will read.
+    Ready {
+        udp_port: u16,
+        psns: Vec<u32>,
+        region_base: u64,
+        checksum: u32,
+    },
+    /// Client: every message completed.
+    Done,
+    /// Server: the checksum of its region, and what it dropped.
+    Outcome {
+        checksum: u32,
+        drops: Vec<(String, u64)>,
+    },
+    /// Either end: the session is over, and why.
+    Error { message: String },
+}
+
+/// One end of the control connection.
+pub struct Control {
+    reader: BufReader<TcpStream>,
+    line: Vec<u8>,
+}
+
+impl Control {
+    pub fn new(stream: TcpStream) -> io::Result<Control> {
+        stream.set_nodelay(true)?;
+        Ok(Control {
+            reader: BufReader::new(stream),
+            line: Vec::new(),
+        })
+    }
+
+    pub fn stream(&self) -> &TcpStream {
+        self.reader.get_ref()
+    }
+
+    pub fn send(&mut self, m: &Msg) -> Result<(), String> {
+        let mut line = serde_json::to_vec(m).map_err(|e| e.to_string())?;
+        line.push(b'\n');
+        let s = self.reader.get_mut();
+        s.set_nonblocking(false).map_err(|e| e.to_string())?;
+        s.write_all(&line)
+            .map_err(|e| format!("control connection: {e}"))
+    }
+
+    /// Waits at most `limit` for the next message.
+    pub fn recv(&mut self, limit: Duration) -> Result<Msg, String> {
+        let s = self.reader.get_ref();
+        s.set_nonblocking(false).map_err(|e| e.to_string())?;
+        s.set_read_timeout(Some(limit)).map_err(|e| e.to_string())?;
+        match self.read_line() {
+            Ok(Some(m)) => Ok(m),
+            Ok(None) => Err("control connection: no message".into()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The next message if a whole line has arrived, without waiting.
+    pub fn try_recv(&mut self) -> Result<Option<Msg>, String> {
+        self.reader
+            .get_ref()
+            .set_nonblocking(true)
+            .map_err(|e| e.to_string())?;
+        self.read_line()
+    }
+
+    fn read_line(&mut self) -> Result<Option<Msg>, String> {
+        loop {
+            let buf = match self.reader.fill_buf() {
+                Ok(b) => b,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(None),
+                Err(e) if e.kind() == io::ErrorKind::TimedOut => {
+                    return Err("control connection: timed out waiting for the peer".into())
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(format!("control connection: {e}")),
+            };
+            if buf.is_empty() {
+                return Err("control connection closed by the peer".into());
+            }
+            let (take, end) = match buf.iter().position(|&b| b == b'\n') {
+                Some(i) => (i + 1, true),
+                None => (buf.len(), false),
+            };
+            self.line.extend_from_slice(&buf[..take]);
+            self.reader.consume(take);
+            if self.line.len() > MAX_LINE {
+                return Err(format!("control connection: a line over {MAX_LINE} bytes"));
+            }
+            if end {
+                let line = std::mem::take(&mut self.line);
+                return serde_json::from_slice(&line)
+                    .map(Some)
+                    .map_err(|e| format!("control connection: not a message: {e}"));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job() -> Job {
+        Job {
+            transport: TransportName::Irn,
+            verb: VerbName::Write,
+            bytes: 10_000,
+            msg_bytes: 3000,
+            qps: 3,
+            mtu: 1024,
+            paths: 1,
+            rto_us: 1000,
+            seed: 1,
+        }
+    }
+
+    #[test]
+    fn messages_cover_the_bytes_once() {
+        let j = job();
+        let mut all: Vec<(u64, u64)> = (0..j.qps).flat_map(|q| j.messages_of(q)).collect();
+        all.sort();
+        let mut at = 0;
+        for (o, l) in all {
+            assert_eq!(o, at);
+            assert!(l > 0 && l <= j.msg_bytes);
+            at += l;
+        }
+        assert_eq!(at, j.bytes);
+    }
+
+    #[test]
+    fn bad_jobs_name_the_option() {
+        type Change = Box<dyn Fn(&mut Job)>;
+        let cases: Vec<(Change, &str)> = vec![
+            (Box::new(|j| j.bytes = 0), "--bytes"),
+            (Box::new(|j| j.qps = 0), "--qps"),
+            (Box::new(|j| j.mtu = 70_000), "--mtu"),
+            (
+                Box::new(|j| j.paths = 4),
+                "--paths above 1 needs --transport mprdma",
+            ),
+            (
+                Box::new(|j| {
+                    j.transport = TransportName::Mprdma;
+                    j.verb = VerbName::Read
+                }),
+                "--transport mprdma with --verb read",
+            ),
+            (Box::new(|j| j.msg_bytes = 1), "messages: at most"),
+        ];
+        for (f, says) in cases {
+            let mut j = job();
+            j.bytes = 10_000_000;
+            f(&mut j);
+            let e = j.check(1 << 30).unwrap_err();
+            assert!(e.contains(says), "{e}");
+        }
+        assert!(job().check(1 << 30).is_ok());
+    }
+}
