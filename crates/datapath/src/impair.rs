@@ -64,9 +64,11 @@ impl ImpairSpec {
                 "reorder" => (&mut spec.reorder, 1.0),
                 "reorder_us" => (&mut spec.reorder_us, 1e6),
                 "delay_us" => (&mut spec.delay_us, 1e6),
-                _ => return Err(format!(
+                _ => {
+                    return Err(format!(
                     "impairment `{key}`: unknown (loss, dup, reorder, reorder_us, delay_us, seed)"
-                )),
+                ))
+                }
             };
             if !(v.is_finite() && (0.0..=max).contains(&v)) {
                 return Err(format!(

@@ -243,6 +243,7 @@ impl Responder {
                 self.nak_sent = true;
                 return out;
             }
+            let prev = self.cur;
             if is_send && pkt.first {
                 self.send_wqe = Some(self.recv.pop_front().expect("checked"));
                 self.cur = InMsg::Send(0);
@@ -268,6 +269,17 @@ impl Responder {
                 dma.place(pkt.addr)
             };
             if !placed {
+                // A first packet that cannot be placed starts nothing: a
+                // forged one must not leave the QP inside a message that
+                // refuses the real first packet.
+                if pkt.first {
+                    self.cur = prev;
+                    if is_send {
+                        if let Some(w) = self.send_wqe.take() {
+                            self.recv.push_front(w);
+                        }
+                    }
+                }
                 stats.access_errors += 1;
                 return out;
             }

@@ -1,0 +1,50 @@
+//! A server on loopback in a thread, and the options of a small job.
+
+use std::net::SocketAddr;
+use std::thread::JoinHandle;
+
+use datapath::impair::ImpairSpec;
+use datapath::{Job, RunOptions, ServeOptions, Server, TransportName, VerbName};
+
+/// A server for one session on an ephemeral loopback port: its address,
+/// and the thread serving it (its result: the session's).
+pub fn serve_once(impair: Option<ImpairSpec>) -> (SocketAddr, JoinHandle<Result<(), String>>) {
+    let mut server = Server::bind(&ServeOptions {
+        bind: "127.0.0.1:0".parse().unwrap(),
+        rate_gbps: 10.0,
+        max_bytes: 1 << 30,
+        once: true,
+        impair,
+        pcap: None,
+    })
+    .unwrap();
+    let addr = SocketAddr::V4(server.local_addr());
+    (addr, std::thread::spawn(move || server.serve()))
+}
+
+pub fn options(to: SocketAddr, transport: TransportName, verb: VerbName, bytes: u64) -> RunOptions {
+    RunOptions {
+        to,
+        job: Job {
+            transport,
+            verb,
+            bytes,
+            msg_bytes: 256 * 1024,
+            qps: 2,
+            mtu: 4096,
+            paths: if transport == TransportName::Mprdma {
+                8
+            } else {
+                1
+            },
+            rto_us: 2000,
+            seed: 7,
+        },
+        rate_gbps: 10.0,
+        depth: 4,
+        impair: None,
+        pcap: None,
+        max_silent_timeouts: 8,
+        peer_timeout_ms: 2000,
+    }
+}

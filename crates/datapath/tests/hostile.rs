@@ -1,0 +1,194 @@
+//! Every received datagram is hostile. A transfer completes, verified,
+//! while another socket sprays garbage at the server; and forged packets
+//! from the peer's own address (random bytes, mutated frames, frames
+//! with valid checksums for an unknown QP, an address outside the
+//! region, a PSN far outside the window, a replay) are each counted by
+//! reason and dropped, and nothing lands outside the registered region.
+
+mod common;
+
+use std::net::{SocketAddrV4, UdpSocket};
+use std::time::Duration;
+
+use datapath::codec;
+use datapath::endpoint::{Endpoint, Peer};
+use datapath::region::Region;
+use datapath::session::SERVER_BASE;
+use datapath::socket::Socket;
+use datapath::{Job, TransportName, VerbName};
+use engine::{Rng, StreamKind};
+use transport::{Packet, PacketKind, Verb};
+
+#[test]
+fn a_transfer_survives_a_spray_of_garbage() {
+    let (addr, server) = common::serve_once(None);
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let sprayer = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            let s = UdpSocket::bind("127.0.0.1:0").unwrap();
+            let mut rng = Rng::new(5, StreamKind::Host, 0);
+            let mut sent = 0u64;
+            let mut buf = vec![0u8; 2048];
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) && sent < 200_000 {
+                let n = rng.below(buf.len() as u64) as usize;
+                for b in &mut buf[..n] {
+                    *b = rng.next_u64() as u8;
+                }
+                if s.send_to(&buf[..n], addr).is_ok() {
+                    sent += 1;
+                }
+            }
+            sent
+        })
+    };
+    let o = common::options(addr, TransportName::Irn, VerbName::Write, 8 << 20);
+    let report = datapath::run(&o);
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let sent = sprayer.join().unwrap();
+    let report = report.unwrap();
+    server.join().unwrap().unwrap();
+    let unknown = report
+        .server_drops
+        .iter()
+        .find(|(k, _)| k == "unknown_peer")
+        .map(|(_, n)| *n)
+        .unwrap();
+    assert!(sent > 0 && unknown > 0, "sprayed {sent}, counted {unknown}");
+}
+
+fn write(psn: u32, dst_qp: u32, addr: u64, len: u32, sport: u16) -> Packet {
+    Packet {
+        kind: PacketKind::Request,
+        verb: Verb::Write,
+        src_qp: 0,
+        dst_qp,
+        psn,
+        sport,
+        payload: len,
+        first: true,
+        last: true,
+        msg_len: u64::from(len),
+        addr,
+        ..Packet::default()
+    }
+}
+
+#[test]
+fn forged_packets_are_counted_by_reason_and_stay_inside_the_region() {
+    let job = Job {
+        transport: TransportName::Roce,
+        verb: VerbName::Write,
+        bytes: 4096,
+        msg_bytes: 4096,
+        qps: 1,
+        mtu: 1024,
+        paths: 1,
+        rto_us: 1000,
+        seed: 1,
+    };
+    let sock = Socket::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let local = sock.local;
+    let mut nic = job.nic(10_000_000_000).unwrap();
+    // The responder expects PSN 100 first.
+    job.create_qps(&mut nic, local.port(), &[0], &[100])
+        .unwrap();
+    let mem = Region::zeroed(SERVER_BASE, 4096);
+    let mut ep = Endpoint::new(
+        nic,
+        mem,
+        vec![sock],
+        *local.ip(),
+        10_000_000_000,
+        None,
+        None,
+    )
+    .unwrap();
+    let attacker = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let SocketAddrV4 { .. } = local;
+    let from = match attacker.local_addr().unwrap() {
+        std::net::SocketAddr::V4(a) => a,
+        _ => unreachable!(),
+    };
+    ep.set_peer(Peer {
+        addr: from,
+        ports: 1,
+    });
+    let stranger = UdpSocket::bind("127.0.0.1:0").unwrap();
+
+    let mut rng = Rng::new(9, StreamKind::Host, 1);
+    let mut frame = Vec::new();
+    let dgram = |p: &Packet, payload: &[u8], frame: &mut Vec<u8>| {
+        codec::encode(p, from, local, payload, frame).unwrap();
+        frame[wire::roce::BTH_AT..].to_vec()
+    };
+    let payload = vec![0xab; 1024];
+    let good = dgram(
+        &write(100, 0, SERVER_BASE, 1024, from.port()),
+        &payload,
+        &mut frame,
+    );
+    let mut sends: Vec<Vec<u8>> = Vec::new();
+    // 100 random buffers.
+    for _ in 0..100 {
+        let n = rng.below(300) as usize;
+        sends.push((0..n).map(|_| rng.next_u64() as u8).collect());
+    }
+    // 50 mutations of a valid frame: one byte changed each.
+    for _ in 0..50 {
+        let mut m = good.clone();
+        let i = rng.below(m.len() as u64) as usize;
+        m[i] ^= 1 + rng.below(255) as u8;
+        sends.push(m);
+    }
+    // Valid checksums, forged contents.
+    sends.push(dgram(
+        &write(100, 5, SERVER_BASE, 1024, from.port()),
+        &payload,
+        &mut frame,
+    ));
+    sends.push(dgram(
+        &write(100, 0, SERVER_BASE + 4000, 1024, from.port()),
+        &payload,
+        &mut frame,
+    ));
+    sends.push(dgram(
+        &write(100, 0, u64::MAX - 10, 1024, from.port()),
+        &payload,
+        &mut frame,
+    ));
+    sends.push(good.clone());
+    sends.push(good.clone());
+    sends.push(dgram(
+        &write(100 + 5000, 0, SERVER_BASE, 1024, from.port()),
+        &payload,
+        &mut frame,
+    ));
+    for s in &sends {
+        attacker.send_to(s, local).unwrap();
+        // Paced, so no datagram is lost to the socket buffer.
+        ep.turn(Duration::ZERO).unwrap();
+    }
+    stranger.send_to(&good, local).unwrap();
+    for _ in 0..200 {
+        ep.turn(Duration::from_millis(1)).unwrap();
+    }
+    let d = ep.drops;
+    assert_eq!(d.unknown_peer, 1, "{d:?}");
+    assert_eq!(d.truncated + d.malformed + d.checksum, 150, "{d:?}");
+    assert!(d.checksum >= 40, "mutations are caught by the ICRC: {d:?}");
+    let s = ep.nic.stats();
+    assert_eq!(s.malformed_dropped, 1, "the unknown QP");
+    assert_eq!(s.access_errors, 2, "outside the region, twice");
+    assert_eq!(s.duplicates_received, 1, "the replay");
+    assert!(s.out_of_order_dropped >= 1, "the PSN far ahead");
+    let bytes = ep.mem.bytes();
+    assert!(
+        bytes[..1024].iter().all(|&b| b == 0xab),
+        "the one good write landed"
+    );
+    assert!(
+        bytes[1024..].iter().all(|&b| b == 0),
+        "nothing else was written"
+    );
+}
