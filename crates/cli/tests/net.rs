@@ -1,0 +1,192 @@
+//! `rdmalab net`: bad input gets a clear error, and a peer that vanishes
+//! mid-transfer ends the run with an error, never a hang.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn rdmalab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rdmalab"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// `net serve` on an ephemeral loopback port: the child and its address.
+fn serve(extra: &[&str]) -> (Child, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rdmalab"))
+        .args(["net", "serve", "--bind", "127.0.0.1:0"])
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.as_mut().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let addr = line
+        .split_whitespace()
+        .find(|w| w.starts_with("127.0.0.1:"))
+        .unwrap_or_else(|| panic!("no address in {line:?}"))
+        .to_string();
+    (child, addr)
+}
+
+#[test]
+fn bad_input_is_named() {
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "net",
+            "run",
+            "--verb",
+            "write",
+            "--bytes",
+            "1M",
+            "--transport",
+            "irn",
+        ];
+        args.extend_from_slice(extra);
+        rdmalab(&args)
+    };
+    let cases: Vec<(Output, &str)> = vec![
+        (run(&["--to", "nowhere"]), "invalid socket address"),
+        (run(&["--to", "[::1]:4791"]), "only IPv4"),
+        (
+            run(&["--to", "127.0.0.1:9", "--mtu", "70000"]),
+            "--mtu must be in",
+        ),
+        (
+            rdmalab(&[
+                "net",
+                "run",
+                "--to",
+                "127.0.0.1:9",
+                "--verb",
+                "write",
+                "--bytes",
+                "12Q",
+                "--transport",
+                "irn",
+            ]),
+            "unknown unit",
+        ),
+        (
+            run(&["--to", "127.0.0.1:9", "--impair", "loss=3"]),
+            "loss: must be in",
+        ),
+        (
+            run(&["--to", "127.0.0.1:9", "--rate-gbps", "0"]),
+            "--rate-gbps",
+        ),
+        (
+            rdmalab(&[
+                "net",
+                "run",
+                "--to",
+                "127.0.0.1:9",
+                "--verb",
+                "read",
+                "--bytes",
+                "1M",
+                "--transport",
+                "mprdma",
+            ]),
+            "--transport mprdma with --verb read",
+        ),
+        (
+            run(&["--to", "127.0.0.1:9"]),
+            "cannot reach the server's control port",
+        ),
+    ];
+    for (o, says) in cases {
+        assert!(!o.status.success());
+        let e = stderr(&o);
+        assert!(e.contains(says), "expected {says:?} in {e:?}");
+        assert!(!e.contains("panicked"), "{e}");
+    }
+}
+
+#[test]
+fn a_port_in_use_is_named() {
+    let held = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let addr = held.local_addr().unwrap().to_string();
+    let o = rdmalab(&["net", "serve", "--bind", &addr]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("the port is in use"), "{}", stderr(&o));
+}
+
+#[test]
+fn a_server_refuses_a_job_above_its_limit() {
+    let (mut server, addr) = serve(&["--once", "--max-bytes", "1Mi"]);
+    let o = rdmalab(&[
+        "net",
+        "run",
+        "--to",
+        &addr,
+        "--verb",
+        "write",
+        "--bytes",
+        "2Mi",
+        "--transport",
+        "roce",
+    ]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("the server refused the job: --bytes must be in 1..=1048576"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!server.wait().unwrap().success());
+}
+
+#[test]
+fn a_vanished_server_ends_the_run_with_an_error() {
+    // Killed: the control connection closes.
+    let (mut server, addr) = serve(&["--once", "--rate-gbps", "0.5"]);
+    let client = Command::new(env!("CARGO_BIN_EXE_rdmalab"))
+        .args([
+            "net", "run", "--to", &addr, "--verb", "write", "--bytes", "1Gi",
+        ])
+        .args(["--transport", "irn", "--rate-gbps", "0.5"])
+        .stderr(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    server.kill().unwrap();
+    server.wait().unwrap();
+    let t = Instant::now();
+    let o = client.wait_with_output().unwrap();
+    assert!(!o.status.success());
+    assert!(t.elapsed() < Duration::from_secs(20));
+    assert!(stderr(&o).contains("mid-transfer"), "{}", stderr(&o));
+
+    // Silent (every datagram it receives is dropped): the retransmission
+    // timeouts run out.
+    let (mut server, addr) = serve(&["--once", "--impair", "loss=1"]);
+    let t = Instant::now();
+    let o = rdmalab(&[
+        "net",
+        "run",
+        "--to",
+        &addr,
+        "--verb",
+        "write",
+        "--bytes",
+        "1Mi",
+        "--transport",
+        "roce",
+        "--peer-timeout-ms",
+        "300",
+    ]);
+    assert!(!o.status.success());
+    assert!(t.elapsed() < Duration::from_secs(20));
+    assert!(stderr(&o).contains("went silent"), "{}", stderr(&o));
+    server.kill().ok();
+    server.wait().unwrap();
+}
