@@ -26,6 +26,10 @@ pub enum NetCmd {
         /// Serve one session, then exit with its result.
         #[arg(long)]
         once: bool,
+        /// One datagram per send call (no UDP GSO): a capture on this
+        /// host then shows every packet as its own frame.
+        #[arg(long)]
+        no_gso: bool,
         /// Impair received datagrams, e.g. loss=0.01,reorder=0.01,dup=0.001
         /// (also reorder_us, delay_us, seed).
         #[arg(long, value_parser = impairment)]
@@ -66,8 +70,12 @@ pub enum NetCmd {
         /// Pacing rate of the port, Gb/s.
         #[arg(long, default_value_t = 25.0)]
         rate_gbps: f64,
-        /// Retransmission timeout (go-back-N, MP-RDMA; IRN has its own).
-        #[arg(long, default_value_t = 1000)]
+        /// One datagram per send call (no UDP GSO), as net serve --no-gso.
+        #[arg(long)]
+        no_gso: bool,
+        /// Retransmission timeout (go-back-N, MP-RDMA; IRN's RTO_high,
+        /// its RTO_low in the paper's ratio, 10/32 of it).
+        #[arg(long, default_value_t = 4000)]
         rto_us: u64,
         /// Seed of the data pattern and the initial PSNs.
         #[arg(long, default_value_t = 1)]
@@ -140,12 +148,14 @@ pub fn main(cmd: NetCmd) -> Result<(), String> {
             rate_gbps,
             max_bytes,
             once,
+            no_gso,
             impair,
             pcap,
         } => {
             let mut server = Server::bind(&ServeOptions {
                 bind,
                 rate_gbps,
+                gso: !no_gso,
                 max_bytes,
                 once,
                 impair,
@@ -168,6 +178,7 @@ pub fn main(cmd: NetCmd) -> Result<(), String> {
             depth,
             paths,
             rate_gbps,
+            no_gso,
             rto_us,
             seed,
             impair,
@@ -204,6 +215,7 @@ pub fn main(cmd: NetCmd) -> Result<(), String> {
                     seed,
                 },
                 rate_gbps,
+                gso: !no_gso,
                 depth,
                 impair,
                 pcap,

@@ -20,7 +20,7 @@ use engine::Time;
 use transport::{Verb, WorkRequest};
 
 use crate::codec::{IP_UDP_HEADERS, MAX_DATAGRAM_OVERHEAD};
-use crate::endpoint::{Endpoint, Peer};
+use crate::endpoint::{Endpoint, Peer, PortOptions};
 use crate::impair::ImpairSpec;
 use crate::pcap::Pcap;
 use crate::region::Region;
@@ -35,6 +35,8 @@ pub struct RunOptions {
     pub job: Job,
     /// The port's pacing rate.
     pub rate_gbps: f64,
+    /// UDP GSO (see `endpoint::PortOptions`).
+    pub gso: bool,
     /// Messages outstanding per QP.
     pub depth: u32,
     pub impair: Option<ImpairSpec>,
@@ -123,8 +125,13 @@ pub fn run(o: &RunOptions) -> Result<Report, String> {
         _ => Region::patterned(CLIENT_BASE, len, job.seed),
     };
     let pcap = o.pcap.as_deref().map(Pcap::create).transpose()?;
-    let mut ep = Endpoint::new(nic, mem, socks, local_ip, rate, o.impair, pcap)
-        .map_err(|e| e.to_string())?;
+    let port = PortOptions {
+        rate_bps: rate,
+        gso: o.gso,
+        impair: o.impair,
+        pcap,
+    };
+    let mut ep = Endpoint::new(nic, mem, socks, local_ip, port).map_err(|e| e.to_string())?;
     ep.set_peer(Peer {
         addr: SocketAddrV4::new(*server.ip(), udp_port),
         ports: 1,

@@ -9,9 +9,10 @@
 //! [`BURST_BYTES`] allowed, so the loop need not wake for every frame);
 //! the drive loop's wake-ups (rate limiter, timers) wait in a heap and
 //! run when the clock passes them. Equal-sized datagrams to the peer
-//! leave in one GSO call. The loop blocks in epoll (mio) while nothing is
-//! due for a while, and spins on non-blocking receives while something
-//! is due within [`SPIN`].
+//! leave in one GSO call. The loop blocks in epoll (mio) until a packet
+//! comes or a timer is due, and spins on non-blocking receives while the
+//! port has something to send within [`SPIN`] (epoll's timeouts are
+//! whole milliseconds; pacing needs microseconds).
 //!
 //! Receiving, every datagram is hostile: it must come from the peer's
 //! address and ports, pass the impairment layer, parse as a RoCEv2 frame
@@ -113,6 +114,18 @@ struct Batch {
     bytes: Vec<u8>,
 }
 
+/// How an endpoint's port behaves.
+pub struct PortOptions {
+    /// Pacing rate.
+    pub rate_bps: u64,
+    /// Equal-sized datagrams to the peer leave in one call (UDP GSO). A
+    /// capture on the sending host then shows each such call as one
+    /// frame, as it shows TCP's segmentation offload.
+    pub gso: bool,
+    pub impair: Option<ImpairSpec>,
+    pub pcap: Option<Pcap>,
+}
+
 pub struct Endpoint {
     pub nic: Nic,
     wakeups: Wakeups,
@@ -127,7 +140,13 @@ pub struct Endpoint {
     burst: Time,
     port_free_at: Time,
     want_tx: bool,
-    wakes: BinaryHeap<Reverse<(Time, bool)>>,
+    /// The time the NIC is told when it may send: the wall clock, or the
+    /// time of a rate-limiter wake-up taken early within the burst.
+    tx_clock: Time,
+    /// The drive loop's wake-ups: the NIC's timers, and its rate
+    /// limiter's (which the loop spins for: they are microseconds away).
+    timer_wakes: BinaryHeap<Reverse<Time>>,
+    tx_wakes: BinaryHeap<Reverse<Time>>,
     payload: Vec<u8>,
     frame: Vec<u8>,
     batch: Batch,
@@ -150,24 +169,30 @@ pub struct Endpoint {
 
 impl Endpoint {
     /// An endpoint sending from `socks` (the first also receives; the
-    /// others send a virtual path's packets each) as `local_ip`, its port
-    /// paced at `rate_bps`.
+    /// others send a virtual path's packets each) as `local_ip`.
     pub fn new(
         nic: Nic,
         mem: Region,
         socks: Vec<Socket>,
         local_ip: Ipv4Addr,
-        rate_bps: u64,
-        impair: Option<ImpairSpec>,
-        pcap: Option<Pcap>,
+        port: PortOptions,
     ) -> io::Result<Endpoint> {
+        let PortOptions {
+            rate_bps,
+            gso,
+            impair,
+            pcap,
+        } = port;
         let poll = mio::Poll::new()?;
         let mut socks = socks;
         for (i, s) in socks.iter_mut().enumerate() {
             poll.registry()
                 .register(&mut s.io, mio::Token(i), mio::Interest::READABLE)?;
         }
-        let max_segments = socks.iter().map(Socket::max_segments).min().unwrap_or(1);
+        let max_segments = match gso {
+            true => socks.iter().map(Socket::max_segments).min().unwrap_or(1),
+            false => 1,
+        };
         let batch = quinn_udp::BATCH_SIZE;
         Ok(Endpoint {
             nic,
@@ -183,7 +208,9 @@ impl Endpoint {
             burst: engine::time::serialization(BURST_BYTES, rate_bps),
             port_free_at: 0,
             want_tx: false,
-            wakes: BinaryHeap::new(),
+            tx_clock: 0,
+            timer_wakes: BinaryHeap::new(),
+            tx_wakes: BinaryHeap::new(),
             payload: Vec::new(),
             frame: Vec::new(),
             batch: Batch::default(),
@@ -267,26 +294,47 @@ impl Endpoint {
         let now = self.now();
         self.receive(now)?;
         self.release_held(now);
-        while let Some(&Reverse((at, timer))) = self.wakes.peek() {
-            if at > now {
+        loop {
+            let timer = self.timer_wakes.peek().map_or(Time::MAX, |r| r.0);
+            let tx = self.tx_wakes.peek().map_or(Time::MAX, |r| r.0);
+            if timer.min(tx) > now {
                 break;
             }
-            self.wakes.pop();
-            if timer {
-                driver::timer(self, at, ());
+            if timer <= tx {
+                self.timer_wakes.pop();
+                driver::timer(self, timer, ());
             } else {
-                driver::wake(self, at, ());
+                self.tx_wakes.pop();
+                driver::wake(self, tx, ());
             }
         }
         self.pump(now);
         self.wait(now, max_wait)
     }
 
-    /// Sends while the port is free.
+    /// Sends while the port is free. The NIC's rate limiter wakes for
+    /// every packet; a wake-up due within the burst is taken at once
+    /// (the NIC is told its time), so a run of packets leaves in one turn
+    /// and one GSO call.
     fn pump(&mut self, now: Time) {
-        while self.want_tx && self.port_free_at <= now + self.burst {
-            self.want_tx = false;
-            driver::transmit(self, now, (), 0);
+        self.tx_clock = self.tx_clock.max(now);
+        loop {
+            if self.port_free_at > now + self.burst {
+                break;
+            }
+            if self.want_tx {
+                self.want_tx = false;
+                driver::transmit(self, self.tx_clock, (), 0);
+                continue;
+            }
+            match self.tx_wakes.peek() {
+                Some(&Reverse(at)) if at <= now + self.burst => {
+                    self.tx_wakes.pop();
+                    self.tx_clock = self.tx_clock.max(at);
+                    driver::wake(self, at, ());
+                }
+                _ => break,
+            }
         }
         self.flush();
     }
@@ -478,22 +526,27 @@ impl Endpoint {
     }
 
     /// Blocks until something is due, a socket is readable or `max_wait`
-    /// passed; returns at once when something is due within [`SPIN`].
+    /// passed. Spins (returns at once) when the port or the impairment
+    /// layer has something due within [`SPIN`]; a timer (milliseconds:
+    /// retransmission timeouts) is waited for in epoll.
     fn wait(&mut self, now: Time, max_wait: Duration) -> io::Result<()> {
-        let mut next = self.wakes.peek().map(|Reverse((t, _))| *t);
+        if self.rx_more {
+            return Ok(());
+        }
+        let mut spin = self.tx_wakes.peek().map_or(Time::MAX, |r| r.0);
         if self.want_tx {
-            let t = self.port_free_at.saturating_sub(self.burst);
-            next = Some(next.map_or(t, |n| n.min(t)));
+            spin = spin.min(self.port_free_at.saturating_sub(self.burst));
         }
         if let Some(t) = self.impair.as_ref().and_then(Impair::next_release) {
-            next = Some(next.map_or(t, |n| n.min(t)));
+            spin = spin.min(t);
         }
-        let wait = match next {
-            _ if self.rx_more => return Ok(()),
-            None => IDLE.min(max_wait),
-            Some(t) if t <= now + SPIN => return Ok(()),
-            Some(t) => Duration::from_nanos((t - now - SPIN / 2) / engine::time::NS).min(max_wait),
-        };
+        if spin <= now + SPIN {
+            return Ok(());
+        }
+        let until = (spin - SPIN / 2).min(self.timer_wakes.peek().map_or(Time::MAX, |r| r.0));
+        let wait = Duration::from_nanos(until.saturating_sub(now) / engine::time::NS)
+            .min(IDLE)
+            .min(max_wait);
         match self.poll.poll(&mut self.events, Some(wait)) {
             Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::Interrupted => return Ok(()),
@@ -550,7 +603,10 @@ impl Io for Endpoint {
     }
 
     fn call_at(&mut self, at: Time, _: (), why: Wake) {
-        self.wakes.push(Reverse((at, why == Wake::Timer)));
+        match why {
+            Wake::Timer => self.timer_wakes.push(Reverse(at)),
+            Wake::Transmit => self.tx_wakes.push(Reverse(at)),
+        }
     }
 
     fn completion(&mut self, _: Time, _: (), c: Completion) {

@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use engine::Time;
 
-use crate::endpoint::{Endpoint, Peer};
+use crate::endpoint::{Endpoint, Peer, PortOptions};
 use crate::impair::ImpairSpec;
 use crate::pcap::Pcap;
 use crate::region::Region;
@@ -31,6 +31,8 @@ use crate::socket::Socket;
 pub struct ServeOptions {
     pub bind: SocketAddr,
     pub rate_gbps: f64,
+    /// UDP GSO (see `endpoint::PortOptions`).
+    pub gso: bool,
     /// The largest region a client may ask for.
     pub max_bytes: u64,
     /// Serve one session, then exit with its result.
@@ -163,16 +165,14 @@ impl Server {
                 return refuse(&mut ctl, e);
             }
         };
-        let mut ep = Endpoint::new(
-            nic,
-            mem,
-            vec![sock],
-            *local.ip(),
-            self.rate,
-            self.opts.impair,
+        let port = PortOptions {
+            rate_bps: self.rate,
+            gso: self.opts.gso,
+            impair: self.opts.impair,
             pcap,
-        )
-        .map_err(|e| format!("the server's event loop: {e}"))?;
+        };
+        let mut ep = Endpoint::new(nic, mem, vec![sock], *local.ip(), port)
+            .map_err(|e| format!("the server's event loop: {e}"))?;
         let outcome = self.transfer(&mut ep, &mut ctl, &job, client, udp_port, &own);
         let pcap = ep.finish_pcap();
         self.sock = ep.into_sockets().into_iter().next();

@@ -46,6 +46,11 @@ impl Socket {
             .map_err(|e| bind_error(addr, e))?;
         let std: std::net::UdpSocket = s.into();
         let state = UdpSocketState::new(UdpSockRef::from(&std))?;
+        // quinn-udp asks for receive timestamps, which nothing here reads;
+        // with them the control messages of a GRO batch (segment size,
+        // destination, TOS) overflow its buffer and the TOS, which holds
+        // the ECN bits, is cut (MSG_CTRUNC).
+        set_int(&std, libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, 0)?;
         // Best effort: an unprivileged process gets what rmem_max allows.
         let _ = state.set_recv_buffer_size(UdpSockRef::from(&std), SOCKET_BUFFER);
         let _ = state.set_send_buffer_size(UdpSockRef::from(&std), SOCKET_BUFFER);
@@ -144,6 +149,29 @@ pub fn bind_run(addr: SocketAddrV4, count: u16) -> io::Result<Vec<Socket>> {
             format!("cannot bind {count} consecutive UDP ports from {addr}"),
         )
     }))
+}
+
+fn set_int(
+    s: &impl std::os::fd::AsRawFd,
+    level: libc::c_int,
+    name: libc::c_int,
+    value: libc::c_int,
+) -> io::Result<()> {
+    // SAFETY: a valid socket and a c_int option value with its length.
+    let rc = unsafe {
+        libc::setsockopt(
+            s.as_raw_fd(),
+            level,
+            name,
+            (&value as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
 }
 
 /// The largest IPv4 packet the route to `peer` carries (the interface's

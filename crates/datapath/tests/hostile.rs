@@ -7,11 +7,11 @@
 
 mod common;
 
-use std::net::{SocketAddrV4, UdpSocket};
+use std::net::UdpSocket;
 use std::time::Duration;
 
 use datapath::codec;
-use datapath::endpoint::{Endpoint, Peer};
+use datapath::endpoint::{Endpoint, Peer, PortOptions};
 use datapath::region::Region;
 use datapath::session::SERVER_BASE;
 use datapath::socket::Socket;
@@ -94,21 +94,16 @@ fn forged_packets_are_counted_by_reason_and_stay_inside_the_region() {
     job.create_qps(&mut nic, local.port(), &[0], &[100])
         .unwrap();
     let mem = Region::zeroed(SERVER_BASE, 4096);
-    let mut ep = Endpoint::new(
-        nic,
-        mem,
-        vec![sock],
-        *local.ip(),
-        10_000_000_000,
-        None,
-        None,
-    )
-    .unwrap();
+    let port = PortOptions {
+        rate_bps: 10_000_000_000,
+        gso: true,
+        impair: None,
+        pcap: None,
+    };
+    let mut ep = Endpoint::new(nic, mem, vec![sock], *local.ip(), port).unwrap();
     let attacker = UdpSocket::bind("127.0.0.1:0").unwrap();
-    let SocketAddrV4 { .. } = local;
-    let from = match attacker.local_addr().unwrap() {
-        std::net::SocketAddr::V4(a) => a,
-        _ => unreachable!(),
+    let std::net::SocketAddr::V4(from) = attacker.local_addr().unwrap() else {
+        panic!("bound to IPv4");
     };
     ep.set_peer(Peer {
         addr: from,

@@ -12,6 +12,7 @@ pub fn serve_once(impair: Option<ImpairSpec>) -> (SocketAddr, JoinHandle<Result<
     let mut server = Server::bind(&ServeOptions {
         bind: "127.0.0.1:0".parse().unwrap(),
         rate_gbps: 10.0,
+        gso: true,
         max_bytes: 1 << 30,
         once: true,
         impair,
@@ -41,6 +42,7 @@ pub fn options(to: SocketAddr, transport: TransportName, verb: VerbName, bytes: 
             seed: 7,
         },
         rate_gbps: 10.0,
+        gso: true,
         depth: 4,
         impair: None,
         pcap: None,
