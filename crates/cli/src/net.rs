@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use clap::{Subcommand, ValueEnum};
 use datapath::impair::ImpairSpec;
-use datapath::{Job, RunOptions, ServeOptions, Server, TransportName, VerbName};
+use datapath::{CcName, Job, RunOptions, ServeOptions, Server, TransportName, VerbName};
 
 #[derive(Subcommand)]
 pub enum NetCmd {
@@ -30,6 +30,10 @@ pub enum NetCmd {
         /// host then shows every packet as its own frame.
         #[arg(long)]
         no_gso: bool,
+        /// Mark CE on ECN-capable datagrams found beyond this many in the
+        /// receive queue (0: never), for the client's --cc dcqcn.
+        #[arg(long, default_value_t = 64)]
+        ecn_backlog: usize,
         /// Impair received datagrams, e.g. loss=0.01,reorder=0.01,dup=0.001
         /// (also reorder_us, delay_us, seed).
         #[arg(long, value_parser = impairment)]
@@ -73,6 +77,13 @@ pub enum NetCmd {
         /// One datagram per send call (no UDP GSO), as net serve --no-gso.
         #[arg(long)]
         no_gso: bool,
+        /// Congestion control: none, or DCQCN reacting to the receivers'
+        /// CE marks (--ecn-backlog).
+        #[arg(long, value_enum, default_value = "none")]
+        cc: Cc,
+        /// As net serve --ecn-backlog, for what the client receives.
+        #[arg(long, default_value_t = 64)]
+        ecn_backlog: usize,
         /// Retransmission timeout (go-back-N, MP-RDMA; IRN's RTO_high,
         /// its RTO_low in the paper's ratio, 10/32 of it).
         #[arg(long, default_value_t = 4000)]
@@ -101,6 +112,12 @@ pub enum Verb {
     Write,
     Read,
     Send,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum Cc {
+    None,
+    Dcqcn,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -149,6 +166,7 @@ pub fn main(cmd: NetCmd) -> Result<(), String> {
             max_bytes,
             once,
             no_gso,
+            ecn_backlog,
             impair,
             pcap,
         } => {
@@ -156,6 +174,7 @@ pub fn main(cmd: NetCmd) -> Result<(), String> {
                 bind,
                 rate_gbps,
                 gso: !no_gso,
+                ecn_backlog,
                 max_bytes,
                 once,
                 impair,
@@ -179,6 +198,8 @@ pub fn main(cmd: NetCmd) -> Result<(), String> {
             paths,
             rate_gbps,
             no_gso,
+            cc,
+            ecn_backlog,
             rto_us,
             seed,
             impair,
@@ -206,6 +227,10 @@ pub fn main(cmd: NetCmd) -> Result<(), String> {
                 job: Job {
                     transport,
                     verb,
+                    cc: match cc {
+                        Cc::None => CcName::None,
+                        Cc::Dcqcn => CcName::Dcqcn,
+                    },
                     bytes,
                     msg_bytes,
                     qps,
@@ -216,6 +241,7 @@ pub fn main(cmd: NetCmd) -> Result<(), String> {
                 },
                 rate_gbps,
                 gso: !no_gso,
+                ecn_backlog,
                 depth,
                 impair,
                 pcap,

@@ -164,7 +164,11 @@ fn a_vanished_server_ends_the_run_with_an_error() {
     let o = client.wait_with_output().unwrap();
     assert!(!o.status.success());
     assert!(t.elapsed() < Duration::from_secs(20));
-    assert!(stderr(&o).contains("control connection closed by the peer"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("control connection closed by the peer"),
+        "{}",
+        stderr(&o)
+    );
 
     // Silent (every datagram it receives is dropped): the retransmission
     // timeouts run out.

@@ -37,6 +37,8 @@ pub struct RunOptions {
     pub rate_gbps: f64,
     /// UDP GSO (see `endpoint::PortOptions`).
     pub gso: bool,
+    /// ECN marking at the receive queue (see `endpoint::PortOptions`).
+    pub ecn_backlog: usize,
     /// Messages outstanding per QP.
     pub depth: u32,
     pub impair: Option<ImpairSpec>,
@@ -130,6 +132,7 @@ pub fn run(o: &RunOptions) -> Result<Report, String> {
         gso: o.gso,
         impair: o.impair,
         pcap,
+        ecn_backlog: o.ecn_backlog,
     };
     let mut ep = Endpoint::new(nic, mem, socks, local_ip, port).map_err(|e| e.to_string())?;
     ep.set_peer(Peer {
@@ -219,8 +222,14 @@ pub fn run(o: &RunOptions) -> Result<Report, String> {
     }
     let seconds = (ep.now() - start) as f64 / engine::time::SEC as f64;
     ctl.send(&Msg::Done)?;
-    let (server_sum, server_drops) = match ctl.recv(Duration::from_secs(30))? {
-        Msg::Outcome { checksum, drops } => (checksum, drops),
+    let (server_sum, server_drops, server_retransmitted) = match ctl
+        .recv(Duration::from_secs(30))?
+    {
+        Msg::Outcome {
+            checksum,
+            drops,
+            retransmitted,
+        } => (checksum, drops, retransmitted),
         Msg::Error { message } => return Err(format!("the server ended the session: {message}")),
         other => {
             return Err(format!(
@@ -249,11 +258,14 @@ pub fn run(o: &RunOptions) -> Result<Report, String> {
         io: ep.io,
         retransmitted: stats.retransmitted_packets,
         timeouts: stats.timeouts,
+        cnps_received: stats.cnps_received,
+        rate_decreases: stats.rate_decreases,
         data_packets: stats.data_packets_sent,
         drops: ep.drops,
         nic_drops: report::nic_drops(&stats),
         impaired: ep.impaired(),
         server_drops,
+        server_retransmitted,
         checksum: ours,
     })
 }

@@ -96,6 +96,8 @@ pub struct IoCounts {
     /// Packets the NIC made that could not be encoded (a field out of its
     /// wire range); none is expected.
     pub unencodable: u64,
+    /// Datagrams marked CE at the receive queue (`PortOptions::ecn_backlog`).
+    pub ce_marked: u64,
     /// Datagrams the socket refused (an error other than a full buffer,
     /// or a buffer that stayed full for a second): lost, as on a wire.
     pub send_errors: u64,
@@ -124,6 +126,13 @@ pub struct PortOptions {
     pub gso: bool,
     pub impair: Option<ImpairSpec>,
     pub pcap: Option<Pcap>,
+    /// ECN at the receive queue (0: off): of the datagrams one turn
+    /// drains from the sockets, those beyond this many found the queue
+    /// that long, and ECN-capable ones are marked CE before the NIC sees
+    /// them, as a switch marks above its queue threshold. The socket's
+    /// queue is where a receiver slower than its sender backs up; with
+    /// DCQCN the marks slow the sender before the queue overflows.
+    pub ecn_backlog: usize,
 }
 
 pub struct Endpoint {
@@ -156,6 +165,7 @@ pub struct Endpoint {
     rx_frame: Vec<u8>,
     /// A receive stopped before the sockets were drained.
     rx_more: bool,
+    ecn_backlog: usize,
     impair: Option<Impair>,
     pcap: Option<Pcap>,
     control_ready: bool,
@@ -182,6 +192,7 @@ impl Endpoint {
             gso,
             impair,
             pcap,
+            ecn_backlog,
         } = port;
         let poll = mio::Poll::new()?;
         let mut socks = socks;
@@ -219,6 +230,7 @@ impl Endpoint {
             rx_meta: vec![RecvMeta::default(); batch],
             rx_frame: vec![0; BTH_AT + MAX_DATAGRAM],
             rx_more: false,
+            ecn_backlog,
             impair: impair
                 .filter(ImpairSpec::is_active)
                 .map(|s| Impair::new(s, 0)),
@@ -421,6 +433,7 @@ impl Endpoint {
         let mut bufs = std::mem::take(&mut self.rx_bufs);
         let mut meta = std::mem::take(&mut self.rx_meta);
         let mut result = Ok(());
+        let mut seen = 0;
         'socks: for si in 0..self.socks.len() {
             for round in 0..8 {
                 let n = {
@@ -440,7 +453,9 @@ impl Endpoint {
                 for (buf, m) in bufs.iter().zip(&meta).take(n) {
                     let stride = m.stride.max(1);
                     for seg in buf[..m.len].chunks(stride) {
-                        self.arrive(now, si, seg, m);
+                        seen += 1;
+                        let mark = self.ecn_backlog > 0 && seen > self.ecn_backlog;
+                        self.arrive(now, si, seg, m, mark);
                     }
                 }
                 if round == 7 {
@@ -453,8 +468,9 @@ impl Endpoint {
         result
     }
 
-    /// A datagram came on socket `si`.
-    fn arrive(&mut self, now: Time, si: usize, bytes: &[u8], m: &RecvMeta) {
+    /// A datagram came on socket `si`; `mark`: it found the receive
+    /// queue beyond the ECN threshold.
+    fn arrive(&mut self, now: Time, si: usize, bytes: &[u8], m: &RecvMeta, mark: bool) {
         self.io.datagrams_received += 1;
         self.io.bytes_received += bytes.len() as u64;
         let SocketAddr::V4(from) = m.addr else {
@@ -465,10 +481,15 @@ impl Endpoint {
             Some(IpAddr::V4(ip)) => ip,
             _ => self.local_ip,
         };
+        let mut tos = m.ecn.map_or(0, |e| e as u8);
+        if mark && tos != 0 {
+            tos = wire::ipv4::ECN_CE;
+            self.io.ce_marked += 1;
+        }
         let d = Datagram {
             from,
             to: SocketAddrV4::new(to_ip, self.socks[si].local.port()),
-            tos: m.ecn.map_or(0, |e| e as u8),
+            tos,
             bytes,
         };
         let Some(mut imp) = self.impair.take() else {

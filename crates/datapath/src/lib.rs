@@ -33,4 +33,4 @@ pub mod socket;
 pub use client::{run, RunOptions};
 pub use report::Report;
 pub use server::{ServeOptions, Server};
-pub use session::{Job, TransportName, VerbName};
+pub use session::{CcName, Job, TransportName, VerbName};

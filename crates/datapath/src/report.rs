@@ -20,13 +20,18 @@ pub struct Report {
     pub io: IoCounts,
     pub retransmitted: u64,
     pub timeouts: u64,
+    /// Congestion notifications received and the rate cuts they made.
+    pub cnps_received: u64,
+    pub rate_decreases: u64,
     pub data_packets: u64,
     /// Dropped at the client: before the NIC, then by the NIC.
     pub drops: Drops,
     pub nic_drops: Vec<(String, u64)>,
     pub impaired: ImpairCounts,
-    /// What the server reported it dropped.
+    /// What the server reported it dropped, and the data packets it
+    /// sent again (READ responses).
     pub server_drops: Vec<(String, u64)>,
+    pub server_retransmitted: u64,
     pub checksum: u32,
 }
 
@@ -72,10 +77,11 @@ impl Report {
         );
         let _ = writeln!(
             s,
-            "  retransmitted {} of {} data packets, {} timeouts; impairment dropped {}, duplicated {}, reordered {}",
+            "  retransmitted {} of {} data packets, {} timeouts, {} CE-marked at the receive queue; impairment dropped {}, duplicated {}, reordered {}",
             self.retransmitted,
             self.data_packets,
             self.timeouts,
+            self.io.ce_marked,
             self.impaired.dropped,
             self.impaired.duplicated,
             self.impaired.reordered
@@ -96,8 +102,9 @@ impl Report {
         s.push_str(&histogram(&self.latencies_ns));
         let _ = writeln!(
             s,
-            "net transport={} verb={} qps={} mtu={} bytes={} seconds={:.6} goodput_gbps={:.3} pps={:.0} retransmitted={} timeouts={} p50_us={:.1} p99_us={:.1}",
+            "net transport={} cc={} verb={} qps={} mtu={} bytes={} seconds={:.6} goodput_gbps={:.3} pps={:.0} retransmitted={} timeouts={} p50_us={:.1} p99_us={:.1}",
             j.transport.name(),
+            j.cc.name(),
             j.verb.name(),
             j.qps,
             j.mtu,

@@ -33,6 +33,8 @@ pub struct ServeOptions {
     pub rate_gbps: f64,
     /// UDP GSO (see `endpoint::PortOptions`).
     pub gso: bool,
+    /// ECN marking at the receive queue (see `endpoint::PortOptions`).
+    pub ecn_backlog: usize,
     /// The largest region a client may ask for.
     pub max_bytes: u64,
     /// Serve one session, then exit with its result.
@@ -170,6 +172,7 @@ impl Server {
             gso: self.opts.gso,
             impair: self.opts.impair,
             pcap,
+            ecn_backlog: self.opts.ecn_backlog,
         };
         let mut ep = Endpoint::new(nic, mem, vec![sock], *local.ip(), port)
             .map_err(|e| format!("the server's event loop: {e}"))?;
@@ -241,6 +244,7 @@ impl Server {
         ctl.send(&Msg::Outcome {
             checksum,
             drops: drops.clone(),
+            retransmitted: ep.nic.stats().retransmitted_packets,
         })?;
         let dropped: u64 = drops.iter().map(|(_, n)| n).sum();
         Ok(format!(

@@ -17,8 +17,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use transport::{
-    check_work_request, Engine, InitialPsns, IrnConfig, MpRdmaConfig, Nic, NicConfig, QpConfig,
-    Verb, WorkRequest,
+    check_work_request, CcConfig, DcqcnParams, Engine, InitialPsns, IrnConfig, MpRdmaConfig, Nic,
+    NicConfig, QpConfig, Verb, WorkRequest,
 };
 
 use crate::endpoint::PEER_HOST;
@@ -80,6 +80,27 @@ impl VerbName {
     }
 }
 
+/// The congestion control both ends run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CcName {
+    /// Every QP sends at the port's rate.
+    None,
+    /// DCQCN (the transport's, with its default parameters): the
+    /// receiver's CE marks (`endpoint::PortOptions::ecn_backlog`) come
+    /// back as CNPs and cut the sender's rate.
+    Dcqcn,
+}
+
+impl CcName {
+    pub fn name(self) -> &'static str {
+        match self {
+            CcName::None => "none",
+            CcName::Dcqcn => "dcqcn",
+        }
+    }
+}
+
 /// A transfer: the client moves `bytes` (split evenly over `qps` QPs, in
 /// messages of at most `msg_bytes`) to the server (write, send) or from
 /// it (read).
@@ -87,6 +108,7 @@ impl VerbName {
 pub struct Job {
     pub transport: TransportName,
     pub verb: VerbName,
+    pub cc: CcName,
     pub bytes: u64,
     pub msg_bytes: u64,
     pub qps: u32,
@@ -145,6 +167,9 @@ impl Job {
                 self.paths
             ));
         }
+        if self.cc != CcName::None && self.transport == TransportName::Mprdma {
+            return Err("--cc dcqcn cannot drive mprdma, which keeps its own ECN window".into());
+        }
         if self.paths > 1 && self.transport != TransportName::Mprdma {
             return Err("--paths above 1 needs --transport mprdma (its virtual paths)".into());
         }
@@ -200,6 +225,10 @@ impl Job {
             rto: self.rto_us * engine::time::US,
             line_rate_bps: rate_bps.max(1),
             engine: self.engine(),
+            cc: match self.cc {
+                CcName::None => CcConfig::None,
+                CcName::Dcqcn => CcConfig::Dcqcn(DcqcnParams::default()),
+            },
             ..NicConfig::default()
         };
         Nic::new(cfg).map_err(|e| format!("transport configuration: {e}"))
@@ -264,10 +293,12 @@ pub enum Msg {
     },
     /// Client: every message completed.
     Done,
-    /// Server: the checksum of its region, and what it dropped.
+    /// Server: the checksum of its region, what it dropped, and the
+    /// data packets it sent again (READ responses).
     Outcome {
         checksum: u32,
         drops: Vec<(String, u64)>,
+        retransmitted: u64,
     },
     /// Either end: the session is over, and why.
     Error { message: String },
@@ -363,6 +394,7 @@ mod tests {
         Job {
             transport: TransportName::Irn,
             verb: VerbName::Write,
+            cc: CcName::None,
             bytes: 10_000,
             msg_bytes: 3000,
             qps: 3,
@@ -406,6 +438,13 @@ mod tests {
                 "--transport mprdma with --verb read",
             ),
             (Box::new(|j| j.msg_bytes = 1), "messages: at most"),
+            (
+                Box::new(|j| {
+                    j.transport = TransportName::Mprdma;
+                    j.cc = CcName::Dcqcn
+                }),
+                "--cc dcqcn cannot drive mprdma",
+            ),
         ];
         for (f, says) in cases {
             let mut j = job();

@@ -21,7 +21,7 @@ use transport::{Packet, PacketKind, Verb};
 
 #[test]
 fn a_transfer_survives_a_spray_of_garbage() {
-    let (addr, server) = common::serve_once(None);
+    let (addr, server) = common::serve_once(None, 64);
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let sprayer = {
         let stop = stop.clone();
@@ -79,6 +79,7 @@ fn forged_packets_are_counted_by_reason_and_stay_inside_the_region() {
     let job = Job {
         transport: TransportName::Roce,
         verb: VerbName::Write,
+        cc: datapath::CcName::None,
         bytes: 4096,
         msg_bytes: 4096,
         qps: 1,
@@ -99,6 +100,7 @@ fn forged_packets_are_counted_by_reason_and_stay_inside_the_region() {
         gso: true,
         impair: None,
         pcap: None,
+        ecn_backlog: 0,
     };
     let mut ep = Endpoint::new(nic, mem, vec![sock], *local.ip(), port).unwrap();
     let attacker = UdpSocket::bind("127.0.0.1:0").unwrap();

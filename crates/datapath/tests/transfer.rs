@@ -1,7 +1,8 @@
 //! Real bytes between two endpoints over loopback: every transport and
 //! verb it carries moves a few MB, verified by checksum (`run` fails on
 //! a mismatch), clean and with 1% loss and 1% reordering injected at
-//! both ends, which the transports must recover from.
+//! both ends, which the transports must recover from; and DCQCN slows
+//! down on the CE marks of a receiver whose queue is past its threshold.
 
 mod common;
 
@@ -11,7 +12,7 @@ use datapath::{TransportName, VerbName};
 fn transfer(transport: TransportName, verb: VerbName, impaired: bool) -> datapath::Report {
     let spec = impaired
         .then(|| ImpairSpec::parse("loss=0.01,reorder=0.01,reorder_us=100,seed=3").unwrap());
-    let (addr, server) = common::serve_once(spec);
+    let (addr, server) = common::serve_once(spec, 64);
     let mut o = common::options(addr, transport, verb, 4 << 20);
     o.impair = spec.map(|s| ImpairSpec { seed: 4, ..s });
     let report = datapath::run(&o).unwrap_or_else(|e| panic!("{transport:?} {verb:?}: {e}"));
@@ -61,5 +62,24 @@ fn every_transport_recovers_from_loss_and_reordering() {
             r.retransmitted > 0,
             "{t:?} {v:?}: loss recovered without retransmitting?"
         );
+    }
+}
+
+#[test]
+fn dcqcn_cuts_its_rate_on_the_receivers_marks() {
+    for (backlog, marked) in [(1, true), (0, false)] {
+        let (addr, server) = common::serve_once(None, backlog);
+        let mut o = common::options(addr, TransportName::Irn, VerbName::Write, 8 << 20);
+        o.job.cc = datapath::CcName::Dcqcn;
+        o.rate_gbps = 40.0;
+        let r = datapath::run(&o).unwrap();
+        server.join().unwrap().unwrap();
+        assert_eq!(
+            r.cnps_received > 0,
+            marked,
+            "backlog {backlog}: {} CNPs",
+            r.cnps_received
+        );
+        assert_eq!(r.rate_decreases > 0, marked, "backlog {backlog}");
     }
 }

@@ -1,4 +1,5 @@
 //! A server on loopback in a thread, and the options of a small job.
+#![allow(dead_code)] // each test file uses part of it
 
 use std::net::SocketAddr;
 use std::thread::JoinHandle;
@@ -8,11 +9,15 @@ use datapath::{Job, RunOptions, ServeOptions, Server, TransportName, VerbName};
 
 /// A server for one session on an ephemeral loopback port: its address,
 /// and the thread serving it (its result: the session's).
-pub fn serve_once(impair: Option<ImpairSpec>) -> (SocketAddr, JoinHandle<Result<(), String>>) {
+pub fn serve_once(
+    impair: Option<ImpairSpec>,
+    ecn_backlog: usize,
+) -> (SocketAddr, JoinHandle<Result<(), String>>) {
     let mut server = Server::bind(&ServeOptions {
         bind: "127.0.0.1:0".parse().unwrap(),
         rate_gbps: 10.0,
         gso: true,
+        ecn_backlog,
         max_bytes: 1 << 30,
         once: true,
         impair,
@@ -29,6 +34,7 @@ pub fn options(to: SocketAddr, transport: TransportName, verb: VerbName, bytes: 
         job: Job {
             transport,
             verb,
+            cc: datapath::CcName::None,
             bytes,
             msg_bytes: 256 * 1024,
             qps: 2,
@@ -43,6 +49,7 @@ pub fn options(to: SocketAddr, transport: TransportName, verb: VerbName, bytes: 
         },
         rate_gbps: 10.0,
         gso: true,
+        ecn_backlog: 64,
         depth: 4,
         impair: None,
         pcap: None,
