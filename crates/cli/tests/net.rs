@@ -194,3 +194,48 @@ fn a_vanished_server_ends_the_run_with_an_error() {
     server.kill().ok();
     server.wait().unwrap();
 }
+
+#[test]
+fn a_transfer_completes_while_another_process_sprays_garbage() {
+    let (mut server, addr) = serve(&["--once"]);
+    let (host, port) = addr.split_once(':').unwrap();
+    let spray = format!(
+        "import os, socket, time\n\
+         s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n\
+         end = time.time() + 20\n\
+         n = 0\n\
+         while time.time() < end:\n    \
+             s.sendto(os.urandom(1 + n % 1500), ('{host}', {port}))\n    \
+             n += 1\n"
+    );
+    let mut sprayer = Command::new("python3")
+        .args(["-c", &spray])
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    let o = rdmalab(&[
+        "net",
+        "run",
+        "--to",
+        &addr,
+        "--verb",
+        "write",
+        "--bytes",
+        "64Mi",
+        "--transport",
+        "irn",
+        "--rate-gbps",
+        "5",
+    ]);
+    sprayer.kill().ok();
+    sprayer.wait().unwrap();
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(o.status.success(), "{}{}", out, stderr(&o));
+    assert!(out.contains("verified"), "{out}");
+    let at_server = out
+        .lines()
+        .find(|l| l.contains("dropped at the server"))
+        .unwrap();
+    assert!(at_server.contains("unknown_peer"), "{at_server}");
+    assert!(server.wait().unwrap().success());
+}
