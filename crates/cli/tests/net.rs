@@ -12,6 +12,15 @@ fn rdmalab(args: &[&str]) -> Output {
         .unwrap()
 }
 
+/// `net run --to TO --verb VERB --bytes BYTES --transport TRANSPORT`
+/// and `extra`.
+fn net_run(to: &str, verb: &str, bytes: &str, transport: &str, extra: &[&str]) -> Output {
+    let mut args = vec!["net", "run", "--to", to, "--verb", verb, "--bytes", bytes];
+    args.extend_from_slice(&["--transport", transport]);
+    args.extend_from_slice(extra);
+    rdmalab(&args)
+}
+
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
@@ -39,67 +48,26 @@ fn serve(extra: &[&str]) -> (Child, String) {
 
 #[test]
 fn bad_input_is_named() {
-    let run = |extra: &[&str]| {
-        let mut args = vec![
-            "net",
-            "run",
-            "--verb",
-            "write",
-            "--bytes",
-            "1M",
-            "--transport",
-            "irn",
-        ];
-        args.extend_from_slice(extra);
-        rdmalab(&args)
-    };
+    let run = |to: &str, extra: &[&str]| net_run(to, "write", "1M", "irn", extra);
     let cases: Vec<(Output, &str)> = vec![
-        (run(&["--to", "nowhere"]), "invalid socket address"),
-        (run(&["--to", "[::1]:4791"]), "only IPv4"),
+        (run("nowhere", &[]), "invalid socket address"),
+        (run("[::1]:4791", &[]), "only IPv4"),
+        (run("127.0.0.1:9", &["--mtu", "70000"]), "--mtu must be in"),
         (
-            run(&["--to", "127.0.0.1:9", "--mtu", "70000"]),
-            "--mtu must be in",
-        ),
-        (
-            rdmalab(&[
-                "net",
-                "run",
-                "--to",
-                "127.0.0.1:9",
-                "--verb",
-                "write",
-                "--bytes",
-                "12Q",
-                "--transport",
-                "irn",
-            ]),
+            net_run("127.0.0.1:9", "write", "12Q", "irn", &[]),
             "unknown unit",
         ),
         (
-            run(&["--to", "127.0.0.1:9", "--impair", "loss=3"]),
+            run("127.0.0.1:9", &["--impair", "loss=3"]),
             "loss: must be in",
         ),
+        (run("127.0.0.1:9", &["--rate-gbps", "0"]), "--rate-gbps"),
         (
-            run(&["--to", "127.0.0.1:9", "--rate-gbps", "0"]),
-            "--rate-gbps",
-        ),
-        (
-            rdmalab(&[
-                "net",
-                "run",
-                "--to",
-                "127.0.0.1:9",
-                "--verb",
-                "read",
-                "--bytes",
-                "1M",
-                "--transport",
-                "mprdma",
-            ]),
+            net_run("127.0.0.1:9", "read", "1M", "mprdma", &[]),
             "--transport mprdma with --verb read",
         ),
         (
-            run(&["--to", "127.0.0.1:9"]),
+            run("127.0.0.1:9", &[]),
             "cannot reach the server's control port",
         ),
     ];
@@ -123,18 +91,7 @@ fn a_port_in_use_is_named() {
 #[test]
 fn a_server_refuses_a_job_above_its_limit() {
     let (mut server, addr) = serve(&["--once", "--max-bytes", "1Mi"]);
-    let o = rdmalab(&[
-        "net",
-        "run",
-        "--to",
-        &addr,
-        "--verb",
-        "write",
-        "--bytes",
-        "2Mi",
-        "--transport",
-        "roce",
-    ]);
+    let o = net_run(&addr, "write", "2Mi", "roce", &[]);
     assert!(!o.status.success());
     assert!(
         stderr(&o).contains("the server refused the job: --bytes must be in 1..=1048576"),
@@ -174,20 +131,7 @@ fn a_vanished_server_ends_the_run_with_an_error() {
     // timeouts run out.
     let (mut server, addr) = serve(&["--once", "--impair", "loss=1"]);
     let t = Instant::now();
-    let o = rdmalab(&[
-        "net",
-        "run",
-        "--to",
-        &addr,
-        "--verb",
-        "write",
-        "--bytes",
-        "1Mi",
-        "--transport",
-        "roce",
-        "--peer-timeout-ms",
-        "300",
-    ]);
+    let o = net_run(&addr, "write", "1Mi", "roce", &["--peer-timeout-ms", "300"]);
     assert!(!o.status.success());
     assert!(t.elapsed() < Duration::from_secs(20));
     assert!(stderr(&o).contains("went silent"), "{}", stderr(&o));
@@ -213,20 +157,7 @@ fn a_transfer_completes_while_another_process_sprays_garbage() {
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_millis(200));
-    let o = rdmalab(&[
-        "net",
-        "run",
-        "--to",
-        &addr,
-        "--verb",
-        "write",
-        "--bytes",
-        "64Mi",
-        "--transport",
-        "irn",
-        "--rate-gbps",
-        "5",
-    ]);
+    let o = net_run(&addr, "write", "64Mi", "irn", &["--rate-gbps", "5"]);
     sprayer.kill().ok();
     sprayer.wait().unwrap();
     let out = String::from_utf8_lossy(&o.stdout).into_owned();

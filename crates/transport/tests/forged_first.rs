@@ -5,41 +5,12 @@
 //! denial of service by one datagram), under every engine that places by
 //! address.
 
+mod common;
+
+use common::chaos::{Mem, BASE};
 use transport::{
-    Engine, InitialPsns, IrnConfig, Memory, Nic, NicConfig, Packet, PacketKind, QpConfig, Verb,
+    Engine, InitialPsns, IrnConfig, Nic, NicConfig, Packet, PacketKind, QpConfig, Verb,
 };
-
-struct Buf {
-    base: u64,
-    bytes: Vec<u8>,
-}
-
-impl Memory for Buf {
-    fn read(&mut self, addr: u64, buf: &mut [u8]) -> bool {
-        let Some(o) = addr.checked_sub(self.base).map(|o| o as usize) else {
-            return false;
-        };
-        match self.bytes.get(o..o + buf.len()) {
-            Some(s) => {
-                buf.copy_from_slice(s);
-                true
-            }
-            None => false,
-        }
-    }
-    fn write(&mut self, addr: u64, data: &[u8]) -> bool {
-        let Some(o) = addr.checked_sub(self.base).map(|o| o as usize) else {
-            return false;
-        };
-        match self.bytes.get_mut(o..o + data.len()) {
-            Some(s) => {
-                s.copy_from_slice(data);
-                true
-            }
-            None => false,
-        }
-    }
-}
 
 fn first_write(addr: u64, len: u32, last: bool) -> Packet {
     Packet {
@@ -82,14 +53,11 @@ fn a_forged_first_packet_does_not_block_the_real_one() {
             rq_psn: 50,
         };
         nic.create_qp_with_psns(cfg, psns).unwrap();
-        let mut mem = Buf {
-            base: 1000,
-            bytes: vec![0; 128],
-        };
+        let mut mem = Mem::new(vec![0; 128]);
         let forged = first_write(1_000_000, 64, false);
         nic.on_packet_with(0, &forged, &[7; 64], &mut mem);
         assert_eq!(nic.stats().access_errors, 1, "{engine:?}");
-        let real = first_write(1000, 64, true);
+        let real = first_write(BASE, 64, true);
         nic.on_packet_with(1, &real, &[9; 64], &mut mem);
         assert_eq!(nic.stats().malformed_dropped, 0, "{engine:?}");
         assert!(
