@@ -218,8 +218,9 @@ pub struct WorkRequest {
     /// WRITE, SEND: where the data comes from; READ, atomics: where the
     /// data or the original value goes.
     pub local_addr: u64,
-    /// WRITE with immediate: the immediate; fetch-and-add: the addend;
-    /// compare-and-swap: the swap value.
+    /// WRITE with immediate, SEND (with immediate, when not 0): the
+    /// immediate; fetch-and-add: the addend; compare-and-swap: the swap
+    /// value.
     pub imm: u64,
     /// Compare-and-swap: the compare value.
     pub compare: u64,
@@ -295,7 +296,8 @@ pub struct Completion {
     pub len: u64,
     pub side: CompletionSide,
     pub at: Time,
-    /// Responder completion of a WRITE with immediate: the immediate.
+    /// Responder completion of a WRITE with immediate or a SEND: the
+    /// immediate (0 for a SEND posted without one).
     pub imm: u64,
 }
 
