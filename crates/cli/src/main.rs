@@ -1,9 +1,10 @@
 //! The `rdmalab` command line: `run` a scenario (or the built-in example)
 //! and print a readable summary, optionally writing CSV/JSON outputs;
 //! `sweep` and `bench` for many runs; `net` for the real datapath
-//! (`net.rs`).
+//! (`net.rs`); `visor` for RDMAvisor (`visor.rs`).
 
 mod net;
+mod visor;
 
 use clap::{Parser, Subcommand};
 use experiment::report;
@@ -87,6 +88,11 @@ enum Cmd {
         #[command(subcommand)]
         cmd: net::NetCmd,
     },
+    /// RDMAvisor, RDMA as a service (docs/visor.md).
+    Visor {
+        #[command(subcommand)]
+        cmd: visor::VisorCmd,
+    },
 }
 
 fn main() -> ExitCode {
@@ -128,6 +134,7 @@ fn main() -> ExitCode {
             out.as_deref(),
         ),
         Cmd::Net { cmd } => net::main(cmd),
+        Cmd::Visor { cmd } => visor::main(cmd),
     };
     match result {
         Ok(()) if STDOUT_CLOSED.load(Relaxed) => ExitCode::from(SIGPIPE_STATUS),

@@ -37,8 +37,9 @@ struct Args {
     /// The largest message, and the size of each registered buffer slot.
     #[arg(long, default_value_t = 65536)]
     slot_bytes: usize,
-    /// Buffer slots in the registered region (sends and posted receives).
-    #[arg(long, default_value_t = 4096)]
+    /// Buffer slots in the registered region (sends and posted receives;
+    /// the region, slots x slot bytes, is most of the daemon's memory).
+    #[arg(long, default_value_t = 1024)]
     slots: usize,
     /// Receives posted on each shared QP.
     #[arg(long, default_value_t = 128)]
