@@ -8,6 +8,12 @@
 //! queued per fd while the library waits for a reply, so a call never
 //! loses one.
 //!
+//! Sends are pipelined: `send` returns once its request is written, with
+//! up to [`SEND_WINDOW`] replies outstanding (the daemon answers in
+//! order); a send the daemon refused is reported by the next call. Every
+//! other call first collects the outstanding replies. Without the window
+//! each message cost a round trip through the daemon's socket.
+//!
 //! Uses `proto`.
 
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -47,6 +53,9 @@ pub enum Event {
     },
 }
 
+/// Sends whose replies may be outstanding.
+pub const SEND_WINDOW: usize = 64;
+
 /// A session with the local daemon.
 pub struct Visor {
     stream: UnixStream,
@@ -56,6 +65,9 @@ pub struct Visor {
     closed: HashSet<u32>,
     /// Connections that arrived, by listener, not yet accepted.
     incoming: HashMap<u32, VecDeque<u32>>,
+    /// Send replies not yet read, and the first refusal among those read.
+    outstanding: usize,
+    refused: Option<Error>,
 }
 
 impl Visor {
@@ -73,6 +85,8 @@ impl Visor {
             events: VecDeque::new(),
             closed: HashSet::new(),
             incoming: HashMap::new(),
+            outstanding: 0,
+            refused: None,
         })
     }
 
@@ -102,15 +116,56 @@ impl Visor {
         }
     }
 
-    /// Sends one message on `fd`; returns its length once the daemon has
-    /// it (copied into a registered buffer and posted).
+    /// Sends one message on `fd`; returns its length once the request is
+    /// written to the daemon (pipelined: a refusal comes back from a later
+    /// call, as a socket's asynchronous error does).
     pub fn send(&mut self, fd: u32, buf: &[u8], flags: Flags) -> Result<usize, Error> {
-        let v = self.call(Request::Send {
+        self.take_refusal()?;
+        while self.outstanding >= SEND_WINDOW {
+            self.collect_one()?;
+            self.take_refusal()?;
+        }
+        let mut b = Vec::with_capacity(buf.len() + 16);
+        Request::Send {
             fd,
             flags,
             data: buf.to_vec(),
-        })?;
-        Ok(v as usize)
+        }
+        .encode(&mut b);
+        self.stream.write_all(&b).map_err(|e| self.gone(e))?;
+        self.outstanding += 1;
+        Ok(buf.len())
+    }
+
+    /// Reads until every pipelined send is answered; its first refusal.
+    pub fn flush(&mut self) -> Result<(), Error> {
+        while self.outstanding > 0 {
+            self.collect_one()?;
+        }
+        self.take_refusal()
+    }
+
+    fn take_refusal(&mut self) -> Result<(), Error> {
+        match self.refused.take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// Reads frames until one send's reply.
+    fn collect_one(&mut self) -> Result<(), Error> {
+        loop {
+            match self.read_frame()? {
+                Reply::Ok { .. } => break,
+                Reply::Err { message } => {
+                    self.refused.get_or_insert(Error(message));
+                    break;
+                }
+                other => self.queue(other),
+            }
+        }
+        self.outstanding -= 1;
+        Ok(())
     }
 
     /// The next message on `fd` into `buf`: its length, or 0 once the peer
@@ -182,8 +237,10 @@ impl Visor {
         }
     }
 
-    /// Sends a request and waits for its reply.
+    /// Sends a request and waits for its reply (after the pipelined
+    /// sends' replies).
     fn call(&mut self, req: Request) -> Result<u64, Error> {
+        self.flush()?;
         let mut b = Vec::new();
         req.encode(&mut b);
         self.stream.write_all(&b).map_err(|e| self.gone(e))?;
@@ -199,6 +256,9 @@ impl Visor {
     /// Reads one pushed event into the queues (an unexpected reply is the
     /// daemon's error).
     fn read_one(&mut self) -> Result<(), Error> {
+        if self.outstanding > 0 {
+            return self.collect_one();
+        }
         match self.read_frame()? {
             Reply::Ok { .. } => Err(Error("the daemon sent a reply to no request".into())),
             Reply::Err { message } => Err(Error(message)),

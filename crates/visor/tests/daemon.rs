@@ -217,13 +217,16 @@ fn one_session_cannot_use_another_sessions_connection() {
     let mut first = Visor::open(&a.control).unwrap();
     let fd = first.connect("127.0.0.2:92").unwrap();
     let mut second = Visor::open(&a.control).unwrap();
-    let e = second.send(fd, b"stolen", Flags::Auto).unwrap_err();
+    // Pipelined: the refusal comes back from the flush.
+    second.send(fd, b"stolen", Flags::Auto).unwrap();
+    let e = second.flush().unwrap_err();
     assert!(
         e.0.contains(&format!("no connection fd {fd} in this session")),
         "{e}"
     );
     assert!(second.close(fd).is_err());
     assert_eq!(first.send(fd, b"mine", Flags::Auto).unwrap(), 4);
+    first.flush().unwrap();
 }
 
 #[test]
