@@ -140,6 +140,10 @@ pub struct SummaryJson {
     /// A bitmap ordering layer's agents and NIC memory (absent without).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ordering: Option<crate::nic_memory::OrderingSummary>,
+    /// The NICs' QP-context caches (absent without `[nic]
+    /// qp_cache_entries`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub qp_cache: Option<crate::nic_memory::QpCacheSummary>,
     /// What a load balancer acting at ToRs (ConWeave) did (absent for the
     /// others; see `crate::lb_summary`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -476,6 +480,7 @@ pub fn summary(o: &Outcome, scenario: &str, seed: u64) -> SummaryJson {
         nic_state: crate::nic_memory::nic_state(net),
         reordering: crate::reorder::summary(net),
         ordering: crate::nic_memory::ordering(net),
+        qp_cache: crate::nic_memory::qp_cache(net),
         load_balancer: crate::lb_summary::summary(net),
         ecn_ports: ecn_ports(net, o.end_time),
         flows_hit_by_failures: hit.map(|h| h.len()),

@@ -18,6 +18,18 @@ pub struct EcnSetting {
     pub pmax: f64,
 }
 
+/// Which QPs the hosts' flows use.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum QpSharing {
+    /// One QP pair per flow (what applications do with verbs).
+    #[default]
+    PerFlow,
+    /// One QP pair per pair of hosts (and engine), shared by every flow
+    /// between them: RDMAvisor's multiplexing. Their messages go in the
+    /// QP's order.
+    PerPeer,
+}
+
 #[derive(Clone, Debug)]
 pub struct FabricConfig {
     pub seed: u64,
@@ -36,6 +48,7 @@ pub struct FabricConfig {
     /// What a lossy switch does with a packet its full queue refuses.
     pub deflection: Deflection,
     pub nic: NicConfig,
+    pub qp_sharing: QpSharing,
     pub pfc_frame_bytes: u32,
     /// Recompute shortest paths when a link fails or returns (a routing
     /// protocol that converges at once). Without it, packets hashed onto a
@@ -67,6 +80,7 @@ impl Default for FabricConfig {
             scheduling: Scheduling::Fifo,
             deflection: Deflection::None,
             nic: NicConfig::default(),
+            qp_sharing: QpSharing::PerFlow,
             pfc_frame_bytes: 64,
             reroute_on_failure: true,
         }

@@ -17,7 +17,7 @@ pub mod observe;
 pub mod switch;
 pub mod topo;
 
-pub use config::{EcnSetting, FabricConfig};
+pub use config::{EcnSetting, FabricConfig, QpSharing};
 
 /// The largest frame (payload and headers) the fabric carries, in bytes.
 pub const MAX_FRAME_BYTES: u32 = net::arena::Hdr::MAX_WIRE;

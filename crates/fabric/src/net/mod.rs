@@ -239,6 +239,7 @@ impl Network {
                         nic,
                         wakeups: Wakeups::default(),
                         qp_flow: Vec::new(),
+                        shared: Default::default(),
                     });
                 }
                 NodeRole::Switch(_) => {
