@@ -1,9 +1,11 @@
 //! Fabric configuration: switch buffer and PFC, ECN marking per link speed,
-//! the load balancer, the egress scheduling, deflection, the NIC template every host starts from, and failure
+//! the load balancer, the egress scheduling, deflection, the switch model and RCM, the NIC template every host starts from, and failure
 //! handling. Plain data: touches nothing.
 
 use crate::switch::lb::LoadBalancer;
 use crate::switch::mmu::MmuConfig;
+use crate::switch::rcm::RcmParams;
+use crate::switch::voq::SwitchModel;
 use crate::switch::{Deflection, Scheduling};
 use transport::NicConfig;
 
@@ -35,6 +37,10 @@ pub struct FabricConfig {
     pub scheduling: Scheduling,
     /// What a lossy switch does with a packet its full queue refuses.
     pub deflection: Deflection,
+    /// The switch architecture of the data class (`switch/voq/`).
+    pub model: SwitchModel,
+    /// RCM (`switch/rcm/`; needs the VOQ model), off when None.
+    pub rcm: Option<RcmParams>,
     pub nic: NicConfig,
     pub pfc_frame_bytes: u32,
     /// Recompute shortest paths when a link fails or returns (a routing
@@ -66,6 +72,8 @@ impl Default for FabricConfig {
             load_balancer: LoadBalancer::Ecmp,
             scheduling: Scheduling::Fifo,
             deflection: Deflection::None,
+            model: SwitchModel::SharedBuffer,
+            rcm: None,
             nic: NicConfig::default(),
             pfc_frame_bytes: 64,
             reroute_on_failure: true,

@@ -1,6 +1,6 @@
 //! What crosses a link: a packet's header, or a control frame. Control
-//! frames today are PFC's PAUSE and RESUME; another kind (RCM's congestion
-//! notifications, say) is one more variant here, sized in
+//! frames are PFC's PAUSE and RESUME and RCM's congestion notifications;
+//! another kind is one more variant here, sized in
 //! [`Frame::wire_bytes`] and handled where `link/arrive.rs` dispatches on
 //! the kind. A frame with its arrival time is 24 bytes on a wire: the
 //! control variants live in the values a header's class cannot take (a
@@ -8,7 +8,7 @@
 
 use crate::net::arena::Hdr;
 
-/// What crosses a link: a packet, or a PFC frame.
+/// What crosses a link: a packet, a PFC frame or an RCM notification.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Frame {
     Packet(Hdr),
@@ -16,6 +16,12 @@ pub enum Frame {
     Pfc {
         class: u8,
         pause: bool,
+    },
+    /// An RCM congestion notification (`switch/rcm/`): its content waits
+    /// in RCM's slot `note`; `bytes` on the wire.
+    Rcm {
+        note: u32,
+        bytes: u16,
     },
 }
 
@@ -36,6 +42,7 @@ impl Frame {
         match *self {
             Frame::Packet(hdr) => hdr.wire(),
             Frame::Pfc { .. } => pfc_bytes,
+            Frame::Rcm { bytes, .. } => bytes as u32,
         }
     }
 }

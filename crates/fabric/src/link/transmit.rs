@@ -1,6 +1,7 @@
-//! Sending on a port: `kick` starts the next frame of an idle port (a PFC
-//! frame first, then a switch's queued packet through the egress pipeline,
-//! from its rings or SRPT's queues (`switch/srpt/`), or a host's NIC
+//! Sending on a port: `kick` starts the next frame of an idle port (a
+//! control frame, PFC or RCM, first, then a switch's queued packet through the egress pipeline,
+//! from its rings, SRPT's queues (`switch/srpt/`) or the VOQ model's
+//! (`switch/voq/`), or a host's NIC
 //! through its driver), `transmit` serialises a frame and
 //! puts it on the wire or loses it (link down; random loss and reordering
 //! in `impair.rs`), `send_pfc`
@@ -25,16 +26,21 @@ impl Network {
             }
             return;
         }
-        if let Some((class, pause)) = port.pfc_out.pop_front() {
-            self.transmit(now, p, Frame::Pfc { class, pause });
+        if let Some(frame) = port.pfc_out.pop_front() {
+            self.transmit(now, p, frame);
             return;
         }
         match port.owner {
             End::Switch(s, _) => {
                 let Some(hdr) = port.pop_eligible() else {
-                    // Under SRPT its class waits outside the rings.
-                    if self.srpt.class != CLASSES {
-                        self.kick_srpt(now, p, s);
+                    // Under SRPT or the VOQ model its class waits
+                    // outside the rings.
+                    if self.held_class != CLASSES {
+                        if self.voq.on {
+                            self.kick_voq(now, p);
+                        } else {
+                            self.kick_srpt(now, p, s);
+                        }
                     }
                     return;
                 };
@@ -107,7 +113,7 @@ impl Network {
     pub(crate) fn send_pfc(&mut self, now: Time, p: u32, class: u8, pause: bool) {
         debug_assert!(!self.calm, "a calm switch sends no PAUSE or RESUME");
         let port = &mut self.ports[p as usize];
-        port.pfc_out.push_back((class, pause));
+        port.pfc_out.push_back(Frame::Pfc { class, pause });
         if pause {
             port.pause_sent += 1;
             self.counters.pause_frames += 1;
