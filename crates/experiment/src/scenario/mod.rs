@@ -8,6 +8,7 @@
 pub mod check;
 pub mod faults;
 pub mod output;
+pub mod rcm;
 pub mod routing;
 pub mod switch;
 pub mod topology;

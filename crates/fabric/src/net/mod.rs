@@ -371,7 +371,6 @@ impl Network {
             resume_offset: cfg.mmu.resume_offset,
             pfc: cfg.mmu.pfc,
             rr: vec![0; n],
-            timer_at: vec![0; n],
         };
         for (i, p) in ports.iter().enumerate() {
             let End::Switch(s, _) = p.owner else {

@@ -204,7 +204,6 @@ impl Network {
             Ev::Arrive(p) => self.arrive::<HOOKS>(now, p),
             Ev::NicWake(h) => self.nic_wake(now, h),
             Ev::Timer(h) => self.nic_timer(now, h),
-            Ev::SwitchTimer(p) if HOOKS && self.voq.on => self.voq_timer(now, p),
             Ev::SwitchTimer(p) => self.switch_timer(now, p),
             Ev::Late(p) => self.arrive_late::<HOOKS>(now, p),
         }

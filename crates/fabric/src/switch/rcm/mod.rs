@@ -137,6 +137,8 @@ pub struct PortCong {
     /// current window's start and bytes, and its harmful bytes.
     pub controlling: bool,
     pub wc: u64,
+    /// The last window cut (at most one per window span).
+    pub last_cut: Option<Time>,
     pub win_start: Time,
     pub win_sent: u64,
     pub win_c_sent: u64,

@@ -31,8 +31,9 @@ impl Network {
     ) {
         let wire = hdr.wire() as i64;
         self.rcm.cam_sample(o, flow_id(&hdr));
-        // The output's queue: its OQ and every VOQ toward it.
-        let q_out = self.ports[o as usize].queues[self.voq.class].bytes;
+        // The output's queue: its OQ (not the VOQs toward it, where RCC
+        // itself holds the harmful flows).
+        let q_out = self.voq.oq_bytes[o as usize];
         let d = &mut self.rcm.ports[o as usize].out;
         d.left -= wire;
         if d.left <= 0 {
@@ -45,8 +46,7 @@ impl Network {
             d.congested = fb > 0;
             d.left = next;
             if fb > 0 {
-                let min = self.max_frame();
-                self.rcm.cut(o, fb, min);
+                self.rcc_cut(now, o, fb);
             }
         }
         let q_in = self.voq.in_bytes[in_port as usize];
@@ -63,6 +63,19 @@ impl Network {
             d.left = next;
             self.notify(now, s, in_port, in_local);
         }
+    }
+
+    /// RCC: a congestion signal of degree `fb` at output `o` cuts its
+    /// window, at most once per window span (W at the port's rate).
+    fn rcc_cut(&mut self, now: Time, o: u32, fb: u32) {
+        let span = self.ports[o as usize].tx_time(self.rcm.p.window as u32);
+        let last = &mut self.rcm.ports[o as usize].last_cut;
+        if last.is_some_and(|t| now < t + span) {
+            return;
+        }
+        *last = Some(now);
+        let min = self.max_frame();
+        self.rcm.cut(o, fb, min);
     }
 
     /// The largest data frame (RCC's least window).
@@ -166,8 +179,7 @@ impl Network {
             pc.remote_until = now + timeout;
             self.rcm.ever_harmful.extend(note.ids.iter().copied());
             self.rcm.ports[rx as usize].remote_ids = note.ids;
-            let min = self.max_frame();
-            self.rcm.cut(rx, note.fb, min);
+            self.rcc_cut(now, rx, note.fb);
         }
         // The crossbar may move what the window held.
         if self.voq.on {
@@ -176,13 +188,15 @@ impl Network {
     }
 
     /// RCC at output `o`'s crossbar: whether the VOQ head `hdr` may move
-    /// into the output queue now. Starts a new window when the last one
-    /// has sent W bytes or lasted W at the port's rate, and ends control
-    /// when the output is congested neither locally nor remotely.
+    /// into the output queue ahead of the others. Starts a new window once
+    /// the last one has moved W bytes, and ends control when the output is
+    /// congested neither locally nor remotely. A harmful flow's packet
+    /// waits once the harmful flows have moved Wc in the window; the
+    /// crossbar still moves it when no other flow's packet is waiting
+    /// (RCC raises the other flows' priority; it never idles the port).
     #[inline]
     pub(crate) fn rcc_admits(&mut self, now: Time, o: u32, hdr: &Hdr) -> bool {
         let window = self.rcm.p.window;
-        let span = self.ports[o as usize].tx_time(window as u32);
         let pc = &mut self.rcm.ports[o as usize];
         if !pc.controlling {
             return true;
@@ -192,16 +206,16 @@ impl Network {
             pc.wc = window;
             return true;
         }
-        if pc.win_sent >= window || now >= pc.win_start + span {
-            pc.win_start = now;
+        if pc.win_sent >= window {
             pc.win_sent = 0;
             pc.win_c_sent = 0;
         }
-        let id = flow_id(hdr);
-        if !pc.is_harmful(now, id) || pc.win_c_sent + hdr.wire() as u64 <= pc.wc {
-            return true;
-        }
-        // Held back: the harmful flows have sent Wc in this window.
+        pc.win_c_sent + hdr.wire() as u64 <= pc.wc || !pc.is_harmful(now, flow_id(hdr))
+    }
+
+    /// RCC held the harmful packet `hdr` at output `o` while another
+    /// flow's moved: counted once per packet.
+    pub(crate) fn rcc_held(&mut self, now: Time, o: u32, hdr: &Hdr) {
         let slot = hdr.idx as usize;
         if self.rcm.held.len() <= slot {
             self.rcm.held.resize(slot + 1, false);
@@ -209,9 +223,10 @@ impl Network {
         if !self.rcm.held[slot] {
             self.rcm.held[slot] = true;
             self.rcm.stats.window_holds += 1;
+            let id = flow_id(hdr);
+            debug_assert!(self.rcm.ports[o as usize].is_harmful(now, id));
             self.rcm.throttled.insert(id);
         }
-        false
     }
 
     /// RCC's count of a packet moved into output `o`'s queue.
@@ -231,13 +246,6 @@ impl Network {
                 pc.win_c_sent += wire;
             }
         }
-    }
-
-    /// When output `o`'s current window ends (a held harmful flow may
-    /// move then).
-    pub(crate) fn rcc_window_end(&self, o: u32) -> Time {
-        let pc = &self.rcm.ports[o as usize];
-        pc.win_start + self.ports[o as usize].tx_time(self.rcm.p.window as u32)
     }
 
     /// What RCM did (None when off).

@@ -22,7 +22,6 @@ pub(crate) mod pipeline;
 
 use crate::net::arena::Hdr;
 use crate::switch::mmu::CLASSES;
-use engine::Time;
 use std::collections::VecDeque;
 
 /// Which switch architecture the data class sees.
@@ -74,9 +73,6 @@ pub(crate) struct Voq {
     pub pfc: bool,
     /// By output port: the input the round robin asks first.
     pub rr: Vec<u16>,
-    /// By output port: when a crossbar wake-up (RCC's window end) is due,
-    /// 0 if none.
-    pub timer_at: Vec<Time>,
 }
 
 impl Voq {

@@ -5,14 +5,13 @@
 //! crossbar moves VOQ heads into an output queue in round-robin order
 //! over the inputs, under RCC's window when RCM controls the output
 //! (`voq_fill`), a free port sends its output queue's head (`kick_voq`,
-//! from `kick`), a crossbar wake-up runs (`voq_timer`) and a down link's
+//! from `kick`), and a down link's
 //! queues are drained (`drain_voq`). Touches the model's queues, the
 //! ports' queue counts, RCM (through `switch/rcm/`) and the egress
 //! pipeline's marking and sending.
 
 use crate::link::frame::Frame;
 use crate::net::arena::Hdr;
-use crate::net::event::Ev;
 use crate::net::Network;
 use crate::observe::counters::DropReason;
 use engine::Time;
@@ -59,10 +58,12 @@ impl Network {
     pub(crate) fn voq_fill(&mut self, now: Time, o: u32) {
         let oi = o as usize;
         let n = self.voq.voqs[oi].len();
-        let mut held = false;
         loop {
             let start = self.voq.rr[oi] as usize;
             let mut moved = false;
+            // The first input whose head RCC held: it moves if no other
+            // input's can.
+            let mut held = None;
             for k in 0..n {
                 let i = (start + k) % n;
                 let Some(&hdr) = self.voq.voqs[oi][i].front() else {
@@ -73,14 +74,25 @@ impl Network {
                     break;
                 }
                 if self.rcm.on && !self.rcc_admits(now, o, &hdr) {
-                    held = true;
+                    held = held.or(Some(i));
                     continue;
+                }
+                if let Some(h) = held {
+                    let head = self.voq.voqs[oi][h][0];
+                    self.rcc_held(now, o, &head);
                 }
                 self.voq.voqs[oi][i].pop_front();
                 self.voq_move(now, o, hdr);
                 self.voq.rr[oi] = ((i + 1) % n) as u16;
                 moved = true;
                 break;
+            }
+            if let (false, Some(i)) = (moved, held) {
+                // Only harmful flows wait: RCC keeps the port busy.
+                let hdr = self.voq.voqs[oi][i].pop_front().expect("held head");
+                self.voq_move(now, o, hdr);
+                self.voq.rr[oi] = ((i + 1) % n) as u16;
+                moved = true;
             }
             if !moved {
                 break;
@@ -90,14 +102,6 @@ impl Network {
         let port = &mut self.ports[oi];
         if self.voq.oq[oi].is_empty() {
             port.backlogged &= !(1 << class);
-            if held {
-                let at = self.rcc_window_end(o).max(now + 1);
-                let t = &mut self.voq.timer_at[oi];
-                if *t == 0 || *t > at {
-                    *t = at;
-                    self.schedule(at, Ev::SwitchTimer(o));
-                }
-            }
         } else {
             port.backlogged |= 1 << class;
             if port.has_work() {
@@ -156,15 +160,6 @@ impl Network {
         }
         self.mark(p, &mut hdr, qlen);
         self.transmit(now, p, Frame::Packet(hdr));
-        self.voq_fill(now, p);
-    }
-
-    /// A crossbar wake-up at output `p` (RCC's window ended).
-    pub(crate) fn voq_timer(&mut self, now: Time, p: u32) {
-        if self.voq.timer_at[p as usize] != now {
-            return;
-        }
-        self.voq.timer_at[p as usize] = 0;
         self.voq_fill(now, p);
     }
 
