@@ -248,6 +248,10 @@ pub(crate) struct Rcm {
     pub ever_harmful: BTreeSet<u64>,
     pub throttled: BTreeSet<u64>,
     pub detoured: BTreeSet<u64>,
+    /// Holds of a packet not harmful at its port, detours of a flow
+    /// harmful at its port: the tests' guard that both stay 0.
+    pub not_harmful_holds: u64,
+    pub harmful_detours: u64,
 }
 
 impl Rcm {

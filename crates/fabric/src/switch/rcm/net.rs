@@ -224,7 +224,9 @@ impl Network {
             self.rcm.held[slot] = true;
             self.rcm.stats.window_holds += 1;
             let id = flow_id(hdr);
-            debug_assert!(self.rcm.ports[o as usize].is_harmful(now, id));
+            if !self.rcm.ports[o as usize].is_harmful(now, id) {
+                self.rcm.not_harmful_holds += 1;
+            }
             self.rcm.throttled.insert(id);
         }
     }
@@ -261,5 +263,12 @@ impl Network {
             &self.rcm.throttled,
             &self.rcm.detoured,
         ]
+    }
+
+    /// Packets RCC held that were not harmful at their port then, and
+    /// flows SAR moved that were harmful at their port (both 0 unless
+    /// RCC or SAR is broken).
+    pub fn rcm_violations(&self) -> (u64, u64) {
+        (self.rcm.not_harmful_holds, self.rcm.harmful_detours)
     }
 }

@@ -47,6 +47,9 @@ impl Network {
         if best.1 == out {
             return out;
         }
+        if self.rcm.ports[out as usize].is_harmful(now, id) {
+            self.rcm.harmful_detours += 1;
+        }
         self.rcm.pinned.insert((s, id), best.1);
         self.rcm.detoured.insert(id);
         self.rcm.stats.detoured_flows += 1;
