@@ -334,3 +334,87 @@ impl Rcm {
         self.stats.window_cuts += 1;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rcm() -> Rcm {
+        Rcm::new(RcmParams::DEFAULT, 2)
+    }
+
+    /// Fb = Qoff + wq Qdelta, 0 unless positive, quantised over
+    /// (1 + 2 wq) Qeq to at most 63.
+    #[test]
+    fn degree_is_qcn_fb_quantised() {
+        let r = rcm();
+        // Qeq 20 KB, wq 2: Fbmax = 100 KB.
+        assert_eq!(r.degree(10_000, 10_000), 0);
+        assert_eq!(r.degree(20_000, 20_000), 0);
+        // A queue above Qeq but falling fast is not congested.
+        assert_eq!(r.degree(30_000, 40_000), 0);
+        // 10 KB over Qeq, steady: 10% of Fbmax -> ceil(6.3) = 7.
+        assert_eq!(r.degree(30_000, 30_000), 7);
+        // Rising: 10 KB + 2 x 10 KB = 30 KB -> ceil(18.9) = 19.
+        assert_eq!(r.degree(30_000, 20_000), 19);
+        assert_eq!(r.degree(500_000, 0), FB_MAX);
+        // Sampling: every 10 KB when calm, ten times as often at Fbmax.
+        assert_eq!(r.interval(0), 10_000);
+        assert_eq!(r.interval(FB_MAX), 1_000);
+    }
+
+    /// The CAM keeps the last `cam_depth` samples, one every
+    /// `cam_period` packets, cyclically.
+    #[test]
+    fn cam_is_cyclic() {
+        let mut r = Rcm::new(
+            RcmParams {
+                cam_depth: 3,
+                cam_period: 2,
+                ..RcmParams::DEFAULT
+            },
+            1,
+        );
+        for id in 1..=10u64 {
+            r.cam_sample(0, id);
+        }
+        // Sampled: 2, 4, 6, 8, 10; the last three kept.
+        let mut cam = r.ports[0].cam.clone();
+        cam.sort();
+        assert_eq!(cam, vec![6, 8, 10]);
+        assert!(r.ever_harmful.contains(&2));
+    }
+
+    /// Wc <- Wc (1 - Fb Gd): at Fbmax a cut halves it; never below the
+    /// floor.
+    #[test]
+    fn window_cuts_by_degree() {
+        let mut r = rcm();
+        r.cut(0, FB_MAX, 1_000);
+        assert_eq!(r.ports[0].wc, 8_000);
+        assert!(r.ports[0].controlling);
+        r.cut(0, 0, 1_000);
+        assert_eq!(r.ports[0].wc, 8_000, "no congestion, no cut");
+        for _ in 0..10 {
+            r.cut(0, FB_MAX, 1_000);
+        }
+        assert_eq!(r.ports[0].wc, 1_000);
+    }
+
+    /// An edge point throttles the flows the notification named, not its
+    /// own CAM's, while the remote flag holds.
+    #[test]
+    fn harmful_flows_come_from_the_root_while_remote() {
+        let mut r = rcm();
+        let pc = &mut r.ports[0];
+        pc.cam = vec![1, 2];
+        pc.remote_ids = vec![3];
+        pc.remote_until = 100;
+        assert_eq!(pc.harmful(50), &[3]);
+        assert_eq!(pc.point(50), Point::Edge);
+        pc.out.congested = true;
+        assert_eq!(pc.point(50), Point::Inner);
+        assert_eq!(pc.harmful(100), &[1, 2]);
+        assert_eq!(pc.point(100), Point::Root);
+    }
+}
