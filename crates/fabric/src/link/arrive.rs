@@ -34,6 +34,7 @@ impl Network {
         }
         let rx = p ^ 1;
         match frame {
+            Frame::Pfc { class, .. } if class >= Frame::RCM_NOTE => self.rcm_receive(now, rx, p),
             Frame::Pfc { class, pause } => {
                 if self.calm {
                     self.catch_up(rx, (now, Ev::Arrive(p)));
@@ -46,7 +47,6 @@ impl Network {
                 }
             }
             Frame::Packet(hdr) => self.land::<HOOKS>(now, p, up, peer, hdr),
-            Frame::Rcm { note, .. } => self.rcm_receive(now, rx, note),
         }
     }
 

@@ -97,8 +97,8 @@ pub struct Port {
     pub up: bool,
     // Line 1.
     pub pause_sent: u64,
-    /// Control frames (PFC, RCM) waiting to be sent on this port.
-    pub pfc_out: Ring<Frame>,
+    /// PFC frames waiting to be sent on this port.
+    pub pfc_out: Ring<(u8, bool)>,
     pub tx_packets: u64,
     pub tx_bytes: u64,
     /// The direction loses or delays packets (random loss, a reorder
@@ -404,10 +404,7 @@ mod tests {
         port.paused = 1 << 5;
         assert!(port.takes_at_once(10, 3));
         assert!(!port.takes_at_once(10, 5));
-        port.pfc_out.push_back(Frame::Pfc {
-            class: 3,
-            pause: true,
-        });
+        port.pfc_out.push_back((3, true));
         assert!(!port.takes_at_once(10, 3));
     }
 }

@@ -153,7 +153,7 @@ impl Network {
             .iter()
             .filter_map(|&(_, f)| match f {
                 Frame::Packet(hdr) => Some(hdr),
-                Frame::Pfc { .. } | Frame::Rcm { .. } => None,
+                Frame::Pfc { .. } => None,
             })
             .collect();
         for hdr in hdrs {

@@ -26,8 +26,8 @@ impl Network {
             }
             return;
         }
-        if let Some(frame) = port.pfc_out.pop_front() {
-            self.transmit(now, p, frame);
+        if let Some((class, pause)) = port.pfc_out.pop_front() {
+            self.transmit(now, p, Frame::Pfc { class, pause });
             return;
         }
         match port.owner {
@@ -113,7 +113,7 @@ impl Network {
     pub(crate) fn send_pfc(&mut self, now: Time, p: u32, class: u8, pause: bool) {
         debug_assert!(!self.calm, "a calm switch sends no PAUSE or RESUME");
         let port = &mut self.ports[p as usize];
-        port.pfc_out.push_back(Frame::Pfc { class, pause });
+        port.pfc_out.push_back((class, pause));
         if pause {
             port.pause_sent += 1;
             self.counters.pause_frames += 1;

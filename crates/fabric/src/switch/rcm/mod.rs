@@ -20,7 +20,7 @@ pub(crate) mod sar;
 
 use crate::net::arena::Hdr;
 use engine::Time;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// The largest quantised congestion degree (6 bits, as QCN's).
 pub const FB_MAX: u32 = 63;
@@ -64,11 +64,6 @@ pub struct RcmParams {
 }
 
 impl RcmParams {
-    /// Bytes of a notification: an Ethernet minimum frame (with the
-    /// quantised Fb) plus a 13-byte 5-tuple per harmful flow.
-    pub const CN_BASE_BYTES: u32 = 64;
-    pub const CN_ID_BYTES: u32 = 13;
-
     pub const DEFAULT: RcmParams = RcmParams {
         qeq: 20_000,
         wq: 2.0,
@@ -232,9 +227,9 @@ pub(crate) struct Rcm {
     pub p: RcmParams,
     /// By port (global id).
     pub ports: Vec<PortCong>,
-    /// Notifications on wires, by the slot their frame names; free slots.
-    pub notes: Vec<Note>,
-    pub free_notes: Vec<u32>,
+    /// By sending port: the notifications on its control queue and wire,
+    /// in order (the frames carry only their count of flows).
+    pub wire_notes: Vec<VecDeque<Note>>,
     /// SAR's pinned flows: (switch, flow ID) -> output port.
     pub pinned: BTreeMap<(u32, u64), u32>,
     /// By arena slot: the packet was held back by RCC (to count it once).
@@ -264,6 +259,7 @@ impl Rcm {
             on: true,
             p,
             ports: vec![fresh; ports],
+            wire_notes: vec![VecDeque::new(); ports],
             ..Rcm::default()
         }
     }
@@ -281,25 +277,6 @@ impl Rcm {
     /// Bytes to the next sample after one that found degree `fb`.
     pub fn interval(&self, fb: u32) -> i64 {
         (self.p.sample_bytes as f64 / (1.0 + 9.0 * fb as f64 / FB_MAX as f64)) as i64
-    }
-
-    /// Stores a notification; its slot.
-    pub fn put_note(&mut self, note: Note) -> u32 {
-        match self.free_notes.pop() {
-            Some(i) => {
-                self.notes[i as usize] = note;
-                i
-            }
-            None => {
-                self.notes.push(note);
-                self.notes.len() as u32 - 1
-            }
-        }
-    }
-
-    pub fn take_note(&mut self, i: u32) -> Note {
-        self.free_notes.push(i);
-        std::mem::take(&mut self.notes[i as usize])
     }
 
     /// CFR: counts a packet through output `o` and writes every

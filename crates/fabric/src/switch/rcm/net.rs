@@ -12,8 +12,12 @@ use crate::link::frame::Frame;
 use crate::link::port::End;
 use crate::net::arena::Hdr;
 use crate::net::Network;
-use crate::switch::rcm::{flow_id, Note, RcmParams};
+use crate::switch::rcm::{flow_id, Note};
 use engine::Time;
+
+/// The most harmful flows one notification names (its count rides in
+/// the frame's class byte).
+const MAX_IDS: usize = (u8::MAX - Frame::RCM_NOTE) as usize;
 
 impl Network {
     /// A packet of the VOQ class joined the VOQ of input `in_port` (local
@@ -120,7 +124,7 @@ impl Network {
                     fbr = fbr.max(oc.fbr);
                 }
                 for &id in oc.harmful(now) {
-                    if note.ids.len() < depth
+                    if note.ids.len() < depth.min(MAX_IDS)
                         && !note.ids.contains(&id)
                         && voq.iter().any(|h| flow_id(h) == id)
                     {
@@ -136,7 +140,7 @@ impl Network {
             }
             .max(1);
         }
-        let bytes = RcmParams::CN_BASE_BYTES + RcmParams::CN_ID_BYTES * note.ids.len() as u32;
+        let bytes = self.cfg.pfc_frame_bytes + Frame::RCM_ID_BYTES * note.ids.len() as u32;
         let pc = &mut self.rcm.ports[in_port as usize];
         pc.cn_sent_at = Some(now);
         pc.cn_congested = congested;
@@ -144,23 +148,25 @@ impl Network {
         st.notifications += 1;
         st.notification_bytes += bytes as u64;
         st.congested_notifications += congested as u64;
-        let slot = self.rcm.put_note(note);
-        self.ports[in_port as usize].pfc_out.push_back(Frame::Rcm {
-            note: slot,
-            bytes: bytes as u16,
-        });
+        let class = Frame::RCM_NOTE + note.ids.len() as u8;
+        self.rcm.wire_notes[in_port as usize].push_back(note);
+        self.ports[in_port as usize]
+            .pfc_out
+            .push_back((class, false));
         self.kick(now, in_port);
     }
 
-    /// A notification (slot `slot`) arrived on port `rx` from the
-    /// downstream neighbour: `rx`, as an output, takes the remote flag,
+    /// A notification sent by port `from` (the oldest of its queue)
+    /// arrived on port `rx`, from the downstream neighbour: `rx`, as an output, takes the remote flag,
     /// Fbr and the harmful flows (the root's, replacing its CAM's), and
     /// cuts its window by the notified degree; a clearing one lifts the
     /// flag.
     #[cold]
     #[inline(never)]
-    pub(crate) fn rcm_receive(&mut self, now: Time, rx: u32, slot: u32) {
-        let note = self.rcm.take_note(slot);
+    pub(crate) fn rcm_receive(&mut self, now: Time, rx: u32, from: u32) {
+        let note = self.rcm.wire_notes[from as usize]
+            .pop_front()
+            .expect("a notification frame has its content");
         if !self.rcm.on || !matches!(self.ports[rx as usize].owner, End::Switch(..)) {
             return;
         }

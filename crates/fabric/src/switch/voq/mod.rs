@@ -13,8 +13,9 @@
 //! CNPs) keep today's output queues and shared-buffer MMU.
 //!
 //! The packets stay outside the ports' rings (as SRPT's do): the port's
-//! byte count of the class covers its OQ and every VOQ toward it (what ECN
-//! marks on and the queue series show), its backlog bit its OQ. The
+//! byte count of the class covers its OQ and every VOQ toward it (what
+//! the queue series show and the load balancers that read queues see),
+//! its backlog bit its OQ; ECN marks on the OQ alone. The
 //! model runs in the event loop's hooked instance; `pipeline.rs` holds its
 //! steps. This file holds the model's state and touches nothing else.
 

@@ -154,7 +154,8 @@ impl Network {
         self.voq.oq_bytes[pi] -= wire;
         let port = &mut self.ports[pi];
         port.queues[class].bytes -= wire;
-        let qlen = port.queues[class].bytes;
+        // ECN marks on the output queue (the VOQs are the inputs').
+        let qlen = self.voq.oq_bytes[pi];
         if self.voq.oq[pi].is_empty() {
             port.backlogged &= !(1 << class);
         }
