@@ -207,3 +207,27 @@ fn rcm_runs_are_deterministic() {
     let fct = |o: &Outcome| o.flows().iter().map(|f| f.fct()).collect::<Vec<_>>();
     assert_eq!(fct(&a), fct(&b));
 }
+
+/// The window loop's claim holds for the VOQ model and RCM too: windows of
+/// one picosecond (the global time order) give the same flows.
+#[test]
+fn one_picosecond_windows_give_the_same_rcm_results() {
+    for file in ["rcm_victim.toml", "rcm_burst.toml"] {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../scenarios")
+            .join(file);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let run_with = |window: Option<u64>| {
+            let sc = experiment::Scenario::parse(&text, file).unwrap();
+            let mut built = experiment::build(&sc, &path, None).unwrap();
+            if let Some(ps) = window {
+                built.net.set_window(ps);
+            }
+            let o = experiment::run(built, |_| {});
+            o.net.check_conservation().unwrap();
+            let flows: Vec<_> = o.flows().iter().map(|f| (f.flow, f.finish)).collect();
+            (format!("{flows:?}"), format!("{:?}", o.net.rcm_stats()))
+        };
+        assert_eq!(run_with(None), run_with(Some(1)), "{file}");
+    }
+}
