@@ -174,6 +174,7 @@ fn cases() -> Vec<Case> {
         case("rcm Gd x Fbmax above 1", with("[switch]\nmodel = \"voq\"\n[switch.rcm]\nenabled = true\ngd = 0.02"), "switch.rcm.gd", "Gd x Fbmax must be at most 1"),
         case("rcm CAM of depth 0", with("[switch]\nmodel = \"voq\"\n[switch.rcm]\nenabled = true\ncam_depth = 0"), "switch.rcm.cam_depth", "1..=1024"),
         case("rcm unknown key", with("[switch]\nmodel = \"voq\"\n[switch.rcm]\nenabled = true\nfbmax = 3"), "switch.rcm", "unknown field"),
+        case("rcm series without rcm", with("[output]\nsample_us = 10\nrcm_ports = [[\"leaf0\", \"spine0\"]]"), "output.rcm_ports", "needs RCM"),
         case("conga alpha zero", with("[switch]\nload_balancer = \"conga\"\n[switch.conga]\nalpha = 0"), "switch.conga.alpha", "[1e-6, 1]"),
         case("conga alpha above 1", with("[switch]\nload_balancer = \"conga\"\n[switch.conga]\nalpha = 1.5"), "switch.conga.alpha", "[1e-6, 1]"),
         case("conga alpha NaN", with("[switch]\nload_balancer = \"conga\"\n[switch.conga]\nalpha = nan"), "switch.conga.alpha", "[1e-6, 1]"),

@@ -208,6 +208,21 @@ fn rcm_runs_are_deterministic() {
     assert_eq!(fct(&a), fct(&b));
 }
 
+/// The per-port state series of `rcm_victim.toml`: tA's uplink is an edge
+/// (or inner) point of the region at some sample, with its window cut.
+#[test]
+fn rcm_state_series_show_the_region() {
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/rcm_victim.toml");
+    let o = run_toml(&std::fs::read_to_string(path).unwrap());
+    let point = series_values(&o, "rcm_point:tA->X", 0.0, 10.0);
+    assert!(point.iter().any(|&p| p == 2.0 || p == 3.0), "{point:?}");
+    let wc = series_values(&o, "rcm_wc_bytes:tA->X", 0.0, 10.0);
+    assert!(wc.iter().any(|&w| w < 16_000.0), "{wc:?}");
+    let fb = series_values(&o, "rcm_in_fb:X->tB", 0.0, 10.0);
+    assert!(!fb.is_empty());
+}
+
 /// The window loop's claim holds for the VOQ model and RCM too: windows of
 /// one picosecond (the global time order) give the same flows.
 #[test]
