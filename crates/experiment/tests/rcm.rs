@@ -148,6 +148,21 @@ start_us = 150
     assert!((40.0..=60.0).contains(&g), "burst {g:.1} Gb/s");
 }
 
+/// Lossy VOQ switches drop what finds its input's queues full, counted
+/// as `buffer_full` (conservation holds: `run_toml` checks it), and IRN
+/// recovers every flow.
+#[test]
+fn a_lossy_voq_switch_drops_at_full_input_queues() {
+    let text = victim("enabled = false", 1)
+        .replace("ecn = false", "ecn = false\npfc = false")
+        .replace("cc = \"none\"", "cc = \"none\"\nkind = \"irn\"");
+    let o = run_toml(&text);
+    let dropped = o.counters().dropped(fabric::DropReason::BufferFull);
+    assert!(dropped > 0);
+    assert_eq!(o.counters().total_dropped_packets(), dropped);
+    assert!(o.flows().iter().all(|f| f.fct().is_some()));
+}
+
 #[test]
 fn rcm_frees_the_victim_of_the_incast() {
     let off = run_toml(&victim("enabled = false", 1));

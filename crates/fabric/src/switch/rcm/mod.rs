@@ -207,11 +207,10 @@ pub struct RcmStats {
     pub notification_bytes: u64,
     /// Notifications that told of congestion (the rest cleared it).
     pub congested_notifications: u64,
-    /// Packets of harmful flows RCC held back at least once, their bytes,
-    /// and the times an output's harmful window ran out.
+    /// Packets of harmful flows RCC held back at least once (counted when
+    /// they move on), and their bytes.
     pub throttled_packets: u64,
     pub throttled_bytes: u64,
-    pub window_holds: u64,
     /// Congestion-window cuts (a local sample or a notification).
     pub window_cuts: u64,
     /// Flows SAR moved off their ECMP port (each counted once per switch),

@@ -228,7 +228,6 @@ impl Network {
         }
         if !self.rcm.held[slot] {
             self.rcm.held[slot] = true;
-            self.rcm.stats.window_holds += 1;
             let id = flow_id(hdr);
             if !self.rcm.ports[o as usize].is_harmful(now, id) {
                 self.rcm.not_harmful_holds += 1;

@@ -14,6 +14,7 @@ use crate::link::frame::Frame;
 use crate::net::arena::Hdr;
 use crate::net::Network;
 use crate::observe::counters::DropReason;
+use crate::switch::lb::Sight;
 use engine::Time;
 
 impl Network {
@@ -44,6 +45,9 @@ impl Network {
             self.voq.in_paused[i] = true;
             self.send_pfc(now, in_port, class as u8, true);
         }
+        // A balancer that sees every admitted packet (CONGA) sees it.
+        self.lb
+            .hop(s, in_port, out, hdr, Sight::new(&self.ports, now));
         if self.rcm.on {
             self.rcm_arrival(now, s, in_port, in_local, out, hdr);
         }
@@ -181,6 +185,9 @@ impl Network {
         for i in 0..self.voq.voqs[pi].len() {
             while let Some(hdr) = self.voq.voqs[pi][i].pop_front() {
                 self.ports[pi].queues[class].bytes -= hdr.wire() as u64;
+                if let Some(h) = self.rcm.held.get_mut(hdr.idx as usize) {
+                    *h = false;
+                }
                 self.voq_release(now, p, hdr);
                 self.counters.drop(DropReason::LinkDown, hdr.wire());
                 self.arena.free(hdr.idx);
