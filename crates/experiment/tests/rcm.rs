@@ -223,13 +223,16 @@ fn rcm_runs_are_deterministic() {
     assert_eq!(fct(&a), fct(&b));
 }
 
-/// The per-port state series of `rcm_victim.toml`: tA's uplink is an edge
-/// (or inner) point of the region at some sample, with its window cut.
+/// The per-port state series of `rcm_victim.toml` (with `rcm_ports`
+/// added): tA's uplink is an edge (or inner) point of the region at some
+/// sample, with its window cut.
 #[test]
 fn rcm_state_series_show_the_region() {
     let path =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/rcm_victim.toml");
-    let o = run_toml(&std::fs::read_to_string(path).unwrap());
+    let text =
+        std::fs::read_to_string(path).unwrap() + "rcm_ports = [[\"tA\", \"X\"], [\"X\", \"tB\"]]\n";
+    let o = run_toml(&text);
     let point = series_values(&o, "rcm_point:tA->X", 0.0, 10.0);
     assert!(point.iter().any(|&p| p == 2.0 || p == 3.0), "{point:?}");
     let wc = series_values(&o, "rcm_wc_bytes:tA->X", 0.0, 10.0);
