@@ -6,6 +6,7 @@ pub mod build;
 pub mod lb_summary;
 pub mod nic_memory;
 pub mod ns3;
+pub mod rcm_summary;
 pub mod reorder;
 pub mod report;
 pub mod run;

@@ -1,9 +1,11 @@
 //! Fabric configuration: switch buffer and PFC, ECN marking per link speed,
-//! the load balancer, the egress scheduling, deflection, the NIC template every host starts from, and failure
+//! the load balancer, the egress scheduling, deflection, the switch model and RCM, the NIC template every host starts from, and failure
 //! handling. Plain data: touches nothing.
 
 use crate::switch::lb::LoadBalancer;
 use crate::switch::mmu::MmuConfig;
+use crate::switch::rcm::RcmParams;
+use crate::switch::voq::SwitchModel;
 use crate::switch::{Deflection, Scheduling};
 use transport::NicConfig;
 
@@ -47,6 +49,10 @@ pub struct FabricConfig {
     pub scheduling: Scheduling,
     /// What a lossy switch does with a packet its full queue refuses.
     pub deflection: Deflection,
+    /// The switch architecture of the data class (`switch/voq/`).
+    pub model: SwitchModel,
+    /// RCM (`switch/rcm/`; needs the VOQ model), off when None.
+    pub rcm: Option<RcmParams>,
     pub nic: NicConfig,
     pub qp_sharing: QpSharing,
     pub pfc_frame_bytes: u32,
@@ -79,6 +85,8 @@ impl Default for FabricConfig {
             load_balancer: LoadBalancer::Ecmp,
             scheduling: Scheduling::Fifo,
             deflection: Deflection::None,
+            model: SwitchModel::SharedBuffer,
+            rcm: None,
             nic: NicConfig::default(),
             qp_sharing: QpSharing::PerFlow,
             pfc_frame_bytes: 64,

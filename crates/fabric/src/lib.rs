@@ -28,10 +28,12 @@ pub use net::{Network, RunState};
 pub use observe::counters::{Counters, DropReason};
 pub use observe::footprint::Footprint;
 pub use observe::pcap::{self, PcapSpec};
-pub use observe::{SampleSpec, ORDERING_SERIES};
+pub use observe::{SampleSpec, ORDERING_SERIES, RCM_SERIES};
 pub use switch::lb::{
     CongaParams, ConweaveParams, ConweaveStats, DrillParams, LetflowParams, LoadBalancer,
 };
 pub use switch::mmu::MmuConfig;
+pub use switch::rcm::{Point, RcmParams, RcmStats};
+pub use switch::voq::SwitchModel;
 pub use switch::{Deflection, Scheduling, SrptDequeue};
 pub use topo::topology::{LinkSpec, NodeKind, NodeSpec, Topology};
