@@ -4,11 +4,10 @@
 //! `--connections` logical connections and sends `--msg-bytes` messages
 //! round-robin over them for `--seconds`; prints one parseable line.
 
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use clap::{Subcommand, ValueEnum};
+use visor::process::DaemonProcess;
 use visor::{Event, Flags, Visor};
 
 #[derive(Subcommand)]
@@ -43,43 +42,16 @@ pub enum Mode {
     Shared,
 }
 
-/// A daemon process, killed when dropped.
-struct Daemon {
-    child: Child,
-    control: PathBuf,
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_file(&self.control);
-    }
-}
-
-fn start(bin: &std::path::Path, ip: &str, port: u16, rate: f64) -> Result<Daemon, String> {
+fn start(bin: &std::path::Path, ip: &str, port: u16, rate: f64) -> Result<DaemonProcess, String> {
     let control =
         std::env::temp_dir().join(format!("rdmalab-visor-{}-{ip}.sock", std::process::id()));
-    let child = Command::new(bin)
-        .args(["--control", control.to_str().unwrap_or_default()])
-        .args([
-            "--bind",
-            &format!("{ip}:{port}"),
-            "--rate-gbps",
-            &rate.to_string(),
-        ])
-        .stdout(Stdio::null())
-        .spawn()
-        .map_err(|e| format!("starting {}: {e}", bin.display()))?;
-    let d = Daemon { child, control };
-    let t = Instant::now();
-    while !d.control.exists() {
-        if t.elapsed() > Duration::from_secs(10) {
-            return Err(format!("{} did not start", bin.display()));
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    Ok(d)
+    let rate = rate.to_string();
+    DaemonProcess::start(
+        bin,
+        control,
+        &format!("{ip}:{port}"),
+        &["--rate-gbps", &rate],
+    )
 }
 
 /// User plus system CPU seconds, and resident MB, of a process.
@@ -166,8 +138,8 @@ pub fn main(cmd: VisorCmd) -> Result<(), String> {
     for _ in 0..connections {
         fds.push(source.connect("127.0.0.2:7").map_err(|e| e.to_string())?);
     }
-    let (cpu0, _) = usage(a.child.id());
-    let (cpu0b, _) = usage(b.child.id());
+    let (cpu0, _) = usage(a.pid());
+    let (cpu0b, _) = usage(b.pid());
     let msg = vec![0x5au8; msg_bytes];
     let start_at = Instant::now();
     let mut k = 0;
@@ -184,8 +156,8 @@ pub fn main(cmd: VisorCmd) -> Result<(), String> {
     }
     let (msgs, bytes, secs) = receiver.join().map_err(|_| "the sink thread panicked")??;
     let elapsed = start_at.elapsed().as_secs_f64();
-    let (cpu1, rss_a) = usage(a.child.id());
-    let (cpu1b, rss_b) = usage(b.child.id());
+    let (cpu1, rss_a) = usage(a.pid());
+    let (cpu1b, rss_b) = usage(b.pid());
     let cpu_pct = 100.0 * ((cpu1 - cpu0) + (cpu1b - cpu0b)) / 2.0 / elapsed.max(1e-9);
     let secs = secs.max(1e-9);
     println!(

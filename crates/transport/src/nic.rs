@@ -63,6 +63,10 @@ pub struct Nic {
     cache: QpCache,
 }
 
+/// The timer entry of a packet the QP cache holds (no QP has this number:
+/// numbers are 24 bits on the wire and the table is indexed below it).
+const HELD: QpId = QpId::MAX;
+
 impl Nic {
     /// A NIC without QPs; refuses an invalid configuration (see
     /// [`NicConfig::validate`]).
@@ -155,8 +159,9 @@ impl Nic {
         *q = Qp::tombstone(qp, q.cfg);
         self.order.destroy(qp as usize);
         if self.cfg.qp_cache.entries != 0 {
+            // Its held packets stay in line: processed, they are dropped
+            // as for a destroyed QP.
             self.cache.forget(qp);
-            self.cache.held.retain(|(_, p)| p.dst_qp != qp);
         }
         self.sched.remove(qp);
         self.timers.remove(qp);
@@ -222,7 +227,9 @@ impl Nic {
     }
 
     /// The QP cache's side of a received packet: true if it waits for
-    /// the pipeline (processed by [`Nic::handle_timeout`] when due).
+    /// the pipeline (processed by [`Nic::handle_timeout`] when due: the
+    /// timer table holds an entry of [`HELD`] for each held packet, so
+    /// that the timer channel needs no test of its own).
     #[cold]
     fn hold(&mut self, now: Time, pkt: &Packet) -> bool {
         if pkt.dst_qp as usize >= self.qps.len() {
@@ -233,6 +240,7 @@ impl Nic {
             return false;
         }
         self.cache.held.push_back((at, *pkt));
+        self.timers.arm(at, HELD);
         self.stats.qp_cache_held += 1;
         self.stats.qp_cache_misses = self.cache.misses;
         true
@@ -295,15 +303,7 @@ impl Nic {
     /// timeout) moves it: ask again after each.
     #[inline]
     pub fn poll_timeout(&self) -> Option<Time> {
-        let t = self.timers.next();
-        if self.cfg.qp_cache.entries == 0 {
-            return t;
-        }
-        match (t, self.cache.held.front()) {
-            (Some(t), Some(&(h, _))) => Some(t.min(h)),
-            (None, Some(&(h, _))) => Some(h),
-            (t, None) => t,
-        }
+        self.timers.next()
     }
 
     /// Runs the earliest timer due at `now`, if any: a QP's retransmission
@@ -320,22 +320,18 @@ impl Nic {
     /// synchronise gate opened would close the gate again.)
     pub fn handle_timeout(&mut self, now: Time) {
         self.now = self.now.max(now);
-        if self.cfg.qp_cache.entries != 0 {
-            if let Some(&(at, pkt)) = self.cache.held.front() {
-                if at <= now {
-                    // A held packet's turn in the pipeline: one input, as
-                    // a timer is.
-                    self.cache.held.pop_front();
-                    self.on_packet_dma(now, &pkt, &mut Dma::none());
-                    return;
-                }
-            }
-        }
         let Some(qp) = self.timers.pop_due(now) else {
             return;
         };
         let qi = qp as usize;
         let Some(q) = self.qps.get_mut(qi) else {
+            if qp == HELD {
+                // A held packet's turn in the pipeline (the QP cache): an
+                // input of its own, as a timer is.
+                if let Some((_, pkt)) = self.cache.held.pop_front() {
+                    self.on_packet_dma(now, &pkt, &mut Dma::none());
+                }
+            }
             return;
         };
         if q.armed <= now {

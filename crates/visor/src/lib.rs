@@ -9,10 +9,12 @@
 //! - [`link`]: what two daemons share (control messages, QPs, slots).
 //! - [`daemon`]: the daemon's event loop.
 //! - [`client`]: the library applications link.
+//! - [`process`]: a daemon as a child process (benchmark, tests).
 
 pub mod client;
 pub mod daemon;
 pub mod link;
+pub mod process;
 pub mod proto;
 pub mod slab;
 

@@ -7,65 +7,33 @@
 //! connection churn.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU16, Ordering};
 use std::time::{Duration, Instant};
 
+use visor::process::DaemonProcess;
 use visor::{Event, Flags, Visor};
 
 static NEXT: AtomicU16 = AtomicU16::new(0);
 
-/// A daemon process, killed when dropped.
-struct Daemon {
-    child: Child,
-    control: PathBuf,
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_file(&self.control);
-    }
-}
-
-fn daemon(ip: &str, port: u16, tag: &str) -> Daemon {
+fn daemon(ip: &str, port: u16, tag: &str) -> DaemonProcess {
     let control =
         std::env::temp_dir().join(format!("visor-{}-{port}-{tag}.sock", std::process::id()));
-    let _ = std::fs::remove_file(&control);
-    let child = Command::new(env!("CARGO_BIN_EXE_rdmavisord"))
-        .args([
-            "--control",
-            control.to_str().unwrap(),
-            "--bind",
-            &format!("{ip}:{port}"),
-        ])
-        .args([
-            "--slots",
-            "2048",
-            "--recv-per-qp",
-            "256",
-            "--rate-gbps",
-            "5",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let t = Instant::now();
-    while !control.exists() {
-        assert!(
-            t.elapsed() < Duration::from_secs(10),
-            "the daemon did not start"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    Daemon { child, control }
+    let bin = Path::new(env!("CARGO_BIN_EXE_rdmavisord"));
+    let extra = [
+        "--slots",
+        "2048",
+        "--recv-per-qp",
+        "256",
+        "--rate-gbps",
+        "5",
+    ];
+    DaemonProcess::start(bin, control, &format!("{ip}:{port}"), &extra).unwrap()
 }
 
 /// A pair of daemons on a port of their own.
-fn pair() -> (Daemon, Daemon, u16) {
+fn pair() -> (DaemonProcess, DaemonProcess, u16) {
     let port =
         48000 + (std::process::id() % 1000) as u16 * 8 + NEXT.fetch_add(1, Ordering::Relaxed);
     (
@@ -269,9 +237,9 @@ fn memory_stays_bounded_under_connection_churn() {
         }
     };
     churn(&mut v, 500);
-    let before = rss_kb(a.child.id());
+    let before = rss_kb(a.pid());
     churn(&mut v, 3000);
-    let after = rss_kb(a.child.id());
+    let after = rss_kb(a.pid());
     assert!(
         after < before + 2048,
         "RSS grew from {before} kB to {after} kB over 3000 connections"
