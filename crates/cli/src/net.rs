@@ -4,7 +4,8 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-use clap::{Subcommand, ValueEnum};
+use clap::{Args, Subcommand, ValueEnum};
+use datapath::endpoint::PortSettings;
 use datapath::impair::ImpairSpec;
 use datapath::{CcName, Job, RunOptions, ServeOptions, Server, TransportName, VerbName};
 
@@ -16,9 +17,8 @@ pub enum NetCmd {
         /// Address to bind (IPv4; port 4791 is RoCEv2's).
         #[arg(long, default_value = "127.0.0.1:4791")]
         bind: SocketAddr,
-        /// Pacing rate of the port, Gb/s.
-        #[arg(long, default_value_t = 25.0)]
-        rate_gbps: f64,
+        #[command(flatten)]
+        port: PortArgs,
         /// The largest transfer a client may ask for (bytes; K, M, G
         /// multiply by 1000s, Ki, Mi, Gi by 1024s).
         #[arg(long, default_value = "4Gi", value_parser = bytes)]
@@ -26,21 +26,6 @@ pub enum NetCmd {
         /// Serve one session, then exit with its result.
         #[arg(long)]
         once: bool,
-        /// One datagram per send call (no UDP GSO): a capture on this
-        /// host then shows every packet as its own frame.
-        #[arg(long)]
-        no_gso: bool,
-        /// Mark CE on ECN-capable datagrams found beyond this many in the
-        /// receive queue (0: never), for the client's --cc dcqcn.
-        #[arg(long, default_value_t = 64)]
-        ecn_backlog: usize,
-        /// Impair received datagrams, e.g. loss=0.01,reorder=0.01,dup=0.001
-        /// (also reorder_us, delay_us, seed).
-        #[arg(long, value_parser = impairment)]
-        impair: Option<ImpairSpec>,
-        /// Write the frames sent and received to this pcap file.
-        #[arg(long)]
-        pcap: Option<PathBuf>,
     },
     /// Move bytes to (write, send) or from (read) a server, verify them
     /// by checksum, and print goodput, retransmissions and latencies.
@@ -71,19 +56,12 @@ pub enum NetCmd {
         /// mprdma, 1 otherwise).
         #[arg(long)]
         paths: Option<u16>,
-        /// Pacing rate of the port, Gb/s.
-        #[arg(long, default_value_t = 25.0)]
-        rate_gbps: f64,
-        /// One datagram per send call (no UDP GSO), as net serve --no-gso.
-        #[arg(long)]
-        no_gso: bool,
+        #[command(flatten)]
+        port: PortArgs,
         /// Congestion control: none, or DCQCN reacting to the receivers'
         /// CE marks (--ecn-backlog).
         #[arg(long, value_enum, default_value = "none")]
         cc: Cc,
-        /// As net serve --ecn-backlog, for what the client receives.
-        #[arg(long, default_value_t = 64)]
-        ecn_backlog: usize,
         /// Retransmission timeout (go-back-N, MP-RDMA; IRN's RTO_high,
         /// its RTO_low in the paper's ratio, 10/32 of it).
         #[arg(long, default_value_t = 4000)]
@@ -91,12 +69,6 @@ pub enum NetCmd {
         /// Seed of the data pattern and the initial PSNs.
         #[arg(long, default_value_t = 1)]
         seed: u64,
-        /// Impair received datagrams (as net serve --impair).
-        #[arg(long, value_parser = impairment)]
-        impair: Option<ImpairSpec>,
-        /// Write the frames sent and received to this pcap file.
-        #[arg(long)]
-        pcap: Option<PathBuf>,
         /// Give up when the server has sent nothing valid for
         /// --peer-timeout-ms and this many retransmission timeouts
         /// passed in a row.
@@ -105,6 +77,41 @@ pub enum NetCmd {
         #[arg(long, default_value_t = 2000)]
         peer_timeout_ms: u64,
     },
+}
+
+/// The port options of both ends.
+#[derive(Args)]
+pub struct PortArgs {
+    /// Pacing rate of the port, Gb/s.
+    #[arg(long, default_value_t = 25.0)]
+    rate_gbps: f64,
+    /// One datagram per send call (no UDP GSO): a capture on this host
+    /// then shows every packet as its own frame.
+    #[arg(long)]
+    no_gso: bool,
+    /// Mark CE on ECN-capable datagrams found beyond this many in the
+    /// receive queue (0: never), for --cc dcqcn.
+    #[arg(long, default_value_t = 64)]
+    ecn_backlog: usize,
+    /// Impair received datagrams, e.g. loss=0.01,reorder=0.01,dup=0.001
+    /// (also reorder_us, delay_us, seed).
+    #[arg(long, value_parser = impairment)]
+    impair: Option<ImpairSpec>,
+    /// Write the frames sent and received to this pcap file.
+    #[arg(long)]
+    pcap: Option<PathBuf>,
+}
+
+impl PortArgs {
+    fn settings(self) -> PortSettings {
+        PortSettings {
+            rate_gbps: self.rate_gbps,
+            gso: !self.no_gso,
+            ecn_backlog: self.ecn_backlog,
+            impair: self.impair,
+            pcap: self.pcap,
+        }
+    }
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -162,23 +169,15 @@ pub fn main(cmd: NetCmd) -> Result<(), String> {
     match cmd {
         NetCmd::Serve {
             bind,
-            rate_gbps,
+            port,
             max_bytes,
             once,
-            no_gso,
-            ecn_backlog,
-            impair,
-            pcap,
         } => {
             let mut server = Server::bind(&ServeOptions {
                 bind,
-                rate_gbps,
-                gso: !no_gso,
-                ecn_backlog,
+                port: port.settings(),
                 max_bytes,
                 once,
-                impair,
-                pcap,
             })?;
             println!(
                 "rdmalab net serve: listening on {} (UDP: RoCEv2; TCP: control)",
@@ -196,14 +195,10 @@ pub fn main(cmd: NetCmd) -> Result<(), String> {
             msg_bytes,
             depth,
             paths,
-            rate_gbps,
-            no_gso,
+            port,
             cc,
-            ecn_backlog,
             rto_us,
             seed,
-            impair,
-            pcap,
             max_silent_timeouts,
             peer_timeout_ms,
         } => {
@@ -239,12 +234,8 @@ pub fn main(cmd: NetCmd) -> Result<(), String> {
                     rto_us,
                     seed,
                 },
-                rate_gbps,
-                gso: !no_gso,
-                ecn_backlog,
+                port: port.settings(),
                 depth,
-                impair,
-                pcap,
                 max_silent_timeouts,
                 peer_timeout_ms,
             };

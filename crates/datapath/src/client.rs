@@ -13,19 +13,16 @@
 use std::collections::VecDeque;
 use std::net::{SocketAddr, SocketAddrV4, TcpStream};
 use std::os::fd::AsRawFd;
-use std::path::PathBuf;
 use std::time::Duration;
 
 use engine::Time;
 use transport::{Verb, WorkRequest};
 
 use crate::codec::{IP_UDP_HEADERS, MAX_DATAGRAM_OVERHEAD};
-use crate::endpoint::{Endpoint, Peer, PortOptions, EXTERNAL};
+use crate::endpoint::{Endpoint, Peer, PortSettings, EXTERNAL};
 
 /// The control connection's token in the endpoint's poll.
 const CONTROL: usize = EXTERNAL;
-use crate::impair::ImpairSpec;
-use crate::pcap::Pcap;
 use crate::region::Region;
 use crate::report::{self, Report};
 use crate::session::{self, Control, Job, Msg, VerbName, CLIENT_BASE, VERSION};
@@ -36,16 +33,9 @@ use crate::socket;
 pub struct RunOptions {
     pub to: SocketAddr,
     pub job: Job,
-    /// The port's pacing rate.
-    pub rate_gbps: f64,
-    /// UDP GSO (see `endpoint::PortOptions`).
-    pub gso: bool,
-    /// ECN marking at the receive queue (see `endpoint::PortOptions`).
-    pub ecn_backlog: usize,
+    pub port: PortSettings,
     /// Messages outstanding per QP.
     pub depth: u32,
-    pub impair: Option<ImpairSpec>,
-    pub pcap: Option<PathBuf>,
     /// The run gives up once the server has been silent (no valid packet
     /// from it) for `peer_timeout_ms` and this many retransmission
     /// timeouts in a row.
@@ -55,14 +45,6 @@ pub struct RunOptions {
 
 /// Gives up when no message completes for this long though packets flow.
 const STALL: Time = 30 * engine::time::SEC;
-
-/// The pacing rate in bits per second, checked.
-pub fn rate_bps(gbps: f64) -> Result<u64, String> {
-    if !(gbps.is_finite() && gbps > 0.0 && gbps <= 10_000.0) {
-        return Err(format!("--rate-gbps must be in (0, 10000], got {gbps}"));
-    }
-    Ok((gbps * 1e9) as u64)
-}
 
 /// Refuses an MTU whose datagrams the path to `peer` cannot carry.
 pub fn check_mtu(peer: SocketAddrV4, mtu: u32) -> Result<(), String> {
@@ -87,7 +69,7 @@ pub fn run(o: &RunOptions) -> Result<Report, String> {
         ));
     };
     job.check(u64::MAX)?;
-    let rate = rate_bps(o.rate_gbps)?;
+    let rate = o.port.rate_bps()?;
     if o.depth == 0 {
         return Err("--depth must be at least 1".into());
     }
@@ -129,14 +111,7 @@ pub fn run(o: &RunOptions) -> Result<Report, String> {
         VerbName::Read => Region::zeroed(CLIENT_BASE, len),
         _ => Region::patterned(CLIENT_BASE, len, job.seed),
     };
-    let pcap = o.pcap.as_deref().map(Pcap::create).transpose()?;
-    let port = PortOptions {
-        rate_bps: rate,
-        gso: o.gso,
-        impair: o.impair,
-        pcap,
-        ecn_backlog: o.ecn_backlog,
-    };
+    let port = o.port.options()?;
     let mut ep = Endpoint::new(nic, mem, socks, local_ip, port).map_err(|e| e.to_string())?;
     ep.add_peer(Peer {
         addr: SocketAddrV4::new(*server.ip(), udp_port),

@@ -140,6 +140,40 @@ pub struct PortOptions {
     pub ecn_backlog: usize,
 }
 
+/// What a command asks of its endpoint's port (`--rate-gbps`,
+/// `--no-gso`, `--ecn-backlog`, `--impair`, `--pcap`): the same for
+/// either end.
+#[derive(Clone, Debug)]
+pub struct PortSettings {
+    pub rate_gbps: f64,
+    pub gso: bool,
+    pub ecn_backlog: usize,
+    pub impair: Option<ImpairSpec>,
+    pub pcap: Option<std::path::PathBuf>,
+}
+
+impl PortSettings {
+    /// The pacing rate in bits per second, checked.
+    pub fn rate_bps(&self) -> Result<u64, String> {
+        let g = self.rate_gbps;
+        if !(g.is_finite() && g > 0.0 && g <= 10_000.0) {
+            return Err(format!("--rate-gbps must be in (0, 10000], got {g}"));
+        }
+        Ok((g * 1e9) as u64)
+    }
+
+    /// The port's options: the rate checked, the pcap file created.
+    pub fn options(&self) -> Result<PortOptions, String> {
+        Ok(PortOptions {
+            rate_bps: self.rate_bps()?,
+            gso: self.gso,
+            impair: self.impair,
+            pcap: self.pcap.as_deref().map(Pcap::create).transpose()?,
+            ecn_backlog: self.ecn_backlog,
+        })
+    }
+}
+
 pub struct Endpoint {
     pub nic: Nic,
     wakeups: Wakeups,

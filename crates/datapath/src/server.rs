@@ -13,17 +13,14 @@
 
 use std::net::{SocketAddr, SocketAddrV4, TcpListener, TcpStream};
 use std::os::fd::AsRawFd;
-use std::path::PathBuf;
 use std::time::Duration;
 
 use engine::Time;
 
-use crate::endpoint::{Endpoint, Peer, PortOptions, EXTERNAL};
+use crate::endpoint::{Endpoint, Peer, PortSettings, EXTERNAL};
 
 /// The control connection's token in the endpoint's poll.
 const CONTROL: usize = EXTERNAL;
-use crate::impair::ImpairSpec;
-use crate::pcap::Pcap;
 use crate::region::Region;
 use crate::report;
 use crate::session::{self, Control, Msg, VerbName, SERVER_BASE, VERSION};
@@ -33,17 +30,11 @@ use crate::socket::Socket;
 #[derive(Clone, Debug)]
 pub struct ServeOptions {
     pub bind: SocketAddr,
-    pub rate_gbps: f64,
-    /// UDP GSO (see `endpoint::PortOptions`).
-    pub gso: bool,
-    /// ECN marking at the receive queue (see `endpoint::PortOptions`).
-    pub ecn_backlog: usize,
+    pub port: PortSettings,
     /// The largest region a client may ask for.
     pub max_bytes: u64,
     /// Serve one session, then exit with its result.
     pub once: bool,
-    pub impair: Option<ImpairSpec>,
-    pub pcap: Option<PathBuf>,
 }
 
 /// A session whose client sends nothing for this long is over.
@@ -65,7 +56,7 @@ impl Server {
                 o.bind
             ));
         };
-        let rate = crate::client::rate_bps(o.rate_gbps)?;
+        let rate = o.port.rate_bps()?;
         let sock = Socket::bind(addr).map_err(|e| e.to_string())?;
         let listener = TcpListener::bind(sock.local)
             .map_err(|e| format!("cannot bind the TCP control port {}: {e}", sock.local))?;
@@ -160,22 +151,15 @@ impl Server {
                     }
                 }
             }
-            let pcap = self.opts.pcap.as_deref().map(Pcap::create).transpose()?;
-            Ok((nic, mem, pcap))
+            let port = self.opts.port.options()?;
+            Ok((nic, mem, port))
         })();
-        let (nic, mem, pcap) = match result {
+        let (nic, mem, port) = match result {
             Ok(parts) => parts,
             Err(e) => {
                 self.sock = Some(sock);
                 return refuse(&mut ctl, e);
             }
-        };
-        let port = PortOptions {
-            rate_bps: self.rate,
-            gso: self.opts.gso,
-            impair: self.opts.impair,
-            pcap,
-            ecn_backlog: self.opts.ecn_backlog,
         };
         let mut ep = Endpoint::new(nic, mem, vec![sock], *local.ip(), port)
             .map_err(|e| format!("the server's event loop: {e}"))?;

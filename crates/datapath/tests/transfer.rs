@@ -14,7 +14,7 @@ fn transfer(transport: TransportName, verb: VerbName, impaired: bool) -> datapat
         .then(|| ImpairSpec::parse("loss=0.01,reorder=0.01,reorder_us=100,seed=3").unwrap());
     let (addr, server) = common::serve_once(spec, 64);
     let mut o = common::options(addr, transport, verb, 4 << 20);
-    o.impair = spec.map(|s| ImpairSpec { seed: 4, ..s });
+    o.port.impair = spec.map(|s| ImpairSpec { seed: 4, ..s });
     let report = datapath::run(&o).unwrap_or_else(|e| panic!("{transport:?} {verb:?}: {e}"));
     server.join().unwrap().unwrap();
     report
@@ -71,7 +71,7 @@ fn dcqcn_cuts_its_rate_on_the_receivers_marks() {
         let (addr, server) = common::serve_once(None, backlog);
         let mut o = common::options(addr, TransportName::Irn, VerbName::Write, 8 << 20);
         o.job.cc = datapath::CcName::Dcqcn;
-        o.rate_gbps = 40.0;
+        o.port.rate_gbps = 40.0;
         let r = datapath::run(&o).unwrap();
         server.join().unwrap().unwrap();
         assert_eq!(

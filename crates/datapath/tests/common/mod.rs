@@ -4,6 +4,7 @@
 use std::net::SocketAddr;
 use std::thread::JoinHandle;
 
+use datapath::endpoint::PortSettings;
 use datapath::impair::ImpairSpec;
 use datapath::{Job, RunOptions, ServeOptions, Server, TransportName, VerbName};
 
@@ -15,17 +16,24 @@ pub fn serve_once(
 ) -> (SocketAddr, JoinHandle<Result<(), String>>) {
     let mut server = Server::bind(&ServeOptions {
         bind: "127.0.0.1:0".parse().unwrap(),
-        rate_gbps: 10.0,
-        gso: true,
-        ecn_backlog,
+        port: settings(impair, ecn_backlog),
         max_bytes: 1 << 30,
         once: true,
-        impair,
-        pcap: None,
     })
     .unwrap();
     let addr = SocketAddr::V4(server.local_addr());
     (addr, std::thread::spawn(move || server.serve()))
+}
+
+/// A port at 10 Gb/s with GSO.
+pub fn settings(impair: Option<ImpairSpec>, ecn_backlog: usize) -> PortSettings {
+    PortSettings {
+        rate_gbps: 10.0,
+        gso: true,
+        ecn_backlog,
+        impair,
+        pcap: None,
+    }
 }
 
 pub fn options(to: SocketAddr, transport: TransportName, verb: VerbName, bytes: u64) -> RunOptions {
@@ -47,12 +55,8 @@ pub fn options(to: SocketAddr, transport: TransportName, verb: VerbName, bytes: 
             rto_us: 2000,
             seed: 7,
         },
-        rate_gbps: 10.0,
-        gso: true,
-        ecn_backlog: 64,
+        port: settings(None, 64),
         depth: 4,
-        impair: None,
-        pcap: None,
         max_silent_timeouts: 8,
         peer_timeout_ms: 2000,
     }

@@ -30,7 +30,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use datapath::endpoint::{Endpoint, PortOptions, EXTERNAL};
+use datapath::endpoint::{Endpoint, PortSettings, EXTERNAL};
 use datapath::region::Region;
 use datapath::session::TransportName;
 use datapath::socket::Socket;
@@ -196,7 +196,14 @@ impl Daemon {
                 return Err("--transport mprdma: the daemon runs roce or irn".into())
             }
         };
-        let rate = datapath::client::rate_bps(cfg.rate_gbps)?;
+        let settings = PortSettings {
+            rate_gbps: cfg.rate_gbps,
+            gso: true,
+            ecn_backlog: 64,
+            impair: None,
+            pcap: None,
+        };
+        let rate = settings.rate_bps()?;
         let nic = Nic::new(NicConfig {
             mtu: cfg.mtu,
             rto: cfg.rto_us * engine::time::US,
@@ -206,13 +213,7 @@ impl Daemon {
         })
         .map_err(|e| format!("transport configuration: {e}"))?;
         let mem = Region::zeroed(BASE, cfg.slots * cfg.slot_bytes);
-        let port = PortOptions {
-            rate_bps: rate,
-            gso: true,
-            impair: None,
-            pcap: None,
-            ecn_backlog: 64,
-        };
+        let port = settings.options()?;
         let mut ep = Endpoint::new(nic, mem, vec![sock], *cfg.bind.ip(), port).map_err(err)?;
         ep.register(&mut apps, APPS, mio::Interest::READABLE)
             .map_err(err)?;

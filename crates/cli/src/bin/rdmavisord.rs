@@ -1,4 +1,5 @@
-//! `rdmavisord`: the RDMAvisor daemon of this host (`--help`).
+//! `rdmavisord`: the RDMAvisor daemon of this host (`--help`; the
+//! daemon is `visor::daemon`, docs/visor.md).
 
 use std::net::SocketAddrV4;
 use std::path::PathBuf;
