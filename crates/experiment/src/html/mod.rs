@@ -45,7 +45,7 @@ fn page(title: &str, body: &str) -> String {
     )
 }
 
-const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:1.5em auto;max-width:1340px;color:#222;padding:0 1em}
+const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:1.5em auto;max-width:1400px;color:#222;padding:0 1em}
 h1{font-size:1.5em}h2{font-size:1.2em;border-bottom:1px solid #ccc;margin-top:1.6em}
 .charts{display:flex;flex-wrap:wrap;gap:12px}
 figure.chart{margin:0;border:1px solid #ddd;padding:6px;width:640px}

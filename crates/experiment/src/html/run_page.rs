@@ -54,6 +54,16 @@ fn f(s: &Value, p: &str) -> f64 {
     s.pointer(p).and_then(Value::as_f64).unwrap_or(f64::NAN)
 }
 
+/// A headline number: n/a when absent, or when it is a statistic of no
+/// values (its block's `count` is 0: summary.json writes 0 there).
+fn headline(s: &Value, p: &str, div: f64) -> String {
+    let parent = &p[..p.rfind('/').unwrap_or(0)];
+    if !parent.is_empty() && f(s, &format!("{parent}/count")) == 0.0 {
+        return "n/a".into();
+    }
+    num(f(s, p) / div)
+}
+
 /// Every scalar of a JSON value, as (dotted path, text), in key order.
 fn flatten(prefix: &str, v: &Value, out: &mut Vec<(String, String)>) {
     let join = |k: &str| {
@@ -174,7 +184,7 @@ pub fn render(dir: &Path) -> Result<String, String> {
     b.push_str("<h2>Headline numbers</h2>\n");
     let rows: Vec<Vec<String>> = HEADLINE
         .iter()
-        .map(|&(l, p, div)| vec![l.to_string(), num(f(&s, p) / div)])
+        .map(|&(l, p, div)| vec![l.to_string(), headline(&s, p, div)])
         .collect();
     b.push_str(&table("headline", &["quantity", "value"], &rows));
     let mut all = Vec::new();

@@ -11,7 +11,7 @@ const H: f64 = 300.0;
 const LEFT: f64 = 70.0;
 const RIGHT: f64 = 16.0;
 const TOP: f64 = 14.0;
-const BOTTOM: f64 = 46.0;
+const BOTTOM: f64 = 50.0;
 /// The most markers (with a tooltip each) drawn on one line.
 const MAX_MARKERS: usize = 80;
 
@@ -203,11 +203,19 @@ fn axes(svg: &mut String, x: &Map, y: &Map, x_label: &str, y_label: &str) {
             c(x0), c(p), c(x1), c(p), c(x0 - 4.0), c(p + 4.0), esc(&label)
         ));
     }
-    for (v, label) in x.ticks() {
+    let ticks = x.ticks();
+    // Category names wider than their band alternate between two rows.
+    let band = (x1 - x0) / ticks.len().max(1) as f64;
+    let stagger = matches!(x.scale, Scale::Categories(_))
+        && ticks
+            .iter()
+            .any(|t| t.1.chars().count() as f64 * 6.2 > band);
+    for (i, (v, label)) in ticks.into_iter().enumerate() {
         let p = x.at(v);
+        let dy = if stagger && i % 2 == 1 { 28.0 } else { 16.0 };
         svg.push_str(&format!(
             "<line class=\"tick\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/><text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
-            c(p), c(y0), c(p), c(y0 + 4.0), c(p), c(y0 + 16.0), esc(&label)
+            c(p), c(y0), c(p), c(y0 + 4.0), c(p), c(y0 + dy), esc(&label)
         ));
     }
     svg.push_str(&format!(
@@ -220,7 +228,7 @@ fn axes(svg: &mut String, x: &Map, y: &Map, x_label: &str, y_label: &str) {
     svg.push_str(&format!(
         "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
         c((x0 + x1) / 2.0),
-        c(H - 8.0),
+        c(H - 4.0),
         esc(x_label)
     ));
     svg.push_str(&format!(

@@ -29,7 +29,13 @@ fn shown(v: &str) -> String {
 /// Safe for an element id.
 fn ident(s: &str) -> String {
     s.chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
         .collect()
 }
 
