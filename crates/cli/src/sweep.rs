@@ -108,7 +108,7 @@ pub fn sweep(a: SweepArgs) -> Result<(), String> {
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let points = plan.points();
     let t0 = std::time::Instant::now();
-    let results = experiment::sweep::run_with(&plan.text, a.path, &points, jobs, a.out, a.report)?;
+    let results = experiment::sweep::run(&plan.text, a.path, &points, jobs, a.out)?;
     let wall = t0.elapsed().as_secs_f64();
     let rows = plan::rows(&points, &results);
     say(format_args!("{}", sweep_csv::table(&rows)))?;
@@ -117,6 +117,11 @@ pub fn sweep(a: SweepArgs) -> Result<(), String> {
         points.len()
     ))?;
     if let Some(dir) = a.out {
+        if a.report {
+            for p in &points {
+                html::write_report(&dir.join(p.label()))?;
+            }
+        }
         finish_dir(dir, &rows, a.report)?;
     }
     Ok(())
@@ -138,7 +143,10 @@ fn finish_dir(dir: &Path, rows: &[(String, serde_json::Value)], html: bool) -> R
 pub fn run_planned(file: &Path, index: usize, out: &Path, html: bool) -> Result<(), String> {
     let plan = Plan::load(file)?;
     let label = plan.run_at(index)?.label.clone();
-    let s = plan.run_one(index, out, html)?;
+    let s = plan.run_one(index, out)?;
+    if html {
+        html::write_report(&out.join(&label))?;
+    }
     say(format_args!("{}", report::render(&s)))?;
     say(format_args!(
         "  {:<22} {}\n",

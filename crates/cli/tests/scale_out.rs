@@ -89,7 +89,8 @@ fn a_plan_run_piece_by_piece_and_merged_equals_the_sweep() {
     let (code, _, err) = rdmalab(&["merge", p]);
     assert_eq!(code, Some(1), "{err}");
     assert!(
-        err.contains("1 of 8 runs missing") && err.contains("--index 0 (seed1_switch.pfc=true_traffic.0.bytes=20000)"),
+        err.contains("1 of 8 runs missing")
+            && err.contains("--index 0 (seed1_switch.pfc=true_traffic.0.bytes=20000)"),
         "{err}"
     );
     let (code, _, err) = rdmalab(&["run", "--plan", pl, "--index", "0", "--out", p, "--report"]);
@@ -106,7 +107,7 @@ fn a_plan_run_piece_by_piece_and_merged_equals_the_sweep() {
     for (name, bytes) in &a {
         assert!(bytes == &b[name], "{name} differs");
     }
-    assert_eq!(a.len(), 8 * 5 + 4, "8 runs of 5 files, plan, csv, report");
+    assert_eq!(a.len(), 8 * 4 + 3, "8 runs of 4 files, plan, csv, report");
     // The plan's sweep.csv is the sweep's: one line per run.
     let csv = String::from_utf8(a["sweep.csv"].clone()).unwrap();
     assert_eq!(csv.lines().count(), 9, "{csv}");
@@ -117,7 +118,7 @@ fn a_plan_run_piece_by_piece_and_merged_equals_the_sweep() {
 fn bad_plans_indices_and_directories_are_named() {
     let dir = scratch("bad");
     std::fs::create_dir_all(&dir).unwrap();
-    let plan = dir.join("plan.json");
+    let plan = dir.join("p.json");
     let (pl, d) = (plan.to_str().unwrap(), dir.to_str().unwrap());
     let s = scenario();
     let (code, _, err) = rdmalab(&["sweep", &s, "--seeds", "1..2", "--plan", pl]);
@@ -211,7 +212,10 @@ fn a_report_is_the_same_bytes_however_made_and_fetches_nothing() {
         assert!(html.contains(id), "{id} missing");
     }
     assert!(!html.contains("http:") && !html.contains("https:") && !html.contains("<script"));
-    assert!(html.contains("default-src 'none'"), "the page forbids fetches");
+    assert!(
+        html.contains("default-src 'none'"),
+        "the page forbids fetches"
+    );
     // Without --out there is nowhere to write one.
     let (code, _, err) = rdmalab(&["run", &s, "--report"]);
     assert_eq!(code, Some(2), "{err}");

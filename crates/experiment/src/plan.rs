@@ -178,20 +178,14 @@ impl Plan {
         }
     }
 
-    /// Runs the run at `index` into `out/<label>/` (with its HTML report
-    /// when `html`), after writing the plan as `out/plan.json`.
-    pub fn run_one(&self, index: usize, out: &Path, html: bool) -> Result<SummaryJson, String> {
+    /// Runs the run at `index` into `out/<label>/`, after writing the plan
+    /// as `out/plan.json`.
+    pub fn run_one(&self, index: usize, out: &Path) -> Result<SummaryJson, String> {
         let r = self.run_at(index)?;
         std::fs::create_dir_all(out)
             .map_err(|e| format!("--out {}: cannot create the directory: {e}", out.display()))?;
         self.write_into(out)?;
-        sweep::run_point_with(
-            &self.text,
-            Path::new(&self.scenario),
-            &r.point(),
-            Some(out),
-            html,
-        )
+        sweep::run_point(&self.text, Path::new(&self.scenario), &r.point(), Some(out))
     }
 }
 

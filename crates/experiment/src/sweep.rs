@@ -155,18 +155,6 @@ pub fn run(
     jobs: usize,
     out: Option<&Path>,
 ) -> Result<Vec<SummaryJson>, String> {
-    run_with(text, path, points, jobs, out, false)
-}
-
-/// [`run`], writing each run's HTML report too when `html`.
-pub fn run_with(
-    text: &str,
-    path: &Path,
-    points: &[Point],
-    jobs: usize,
-    out: Option<&Path>,
-    html: bool,
-) -> Result<Vec<SummaryJson>, String> {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(jobs.clamp(1, 1024).min(points.len().max(1)))
         .build()
@@ -174,7 +162,7 @@ pub fn run_with(
     let results: Vec<Result<SummaryJson, String>> = pool.install(|| {
         points
             .par_iter()
-            .map(|p| run_point_with(text, path, p, out, html))
+            .map(|p| run_point(text, path, p, out))
             .collect()
     });
     results.into_iter().collect()
@@ -189,18 +177,6 @@ pub fn run_point(
     p: &Point,
     out: Option<&Path>,
 ) -> Result<SummaryJson, String> {
-    run_point_with(text, path, p, out, false)
-}
-
-/// [`run_point`], writing the run's HTML report into its folder when
-/// `html` (and `out`) are given.
-pub fn run_point_with(
-    text: &str,
-    path: &Path,
-    p: &Point,
-    out: Option<&Path>,
-    html: bool,
-) -> Result<SummaryJson, String> {
     let file = path.display().to_string();
     let sc = scenario_for(text, &file, p).map_err(|e| e.to_string())?;
     let built = crate::build(&sc, path, Some(p.seed)).map_err(|e| e.to_string())?;
@@ -213,9 +189,6 @@ pub fn run_point_with(
     if let Some(dir) = out {
         let d = dir.join(p.label());
         report::write_outputs(&o, &s, &d).map_err(|e| format!("writing {}: {e}", d.display()))?;
-        if html {
-            crate::html::write_report(&d)?;
-        }
     }
     match &o.stalled {
         Some(m) => Err(format!("{}: {m}", p.label())),
