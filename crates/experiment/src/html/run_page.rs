@@ -93,7 +93,7 @@ fn thin<T: Copy>(v: &[T]) -> (Vec<T>, usize) {
     }
     let stride = v.len().div_ceil(MAX_POINTS);
     let mut out: Vec<T> = v.iter().step_by(stride).copied().collect();
-    if (v.len() - 1) % stride != 0 {
+    if !(v.len() - 1).is_multiple_of(stride) {
         out.push(v[v.len() - 1]);
     }
     (out, stride)
@@ -121,15 +121,18 @@ fn slowdowns(dir: &Path) -> Result<Vec<f64>, String> {
     Ok(v)
 }
 
+/// A series' name and its points (time in us, value).
+type Named = (String, Vec<(f64, f64)>);
+
 /// The time series of `series.csv` (absent: none), by name in file order.
-fn series(dir: &Path) -> Result<Vec<(String, Vec<(f64, f64)>)>, String> {
+fn series(dir: &Path) -> Result<Vec<Named>, String> {
     let path = dir.join("series.csv");
     if !path.is_file() {
         return Ok(Vec::new());
     }
     let mut r = csv::Reader::from_path(&path)
         .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
-    let mut out: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
+    let mut out: Vec<Named> = Vec::new();
     for rec in r.records() {
         let rec = rec.map_err(|e| format!("{}: {e}", path.display()))?;
         let bad = || {
@@ -281,7 +284,7 @@ pub fn render(dir: &Path) -> Result<String, String> {
     if ts.is_empty() {
         b.push_str("<p class=\"note\" id=\"no-series\">No time series: the scenario has no <code>[output]</code> section with <code>sample_us</code> and <code>ports</code>, <code>flows</code>, <code>ecn_ports</code> or <code>ordering_memory</code> (README, \"Time series\").</p>\n");
     } else {
-        let mut kinds: BTreeMap<String, Vec<(String, Vec<(f64, f64)>)>> = BTreeMap::new();
+        let mut kinds: BTreeMap<String, Vec<Named>> = BTreeMap::new();
         for (name, pts) in ts {
             let kind = name.split(':').next().unwrap_or(&name).to_string();
             let kind = if kind.starts_with("ordering_") {
