@@ -186,8 +186,15 @@ pub fn merge(dir: &Path, html: bool) -> Result<(), String> {
     ))
 }
 
-/// `rdmalab report DIR`.
+/// `rdmalab report DIR`: a run's report, or a sweep's with each finished
+/// run's (what `sweep --report` writes).
 pub fn report_dir(dir: &Path) -> Result<(), String> {
+    if dir.join(plan::PLAN_FILE).is_file() {
+        let m = plan::merge(dir)?;
+        for (label, _) in &m.rows {
+            html::write_report(&dir.join(label))?;
+        }
+    }
     let p = html::write_report(dir)?;
     say(format_args!("report: {}\n", p.display()))
 }

@@ -108,6 +108,10 @@ fn a_plan_run_piece_by_piece_and_merged_equals_the_sweep() {
         assert!(bytes == &b[name], "{name} differs");
     }
     assert_eq!(a.len(), 8 * 4 + 3, "8 runs of 4 files, plan, csv, report");
+    // `report DIR` on the sweep rewrites every report with the same bytes.
+    let (code, _, err) = rdmalab(&["report", w]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(tree(&whole) == a, "report DIR rewrote other bytes");
     // The plan's sweep.csv is the sweep's: one line per run.
     let csv = String::from_utf8(a["sweep.csv"].clone()).unwrap();
     assert_eq!(csv.lines().count(), 9, "{csv}");

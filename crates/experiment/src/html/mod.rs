@@ -61,6 +61,7 @@ table{border-collapse:collapse;font-size:13px;margin:6px 0}
 td,th{border:1px solid #ddd;padding:2px 8px;text-align:right}
 td:first-child,th:first-child{text-align:left}
 details{margin:8px 0}
+.wide{overflow-x:auto}
 ";
 
 /// A table: a header row and rows of cells (already formatted).

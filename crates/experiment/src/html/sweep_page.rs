@@ -210,6 +210,8 @@ pub fn render(dir: &Path) -> Result<String, String> {
             r
         })
         .collect();
+    b.push_str("<div class=\"wide\">");
     b.push_str(&table("runs", &head, &rows));
+    b.push_str("</div>\n");
     Ok(page(&format!("rdmalab sweep: {}", p.scenario), &b))
 }
