@@ -101,7 +101,11 @@ pub fn sweep(a: SweepArgs) -> Result<(), String> {
     }
     prepare_out(a.out)?;
     if let Some(dir) = a.out {
-        plan.write_into(dir)?;
+        // A sweep replaces whatever plan the folder had (as it replaces
+        // the runs' files); only `run --plan` refuses another plan.
+        let path = dir.join(plan::PLAN_FILE);
+        experiment::files::write_atomic(&path, &plan.to_bytes())
+            .map_err(|e| format!("writing {}: {e}", path.display()))?;
     }
     let jobs = a
         .jobs
