@@ -1,7 +1,8 @@
 //! The `rdmalab` command line: `run` a scenario (or the built-in example)
 //! and print a readable summary, optionally writing CSV/JSON outputs;
 //! `sweep` and `bench` for many runs; `net` for the real datapath
-//! (`net.rs`); `run --plan`, `merge` and `report` (`sweep.rs`).
+//! (`net.rs`); `visor` for RDMAvisor (`visor.rs`); `run --plan`, `merge`
+//! and `report` (`sweep.rs`).
 
 /// `println!` through [`out::say`], returning its error from the caller.
 macro_rules! say {
@@ -13,6 +14,7 @@ macro_rules! say {
 mod net;
 mod out;
 mod sweep;
+mod visor;
 
 use clap::{Parser, Subcommand};
 use experiment::report;
@@ -129,6 +131,11 @@ enum Cmd {
         #[command(subcommand)]
         cmd: net::NetCmd,
     },
+    /// RDMAvisor, RDMA as a service (docs/visor.md).
+    Visor {
+        #[command(subcommand)]
+        cmd: visor::VisorCmd,
+    },
 }
 
 fn main() -> ExitCode {
@@ -189,6 +196,7 @@ fn main() -> ExitCode {
             out.as_deref(),
         ),
         Cmd::Net { cmd } => net::main(cmd),
+        Cmd::Visor { cmd } => visor::main(cmd),
     };
     match result {
         Ok(()) if STDOUT_CLOSED.load(Relaxed) => ExitCode::from(SIGPIPE_STATUS),

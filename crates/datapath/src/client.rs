@@ -20,7 +20,10 @@ use engine::Time;
 use transport::{Verb, WorkRequest};
 
 use crate::codec::{IP_UDP_HEADERS, MAX_DATAGRAM_OVERHEAD};
-use crate::endpoint::{Endpoint, Peer, PortOptions};
+use crate::endpoint::{Endpoint, Peer, PortOptions, EXTERNAL};
+
+/// The control connection's token in the endpoint's poll.
+const CONTROL: usize = EXTERNAL;
 use crate::impair::ImpairSpec;
 use crate::pcap::Pcap;
 use crate::region::Region;
@@ -135,13 +138,17 @@ pub fn run(o: &RunOptions) -> Result<Report, String> {
         ecn_backlog: o.ecn_backlog,
     };
     let mut ep = Endpoint::new(nic, mem, socks, local_ip, port).map_err(|e| e.to_string())?;
-    ep.set_peer(Peer {
+    ep.add_peer(Peer {
         addr: SocketAddrV4::new(*server.ip(), udp_port),
         ports: 1,
     });
     let fd = ctl.stream().as_raw_fd();
-    ep.watch_control(&mut mio::unix::SourceFd(&fd))
-        .map_err(|e| e.to_string())?;
+    ep.register(
+        &mut mio::unix::SourceFd(&fd),
+        CONTROL,
+        mio::Interest::READABLE,
+    )
+    .map_err(|e| e.to_string())?;
 
     let mut queues: Vec<VecDeque<(u64, u64)>> =
         (0..job.qps).map(|q| job.messages_of(q).collect()).collect();
@@ -190,7 +197,7 @@ pub fn run(o: &RunOptions) -> Result<Report, String> {
             outstanding[c.qp as usize] -= 1;
             last_progress = now;
         }
-        if ep.take_control_ready() || now - last_control > engine::time::MS {
+        if !ep.take_ready().is_empty() || now - last_control > engine::time::MS {
             last_control = now;
             match ctl.try_recv() {
                 Ok(None) => {}

@@ -2,7 +2,9 @@
 //! [`Region`] and its UDP sockets, driven by the transport's one drive
 //! loop (`transport::driver`) on the wall clock (picoseconds since the
 //! endpoint started), as the simulator's hosts drive it on simulated
-//! time. One peer at a time.
+//! time. Its peers are numbered: the NIC knows peer `i` as host
+//! `PEER_HOST + i` (the client and server have one; a daemon one per
+//! remote daemon).
 //!
 //! The port: a packet goes out when the NIC's port is free, which it is
 //! again after the frame's serialisation at `rate_bps` (with a burst of
@@ -41,8 +43,8 @@ use crate::pcap::Pcap;
 use crate::region::Region;
 use crate::socket::Socket;
 
-/// The NIC's own host id, and its peer's: the datapath knows hosts by
-/// address, the NIC by these.
+/// The NIC's own host id, and its first peer's: the datapath knows hosts
+/// by address, the NIC by these (peer `i` is `PEER_HOST + i`).
 pub const SELF_HOST: u32 = 0;
 pub const PEER_HOST: u32 = 1;
 
@@ -55,7 +57,9 @@ pub const SPIN: Time = 2 * engine::time::MS;
 const IDLE: Duration = Duration::from_millis(20);
 /// Largest UDP payload read: IPv4's largest datagram.
 const MAX_DATAGRAM: usize = 65_535 - codec::IP_UDP_HEADERS;
-const CONTROL: mio::Token = mio::Token(usize::MAX);
+/// Tokens from here up name the sources the endpoint's owner registers
+/// ([`Endpoint::register`]); below are its sockets.
+pub const EXTERNAL: usize = 1 << 20;
 
 /// The peer: its IPv4 address, and the consecutive ports from
 /// `addr.port()` it sends from (`ports` of them); packets go to `addr`.
@@ -66,7 +70,8 @@ pub struct Peer {
 }
 
 impl Peer {
-    fn sent(&self, from: SocketAddrV4) -> bool {
+    /// Whether a datagram from `from` comes from this peer.
+    pub fn sent(&self, from: SocketAddrV4) -> bool {
         from.ip() == self.addr.ip() && from.port().wrapping_sub(self.addr.port()) < self.ports
     }
 }
@@ -74,7 +79,7 @@ impl Peer {
 /// Received datagrams dropped before the NIC, by reason.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Drops {
-    /// Not from the peer's address and ports (or no peer yet).
+    /// Not from a peer's address and ports (or no peer yet).
     pub unknown_peer: u64,
     /// Shorter than the headers they declare.
     pub truncated: u64,
@@ -105,9 +110,9 @@ pub struct IoCounts {
 
 /// Datagrams waiting to leave in one GSO call: to one peer from one
 /// socket, all `seg` bytes but the last.
-#[derive(Default)]
 struct Batch {
     sock: usize,
+    to: SocketAddrV4,
     ce: bool,
     seg: usize,
     count: usize,
@@ -141,7 +146,7 @@ pub struct Endpoint {
     pub mem: Region,
     socks: Vec<Socket>,
     local_ip: Ipv4Addr,
-    peer: Option<Peer>,
+    peers: Vec<Peer>,
     poll: mio::Poll,
     events: mio::Events,
     start: Instant,
@@ -168,7 +173,8 @@ pub struct Endpoint {
     ecn_backlog: usize,
     impair: Option<Impair>,
     pcap: Option<Pcap>,
-    control_ready: bool,
+    /// Tokens of the owner's sources that were readable.
+    ready: Vec<usize>,
     /// The NIC's timeouts when a valid packet last came, and when.
     timeouts_heard: u64,
     heard_at: Time,
@@ -211,7 +217,7 @@ impl Endpoint {
             mem,
             socks,
             local_ip,
-            peer: None,
+            peers: Vec::new(),
             poll,
             events: mio::Events::with_capacity(64),
             start: Instant::now(),
@@ -224,7 +230,15 @@ impl Endpoint {
             tx_wakes: BinaryHeap::new(),
             payload: Vec::new(),
             frame: Vec::new(),
-            batch: Batch::default(),
+            batch: Batch {
+                sock: 0,
+                to: SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 0),
+                ce: false,
+                seg: 0,
+                count: 0,
+                closed: false,
+                bytes: Vec::new(),
+            },
             max_segments,
             rx_bufs: vec![vec![0; 1 << 16]; batch],
             rx_meta: vec![RecvMeta::default(); batch],
@@ -235,7 +249,7 @@ impl Endpoint {
                 .filter(ImpairSpec::is_active)
                 .map(|s| Impair::new(s, 0)),
             pcap,
-            control_ready: false,
+            ready: Vec::new(),
             timeouts_heard: 0,
             heard_at: 0,
             completions: Vec::new(),
@@ -259,20 +273,40 @@ impl Endpoint {
         self.pcap.as_mut().map_or(Ok(()), Pcap::finish)
     }
 
-    pub fn set_peer(&mut self, peer: Peer) {
-        self.peer = Some(peer);
+    /// Adds a peer: the NIC's QPs to it name it by the host id returned.
+    pub fn add_peer(&mut self, peer: Peer) -> u32 {
+        self.peers.push(peer);
+        PEER_HOST + self.peers.len() as u32 - 1
     }
 
-    /// Watches `src` (the session's control connection) in the same poll:
-    /// [`Endpoint::take_control_ready`] says when it is readable.
-    pub fn watch_control(&mut self, src: &mut impl mio::event::Source) -> io::Result<()> {
+    /// Replaces a peer's address (its daemon came back elsewhere).
+    pub fn peer_mut(&mut self, host: u32) -> Option<&mut Peer> {
+        self.peers.get_mut(host.checked_sub(PEER_HOST)? as usize)
+    }
+
+    /// Watches `src` (a control connection, a listener, ...) in the
+    /// endpoint's poll under `token` (at least [`EXTERNAL`]): a turn
+    /// that finds it readable (or writable, if asked) lists it in
+    /// [`Endpoint::take_ready`].
+    pub fn register(
+        &mut self,
+        src: &mut impl mio::event::Source,
+        token: usize,
+        interest: mio::Interest,
+    ) -> io::Result<()> {
+        debug_assert!(token >= EXTERNAL);
         self.poll
             .registry()
-            .register(src, CONTROL, mio::Interest::READABLE)
+            .register(src, mio::Token(token), interest)
     }
 
-    pub fn take_control_ready(&mut self) -> bool {
-        std::mem::take(&mut self.control_ready)
+    pub fn deregister(&mut self, src: &mut impl mio::event::Source) -> io::Result<()> {
+        self.poll.registry().deregister(src)
+    }
+
+    /// The owner's tokens found ready since the last call.
+    pub fn take_ready(&mut self) -> Vec<usize> {
+        std::mem::take(&mut self.ready)
     }
 
     /// The clock: picoseconds since the endpoint was made.
@@ -358,16 +392,13 @@ impl Endpoint {
         if self.batch.count == 0 {
             return;
         }
-        let Some(peer) = self.peer else {
-            self.batch = Batch::default();
-            return;
-        };
         let b = &self.batch;
+        let to = b.to;
         let sock = &self.socks[b.sock];
         let mut waits = 0;
         loop {
             self.io.send_calls += 1;
-            match sock.send(peer.addr, self.local_ip, b.ce, &b.bytes, b.seg) {
+            match sock.send(to, self.local_ip, b.ce, &b.bytes, b.seg) {
                 Ok(()) => {
                     self.io.datagrams_sent += b.count as u64;
                     self.io.bytes_sent += b.bytes.len() as u64;
@@ -383,7 +414,7 @@ impl Endpoint {
                     self.max_segments = 1;
                     for seg in b.bytes.chunks(b.seg) {
                         self.io.send_calls += 1;
-                        match sock.send(peer.addr, self.local_ip, b.ce, seg, seg.len()) {
+                        match sock.send(to, self.local_ip, b.ce, seg, seg.len()) {
                             Ok(()) => {
                                 self.io.datagrams_sent += 1;
                                 self.io.bytes_sent += seg.len() as u64;
@@ -406,11 +437,12 @@ impl Endpoint {
 
     /// Appends a datagram to the batch, sending the batch first when the
     /// datagram cannot join it.
-    fn push(&mut self, sock: usize, ce: bool, dgram_at: usize) {
+    fn push(&mut self, sock: usize, to: SocketAddrV4, ce: bool, dgram_at: usize) {
         let len = self.frame.len() - dgram_at;
         let b = &self.batch;
         let joins = b.count > 0
             && b.sock == sock
+            && b.to == to
             && b.ce == ce
             && !b.closed
             && len <= b.seg
@@ -419,6 +451,7 @@ impl Endpoint {
         if !joins {
             self.flush();
             self.batch.sock = sock;
+            self.batch.to = to;
             self.batch.ce = ce;
             self.batch.seg = len;
         }
@@ -512,10 +545,10 @@ impl Endpoint {
 
     /// A datagram through the impairment layer: to the NIC, or dropped.
     fn accept(&mut self, now: Time, d: &Datagram) {
-        if !self.peer.is_some_and(|p| p.sent(d.from)) {
+        let Some(i) = self.peers.iter().position(|p| p.sent(d.from)) else {
             self.drops.unknown_peer += 1;
             return;
-        }
+        };
         let len = d.bytes.len();
         self.rx_frame[BTH_AT..BTH_AT + len].copy_from_slice(d.bytes);
         let decoded = codec::rebuild(&mut self.rx_frame, len, d.from, d.to, d.tos)
@@ -537,7 +570,7 @@ impl Endpoint {
             p.record(now, &self.rx_frame[..BTH_AT + len]);
         }
         let mut pkt = dec.packet;
-        pkt.src = PEER_HOST;
+        pkt.src = PEER_HOST + i as u32;
         pkt.dst = SELF_HOST;
         self.nic
             .on_packet_with(now, &pkt, dec.payload, &mut self.mem);
@@ -573,8 +606,10 @@ impl Endpoint {
             Err(e) if e.kind() == io::ErrorKind::Interrupted => return Ok(()),
             Err(e) => return Err(e),
         }
-        if self.events.iter().any(|ev| ev.token() == CONTROL) {
-            self.control_ready = true;
+        for ev in self.events.iter() {
+            if ev.token().0 >= EXTERNAL {
+                self.ready.push(ev.token().0);
+            }
         }
         Ok(())
     }
@@ -594,7 +629,13 @@ impl Io for Endpoint {
     }
 
     fn send(&mut self, now: Time, _: (), mut pkt: Packet) {
-        let Some(peer) = self.peer else {
+        let Some(&peer) = pkt
+            .dst
+            .checked_sub(PEER_HOST)
+            .and_then(|i| self.peers.get(i as usize))
+        else {
+            self.io.unencodable += 1;
+            self.want_tx = true;
             return;
         };
         // A virtual path's packets leave from its own socket; anything
@@ -613,7 +654,7 @@ impl Io for Endpoint {
             p.record(now, &self.frame);
         }
         let wire_bytes = self.frame.len() as u64;
-        self.push(si, pkt.ce, BTH_AT);
+        self.push(si, peer.addr, pkt.ce, BTH_AT);
         self.port_free_at =
             self.port_free_at.max(now) + engine::time::serialization(wire_bytes, self.rate_bps);
         self.want_tx = true;

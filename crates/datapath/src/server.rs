@@ -18,7 +18,10 @@ use std::time::Duration;
 
 use engine::Time;
 
-use crate::endpoint::{Endpoint, Peer, PortOptions};
+use crate::endpoint::{Endpoint, Peer, PortOptions, EXTERNAL};
+
+/// The control connection's token in the endpoint's poll.
+const CONTROL: usize = EXTERNAL;
 use crate::impair::ImpairSpec;
 use crate::pcap::Pcap;
 use crate::region::Region;
@@ -193,13 +196,17 @@ impl Server {
         udp_port: u16,
         own: &[u32],
     ) -> Result<String, String> {
-        ep.set_peer(Peer {
+        ep.add_peer(Peer {
             addr: SocketAddrV4::new(*client.ip(), udp_port),
             ports: job.paths,
         });
         let fd = ctl.stream().as_raw_fd();
-        ep.watch_control(&mut mio::unix::SourceFd(&fd))
-            .map_err(|e| e.to_string())?;
+        ep.register(
+            &mut mio::unix::SourceFd(&fd),
+            CONTROL,
+            mio::Interest::READABLE,
+        )
+        .map_err(|e| e.to_string())?;
         ctl.send(&Msg::Ready {
             udp_port: ep.local_addr().port(),
             psns: own.to_vec(),
@@ -225,7 +232,7 @@ impl Server {
                     IDLE / engine::time::SEC
                 ));
             }
-            if ep.take_control_ready() || now - last_control > engine::time::MS {
+            if !ep.take_ready().is_empty() || now - last_control > engine::time::MS {
                 last_control = now;
                 match ctl.try_recv()? {
                     None => {}

@@ -15,6 +15,7 @@ use std::io::{self, BufRead, BufReader, Write};
 use std::net::TcpStream;
 use std::time::Duration;
 
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use transport::{
     check_work_request, CcConfig, DcqcnParams, Engine, InitialPsns, IrnConfig, MpRdmaConfig, Nic,
@@ -304,7 +305,8 @@ pub enum Msg {
     Error { message: String },
 }
 
-/// One end of the control connection.
+/// One end of a control connection: JSON messages a line (a transfer's
+/// [`Msg`], or another protocol's: the daemons' links use it too).
 pub struct Control {
     reader: BufReader<TcpStream>,
     line: Vec<u8>,
@@ -323,7 +325,7 @@ impl Control {
         self.reader.get_ref()
     }
 
-    pub fn send(&mut self, m: &Msg) -> Result<(), String> {
+    pub fn send<T: Serialize>(&mut self, m: &T) -> Result<(), String> {
         let mut line = serde_json::to_vec(m).map_err(|e| e.to_string())?;
         line.push(b'\n');
         let s = self.reader.get_mut();
@@ -333,7 +335,7 @@ impl Control {
     }
 
     /// Waits at most `limit` for the next message.
-    pub fn recv(&mut self, limit: Duration) -> Result<Msg, String> {
+    pub fn recv<T: DeserializeOwned>(&mut self, limit: Duration) -> Result<T, String> {
         let s = self.reader.get_ref();
         s.set_nonblocking(false).map_err(|e| e.to_string())?;
         s.set_read_timeout(Some(limit)).map_err(|e| e.to_string())?;
@@ -345,7 +347,7 @@ impl Control {
     }
 
     /// The next message if a whole line has arrived, without waiting.
-    pub fn try_recv(&mut self) -> Result<Option<Msg>, String> {
+    pub fn try_recv<T: DeserializeOwned>(&mut self) -> Result<Option<T>, String> {
         self.reader
             .get_ref()
             .set_nonblocking(true)
@@ -353,7 +355,7 @@ impl Control {
         self.read_line()
     }
 
-    fn read_line(&mut self) -> Result<Option<Msg>, String> {
+    fn read_line<T: DeserializeOwned>(&mut self) -> Result<Option<T>, String> {
         loop {
             let buf = match self.reader.fill_buf() {
                 Ok(b) => b,

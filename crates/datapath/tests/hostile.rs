@@ -107,7 +107,7 @@ fn forged_packets_are_counted_by_reason_and_stay_inside_the_region() {
     let std::net::SocketAddr::V4(from) = attacker.local_addr().unwrap() else {
         panic!("bound to IPv4");
     };
-    ep.set_peer(Peer {
+    ep.add_peer(Peer {
         addr: from,
         ports: 1,
     });

@@ -1,6 +1,6 @@
 //! Turns a parsed scenario into a ready-to-run network by composing the
 //! build steps of its sections (`scenario/*`): the topology, the fabric
-//! configuration (switch and transport sections), the engine
+//! configuration (switch, transport, nic and host sections), the engine
 //! of every transport in use, the flows, the faults and the sampling.
 //! Every problem found is reported with its key path and line.
 
@@ -35,6 +35,8 @@ pub fn fabric_config(sc: &Scenario, file: &str) -> Result<FabricConfig, Scenario
     };
     sc.switch.build(&mut cfg);
     sc.transport.build(&mut cfg, &sc.topology, c)?;
+    sc.nic.build(&mut cfg, c)?;
+    sc.host.build(&mut cfg);
     Ok(cfg)
 }
 

@@ -8,7 +8,8 @@
 //! that had a bitmap), beside `nic_state`'s fixed per-QP costs; what
 //! waiting for a WRITE's last packet cost (`last_packet`); when `[output]
 //! ordering_memory` sampled it, its time averages; and the block's lines
-//! in the readable summary (`render`).
+//! in the readable summary (`render`). Also the `qp_cache` block
+//! ([`QpCacheSummary`], present with `[nic] qp_cache_entries`).
 
 use serde::Serialize;
 
@@ -220,4 +221,36 @@ pub fn render(o: &OrderingSummary) -> [(String, String); 2] {
         (format!("ordering ({})", o.layer), agents),
         ("ordering memory".into(), memory),
     ]
+}
+
+/// The `qp_cache` block (`[nic] qp_cache_entries`; absent without a
+/// cache): QP contexts fetched, received packets that waited for the
+/// NIC's pipeline, and the most QPs one NIC had.
+#[derive(Serialize, Debug, Clone, PartialEq, Default)]
+pub struct QpCacheSummary {
+    pub entries: u32,
+    pub miss_ns: f64,
+    pub misses: u64,
+    pub held_packets: u64,
+    pub max_qps_per_nic: u64,
+}
+
+pub fn qp_cache(net: &fabric::Network) -> Option<QpCacheSummary> {
+    let n = net.host_count();
+    let cfg = (n > 0).then(|| net.nic(0).config().qp_cache)?;
+    if cfg.entries == 0 {
+        return None;
+    }
+    let mut s = QpCacheSummary {
+        entries: cfg.entries,
+        miss_ns: engine::time::to_ns_f64(cfg.miss),
+        ..QpCacheSummary::default()
+    };
+    for h in 0..n {
+        let nic = net.nic(h);
+        s.misses += nic.stats().qp_cache_misses;
+        s.held_packets += nic.stats().qp_cache_held;
+        s.max_qps_per_nic = s.max_qps_per_nic.max(nic.num_qps() as u64);
+    }
+    Some(s)
 }

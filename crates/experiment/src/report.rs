@@ -140,10 +140,17 @@ pub struct SummaryJson {
     /// A bitmap ordering layer's agents and NIC memory (absent without).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ordering: Option<crate::nic_memory::OrderingSummary>,
+    /// The NICs' QP-context caches (absent without `[nic]
+    /// qp_cache_entries`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub qp_cache: Option<crate::nic_memory::QpCacheSummary>,
     /// What a load balancer acting at ToRs (ConWeave) did (absent for the
     /// others; see `crate::lb_summary`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub load_balancer: Option<crate::lb_summary::LoadBalancerSummary>,
+    /// What RCM did (absent without it; `crate::rcm_summary`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rcm: Option<crate::rcm_summary::RcmSummary>,
     /// Totals of the `[output] ecn_ports`, in their order (absent without).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ecn_ports: Vec<EcnPort>,
@@ -476,7 +483,9 @@ pub fn summary(o: &Outcome, scenario: &str, seed: u64) -> SummaryJson {
         nic_state: crate::nic_memory::nic_state(net),
         reordering: crate::reorder::summary(net),
         ordering: crate::nic_memory::ordering(net),
+        qp_cache: crate::nic_memory::qp_cache(net),
         load_balancer: crate::lb_summary::summary(net),
+        rcm: crate::rcm_summary::summary(net),
         ecn_ports: ecn_ports(net, o.end_time),
         flows_hit_by_failures: hit.map(|h| h.len()),
         slowdown_hit_by_failures: hit.map(|h| {
@@ -696,6 +705,9 @@ pub fn render(s: &SummaryJson) -> String {
     }
     if let Some(lb) = &s.load_balancer {
         line(&mut out, "load balancer", crate::lb_summary::render(lb));
+    }
+    if let Some(r) = &s.rcm {
+        line(&mut out, "rcm", crate::rcm_summary::render(r));
     }
     if let (Some(n), Some(st)) = (s.flows_hit_by_failures, &s.slowdown_hit_by_failures) {
         line(

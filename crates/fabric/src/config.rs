@@ -1,9 +1,11 @@
 //! Fabric configuration: switch buffer and PFC, ECN marking per link speed,
-//! the load balancer, the egress scheduling, deflection, the NIC template every host starts from, and failure
+//! the load balancer, the egress scheduling, deflection, the switch model and RCM, the NIC template every host starts from, and failure
 //! handling. Plain data: touches nothing.
 
 use crate::switch::lb::LoadBalancer;
 use crate::switch::mmu::MmuConfig;
+use crate::switch::rcm::RcmParams;
+use crate::switch::voq::SwitchModel;
 use crate::switch::{Deflection, Scheduling};
 use transport::NicConfig;
 
@@ -16,6 +18,18 @@ pub struct EcnSetting {
     pub kmin: u64,
     pub kmax: u64,
     pub pmax: f64,
+}
+
+/// Which QPs the hosts' flows use.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum QpSharing {
+    /// One QP pair per flow (what applications do with verbs).
+    #[default]
+    PerFlow,
+    /// One QP pair per pair of hosts (and engine), shared by every flow
+    /// between them: RDMAvisor's multiplexing. Their messages go in the
+    /// QP's order.
+    PerPeer,
 }
 
 #[derive(Clone, Debug)]
@@ -35,7 +49,12 @@ pub struct FabricConfig {
     pub scheduling: Scheduling,
     /// What a lossy switch does with a packet its full queue refuses.
     pub deflection: Deflection,
+    /// The switch architecture of the data class (`switch/voq/`).
+    pub model: SwitchModel,
+    /// RCM (`switch/rcm/`; needs the VOQ model), off when None.
+    pub rcm: Option<RcmParams>,
     pub nic: NicConfig,
+    pub qp_sharing: QpSharing,
     pub pfc_frame_bytes: u32,
     /// Recompute shortest paths when a link fails or returns (a routing
     /// protocol that converges at once). Without it, packets hashed onto a
@@ -66,7 +85,10 @@ impl Default for FabricConfig {
             load_balancer: LoadBalancer::Ecmp,
             scheduling: Scheduling::Fifo,
             deflection: Deflection::None,
+            model: SwitchModel::SharedBuffer,
+            rcm: None,
             nic: NicConfig::default(),
+            qp_sharing: QpSharing::PerFlow,
             pfc_frame_bytes: 64,
             reroute_on_failure: true,
         }

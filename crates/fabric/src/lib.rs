@@ -17,7 +17,7 @@ pub mod observe;
 pub mod switch;
 pub mod topo;
 
-pub use config::{EcnSetting, FabricConfig};
+pub use config::{EcnSetting, FabricConfig, QpSharing};
 
 /// The largest frame (payload and headers) the fabric carries, in bytes.
 pub const MAX_FRAME_BYTES: u32 = net::arena::Hdr::MAX_WIRE;
@@ -28,10 +28,12 @@ pub use net::{Network, RunState};
 pub use observe::counters::{Counters, DropReason};
 pub use observe::footprint::Footprint;
 pub use observe::pcap::{self, PcapSpec};
-pub use observe::{SampleSpec, ORDERING_SERIES};
+pub use observe::{SampleSpec, ORDERING_SERIES, RCM_SERIES};
 pub use switch::lb::{
     CongaParams, ConweaveParams, ConweaveStats, DrillParams, LetflowParams, LoadBalancer,
 };
 pub use switch::mmu::MmuConfig;
+pub use switch::rcm::{Point, RcmParams, RcmStats};
+pub use switch::voq::SwitchModel;
 pub use switch::{Deflection, Scheduling, SrptDequeue};
 pub use topo::topology::{LinkSpec, NodeKind, NodeSpec, Topology};

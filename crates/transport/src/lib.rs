@@ -49,6 +49,7 @@ pub mod order;
 pub mod packet;
 pub mod psn;
 mod qp;
+pub mod qp_cache;
 mod rc;
 pub mod reorder;
 mod sched;
@@ -71,4 +72,5 @@ pub use order::{
 pub use packet::{MpHeader, Packet, PacketKind, Verb, ATOMIC_BYTES};
 pub use psn::MAX_PSN_SPAN;
 pub use qp::check_work_request;
+pub use qp_cache::QpCacheConfig;
 pub use reorder::{OodHistogram, QpReorder};

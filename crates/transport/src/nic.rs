@@ -24,6 +24,7 @@ use crate::memory::{Dma, Memory};
 use crate::order::{Layer, OrderMemory, OrderingKind};
 use crate::packet::Packet;
 use crate::qp::{LineRate, Qp};
+use crate::qp_cache::QpCache;
 use crate::rc::{Ctx, RecvWqe};
 use crate::reorder::QpReorder;
 use crate::sched::{SchedState, Scheduler};
@@ -57,6 +58,9 @@ pub struct Nic {
     /// Each QP's ordering layer, indexed as `qps`, and the layer's
     /// NIC-wide part: read only when `cfg.ordering` names one.
     order: Layer,
+    /// The QP-context cache: read only when `cfg.qp_cache.entries` is
+    /// not 0.
+    cache: QpCache,
 }
 
 impl Nic {
@@ -65,6 +69,7 @@ impl Nic {
     pub fn new(cfg: NicConfig) -> Result<Nic, ConfigError> {
         cfg.validate()?;
         let order = Layer::new(cfg.ordering);
+        let cache = QpCache::new(cfg.qp_cache);
         Ok(Nic {
             line: LineRate::new(cfg.line_rate_bps),
             cfg,
@@ -76,6 +81,7 @@ impl Nic {
             timers: Timers::default(),
             reorder: Vec::new(),
             order,
+            cache,
             now: 0,
         })
     }
@@ -148,6 +154,10 @@ impl Nic {
         let q = live_mut(&mut self.qps, qp)?;
         *q = Qp::tombstone(qp, q.cfg);
         self.order.destroy(qp as usize);
+        if self.cfg.qp_cache.entries != 0 {
+            self.cache.forget(qp);
+            self.cache.held.retain(|(_, p)| p.dst_qp != qp);
+        }
         self.sched.remove(qp);
         self.timers.remove(qp);
         self.ctrl.retain(|p| p.src_qp != qp);
@@ -204,7 +214,28 @@ impl Nic {
 
     #[inline]
     pub fn on_packet(&mut self, now: Time, pkt: &Packet) {
+        // One predictable branch without a QP cache.
+        if self.cfg.qp_cache.entries != 0 && self.hold(now, pkt) {
+            return;
+        }
         self.on_packet_dma(now, pkt, &mut Dma::none());
+    }
+
+    /// The QP cache's side of a received packet: true if it waits for
+    /// the pipeline (processed by [`Nic::handle_timeout`] when due).
+    #[cold]
+    fn hold(&mut self, now: Time, pkt: &Packet) -> bool {
+        if pkt.dst_qp as usize >= self.qps.len() {
+            return false;
+        }
+        let at = self.cache.rx_at(now, pkt.dst_qp);
+        if at <= now && self.cache.held.is_empty() {
+            return false;
+        }
+        self.cache.held.push_back((at, *pkt));
+        self.stats.qp_cache_held += 1;
+        self.stats.qp_cache_misses = self.cache.misses;
+        true
     }
 
     /// As [`Nic::on_packet`], with the packet's payload bytes, placed into
@@ -264,7 +295,15 @@ impl Nic {
     /// timeout) moves it: ask again after each.
     #[inline]
     pub fn poll_timeout(&self) -> Option<Time> {
-        self.timers.next()
+        let t = self.timers.next();
+        if self.cfg.qp_cache.entries == 0 {
+            return t;
+        }
+        match (t, self.cache.held.front()) {
+            (Some(t), Some(&(h, _))) => Some(t.min(h)),
+            (None, Some(&(h, _))) => Some(h),
+            (t, None) => t,
+        }
     }
 
     /// Runs the earliest timer due at `now`, if any: a QP's retransmission
@@ -281,6 +320,17 @@ impl Nic {
     /// synchronise gate opened would close the gate again.)
     pub fn handle_timeout(&mut self, now: Time) {
         self.now = self.now.max(now);
+        if self.cfg.qp_cache.entries != 0 {
+            if let Some(&(at, pkt)) = self.cache.held.front() {
+                if at <= now {
+                    // A held packet's turn in the pipeline: one input, as
+                    // a timer is.
+                    self.cache.held.pop_front();
+                    self.on_packet_dma(now, &pkt, &mut Dma::none());
+                    return;
+                }
+            }
+        }
         let Some(qp) = self.timers.pop_due(now) else {
             return;
         };
@@ -344,6 +394,14 @@ impl Nic {
         if paused & (1u8 << self.cfg.data_priority) != 0 {
             return Transmit::Idle;
         }
+        if self.cfg.qp_cache.entries != 0 && self.cache.pipe_free > now {
+            // The pipeline fetches a context: no data until it is done.
+            return if self.sched.is_empty() {
+                Transmit::Idle
+            } else {
+                Transmit::At(self.cache.pipe_free)
+            };
+        }
         if self.sched.has_work(now) {
             self.transmit_data(now, dma)
         } else {
@@ -391,6 +449,10 @@ impl Nic {
             self.stats.data_packets_sent += 1;
             self.stats.data_bytes_sent += pkt.payload as u64;
             self.stats.data_wire_bytes_sent += pkt.wire as u64;
+            if self.cfg.qp_cache.entries != 0 {
+                self.cache.tx(now, qi);
+                self.stats.qp_cache_misses = self.cache.misses;
+            }
             q.sync_timer(&mut self.timers);
             self.wake(qi as usize, now);
             // A ready QP was last touched a round of the ring ago (in an

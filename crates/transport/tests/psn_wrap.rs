@@ -170,8 +170,11 @@ fn plan(kind: Kind, ops: &[Op], seed: u64) -> Plan {
                         resp.push((rid, Verb::WriteImm, o.len, wr.imm));
                     }
                     _ => {
+                        // SEND with immediate on odd values: the
+                        // responder's completion carries it.
+                        wr.imm = if o.val % 2 == 1 { o.val + 200 } else { 0 };
                         recvs.push((rid, BASE + at, o.len + SPARE));
-                        resp.push((rid, Verb::Send, o.len, 0));
+                        resp.push((rid, Verb::Send, o.len, wr.imm));
                     }
                 }
             }

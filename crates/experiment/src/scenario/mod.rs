@@ -7,7 +7,9 @@
 
 pub mod check;
 pub mod faults;
+pub mod host;
 pub mod output;
+pub mod rcm;
 pub mod routing;
 pub mod switch;
 pub mod topology;
@@ -16,6 +18,7 @@ pub mod transport;
 
 pub use check::{Files, ScenarioError, Source};
 pub use faults::{DirectionCfg, FaultActionCfg, FaultCfg};
+pub use host::{HostCfg, NicCfg, QpSharingCfg};
 pub use output::OutputCfg;
 pub use routing::{PathsCfg, RoutingCfg};
 pub use switch::{EcnCfg, SwitchCfg};
@@ -50,6 +53,10 @@ pub struct Scenario {
     pub routing: RoutingCfg,
     #[serde(default)]
     pub transport: TransportCfg,
+    #[serde(default)]
+    pub nic: NicCfg,
+    #[serde(default)]
+    pub host: HostCfg,
     #[serde(default)]
     pub flows: Vec<FlowCfg>,
     #[serde(default)]
@@ -106,6 +113,7 @@ impl Scenario {
         self.switch.validate(c)?;
         self.routing.validate(c, self.switch.load_balancer.name())?;
         self.transport.validate(c)?;
+        self.nic.validate(c)?;
         // The sub-tables of the transport in use, as they will be built.
         self.transport
             .build(&mut fabric::FabricConfig::default(), &self.topology, c)?;

@@ -1,6 +1,6 @@
 //! The `[output]` section: which time series to sample (queue bytes and
 //! utilisation of ports, flow throughput and rate, ECN marking ratios, the
-//! ordering layer's NIC memory) and how often, and the pcap trace; its
+//! ordering layer's NIC memory, RCM's per-port state) and how often, and the pcap trace; its
 //! checks and its build step (the network's sampling and capture).
 
 use super::check::{us, Check, ScenarioError};
@@ -32,6 +32,10 @@ pub struct OutputCfg {
     /// series' average over the samples.
     #[serde(default)]
     pub ordering_memory: bool,
+    /// Switch ports, each as [node, peer], whose RCM state to sample
+    /// (`fabric::RCM_SERIES`; needs `[switch.rcm] enabled`).
+    #[serde(default)]
+    pub rcm_ports: Vec<[String; 2]>,
     /// A pcap trace of the hosts' ports (`trace.pcap` with `--out`).
     pub pcap: Option<PcapCfg>,
 }
@@ -61,11 +65,12 @@ impl OutputCfg {
             None if !self.ports.is_empty()
                 || !self.flows.is_empty()
                 || !self.ecn_ports.is_empty()
+                || !self.rcm_ports.is_empty()
                 || self.ordering_memory =>
             {
                 return Err(c.err(
                     "output.sample_us",
-                    "needed to sample ports, flows, ECN ports or the ordering memory",
+                    "needed to sample ports, flows, ECN ports, RCM ports or the ordering memory",
                 ));
             }
             None => {}
@@ -110,12 +115,20 @@ impl OutputCfg {
         }
         let ports = port_ids("output.ports", &self.ports)?;
         let ecn_ports = port_ids("output.ecn_ports", &self.ecn_ports)?;
+        let rcm_ports = port_ids("output.rcm_ports", &self.rcm_ports)?;
+        if !rcm_ports.is_empty() && net.rcm_stats().is_none() {
+            return Err(c.err(
+                "output.rcm_ports",
+                "needs RCM ([switch.rcm] enabled = true)",
+            ));
+        }
         net.set_sampling(fabric::SampleSpec {
             interval: us(interval),
             ports,
             flows: self.flows.clone(),
             ecn_ports,
             ordering_memory: self.ordering_memory,
+            rcm_ports,
         })
         .map_err(|m| c.err("output", m))
     }

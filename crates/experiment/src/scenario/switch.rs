@@ -3,16 +3,18 @@
 //! with its parameters (`[switch.drill]`, `[switch.letflow]`,
 //! `[switch.conga]`, `[switch.conweave]`), the egress scheduling
 //! (`scheduling = "fifo" | "srpt"`, `[switch.srpt]`) and deflection (`deflection = "none" |
-//! "dibs"`, `[switch.dibs]`); its checks
+//! "dibs"`, `[switch.dibs]`), the switch model and RCM (`model`,
+//! `[switch.voq]`, `[switch.rcm]`: `rcm.rs`); its checks
 //! and its build step (the switch part of the
 //! [`FabricConfig`]). RED settings are also what an `ecn` fault sets, so
 //! [`red`] lives here.
 
 use super::check::{gbps, Check, ScenarioError};
+use super::rcm::{RcmCfg, VoqCfg};
 use engine::time::US;
 use fabric::{
     CongaParams, ConweaveParams, Deflection, DrillParams, EcnSetting, FabricConfig, LetflowParams,
-    LoadBalancer, Scheduling, SrptDequeue,
+    LoadBalancer, Scheduling, SrptDequeue, SwitchModel,
 };
 use serde::Deserialize;
 
@@ -54,6 +56,13 @@ pub struct SwitchCfg {
     pub deflection: Deflection,
     /// DIBS's parameters, used when `deflection = "dibs"`.
     pub dibs: DibsCfg,
+    /// The switch architecture of the data class.
+    #[serde(deserialize_with = "super::rcm::model")]
+    pub model: SwitchModel,
+    /// The VOQ model's queues, used when `model = "voq"`.
+    pub voq: VoqCfg,
+    /// RCM (needs `model = "voq"`).
+    pub rcm: RcmCfg,
 }
 
 /// `[switch.conweave]`: ConWeave's times, in microseconds (defaults: the
@@ -210,6 +219,9 @@ impl Default for SwitchCfg {
             srpt: SrptCfg::default(),
             deflection: Deflection::default(),
             dibs: DibsCfg::default(),
+            model: SwitchModel::default(),
+            voq: VoqCfg::default(),
+            rcm: RcmCfg::default(),
         }
     }
 }
@@ -380,6 +392,13 @@ impl SwitchCfg {
             CongaParams::MIN_TABLE,
             CongaParams::MAX_TABLE,
         )?;
+        let x = super::rcm::Context {
+            model: self.model,
+            load_balancer: self.load_balancer,
+            scheduling: self.scheduling,
+            deflection: self.deflection,
+        };
+        super::rcm::validate(&self.voq, &self.rcm, &x, c)?;
         Ok(())
     }
 
@@ -456,5 +475,6 @@ impl SwitchCfg {
             },
             Deflection::None => Deflection::None,
         };
+        (cfg.model, cfg.rcm) = super::rcm::build(&self.voq, &self.rcm, self.model);
     }
 }

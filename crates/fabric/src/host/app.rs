@@ -1,8 +1,10 @@
 //! The host application of the simulator: flows. Adding them (checked),
-//! the engines they may choose, starting one (a QP at each
-//! end, its work requests posted) and its completion. Touches the flow
-//! records and the NICs' verbs API.
+//! the engines they may choose, starting one (a QP at each end, or the
+//! pair its two hosts share under `QpSharing::PerPeer`; its work requests
+//! posted) and its completion. Touches the flow records and the NICs'
+//! verbs API.
 
+use crate::config::QpSharing;
 use crate::host::flows::{Flow, FlowResult};
 use crate::net::event::Global;
 use crate::net::Network;
@@ -112,6 +114,12 @@ impl Network {
             0 => None,
             i => Some(self.engines[i as usize - 1]),
         };
+        let shared = self.cfg.qp_sharing == QpSharing::PerPeer;
+        let key = (resp, r.flow.engine);
+        let reuse = match shared {
+            true => self.hosts[req as usize].shared.get(&key).copied(),
+            false => None,
+        };
         let resp_qp = self.hosts[resp as usize].qp_flow.len() as u32;
         // A QP on `host` toward `peer_qp` at `peer`, for this flow.
         let mut create = |host: u32, peer: u32, peer_qp: u32| {
@@ -131,9 +139,20 @@ impl Network {
             h.qp_flow.push(id);
             Ok::<_, QpError>(qp)
         };
-        let req_qp = create(req, resp, resp_qp)?;
-        let got = create(resp, req, req_qp)?;
-        debug_assert_eq!(got, resp_qp);
+        let (req_qp, resp_qp) = match reuse {
+            Some(pair) => pair,
+            None => {
+                let req_qp = create(req, resp, resp_qp)?;
+                let got = create(resp, req, req_qp)?;
+                debug_assert_eq!(got, resp_qp);
+                if shared {
+                    self.hosts[req as usize]
+                        .shared
+                        .insert(key, (req_qp, resp_qp));
+                }
+                (req_qp, resp_qp)
+            }
+        };
         self.flows[id as usize].requester_qp = req_qp;
         self.flows[id as usize].responder_qp = resp_qp;
         // Message i's work request is `id | i << 32`: completions name the

@@ -6,6 +6,8 @@ mod app;
 mod driver;
 pub mod flows;
 
+use std::collections::HashMap;
+
 use transport::driver::Wakeups;
 use transport::Nic;
 
@@ -16,6 +18,9 @@ pub(crate) struct Host {
     pub nic: Nic,
     /// The NicWake and Timer events asked for and not yet run.
     pub wakeups: Wakeups,
-    /// Flow id of each QP, by QP number.
+    /// Flow id of each QP, by QP number (a shared QP: its first flow's).
     pub qp_flow: Vec<u32>,
+    /// `QpSharing::PerPeer`: the QP this host's flows to a peer (under an
+    /// engine) share, and the peer's QP, by (peer, engine).
+    pub shared: HashMap<(u32, u8), (u32, u32)>,
 }

@@ -1,5 +1,5 @@
 //! A frame reaching the end of its wire: a control frame is applied to the
-//! receiving port (PFC), a packet lands (`land`, also for a reordered
+//! receiving port (PFC) or handed to RCM (`switch/rcm/`), a packet lands (`land`, also for a reordered
 //! direction's late packets): dropped if the link went down, else handed
 //! to the host's driver (`host/driver.rs`) or the switch's ingress
 //! pipeline (`switch/ingress.rs`); a PFC frame reaching a host is handed
@@ -34,6 +34,7 @@ impl Network {
         }
         let rx = p ^ 1;
         match frame {
+            Frame::Pfc { class, .. } if class >= Frame::RCM_NOTE => self.rcm_receive(now, rx, p),
             Frame::Pfc { class, pause } => {
                 if self.calm {
                     self.catch_up(rx, (now, Ev::Arrive(p)));

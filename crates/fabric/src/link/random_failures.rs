@@ -124,6 +124,9 @@ impl Network {
         if self.srpt.class != CLASSES {
             self.drain_srpt(now, s, p);
         }
+        if self.voq.on {
+            self.drain_voq(now, p);
+        }
     }
 
     /// A packet of `class` queued at a port of switch `s` whose link went

@@ -1,6 +1,7 @@
-//! Sending on a port: `kick` starts the next frame of an idle port (a PFC
-//! frame first, then a switch's queued packet through the egress pipeline,
-//! from its rings or SRPT's queues (`switch/srpt/`), or a host's NIC
+//! Sending on a port: `kick` starts the next frame of an idle port (a
+//! control frame, PFC or RCM, first, then a switch's queued packet through the egress pipeline,
+//! from its rings, SRPT's queues (`switch/srpt/`) or the VOQ model's
+//! (`switch/voq/`), or a host's NIC
 //! through its driver), `transmit` serialises a frame and
 //! puts it on the wire or loses it (link down; random loss and reordering
 //! in `impair.rs`), `send_pfc`
@@ -32,9 +33,14 @@ impl Network {
         match port.owner {
             End::Switch(s, _) => {
                 let Some(hdr) = port.pop_eligible() else {
-                    // Under SRPT its class waits outside the rings.
-                    if self.srpt.class != CLASSES {
-                        self.kick_srpt(now, p, s);
+                    // Under SRPT or the VOQ model its class waits
+                    // outside the rings.
+                    if self.held_class != CLASSES {
+                        if self.voq.on {
+                            self.kick_voq(now, p);
+                        } else {
+                            self.kick_srpt(now, p, s);
+                        }
                     }
                     return;
                 };

@@ -38,8 +38,11 @@ use crate::observe::pcap::Capture;
 use crate::observe::Sampling;
 
 use crate::switch::lb::Balancer;
+use crate::switch::mmu::CLASSES;
 use crate::switch::mmu::{headroom_for, Mmu};
+use crate::switch::rcm::Rcm;
 use crate::switch::srpt::Srpt;
+use crate::switch::voq::{SwitchModel, Voq};
 use crate::switch::{Deflection, Deflector, Scheduling, Switch};
 use crate::topo::routing::Routes;
 use crate::topo::topology::{NodeKind, Topology};
@@ -84,6 +87,13 @@ pub struct Network {
     pub(crate) srpt: Srpt,
     /// DIBS deflection's state (`switch/deflect.rs`; off without it).
     pub(crate) deflector: Deflector,
+    /// The VOQ switch model's queues (`switch/voq/`; off under the shared
+    /// buffer) and RCM's state (`switch/rcm/`; off without it).
+    pub(crate) voq: Voq,
+    pub(crate) rcm: Rcm,
+    /// The class SRPT or the VOQ model holds outside the port rings, or
+    /// [`CLASSES`]: the one compare `kick` makes for both.
+    pub(crate) held_class: usize,
     /// The window loop runs its instance compiled with the hooks
     /// (`Network::forward`): the balancer acts in the hop beyond picking
     /// (`lb.at_tors() || lb.every_hop()`: ConWeave, CONGA), SRPT orders
@@ -239,6 +249,7 @@ impl Network {
                         nic,
                         wakeups: Wakeups::default(),
                         qp_flow: Vec::new(),
+                        shared: Default::default(),
                     });
                 }
                 NodeRole::Switch(_) => {
@@ -261,8 +272,10 @@ impl Network {
         }
         let lb = Balancer::new(cfg.load_balancer, cfg.seed, &topo)
             .map_err(|e| format!("load balancer {}: {e}", cfg.load_balancer.name()))?;
+        let (voq, rcm) = Network::voq_and_rcm(&cfg, &topo, &ports, &switches)?;
         let hooks = lb.at_tors()
             || lb.every_hop()
+            || voq.on
             || cfg.scheduling != Scheduling::Fifo
             || cfg.deflection != Deflection::None;
         let deflector = Deflector::new(cfg.deflection, cfg.seed, switches.len() as u32);
@@ -282,8 +295,12 @@ impl Network {
             switches,
             hooks,
             lb,
+            held_class: srpt.class.min(voq.class),
+            defer_ends: !voq.on,
             srpt,
             deflector,
+            voq,
+            rcm,
             routes: Routes::default(),
             arena: Arena::default(),
             flows: Vec::new(),
@@ -305,7 +322,6 @@ impl Network {
             window_end: 0,
             window_node: 0,
             local: NodeQueue::default(),
-            defer_ends: true,
             calm: false,
             deferred_ends: 0,
             deferred_latest: 0,
@@ -324,6 +340,65 @@ impl Network {
             net.init_tors();
         }
         Ok(net)
+    }
+
+    /// The VOQ model's queues and RCM's state, as `cfg` asks (off under
+    /// the shared buffer). Each input's PAUSE threshold is its queue less
+    /// the port's headroom, which must leave room for two frames.
+    fn voq_and_rcm(
+        cfg: &FabricConfig,
+        topo: &Topology,
+        ports: &[Port],
+        switches: &[Switch],
+    ) -> Result<(Voq, Rcm), String> {
+        let SwitchModel::Voq { queue } = cfg.model else {
+            if cfg.rcm.is_some() {
+                return Err("RCM needs the VOQ switch model".into());
+            }
+            return Ok((Voq::off(), Rcm::default()));
+        };
+        let max_frame = (cfg.nic.mtu + cfg.nic.header_bytes) as u64;
+        let n = ports.len();
+        let mut voq = Voq {
+            on: true,
+            class: cfg.nic.data_priority as usize % CLASSES,
+            queue,
+            voqs: Vec::with_capacity(n),
+            oq: vec![Default::default(); n],
+            oq_bytes: vec![0; n],
+            in_bytes: vec![0; n],
+            in_paused: vec![false; n],
+            xoff: vec![queue; n],
+            resume_offset: cfg.mmu.resume_offset,
+            pfc: cfg.mmu.pfc,
+            rr: vec![0; n],
+        };
+        for (i, p) in ports.iter().enumerate() {
+            let End::Switch(s, _) = p.owner else {
+                voq.voqs.push(Vec::new());
+                continue;
+            };
+            voq.voqs
+                .push(vec![Default::default(); switches[s as usize].ports.len()]);
+            if cfg.mmu.pfc {
+                let h = cfg
+                    .headroom
+                    .unwrap_or_else(|| headroom_for(p.rate_bps(), p.delay, max_frame));
+                if queue < h + 2 * max_frame {
+                    return Err(format!(
+                        "switch.voq.queue_kb: a queue of {queue} bytes leaves no room for two frames \
+                         below the PFC headroom of {h} bytes at switch {}",
+                        topo.nodes[p.node as usize].name
+                    ));
+                }
+                voq.xoff[i] = queue - h;
+            }
+        }
+        let rcm = match cfg.rcm {
+            Some(params) => Rcm::new(params, n),
+            None => Rcm::default(),
+        };
+        Ok((voq, rcm))
     }
 
     pub fn topology(&self) -> &Topology {
@@ -352,9 +427,10 @@ impl Network {
     /// Lets calm switches defer their ports' transmission ends (the
     /// default), or makes every end an event, as a reference: the results
     /// are the same either way. A balancer that acts at ToRs keeps every
-    /// end an event (see `Network::init_tors`).
+    /// end an event (see `Network::init_tors`), and so does the VOQ model
+    /// (its inputs pause and resume outside the MMU's calm test).
     pub fn set_deferred_ends(&mut self, on: bool) {
-        self.defer_ends = on && !self.lb.at_tors();
+        self.defer_ends = on && !self.lb.at_tors() && !self.voq.on;
     }
 
     /// Transmission ends run deferred so far (see `Mmu::calm`), each

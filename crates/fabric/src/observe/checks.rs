@@ -15,7 +15,8 @@ impl Network {
         let (mut packets, mut bytes) = self.lb.held();
         for (p, port) in self.ports.iter().enumerate() {
             let rings = port.queues.iter().flat_map(|q| q.hdrs.iter());
-            for hdr in rings.chain(self.srpt.queued(p as u32)) {
+            let held = self.srpt.queued(p as u32).chain(self.voq.queued(p as u32));
+            for hdr in rings.chain(held) {
                 packets += 1;
                 bytes += hdr.wire() as u64;
             }

@@ -11,7 +11,7 @@ pub mod footprint;
 pub mod pcap;
 mod sampling;
 
-pub use sampling::ORDERING_SERIES;
+pub use sampling::{ORDERING_SERIES, RCM_SERIES};
 
 use engine::stats::TimeSeries;
 use engine::Time;
@@ -30,6 +30,10 @@ pub struct SampleSpec {
     /// layer): the mean and the max of bitmap bytes and of bitmap plus
     /// metadata bytes in use.
     pub ordering_memory: bool,
+    /// Switch ports whose RCM state to record (needs RCM): the output's
+    /// degree Fb, the input's, the remote degree Fbr while its flag holds,
+    /// the point (0 none, 1 root, 2 edge, 3 inner) and the window Wc.
+    pub rcm_ports: Vec<u32>,
 }
 
 /// The sampler's state: the spec, the previous sample's counts and the

@@ -1,11 +1,12 @@
 //! Time series sampled at a fixed interval (queue length, utilisation,
 //! flow throughput and rate, ECN marking ratio, the ordering layer's NIC
-//! memory), run as a global event between windows. Reads the fabric; writes only its series.
+//! memory, RCM's per-port state), run as a global event between windows. Reads the fabric; writes only its series.
 
 use crate::host::Host;
 use crate::net::event::Global;
 use crate::net::Network;
 use crate::observe::{SampleSpec, Sampling};
+use crate::switch::rcm::Point;
 use engine::stats::TimeSeries;
 use engine::Time;
 
@@ -17,6 +18,19 @@ pub const ORDERING_SERIES: [&str; 4] = [
     "ordering_bitmap_bytes_max",
     "ordering_total_bytes_mean",
     "ordering_total_bytes_max",
+];
+
+/// The RCM state series of each sampled port (`rcm_ports`), in order:
+/// the output queue's quantised degree, the input queue's, the remote
+/// degree while the flag holds (else 0), the point (0 none, 1 root, 2
+/// edge, 3 inner) and the congestion window Wc in bytes (W when not
+/// controlling).
+pub const RCM_SERIES: [&str; 5] = [
+    "rcm_fb",
+    "rcm_in_fb",
+    "rcm_fbr",
+    "rcm_point",
+    "rcm_wc_bytes",
 ];
 
 /// [`ORDERING_SERIES`]' values now (NICs without a bitmap layer count 0).
@@ -40,8 +54,8 @@ fn ordering_memory(hosts: &[Host]) -> [f64; 4] {
 impl Network {
     /// Records time series from now on (see [`SampleSpec`]); series names
     /// are `queue_bytes:<port>`, `util:<port>`, `throughput_gbps:flow<i>`,
-    /// `rate_gbps:flow<i>`, `ecn_mark_ratio:<port>` and
-    /// [`ORDERING_SERIES`], ports named `<node>-><peer>`. Later kinds come
+    /// `rate_gbps:flow<i>`, `ecn_mark_ratio:<port>`, [`ORDERING_SERIES`]
+    /// and [`RCM_SERIES`] (`rcm_fb:<port>`, ...), ports named `<node>-><peer>`. Later kinds come
     /// after earlier ones, so a spec without them records exactly what it
     /// did before they existed.
     pub fn set_sampling(&mut self, spec: SampleSpec) -> Result<(), String> {
@@ -52,6 +66,7 @@ impl Network {
             .ports
             .iter()
             .chain(&spec.ecn_ports)
+            .chain(&spec.rcm_ports)
             .find(|&&p| p as usize >= self.ports.len())
         {
             return Err(format!("no port {p}"));
@@ -75,6 +90,15 @@ impl Network {
         }
         if spec.ordering_memory {
             series.extend(ORDERING_SERIES.map(TimeSeries::new));
+        }
+        if !spec.rcm_ports.is_empty() && !self.rcm.on {
+            return Err("RCM state series need [switch.rcm] enabled".into());
+        }
+        for &p in &spec.rcm_ports {
+            let name = self.port_name(p);
+            for kind in RCM_SERIES {
+                series.push(TimeSeries::new(format!("{kind}:{name}")));
+            }
         }
         if !spec.flows.is_empty() {
             self.flow_rx_bytes = vec![0; self.flows.len()];
@@ -163,6 +187,33 @@ impl Network {
             {
                 s.series[k + i].push(now, v);
             }
+            k += 4;
+        }
+        for &p in &s.spec.rcm_ports {
+            let pc = &self.rcm.ports[p as usize];
+            let point = match pc.point(now) {
+                Point::None => 0.0,
+                Point::Root => 1.0,
+                Point::Edge => 2.0,
+                Point::Inner => 3.0,
+            };
+            let fbr = if pc.remote(now) { pc.fbr } else { 0 };
+            let wc = if pc.controlling {
+                pc.wc
+            } else {
+                self.rcm.p.window
+            };
+            let values = [
+                pc.out.fb as f64,
+                pc.input.fb as f64,
+                fbr as f64,
+                point,
+                wc as f64,
+            ];
+            for (i, v) in values.into_iter().enumerate() {
+                s.series[k + i].push(now, v);
+            }
+            k += RCM_SERIES.len();
         }
         let next = now + s.spec.interval;
         self.globals.push(next, Global::Sample);

@@ -6,8 +6,10 @@
 //! egress port (or depart at once through an idle one). In the hooked
 //! instance of the loop, a balancer that acts at ToRs
 //! (`Balancer::at_tors`) takes the packet first, and one that acts at
-//! every hop (`Balancer::every_hop`) is shown it once admitted. Touches
-//! the switch, its ports' queues and the counters.
+//! every hop (`Balancer::every_hop`) is shown it once admitted, and under
+//! the VOQ model its class goes to `switch/voq/` (after RCM's SAR,
+//! `switch/rcm/sar.rs`). Touches the switch, its ports' queues and the
+//! counters.
 
 use crate::net::arena::Hdr;
 use crate::net::event::Ev;
@@ -39,7 +41,7 @@ impl Network {
             return;
         }
         let hops = self.routes.hops(s, hdr.flow, hdr.dst, hdr.idx, in_port);
-        let out = match hops.len() {
+        let mut out = match hops.len() {
             0 => {
                 self.counters.drop(DropReason::NoRoute, hdr.wire());
                 self.arena.free(hdr.idx);
@@ -57,6 +59,14 @@ impl Network {
                 _ => self.pick_on_queues(s, hdr, in_port, now),
             },
         };
+        // The VOQ model takes its class (and RCM's SAR may move it first).
+        if HOOKS && hdr.class() == self.voq.class {
+            if self.rcm.on && self.rcm.p.sar {
+                out = self.sar(now, s, in_port, hdr, out);
+            }
+            self.forward_voq(now, s, in_port, out, hdr);
+            return;
+        }
         if self.admit::<HOOKS>(now, s, in_port, out, hdr) {
             if HOOKS {
                 self.lb

@@ -2,7 +2,8 @@
 //! admit -> enqueue), the egress pipeline (`egress.rs`: release -> mark ->
 //! send), the load balancers (`lb/`), ECN marking (`mark.rs`), the
 //! shared-buffer MMU (`mmu.rs`), SRPT scheduling of the egress queues
-//! (`srpt/`), DIBS deflection (`deflect.rs`) and the window budget of
+//! (`srpt/`), DIBS deflection (`deflect.rs`), the VOQ switch model
+//! (`voq/`), RCM (`rcm/`) and the window budget of
 //! the calm test (`budget.rs`). This file holds a switch's own state and
 //! the scheduling and deflection settings and deflection's state; it
 //! touches nothing else. See docs/extending.md, "Adding a switch feature".
@@ -14,7 +15,9 @@ mod ingress;
 pub mod lb;
 mod mark;
 pub mod mmu;
+pub mod rcm;
 pub(crate) mod srpt;
+pub mod voq;
 
 use crate::net::arena::Hdr;
 use engine::{Rng, StreamKind, Time};

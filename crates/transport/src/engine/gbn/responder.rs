@@ -292,7 +292,7 @@ impl Responder {
             self.epsn += 1;
             if pkt.last {
                 let (wr_id, imm) = match pkt.verb {
-                    Verb::Send => (self.send_wqe.take().map_or(0, |w| w.wr_id), 0),
+                    Verb::Send => (self.send_wqe.take().map_or(0, |w| w.wr_id), pkt.imm),
                     Verb::WriteImm => (self.recv.pop_front().expect("checked").wr_id, pkt.imm),
                     _ => (0, 0),
                 };

@@ -264,7 +264,7 @@ impl Responder {
             wr_id: recv.map_or(0, |w| w.wr_id),
             verb: pkt.verb,
             len: pkt.msg_len,
-            imm: if pkt.verb == Verb::WriteImm {
+            imm: if matches!(pkt.verb, Verb::WriteImm | Verb::Send) {
                 pkt.imm
             } else {
                 0

@@ -38,8 +38,10 @@ use crate::rc::{Ctx, RecvWqe};
 struct Recv {
     /// The posted WQE: its buffer's address and length.
     wqe: RecvWqe,
-    /// Bytes of the SEND it receives, known once its tail arrived.
+    /// Bytes of the SEND it receives, and its immediate, known once its
+    /// tail arrived.
     got: u64,
+    imm: u64,
 }
 
 /// The reply to one data packet: its kind, the cumulative ACK and the
@@ -81,7 +83,11 @@ impl Receiver {
     }
 
     pub fn post_recv(&mut self, wqe: RecvWqe) {
-        self.recv.push_back(Recv { wqe, got: 0 });
+        self.recv.push_back(Recv {
+            wqe,
+            got: 0,
+            imm: 0,
+        });
     }
 
     /// Processes a WRITE/SEND data packet, placing its payload through
@@ -168,6 +174,7 @@ impl Receiver {
             let placed = fits && dma.place(w.wqe.addr + pkt.addr);
             if placed && pkt.last {
                 w.got = pkt.msg_len;
+                w.imm = pkt.imm;
             }
             placed
         } else {
@@ -205,7 +212,7 @@ impl Receiver {
                         len: w.got,
                         side: CompletionSide::Responder,
                         at: now,
-                        imm: 0,
+                        imm: w.imm,
                     }));
                 }
             }

@@ -55,6 +55,8 @@ struct SendWqe {
     remote_addr: u64,
     /// Where the payload is read from.
     local_addr: u64,
+    /// SEND with immediate: the immediate.
+    imm: u64,
     first_psn: Psn,
     npkts: u32,
     /// SEND: the message sequence number (which receive WQE), as it goes
@@ -210,6 +212,7 @@ impl Sender {
             len: wr.len,
             remote_addr: wr.remote_addr,
             local_addr: wr.local_addr,
+            imm: wr.imm,
             first_psn,
             npkts: n,
             msn,
@@ -481,6 +484,7 @@ impl Sender {
             msg_len: w.len,
             sent_at: now,
             addr,
+            imm: w.imm,
             ..Packet::default()
         };
         MpHeader {

@@ -1,0 +1,396 @@
+//! RCM, regional congestion mitigation (Shi et al., "Regional Congestion
+//! Mitigation in Lossless Datacenter Networks"), on the VOQ switch model
+//! (`switch/voq/`): its parameters and its state for every port of the
+//! fabric. The behaviour is in `net.rs` (CRD, fast congestion region
+//! detection: Fb on input and output queues, the flags, the notifications
+//! upstream and their reception; RCC, the congestion window an output's
+//! crossbar keeps for the harmful flows) and `sar.rs` (switch-level
+//! adaptive routing). CFR, congestion flow recognition, is the cyclic CAM
+//! of sampled flow IDs per output kept here. A flow's ID is its 5-tuple:
+//! source host and UDP source port ([`Hdr::flow`]) and destination.
+//!
+//! Congestion degrees follow QCN's congestion point, as the paper says:
+//! Fb = Qoff + wq x Qdelta (bytes; Qoff = Q - Qeq, Qdelta = Q - Q at the
+//! previous sample), positive when congested, quantised to 6 bits over
+//! Fbmax = (1 + 2 wq) Qeq (QCN's range), so Fbmax is 63 in the units of
+//! `gd`. This file is plain data: it touches nothing else.
+
+pub(crate) mod net;
+pub(crate) mod sar;
+
+use crate::net::arena::Hdr;
+use engine::Time;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+/// The largest quantised congestion degree (6 bits, as QCN's).
+pub const FB_MAX: u32 = 63;
+
+/// RCM's parameters (`[switch.rcm]`; docs/rcm.md says which come from the
+/// paper and which are ours).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RcmParams {
+    /// The equilibrium queue length Qeq, bytes.
+    pub qeq: u64,
+    /// wq, the weight of Qdelta in Fb.
+    pub wq: f64,
+    /// w, the weight of the downstream degree Fbr in the regional degree
+    /// Fb' = (1 - w) Fb + w Fbr, in [0, 1].
+    pub w: f64,
+    /// Gd, per quantised unit of Fb: Wc <- Wc (1 - Fb Gd); the paper's
+    /// Fbmax x Gd = 1/2 is 1/126.
+    pub gd: f64,
+    /// Bytes of arrivals between two samples of a queue when it is not
+    /// congested; a congested queue is sampled up to ten times as often
+    /// (QCN's 1% to 10%).
+    pub sample_bytes: u64,
+    /// CFR: entries of each output's CAM, and packets between two samples
+    /// written into it.
+    pub cam_depth: u32,
+    pub cam_period: u32,
+    /// RCC: the window W, bytes.
+    pub window: u64,
+    /// The least time between two notifications from one input port.
+    pub cn_interval: Time,
+    /// A remote congestion flag lapses this long after the last
+    /// notification that set it.
+    pub remote_timeout: Time,
+    /// SAR: notifications an output must have received (in one episode of
+    /// remote congestion) before flows are detoured from it; a locally
+    /// congested output detours at once.
+    pub sar_notifications: u32,
+    /// Each component can be turned off (for ablation).
+    pub rcc: bool,
+    pub sar: bool,
+}
+
+impl RcmParams {
+    pub const DEFAULT: RcmParams = RcmParams {
+        qeq: 20_000,
+        wq: 2.0,
+        w: 0.5,
+        gd: 1.0 / 126.0,
+        sample_bytes: 10_000,
+        cam_depth: 16,
+        cam_period: 4,
+        window: 16_000,
+        cn_interval: engine::time::US,
+        remote_timeout: 20 * engine::time::US,
+        sar_notifications: 2,
+        rcc: true,
+        sar: true,
+    };
+
+    /// Fbmax in bytes: (1 + 2 wq) Qeq.
+    pub fn fb_max_bytes(&self) -> f64 {
+        (1.0 + 2.0 * self.wq) * self.qeq as f64
+    }
+}
+
+impl Default for RcmParams {
+    fn default() -> Self {
+        RcmParams::DEFAULT
+    }
+}
+
+/// A flow's ID: `flow << 32 | dst`.
+#[inline]
+pub fn flow_id(hdr: &Hdr) -> u64 {
+    (hdr.flow as u64) << 32 | hdr.dst as u64
+}
+
+/// One queue's detector (QCN's congestion point).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Detector {
+    /// Bytes of arrivals before the next sample.
+    pub left: i64,
+    /// Queue length at the previous sample.
+    pub q_old: u64,
+    /// The last sample's quantised degree (0 when not congested).
+    pub fb: u32,
+    /// The last sample found congestion (the local flag).
+    pub congested: bool,
+}
+
+/// What one port knows of congestion, as an output (its own queue, the
+/// notifications from its downstream neighbour, its CAM, its RCC window)
+/// and as an input (its input queue, its notifications upstream).
+#[derive(Clone, Debug, Default)]
+pub struct PortCong {
+    pub out: Detector,
+    pub input: Detector,
+    /// Remote: the degree the neighbour last sent, until when it holds,
+    /// notifications in this episode, and the harmful flows they named.
+    pub fbr: u32,
+    pub remote_until: Time,
+    pub notes: u32,
+    pub remote_ids: Vec<u64>,
+    /// CFR: the cyclic CAM, its next slot, packets since the last sample.
+    pub cam: Vec<u64>,
+    pub cam_next: usize,
+    pub cam_count: u32,
+    /// RCC: the congestion window Wc (W when not controlling), the
+    /// current window's start and bytes, and its harmful bytes.
+    pub controlling: bool,
+    pub wc: u64,
+    /// The last window cut (at most one per window span).
+    pub last_cut: Option<Time>,
+    pub win_start: Time,
+    pub win_sent: u64,
+    pub win_c_sent: u64,
+    /// The input's last notification upstream, and whether it told of
+    /// congestion (a clearing one follows when it is gone).
+    pub cn_sent_at: Option<Time>,
+    pub cn_congested: bool,
+}
+
+impl PortCong {
+    /// The remote flag at `now`.
+    #[inline]
+    pub fn remote(&self, now: Time) -> bool {
+        now < self.remote_until
+    }
+
+    /// The flows RCC throttles at this output: those named by the
+    /// downstream notification (the root's) while it holds, else the CAM.
+    pub fn harmful(&self, now: Time) -> &[u64] {
+        if self.remote(now) {
+            &self.remote_ids
+        } else {
+            &self.cam
+        }
+    }
+
+    pub fn is_harmful(&self, now: Time, id: u64) -> bool {
+        self.harmful(now).contains(&id)
+    }
+
+    /// Root (local only), edge (remote only) or inner (both) point.
+    pub fn point(&self, now: Time) -> Point {
+        let local = self.out.congested || self.input.congested;
+        match (local, self.remote(now)) {
+            (false, false) => Point::None,
+            (true, false) => Point::Root,
+            (false, true) => Point::Edge,
+            (true, true) => Point::Inner,
+        }
+    }
+
+    /// The regional degree Fb' = (1 - w) Fb + w Fbr of the output, in
+    /// quantised units.
+    pub fn regional(&self, now: Time, w: f64) -> f64 {
+        let fbr = if self.remote(now) { self.fbr } else { 0 };
+        (1.0 - w) * self.out.fb as f64 + w * fbr as f64
+    }
+}
+
+/// Where a port stands in a congestion region.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Point {
+    None,
+    Root,
+    Edge,
+    Inner,
+}
+
+/// A notification on its way: the degree and the harmful flows.
+#[derive(Clone, Debug, Default)]
+pub struct Note {
+    pub fb: u32,
+    pub ids: Vec<u64>,
+}
+
+/// What RCM did, for the summary.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RcmStats {
+    /// Notifications sent (clearing ones included) and their wire bytes.
+    pub notifications: u64,
+    pub notification_bytes: u64,
+    /// Notifications that told of congestion (the rest cleared it).
+    pub congested_notifications: u64,
+    /// Packets of harmful flows RCC held back at least once (counted when
+    /// they move on), and their bytes.
+    pub throttled_packets: u64,
+    pub throttled_bytes: u64,
+    /// Congestion-window cuts (a local sample or a notification).
+    pub window_cuts: u64,
+    /// Flows SAR moved off their ECMP port (each counted once per switch),
+    /// and their packets that took the detour.
+    pub detoured_flows: u64,
+    pub detoured_packets: u64,
+}
+
+/// RCM's state for the whole fabric (empty when off).
+#[derive(Default)]
+pub(crate) struct Rcm {
+    pub on: bool,
+    pub p: RcmParams,
+    /// By port (global id).
+    pub ports: Vec<PortCong>,
+    /// By sending port: the notifications on its control queue and wire,
+    /// in order (the frames carry only their count of flows).
+    pub wire_notes: Vec<VecDeque<Note>>,
+    /// SAR's pinned flows: (switch, flow ID) -> output port.
+    pub pinned: BTreeMap<(u32, u64), u32>,
+    /// By arena slot: the packet was held back by RCC (to count it once).
+    pub held: Vec<bool>,
+    pub stats: RcmStats,
+    /// Audit trail for the tests: every flow ID that was ever harmful at
+    /// some port (written into a CAM or named by a notification), every
+    /// flow RCC held back, every flow SAR detoured and every flow that was
+    /// harmful at the port SAR moved a flow from (by construction
+    /// disjoint from the detoured ones).
+    pub ever_harmful: BTreeSet<u64>,
+    pub throttled: BTreeSet<u64>,
+    pub detoured: BTreeSet<u64>,
+    /// Holds of a packet not harmful at its port, detours of a flow
+    /// harmful at its port: the tests' guard that both stay 0.
+    pub not_harmful_holds: u64,
+    pub harmful_detours: u64,
+}
+
+impl Rcm {
+    pub fn new(p: RcmParams, ports: usize) -> Rcm {
+        let fresh = PortCong {
+            wc: p.window,
+            ..PortCong::default()
+        };
+        Rcm {
+            on: true,
+            p,
+            ports: vec![fresh; ports],
+            wire_notes: vec![VecDeque::new(); ports],
+            ..Rcm::default()
+        }
+    }
+
+    /// Quantised Fb of a queue of `q` bytes that was `q_old` at the last
+    /// sample: 0 unless congested.
+    pub fn degree(&self, q: u64, q_old: u64) -> u32 {
+        let fb = (q as f64 - self.p.qeq as f64) + self.p.wq * (q as f64 - q_old as f64);
+        if fb <= 0.0 {
+            return 0;
+        }
+        ((fb / self.p.fb_max_bytes() * FB_MAX as f64).ceil() as u32).min(FB_MAX)
+    }
+
+    /// Bytes to the next sample after one that found degree `fb`.
+    pub fn interval(&self, fb: u32) -> i64 {
+        (self.p.sample_bytes as f64 / (1.0 + 9.0 * fb as f64 / FB_MAX as f64)) as i64
+    }
+
+    /// CFR: counts a packet through output `o` and writes every
+    /// `cam_period`-th one's flow into the CAM.
+    pub fn cam_sample(&mut self, o: u32, id: u64) {
+        let (depth, period) = (self.p.cam_depth as usize, self.p.cam_period);
+        let pc = &mut self.ports[o as usize];
+        pc.cam_count += 1;
+        if pc.cam_count < period {
+            return;
+        }
+        pc.cam_count = 0;
+        if pc.cam.len() < depth {
+            pc.cam.push(id);
+        } else {
+            pc.cam[pc.cam_next] = id;
+        }
+        pc.cam_next = (pc.cam_next + 1) % depth;
+        self.ever_harmful.insert(id);
+    }
+
+    /// RCC: a congestion signal of degree `fb` at output `o`: the window
+    /// starts (or continues) and Wc <- Wc (1 - Fb Gd), at least one frame.
+    pub fn cut(&mut self, o: u32, fb: u32, min: u64) {
+        if !self.p.rcc || fb == 0 {
+            return;
+        }
+        let gd = self.p.gd;
+        let pc = &mut self.ports[o as usize];
+        pc.controlling = true;
+        pc.wc = ((pc.wc as f64 * (1.0 - fb as f64 * gd)) as u64).max(min);
+        self.stats.window_cuts += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rcm() -> Rcm {
+        Rcm::new(RcmParams::DEFAULT, 2)
+    }
+
+    /// Fb = Qoff + wq Qdelta, 0 unless positive, quantised over
+    /// (1 + 2 wq) Qeq to at most 63.
+    #[test]
+    fn degree_is_qcn_fb_quantised() {
+        let r = rcm();
+        // Qeq 20 KB, wq 2: Fbmax = 100 KB.
+        assert_eq!(r.degree(10_000, 10_000), 0);
+        assert_eq!(r.degree(20_000, 20_000), 0);
+        // A queue above Qeq but falling fast is not congested.
+        assert_eq!(r.degree(30_000, 40_000), 0);
+        // 10 KB over Qeq, steady: 10% of Fbmax -> ceil(6.3) = 7.
+        assert_eq!(r.degree(30_000, 30_000), 7);
+        // Rising: 10 KB + 2 x 10 KB = 30 KB -> ceil(18.9) = 19.
+        assert_eq!(r.degree(30_000, 20_000), 19);
+        assert_eq!(r.degree(500_000, 0), FB_MAX);
+        // Sampling: every 10 KB when calm, ten times as often at Fbmax.
+        assert_eq!(r.interval(0), 10_000);
+        assert_eq!(r.interval(FB_MAX), 1_000);
+    }
+
+    /// The CAM keeps the last `cam_depth` samples, one every
+    /// `cam_period` packets, cyclically.
+    #[test]
+    fn cam_is_cyclic() {
+        let mut r = Rcm::new(
+            RcmParams {
+                cam_depth: 3,
+                cam_period: 2,
+                ..RcmParams::DEFAULT
+            },
+            1,
+        );
+        for id in 1..=10u64 {
+            r.cam_sample(0, id);
+        }
+        // Sampled: 2, 4, 6, 8, 10; the last three kept.
+        let mut cam = r.ports[0].cam.clone();
+        cam.sort();
+        assert_eq!(cam, vec![6, 8, 10]);
+        assert!(r.ever_harmful.contains(&2));
+    }
+
+    /// Wc <- Wc (1 - Fb Gd): at Fbmax a cut halves it; never below the
+    /// floor.
+    #[test]
+    fn window_cuts_by_degree() {
+        let mut r = rcm();
+        r.cut(0, FB_MAX, 1_000);
+        assert_eq!(r.ports[0].wc, 8_000);
+        assert!(r.ports[0].controlling);
+        r.cut(0, 0, 1_000);
+        assert_eq!(r.ports[0].wc, 8_000, "no congestion, no cut");
+        for _ in 0..10 {
+            r.cut(0, FB_MAX, 1_000);
+        }
+        assert_eq!(r.ports[0].wc, 1_000);
+    }
+
+    /// An edge point throttles the flows the notification named, not its
+    /// own CAM's, while the remote flag holds.
+    #[test]
+    fn harmful_flows_come_from_the_root_while_remote() {
+        let mut r = rcm();
+        let pc = &mut r.ports[0];
+        pc.cam = vec![1, 2];
+        pc.remote_ids = vec![3];
+        pc.remote_until = 100;
+        assert_eq!(pc.harmful(50), &[3]);
+        assert_eq!(pc.point(50), Point::Edge);
+        pc.out.congested = true;
+        assert_eq!(pc.point(50), Point::Inner);
+        assert_eq!(pc.harmful(100), &[1, 2]);
+        assert_eq!(pc.point(100), Point::Root);
+    }
+}

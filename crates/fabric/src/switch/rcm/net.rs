@@ -1,0 +1,279 @@
+//! RCM's detection and control in the switch pipelines (see `mod.rs`):
+//! CRD samples an output's queue and an input's queue as packets arrive
+//! (`rcm_arrival`, from the VOQ model's ingress), sets the local flags,
+//! cuts the output's congestion window, and sends notifications upstream
+//! (`notify`) as control frames; `rcm_receive` applies one that arrived
+//! (the remote flag, Fbr, the harmful flows, a window cut); `rcc_admits`
+//! and `rcc_moved` are RCC's gate at an output's crossbar. Touches RCM's
+//! state, the ports' control-frame queues and the VOQ model's queues
+//! (read only).
+
+use crate::link::frame::Frame;
+use crate::link::port::End;
+use crate::net::arena::Hdr;
+use crate::net::Network;
+use crate::switch::rcm::{flow_id, Note};
+use engine::Time;
+
+/// The most harmful flows one notification names (its count rides in
+/// the frame's class byte).
+const MAX_IDS: usize = (u8::MAX - Frame::RCM_NOTE) as usize;
+
+impl Network {
+    /// A packet of the VOQ class joined the VOQ of input `in_port` (local
+    /// `in_local`) toward output `o` at switch `s`: CFR counts it at the
+    /// output, CRD samples the output's and the input's queues.
+    #[inline(never)]
+    pub(crate) fn rcm_arrival(
+        &mut self,
+        now: Time,
+        s: u32,
+        in_port: u32,
+        in_local: usize,
+        o: u32,
+        hdr: Hdr,
+    ) {
+        let wire = hdr.wire() as i64;
+        self.rcm.cam_sample(o, flow_id(&hdr));
+        // The output's queue: its OQ (not the VOQs toward it, where RCC
+        // itself holds the harmful flows).
+        let q_out = self.voq.oq_bytes[o as usize];
+        let d = &mut self.rcm.ports[o as usize].out;
+        d.left -= wire;
+        if d.left <= 0 {
+            let q_old = d.q_old;
+            let fb = self.rcm.degree(q_out, q_old);
+            let next = self.rcm.interval(fb);
+            let d = &mut self.rcm.ports[o as usize].out;
+            d.q_old = q_out;
+            d.fb = fb;
+            d.congested = fb > 0;
+            d.left = next;
+            if fb > 0 {
+                self.rcc_cut(now, o, fb);
+            }
+        }
+        let q_in = self.voq.in_bytes[in_port as usize];
+        let d = &mut self.rcm.ports[in_port as usize].input;
+        d.left -= wire;
+        if d.left <= 0 {
+            let q_old = d.q_old;
+            let fb = self.rcm.degree(q_in, q_old);
+            let next = self.rcm.interval(fb);
+            let d = &mut self.rcm.ports[in_port as usize].input;
+            d.q_old = q_in;
+            d.fb = fb;
+            d.congested = fb > 0;
+            d.left = next;
+            self.notify(now, s, in_port, in_local);
+        }
+    }
+
+    /// RCC: a congestion signal of degree `fb` at output `o` cuts its
+    /// window, at most once per window span (W at the port's rate).
+    fn rcc_cut(&mut self, now: Time, o: u32, fb: u32) {
+        let span = self.ports[o as usize].tx_time(self.rcm.p.window as u32);
+        let last = &mut self.rcm.ports[o as usize].last_cut;
+        if last.is_some_and(|t| now < t + span) {
+            return;
+        }
+        *last = Some(now);
+        let min = self.max_frame();
+        self.rcm.cut(o, fb, min);
+    }
+
+    /// The largest data frame (RCC's least window).
+    fn max_frame(&self) -> u64 {
+        (self.cfg.nic.mtu + self.cfg.nic.header_bytes) as u64
+    }
+
+    /// After a sample of input `in_port`'s queue: while it is congested,
+    /// a notification upstream (at most one per `cn_interval`) with its
+    /// degree (regional, when the outputs its harmful flows head to hold
+    /// a downstream degree) and the harmful flows queued at it; once it is
+    /// not, one clearing notification. Only toward a switch.
+    fn notify(&mut self, now: Time, s: u32, in_port: u32, in_local: usize) {
+        let End::Switch(..) = self.ports[in_port as usize].peer else {
+            return;
+        };
+        let pc = &self.rcm.ports[in_port as usize];
+        let congested = pc.input.congested;
+        if !congested && !pc.cn_congested {
+            return;
+        }
+        if congested
+            && pc
+                .cn_sent_at
+                .is_some_and(|t| now < t + self.rcm.p.cn_interval)
+        {
+            return;
+        }
+        let mut note = Note::default();
+        if congested {
+            let w = self.rcm.p.w;
+            let (mut fbr, mut remote) = (0u32, false);
+            let depth = self.rcm.p.cam_depth as usize;
+            for &o in &self.switches[s as usize].ports {
+                let oc = &self.rcm.ports[o as usize];
+                let voq = &self.voq.voqs[o as usize][in_local];
+                if voq.is_empty() || !(oc.out.congested || oc.remote(now)) {
+                    continue;
+                }
+                if oc.remote(now) {
+                    remote = true;
+                    fbr = fbr.max(oc.fbr);
+                }
+                for &id in oc.harmful(now) {
+                    if note.ids.len() < depth.min(MAX_IDS)
+                        && !note.ids.contains(&id)
+                        && voq.iter().any(|h| flow_id(h) == id)
+                    {
+                        note.ids.push(id);
+                    }
+                }
+            }
+            let fb = self.rcm.ports[in_port as usize].input.fb;
+            note.fb = if remote {
+                ((1.0 - w) * fb as f64 + w * fbr as f64).round() as u32
+            } else {
+                fb
+            }
+            .max(1);
+        }
+        let bytes = self.cfg.pfc_frame_bytes + Frame::RCM_ID_BYTES * note.ids.len() as u32;
+        let pc = &mut self.rcm.ports[in_port as usize];
+        pc.cn_sent_at = Some(now);
+        pc.cn_congested = congested;
+        let st = &mut self.rcm.stats;
+        st.notifications += 1;
+        st.notification_bytes += bytes as u64;
+        st.congested_notifications += congested as u64;
+        let class = Frame::RCM_NOTE + note.ids.len() as u8;
+        self.rcm.wire_notes[in_port as usize].push_back(note);
+        self.ports[in_port as usize]
+            .pfc_out
+            .push_back((class, false));
+        self.kick(now, in_port);
+    }
+
+    /// A notification sent by port `from` (the oldest of its queue)
+    /// arrived on port `rx`, from the downstream neighbour: `rx`, as an output, takes the remote flag,
+    /// Fbr and the harmful flows (the root's, replacing its CAM's), and
+    /// cuts its window by the notified degree; a clearing one lifts the
+    /// flag.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn rcm_receive(&mut self, now: Time, rx: u32, from: u32) {
+        let note = self.rcm.wire_notes[from as usize]
+            .pop_front()
+            .expect("a notification frame has its content");
+        if !self.rcm.on || !matches!(self.ports[rx as usize].owner, End::Switch(..)) {
+            return;
+        }
+        let timeout = self.rcm.p.remote_timeout;
+        let pc = &mut self.rcm.ports[rx as usize];
+        if note.fb == 0 {
+            pc.remote_until = 0;
+            pc.notes = 0;
+            pc.fbr = 0;
+        } else {
+            if !pc.remote(now) {
+                pc.notes = 0;
+            }
+            pc.notes += 1;
+            pc.fbr = note.fb;
+            pc.remote_until = now + timeout;
+            self.rcm.ever_harmful.extend(note.ids.iter().copied());
+            self.rcm.ports[rx as usize].remote_ids = note.ids;
+            self.rcc_cut(now, rx, note.fb);
+        }
+        // The crossbar may move what the window held.
+        if self.voq.on {
+            self.voq_fill(now, rx);
+        }
+    }
+
+    /// RCC at output `o`'s crossbar: whether the VOQ head `hdr` may move
+    /// into the output queue ahead of the others. Starts a new window once
+    /// the last one has moved W bytes, and ends control when the output is
+    /// congested neither locally nor remotely. A harmful flow's packet
+    /// waits once the harmful flows have moved Wc in the window; the
+    /// crossbar still moves it when no other flow's packet is waiting
+    /// (RCC raises the other flows' priority; it never idles the port).
+    #[inline]
+    pub(crate) fn rcc_admits(&mut self, now: Time, o: u32, hdr: &Hdr) -> bool {
+        let window = self.rcm.p.window;
+        let pc = &mut self.rcm.ports[o as usize];
+        if !pc.controlling {
+            return true;
+        }
+        if !(pc.out.congested || pc.remote(now)) {
+            pc.controlling = false;
+            pc.wc = window;
+            return true;
+        }
+        if pc.win_sent >= window {
+            pc.win_sent = 0;
+            pc.win_c_sent = 0;
+        }
+        pc.win_c_sent + hdr.wire() as u64 <= pc.wc || !pc.is_harmful(now, flow_id(hdr))
+    }
+
+    /// RCC held the harmful packet `hdr` at output `o` while another
+    /// flow's moved: counted once per packet.
+    pub(crate) fn rcc_held(&mut self, now: Time, o: u32, hdr: &Hdr) {
+        let slot = hdr.idx as usize;
+        if self.rcm.held.len() <= slot {
+            self.rcm.held.resize(slot + 1, false);
+        }
+        if !self.rcm.held[slot] {
+            self.rcm.held[slot] = true;
+            let id = flow_id(hdr);
+            if !self.rcm.ports[o as usize].is_harmful(now, id) {
+                self.rcm.not_harmful_holds += 1;
+            }
+            self.rcm.throttled.insert(id);
+        }
+    }
+
+    /// RCC's count of a packet moved into output `o`'s queue.
+    #[inline]
+    pub(crate) fn rcc_moved(&mut self, now: Time, o: u32, hdr: &Hdr) {
+        let wire = hdr.wire() as u64;
+        let slot = hdr.idx as usize;
+        if self.rcm.held.get(slot).copied().unwrap_or(false) {
+            self.rcm.held[slot] = false;
+            self.rcm.stats.throttled_packets += 1;
+            self.rcm.stats.throttled_bytes += wire;
+        }
+        let pc = &mut self.rcm.ports[o as usize];
+        if pc.controlling {
+            pc.win_sent += wire;
+            if pc.is_harmful(now, flow_id(hdr)) {
+                pc.win_c_sent += wire;
+            }
+        }
+    }
+
+    /// What RCM did (None when off).
+    pub fn rcm_stats(&self) -> Option<&crate::switch::rcm::RcmStats> {
+        self.rcm.on.then_some(&self.rcm.stats)
+    }
+
+    /// Flow IDs (`flow << 32 | dst`) that were ever harmful somewhere, that
+    /// RCC held back, and that SAR detoured (for tests; empty when off).
+    pub fn rcm_audit(&self) -> [&std::collections::BTreeSet<u64>; 3] {
+        [
+            &self.rcm.ever_harmful,
+            &self.rcm.throttled,
+            &self.rcm.detoured,
+        ]
+    }
+
+    /// Packets RCC held that were not harmful at their port then, and
+    /// flows SAR moved that were harmful at their port (both 0 unless
+    /// RCC or SAR is broken).
+    pub fn rcm_violations(&self) -> (u64, u64) {
+        (self.rcm.not_harmful_holds, self.rcm.harmful_detours)
+    }
+}

@@ -1,0 +1,86 @@
+//! `rdmavisord`: the RDMAvisor daemon of this host (`--help`).
+
+use std::net::SocketAddrV4;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::AtomicBool;
+
+use clap::{Parser, ValueEnum};
+use datapath::session::TransportName;
+use visor::daemon::{Config, Daemon};
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Transport {
+    Roce,
+    Irn,
+}
+
+/// RDMA as a service: serves local applications over a Unix socket and
+/// shares one set of QPs per remote daemon among all their connections.
+#[derive(Parser)]
+#[command(name = "rdmavisord", version)]
+struct Args {
+    /// The Unix socket applications connect to.
+    #[arg(long, default_value = "/tmp/rdmavisor.sock")]
+    control: PathBuf,
+    /// This host's address for RoCEv2 (UDP) and the daemons' links (TCP);
+    /// every daemon of a cluster uses the same port.
+    #[arg(long, default_value = "127.0.0.1:4791")]
+    bind: SocketAddrV4,
+    #[arg(long, value_enum, default_value = "irn")]
+    transport: Transport,
+    /// QPs shared by all connections to one remote daemon.
+    #[arg(long, default_value_t = 1)]
+    qps_per_peer: u32,
+    #[arg(long, default_value_t = 4096)]
+    mtu: u32,
+    /// The largest message, and the size of each registered buffer slot.
+    #[arg(long, default_value_t = 65536)]
+    slot_bytes: usize,
+    /// Buffer slots in the registered region (sends and posted receives;
+    /// the region, slots x slot bytes, is most of the daemon's memory).
+    #[arg(long, default_value_t = 1024)]
+    slots: usize,
+    /// Receives posted on each shared QP.
+    #[arg(long, default_value_t = 128)]
+    recv_per_qp: usize,
+    #[arg(long, default_value_t = 25.0)]
+    rate_gbps: f64,
+    #[arg(long, default_value_t = 4000)]
+    rto_us: u64,
+}
+
+fn main() -> ExitCode {
+    let a = Args::parse();
+    let cfg = Config {
+        control: a.control,
+        bind: a.bind,
+        transport: match a.transport {
+            Transport::Roce => TransportName::Roce,
+            Transport::Irn => TransportName::Irn,
+        },
+        qps_per_peer: a.qps_per_peer,
+        mtu: a.mtu,
+        slot_bytes: a.slot_bytes,
+        slots: a.slots,
+        recv_per_qp: a.recv_per_qp,
+        rate_gbps: a.rate_gbps,
+        rto_us: a.rto_us,
+    };
+    let control = cfg.control.clone();
+    let result = Daemon::bind(cfg).and_then(|mut d| {
+        println!(
+            "rdmavisord: serving {} (links and RoCEv2 on {})",
+            control.display(),
+            d.local_addr()
+        );
+        d.run(&AtomicBool::new(false))
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("rdmavisord: error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,313 @@
+//! The client library: the paper's socket-like API (Fig 3) over the
+//! daemon's Unix socket. Blocking calls, one session per [`Visor`]:
+//! `connect`, `listen`, `accept`, `send`, `recv`, `recv_zero_copy`,
+//! `close`, and `recv_any` (the next event on any fd, which rsocket
+//! lacks). Messages keep their boundaries.
+//!
+//! Events the daemon pushes (a message, a close, a new connection) are
+//! queued per fd while the library waits for a reply, so a call never
+//! loses one.
+//!
+//! Sends are pipelined: `send` returns once its request is written, with
+//! up to [`SEND_WINDOW`] replies outstanding (the daemon answers in
+//! order); a send the daemon refused is reported by the next call. Every
+//! other call first collects the outstanding replies. Without the window
+//! each message cost a round trip through the daemon's socket.
+//!
+//! Uses `proto`.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::io::{Read, Write};
+use std::os::unix::net::UnixStream;
+use std::path::Path;
+
+use crate::proto::{self, Flags, Reply, Request};
+
+/// Why a call failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Error(pub String);
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// One event of [`Visor::recv_any`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Event {
+    Message {
+        fd: u32,
+        data: Vec<u8>,
+    },
+    /// The peer closed `fd`.
+    Closed {
+        fd: u32,
+    },
+    /// A connection `fd` arrived on listener `listener`.
+    Incoming {
+        listener: u32,
+        fd: u32,
+    },
+}
+
+/// Sends whose replies may be outstanding.
+pub const SEND_WINDOW: usize = 64;
+
+/// A session with the local daemon.
+pub struct Visor {
+    stream: UnixStream,
+    rbuf: Vec<u8>,
+    /// Events not yet taken, in arrival order.
+    events: VecDeque<Event>,
+    closed: HashSet<u32>,
+    /// Connections that arrived, by listener, not yet accepted.
+    incoming: HashMap<u32, VecDeque<u32>>,
+    /// Send replies not yet read, and the first refusal among those read.
+    outstanding: usize,
+    refused: Option<Error>,
+}
+
+impl Visor {
+    /// Opens a session with the daemon serving `control`.
+    pub fn open(control: &Path) -> Result<Visor, Error> {
+        let stream = UnixStream::connect(control).map_err(|e| {
+            Error(format!(
+                "no daemon at {}: {e} (start one with rdmavisord)",
+                control.display()
+            ))
+        })?;
+        Ok(Visor {
+            stream,
+            rbuf: Vec::new(),
+            events: VecDeque::new(),
+            closed: HashSet::new(),
+            incoming: HashMap::new(),
+            outstanding: 0,
+            refused: None,
+        })
+    }
+
+    /// Connects to the listener on `addr` ("ip:port") through the daemon on
+    /// that ip; returns the connection's fd.
+    pub fn connect(&mut self, addr: &str) -> Result<u32, Error> {
+        let v = self.call(Request::Connect { addr: addr.into() })?;
+        Ok(v as u32)
+    }
+
+    /// Listens on `port` of this host; returns the listener's fd.
+    pub fn listen(&mut self, port: u16) -> Result<u32, Error> {
+        Ok(self.call(Request::Listen { port })? as u32)
+    }
+
+    /// The next connection on `listener` (waits for one).
+    pub fn accept(&mut self, listener: u32) -> Result<u32, Error> {
+        loop {
+            if let Some(fd) = self
+                .incoming
+                .get_mut(&listener)
+                .and_then(VecDeque::pop_front)
+            {
+                return Ok(fd);
+            }
+            self.read_one()?;
+        }
+    }
+
+    /// Sends one message on `fd`; returns its length once the request is
+    /// written to the daemon (pipelined: a refusal comes back from a later
+    /// call, as a socket's asynchronous error does).
+    pub fn send(&mut self, fd: u32, buf: &[u8], flags: Flags) -> Result<usize, Error> {
+        self.take_refusal()?;
+        while self.outstanding >= SEND_WINDOW {
+            self.collect_one()?;
+            self.take_refusal()?;
+        }
+        let mut b = Vec::with_capacity(buf.len() + 16);
+        Request::Send {
+            fd,
+            flags,
+            data: buf.to_vec(),
+        }
+        .encode(&mut b);
+        self.stream.write_all(&b).map_err(|e| self.gone(e))?;
+        self.outstanding += 1;
+        Ok(buf.len())
+    }
+
+    /// Reads until every pipelined send is answered; its first refusal.
+    pub fn flush(&mut self) -> Result<(), Error> {
+        while self.outstanding > 0 {
+            self.collect_one()?;
+        }
+        self.take_refusal()
+    }
+
+    fn take_refusal(&mut self) -> Result<(), Error> {
+        match self.refused.take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// Reads frames until one send's reply.
+    fn collect_one(&mut self) -> Result<(), Error> {
+        loop {
+            match self.read_frame()? {
+                Reply::Ok { .. } => break,
+                Reply::Err { message } => {
+                    self.refused.get_or_insert(Error(message));
+                    break;
+                }
+                other => self.queue(other),
+            }
+        }
+        self.outstanding -= 1;
+        Ok(())
+    }
+
+    /// The next message on `fd` into `buf`: its length, or 0 once the peer
+    /// closed. A message longer than `buf` is an error that leaves it
+    /// queued ([`Visor::recv_zero_copy`] takes any length).
+    pub fn recv(&mut self, fd: u32, buf: &mut [u8]) -> Result<usize, Error> {
+        let Some(data) = self.next_message(fd, Some(buf.len()))? else {
+            return Ok(0);
+        };
+        buf[..data.len()].copy_from_slice(&data);
+        Ok(data.len())
+    }
+
+    /// The next message on `fd`, handed over as the buffer it arrived in
+    /// (no copy into the caller's); None once the peer closed.
+    pub fn recv_zero_copy(&mut self, fd: u32) -> Result<Option<Vec<u8>>, Error> {
+        self.next_message(fd, None)
+    }
+
+    /// The next event on any fd (waits for one).
+    pub fn recv_any(&mut self) -> Result<Event, Error> {
+        loop {
+            if let Some(e) = self.events.pop_front() {
+                if let Event::Incoming { listener, fd } = &e {
+                    // Taken here: accept would return it otherwise.
+                    if let Some(q) = self.incoming.get_mut(listener) {
+                        q.retain(|f| f != fd);
+                    }
+                }
+                return Ok(e);
+            }
+            self.read_one()?;
+        }
+    }
+
+    pub fn close(&mut self, fd: u32) -> Result<(), Error> {
+        self.call(Request::Close { fd })?;
+        self.closed.remove(&fd);
+        self.events.retain(
+            |e| !matches!(e, Event::Message { fd: f, .. } | Event::Closed { fd: f } if *f == fd),
+        );
+        Ok(())
+    }
+
+    fn next_message(&mut self, fd: u32, limit: Option<usize>) -> Result<Option<Vec<u8>>, Error> {
+        loop {
+            let at = self
+                .events
+                .iter()
+                .position(|e| matches!(e, Event::Message { fd: f, .. } if *f == fd));
+            if let Some(i) = at {
+                if let (Some(max), Some(Event::Message { data, .. })) = (limit, self.events.get(i))
+                {
+                    if data.len() > max {
+                        return Err(Error(format!(
+                            "recv: a message of {} bytes does not fit a buffer of {max}",
+                            data.len()
+                        )));
+                    }
+                }
+                if let Some(Event::Message { data, .. }) = self.events.remove(i) {
+                    return Ok(Some(data));
+                }
+            }
+            if self.closed.contains(&fd) {
+                return Ok(None);
+            }
+            self.read_one()?;
+        }
+    }
+
+    /// Sends a request and waits for its reply (after the pipelined
+    /// sends' replies).
+    fn call(&mut self, req: Request) -> Result<u64, Error> {
+        self.flush()?;
+        let mut b = Vec::new();
+        req.encode(&mut b);
+        self.stream.write_all(&b).map_err(|e| self.gone(e))?;
+        loop {
+            match self.read_frame()? {
+                Reply::Ok { value } => return Ok(value),
+                Reply::Err { message } => return Err(Error(message)),
+                other => self.queue(other),
+            }
+        }
+    }
+
+    /// Reads one pushed event into the queues (an unexpected reply is the
+    /// daemon's error).
+    fn read_one(&mut self) -> Result<(), Error> {
+        if self.outstanding > 0 {
+            return self.collect_one();
+        }
+        match self.read_frame()? {
+            Reply::Ok { .. } => Err(Error("the daemon sent a reply to no request".into())),
+            Reply::Err { message } => Err(Error(message)),
+            other => {
+                self.queue(other);
+                Ok(())
+            }
+        }
+    }
+
+    fn queue(&mut self, r: Reply) {
+        match r {
+            Reply::Deliver { fd, data } => self.events.push_back(Event::Message { fd, data }),
+            Reply::Closed { fd } => {
+                self.closed.insert(fd);
+                self.events.push_back(Event::Closed { fd });
+            }
+            Reply::Incoming { listener, fd } => {
+                self.incoming.entry(listener).or_default().push_back(fd);
+                self.events.push_back(Event::Incoming { listener, fd });
+            }
+            Reply::Ok { .. } | Reply::Err { .. } => {}
+        }
+    }
+
+    fn read_frame(&mut self) -> Result<Reply, Error> {
+        let mut buf = [0u8; 64 * 1024];
+        loop {
+            if let Some((op, body, used)) = proto::split(&self.rbuf).map_err(Error)? {
+                let r = proto::decode_reply(op, body).map_err(Error)?;
+                self.rbuf.drain(..used);
+                return Ok(r);
+            }
+            match self.stream.read(&mut buf) {
+                Ok(0) => {
+                    return Err(Error(
+                        "the daemon closed the session (it stopped or restarted)".into(),
+                    ))
+                }
+                Ok(n) => self.rbuf.extend_from_slice(&buf[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(self.gone(e)),
+            }
+        }
+    }
+
+    fn gone(&self, e: std::io::Error) -> Error {
+        Error(format!(
+            "the daemon's session: {e} (it stopped or restarted)"
+        ))
+    }
+}

@@ -1,0 +1,20 @@
+//! RDMAvisor (../shared/papers/rdmavisor.txt): RDMA as a service. A
+//! daemon per host (`rdmavisord`) serves local applications through a
+//! socket-like API and multiplexes their logical connections onto one
+//! shared set of QPs per remote host, over the real datapath.
+//!
+//! Modules, bottom up:
+//! - [`proto`]: the application-daemon frames.
+//! - [`slab`]: the daemon's tables.
+//! - [`link`]: what two daemons share (control messages, QPs, slots).
+//! - [`daemon`]: the daemon's event loop.
+//! - [`client`]: the library applications link.
+
+pub mod client;
+pub mod daemon;
+pub mod link;
+pub mod proto;
+pub mod slab;
+
+pub use client::{Error, Event, Visor};
+pub use proto::Flags;
