@@ -1,17 +1,28 @@
 //! The `rdmalab` command line: `run` a scenario (or the built-in example)
 //! and print a readable summary, optionally writing CSV/JSON outputs;
 //! `sweep` and `bench` for many runs; `net` for the real datapath
-//! (`net.rs`); `visor` for RDMAvisor (`visor.rs`).
+//! (`net.rs`); `visor` for RDMAvisor (`visor.rs`); `run --plan`, `merge`
+//! and `report` (`sweep.rs`).
+
+/// `println!` through [`out::say`], returning its error from the caller.
+macro_rules! say {
+    ($($arg:tt)*) => {
+        crate::out::say(format_args!("{}\n", format_args!($($arg)*)))?
+    };
+}
 
 mod net;
+mod out;
+mod sweep;
 mod visor;
 
 use clap::{Parser, Subcommand};
 use experiment::report;
 use indicatif::{ProgressBar, ProgressStyle};
+use out::{prepare_out, say, SIGPIPE_STATUS, STDOUT_CLOSED};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::atomic::Ordering::Relaxed;
 use std::time::Duration;
 
 #[derive(Parser)]
@@ -27,21 +38,33 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
-    /// Run a scenario file (without one: the built-in example).
+    /// Run a scenario file (without one: the built-in example), or one
+    /// run of a sweep's plan (--plan FILE --index K --out DIR).
     Run {
+        #[arg(conflicts_with = "plan")]
         scenario: Option<PathBuf>,
         /// Override the scenario's seed.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "plan")]
         seed: Option<u64>,
-        /// Write flows.csv and summary.json into this directory.
+        /// Write flows.csv and summary.json into this directory (with
+        /// --plan: the run's outputs into DIR/<label>/, as sweep --out).
         #[arg(long)]
         out: Option<PathBuf>,
         /// No progress bar.
         #[arg(long, short)]
         quiet: bool,
         /// Override a key, e.g. --set switch.pfc=false (as for sweep).
-        #[arg(long = "set", value_name = "KEY=VALUE")]
+        #[arg(long = "set", value_name = "KEY=VALUE", conflicts_with = "plan")]
         set: Vec<String>,
+        /// A plan written by `sweep --plan`: run its run --index.
+        #[arg(long, requires_all = ["index", "out"])]
+        plan: Option<PathBuf>,
+        /// Which run of --plan (0-based; e.g. $SLURM_ARRAY_TASK_ID).
+        #[arg(long, requires = "plan")]
+        index: Option<usize>,
+        /// Also write report.html (plots; one offline file) into --out.
+        #[arg(long, requires = "out")]
+        report: bool,
     },
     /// Run a scenario over several seeds and parameter values, one
     /// simulation per core; each run's outputs equal a sequential run's.
@@ -59,10 +82,30 @@ enum Cmd {
         /// Parallel runs (default: the number of cores; at most 1024).
         #[arg(long, value_parser = clap::value_parser!(u32).range(1..=MAX_JOBS as i64))]
         jobs: Option<u32>,
-        /// Write each run's outputs into DIR/<label>/ and a sweep.csv.
-        #[arg(long)]
+        /// Write each run's outputs into DIR/<label>/, a plan.json and a
+        /// sweep.csv.
+        #[arg(long, conflicts_with = "plan")]
         out: Option<PathBuf>,
+        /// Write the list of runs to this file and run nothing (then
+        /// `run --plan FILE --index K --out DIR` each, and `merge DIR`).
+        #[arg(long)]
+        plan: Option<PathBuf>,
+        /// Also write report.html: the sweep's in --out, each run's in
+        /// its folder.
+        #[arg(long, requires = "out")]
+        report: bool,
     },
+    /// Write sweep.csv of a sweep directory from its finished runs (made
+    /// by `run --plan ... --out DIR`), and name the missing ones.
+    Merge {
+        dir: PathBuf,
+        /// Also write the sweep's report.html (run reports are written by
+        /// `run --plan ... --report`).
+        #[arg(long)]
+        report: bool,
+    },
+    /// Write report.html of a run's or a sweep's output directory.
+    Report { dir: PathBuf },
     /// Run the shared benchmark scenarios (bench/README.md) and print one
     /// parseable line per run. Without --scenario/--mode, every scenario in
     /// every mode, each in its own process so peak memory is per run.
@@ -104,7 +147,20 @@ fn main() -> ExitCode {
             out,
             quiet,
             set,
-        } => run(scenario.as_deref(), seed, out.as_deref(), quiet, &set),
+            plan,
+            index,
+            report,
+        } => match (plan, index, out) {
+            (Some(plan), Some(index), Some(out)) => sweep::run_planned(&plan, index, &out, report),
+            (_, _, out) => run(
+                scenario.as_deref(),
+                seed,
+                out.as_deref(),
+                quiet,
+                &set,
+                report,
+            ),
+        },
         Cmd::Sweep {
             scenario,
             seeds,
@@ -112,14 +168,20 @@ fn main() -> ExitCode {
             vary,
             jobs,
             out,
-        } => sweep(
-            &scenario,
-            &seeds,
-            &set,
-            &vary,
-            jobs.map(|n| n as usize),
-            out.as_deref(),
-        ),
+            plan,
+            report,
+        } => sweep::sweep(sweep::SweepArgs {
+            path: &scenario,
+            seeds: &seeds,
+            set: &set,
+            vary: &vary,
+            jobs: jobs.map(|n| n as usize),
+            out: out.as_deref(),
+            plan: plan.as_deref(),
+            report,
+        }),
+        Cmd::Merge { dir, report } => sweep::merge(&dir, report),
+        Cmd::Report { dir } => sweep::report_dir(&dir),
         Cmd::Bench {
             scenario,
             mode,
@@ -146,53 +208,13 @@ fn main() -> ExitCode {
     }
 }
 
-/// Set when standard output's reader went away (`rdmalab bench | head`).
-/// The program then finishes its work, files included, without printing,
-/// and exits with the status a shell gives a process that SIGPIPE ended,
-/// as other Unix tools do, instead of panicking in `println!`.
-static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
-const SIGPIPE_STATUS: u8 = 128 + 13;
-
-/// Writes to standard output (see [`STDOUT_CLOSED`]).
-fn say(args: std::fmt::Arguments) -> Result<(), String> {
-    use std::io::Write;
-    if STDOUT_CLOSED.load(Relaxed) {
-        return Ok(());
-    }
-    let mut out = std::io::stdout().lock();
-    match out.write_fmt(args).and_then(|()| out.flush()) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
-            STDOUT_CLOSED.store(true, Relaxed);
-            Ok(())
-        }
-        Err(e) => Err(format!("writing to standard output: {e}")),
-    }
-}
-
-/// `println!` through [`say`], returning its error from the caller.
-macro_rules! say {
-    ($($arg:tt)*) => {
-        say(format_args!("{}\n", format_args!($($arg)*)))?
-    };
-}
-
-/// Creates the `--out` directory before the work, so that a path that
-/// cannot be one fails at once rather than after a long run.
-fn prepare_out(dir: Option<&Path>) -> Result<(), String> {
-    match dir {
-        Some(d) => std::fs::create_dir_all(d)
-            .map_err(|e| format!("--out {}: cannot create the directory: {e}", d.display())),
-        None => Ok(()),
-    }
-}
-
 fn run(
     path: Option<&Path>,
     seed: Option<u64>,
     out: Option<&Path>,
     quiet: bool,
     set: &[String],
+    html: bool,
 ) -> Result<(), String> {
     let path_given = path.is_some();
     let (text, path) = match path {
@@ -264,6 +286,10 @@ fn run(
         report::write_outputs(&outcome, &s, dir)
             .map_err(|e| format!("writing {}: {e}", dir.display()))?;
         say!("  {:<22} {}", "outputs", dir.display());
+        if html {
+            let p = experiment::html::write_report(dir)?;
+            say!("  {:<22} {}", "report", p.display());
+        }
     }
     if let Some(m) = &outcome.stalled {
         return Err(m.clone());
@@ -387,142 +413,5 @@ fn bench_one(
     Ok(())
 }
 
-/// The most seeds one sweep takes (each is a whole simulation).
-const MAX_SEEDS: u64 = 10_000;
-/// The most runs one sweep takes (seeds x varied values).
-const MAX_RUNS: usize = 100_000;
-/// The most parallel runs (`--jobs`): each holds a whole network.
+/// The most parallel runs (`sweep --jobs`): each holds a whole network.
 const MAX_JOBS: u32 = 1024;
-
-fn parse_seeds(s: &str) -> Result<Vec<u64>, String> {
-    let bad = || format!("--seeds {s:?}: expected a list like 1,2,3 or a range like 1..8");
-    let many = |n: u64| {
-        format!("--seeds {s:?}: {n} seeds; at most {MAX_SEEDS} (each is a whole simulation)")
-    };
-    if let Some((a, b)) = s.split_once("..") {
-        let a: u64 = a.trim().parse().map_err(|_| bad())?;
-        let b: u64 = b.trim().parse().map_err(|_| bad())?;
-        if a > b {
-            return Err(bad());
-        }
-        if b - a >= MAX_SEEDS {
-            return Err(many((b - a).saturating_add(1)));
-        }
-        return Ok((a..=b).collect());
-    }
-    let seeds: Vec<u64> = s
-        .split(',')
-        .map(|x| x.trim().parse().map_err(|_| bad()))
-        .collect::<Result<_, _>>()?;
-    if seeds.len() as u64 > MAX_SEEDS {
-        return Err(many(seeds.len() as u64));
-    }
-    Ok(seeds)
-}
-
-fn sweep(
-    path: &Path,
-    seeds: &str,
-    set: &[String],
-    vary: &[String],
-    jobs: Option<usize>,
-    out: Option<&Path>,
-) -> Result<(), String> {
-    use experiment::sweep;
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
-    let seeds = parse_seeds(seeds)?;
-    let fixed = set
-        .iter()
-        .map(|a| sweep::parse_assignment(a))
-        .collect::<Result<Vec<_>, _>>()?;
-    let varied = vary
-        .iter()
-        .map(|a| {
-            sweep::parse_assignment(a)
-                .map(|(k, v)| (k, v.split(',').map(|x| x.trim().to_string()).collect()))
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    let runs = varied
-        .iter()
-        .try_fold(seeds.len(), |n, (_, v): &(String, Vec<String>)| {
-            n.checked_mul(v.len())
-        })
-        .filter(|&n| n <= MAX_RUNS)
-        .ok_or_else(|| {
-            format!("--seeds x --vary make more than {MAX_RUNS} runs; split the sweep")
-        })?;
-    debug_assert!(runs <= MAX_RUNS);
-    let points = sweep::points(&seeds, &fixed, &varied);
-    prepare_out(out)?;
-    let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let t0 = std::time::Instant::now();
-    let results = sweep::run(&text, path, &points, jobs, out)?;
-    let wall = t0.elapsed().as_secs_f64();
-    say!(
-        "{:<40} {:>9} {:>9} {:>9} {:>10} {:>8} {:>8}",
-        "run",
-        "finished",
-        "sd_mean",
-        "sd_p99",
-        "goodput",
-        "drops",
-        "pauses"
-    );
-    let mut csv = String::from(
-        "label,seed,flows,flows_finished,slowdown_mean,slowdown_p99,fct_mean_ns,\
-         total_goodput_gbps,dropped_packets,pause_frames,slowdown_small_mean,\
-         slowdown_small_p99,slowdown_large_mean,slowdown_large_p99,retransmitted_packets,\
-         timeouts,ooo_fraction,reorder_retx,switch_paused_fraction_mean,\
-         host_paused_fraction_mean,flows_hit_by_failures,slowdown_hit_mean,slowdown_hit_p99\n",
-    );
-    for (p, s) in points.iter().zip(&results) {
-        say!(
-            "{:<40} {:>4}/{:<4} {:>9.3} {:>9.3} {:>10.2} {:>8} {:>8}",
-            p.label(),
-            s.flows_finished,
-            s.flows,
-            s.slowdown.mean,
-            s.slowdown.p99,
-            s.total_goodput_gbps,
-            s.dropped_packets,
-            s.pause_frames
-        );
-        // Absent without failure schedules: empty cells.
-        let hit = |f: fn(&report::Stat) -> f64| s.slowdown_hit_by_failures.as_ref().map(f);
-        let cell = |v: Option<f64>| v.map_or(String::new(), |v| v.to_string());
-        csv.push_str(&format!(
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
-            p.label(),
-            p.seed,
-            s.flows,
-            s.flows_finished,
-            s.slowdown.mean,
-            s.slowdown.p99,
-            s.fct_ns.mean,
-            s.total_goodput_gbps,
-            s.dropped_packets,
-            s.pause_frames,
-            s.slowdown_small.mean,
-            s.slowdown_small.p99,
-            s.slowdown_large.mean,
-            s.slowdown_large.p99,
-            s.retransmitted_packets,
-            s.timeouts,
-            s.reordering.ooo_fraction,
-            s.reordering.reorder_retx,
-            s.pfc_pause.switch_paused_fraction_mean,
-            s.pfc_pause.host_paused_fraction_mean,
-            s.flows_hit_by_failures
-                .map_or(String::new(), |n| n.to_string()),
-            cell(hit(|st| st.mean)),
-            cell(hit(|st| st.p99)),
-        ));
-    }
-    say!("{} runs on {jobs} threads in {wall:.2} s", points.len());
-    if let Some(dir) = out {
-        std::fs::write(dir.join("sweep.csv"), csv)
-            .map_err(|e| format!("writing {}: {e}", dir.display()))?;
-    }
-    Ok(())
-}

@@ -3,15 +3,19 @@
 
 pub mod bench;
 pub mod build;
+pub mod files;
+pub mod html;
 pub mod lb_summary;
 pub mod nic_memory;
 pub mod ns3;
+pub mod plan;
 pub mod rcm_summary;
 pub mod reorder;
 pub mod report;
 pub mod run;
 pub mod scenario;
 pub mod sweep;
+pub mod sweep_csv;
 
 pub use build::{build, Built};
 pub use run::{run, Outcome, Progress};

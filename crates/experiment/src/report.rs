@@ -4,13 +4,13 @@
 //! stdout. Files hold only simulated quantities, so the same scenario and
 //! seed always give byte-identical files.
 
+use crate::files::write_atomic;
 use crate::reorder::{FlowReorder, ReorderingSummary};
 use crate::run::Outcome;
 use engine::stats::Summary;
 use engine::time::{to_ns_f64, NS};
 use fabric::DropReason;
 use serde::Serialize;
-use std::io::Write;
 use std::path::Path;
 use transport::Verb;
 
@@ -564,16 +564,6 @@ pub fn write_outputs(o: &Outcome, s: &SummaryJson, dir: &Path) -> std::io::Resul
         }
     }
     Ok(())
-}
-
-fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let tmp = path.with_extension("tmp");
-    {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-    }
-    std::fs::rename(&tmp, path)
 }
 
 /// The readable summary printed on stdout.

@@ -10,7 +10,7 @@ use rayon::prelude::*;
 use std::path::Path;
 
 /// One point of a sweep: a seed and the overrides applied to the file.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Point {
     pub seed: u64,
     pub overrides: Vec<(String, String)>,
@@ -155,7 +155,6 @@ pub fn run(
     jobs: usize,
     out: Option<&Path>,
 ) -> Result<Vec<SummaryJson>, String> {
-    let file = path.display().to_string();
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(jobs.clamp(1, 1024).min(points.len().max(1)))
         .build()
@@ -163,26 +162,36 @@ pub fn run(
     let results: Vec<Result<SummaryJson, String>> = pool.install(|| {
         points
             .par_iter()
-            .map(|p| {
-                let sc = scenario_for(text, &file, p).map_err(|e| e.to_string())?;
-                let built = crate::build(&sc, path, Some(p.seed)).map_err(|e| e.to_string())?;
-                let o = crate::run(built, |_| {});
-                let name = sc.name.clone().unwrap_or_else(|| {
-                    path.file_stem()
-                        .map_or("scenario".into(), |s| s.to_string_lossy().into_owned())
-                });
-                let s = report::summary(&o, &name, p.seed);
-                if let Some(dir) = out {
-                    let d = dir.join(p.label());
-                    report::write_outputs(&o, &s, &d)
-                        .map_err(|e| format!("writing {}: {e}", d.display()))?;
-                }
-                match &o.stalled {
-                    Some(m) => Err(format!("{}: {m}", p.label())),
-                    None => Ok(s),
-                }
-            })
+            .map(|p| run_point(text, path, p, out))
             .collect()
     });
     results.into_iter().collect()
+}
+
+/// Runs one point as a sweep does: its outputs under `out/<label>/` when
+/// `out` is given; a stalled run is an error naming its label, after
+/// its files are written.
+pub fn run_point(
+    text: &str,
+    path: &Path,
+    p: &Point,
+    out: Option<&Path>,
+) -> Result<SummaryJson, String> {
+    let file = path.display().to_string();
+    let sc = scenario_for(text, &file, p).map_err(|e| e.to_string())?;
+    let built = crate::build(&sc, path, Some(p.seed)).map_err(|e| e.to_string())?;
+    let o = crate::run(built, |_| {});
+    let name = sc.name.clone().unwrap_or_else(|| {
+        path.file_stem()
+            .map_or("scenario".into(), |s| s.to_string_lossy().into_owned())
+    });
+    let s = report::summary(&o, &name, p.seed);
+    if let Some(dir) = out {
+        let d = dir.join(p.label());
+        report::write_outputs(&o, &s, &d).map_err(|e| format!("writing {}: {e}", d.display()))?;
+    }
+    match &o.stalled {
+        Some(m) => Err(format!("{}: {m}", p.label())),
+        None => Ok(s),
+    }
 }

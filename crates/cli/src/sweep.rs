@@ -1,0 +1,204 @@
+//! The commands over many runs: `sweep` (all runs here, in parallel, or
+//! `--plan` to list them for elsewhere), `run --plan --index` (one run of a
+//! plan), `merge` (a sweep directory's `sweep.csv` from its finished runs)
+//! and `report` (the HTML report of a directory already written). The
+//! work is `experiment::plan`, `experiment::sweep` and `experiment::html`;
+//! this file parses arguments and prints. Touches standard output and the
+//! files and directories named by its arguments.
+
+use crate::out::{prepare_out, say};
+use experiment::plan::{self, Plan};
+use experiment::{html, report, sweep_csv};
+use std::path::Path;
+
+/// The most seeds one sweep takes (each is a whole simulation).
+const MAX_SEEDS: u64 = 10_000;
+/// The most runs one sweep takes (seeds x varied values).
+const MAX_RUNS: usize = 100_000;
+
+fn parse_seeds(s: &str) -> Result<Vec<u64>, String> {
+    let bad = || format!("--seeds {s:?}: expected a list like 1,2,3 or a range like 1..8");
+    let many = |n: u64| {
+        format!("--seeds {s:?}: {n} seeds; at most {MAX_SEEDS} (each is a whole simulation)")
+    };
+    if let Some((a, b)) = s.split_once("..") {
+        let a: u64 = a.trim().parse().map_err(|_| bad())?;
+        let b: u64 = b.trim().parse().map_err(|_| bad())?;
+        if a > b {
+            return Err(bad());
+        }
+        if b - a >= MAX_SEEDS {
+            return Err(many((b - a).saturating_add(1)));
+        }
+        return Ok((a..=b).collect());
+    }
+    let seeds: Vec<u64> = s
+        .split(',')
+        .map(|x| x.trim().parse().map_err(|_| bad()))
+        .collect::<Result<_, _>>()?;
+    if seeds.len() as u64 > MAX_SEEDS {
+        return Err(many(seeds.len() as u64));
+    }
+    Ok(seeds)
+}
+
+/// What `rdmalab sweep` was asked.
+pub struct SweepArgs<'a> {
+    pub path: &'a Path,
+    pub seeds: &'a str,
+    pub set: &'a [String],
+    pub vary: &'a [String],
+    pub jobs: Option<usize>,
+    pub out: Option<&'a Path>,
+    pub plan: Option<&'a Path>,
+    pub report: bool,
+}
+
+/// The plan of a sweep's arguments (checked: sizes and every run's
+/// scenario).
+fn plan_of(a: &SweepArgs) -> Result<Plan, String> {
+    use experiment::sweep;
+    let text = std::fs::read_to_string(a.path)
+        .map_err(|e| format!("{}: cannot read: {e}", a.path.display()))?;
+    let seeds = parse_seeds(a.seeds)?;
+    let fixed = a
+        .set
+        .iter()
+        .map(|x| sweep::parse_assignment(x))
+        .collect::<Result<Vec<_>, _>>()?;
+    let varied = a
+        .vary
+        .iter()
+        .map(|x| {
+            sweep::parse_assignment(x)
+                .map(|(k, v)| (k, v.split(',').map(|x| x.trim().to_string()).collect()))
+        })
+        .collect::<Result<Vec<(String, Vec<String>)>, _>>()?;
+    varied
+        .iter()
+        .try_fold(seeds.len(), |n, (_, v)| n.checked_mul(v.len()))
+        .filter(|&n| n <= MAX_RUNS)
+        .ok_or_else(|| {
+            format!("--seeds x --vary make more than {MAX_RUNS} runs; split the sweep")
+        })?;
+    Ok(Plan::new(a.path, &text, &seeds, &fixed, &varied))
+}
+
+pub fn sweep(a: SweepArgs) -> Result<(), String> {
+    let plan = plan_of(&a)?;
+    if let Some(file) = a.plan {
+        plan.check()?;
+        experiment::files::write_atomic(file, &plan.to_bytes())
+            .map_err(|e| format!("--plan {}: cannot write: {e}", file.display()))?;
+        let n = plan.runs.len();
+        say(format_args!(
+            "{}: {n} runs (indices 0 to {}); run each with\n  rdmalab run --plan {} --index K --out DIR\nthen `rdmalab merge DIR`\n",
+            file.display(),
+            n - 1,
+            file.display()
+        ))?;
+        return Ok(());
+    }
+    prepare_out(a.out)?;
+    if let Some(dir) = a.out {
+        // A sweep replaces whatever plan the folder had (as it replaces
+        // the runs' files); only `run --plan` refuses another plan.
+        let path = dir.join(plan::PLAN_FILE);
+        experiment::files::write_atomic(&path, &plan.to_bytes())
+            .map_err(|e| format!("writing {}: {e}", path.display()))?;
+    }
+    let jobs = a
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let points = plan.points();
+    let t0 = std::time::Instant::now();
+    let results = experiment::sweep::run(&plan.text, a.path, &points, jobs, a.out)?;
+    let wall = t0.elapsed().as_secs_f64();
+    let rows = plan::rows(&points, &results);
+    say(format_args!("{}", sweep_csv::table(&rows)))?;
+    say(format_args!(
+        "{} runs on {jobs} threads in {wall:.2} s\n",
+        points.len()
+    ))?;
+    if let Some(dir) = a.out {
+        if a.report {
+            for p in &points {
+                html::write_report(&dir.join(p.label()))?;
+            }
+        }
+        finish_dir(dir, &rows, a.report)?;
+    }
+    Ok(())
+}
+
+/// Writes `dir/sweep.csv` (and the sweep's report when `html`).
+fn finish_dir(dir: &Path, rows: &[(String, serde_json::Value)], html: bool) -> Result<(), String> {
+    let path = dir.join("sweep.csv");
+    experiment::files::write_atomic(&path, sweep_csv::csv(rows).as_bytes())
+        .map_err(|e| format!("writing {}: {e}", path.display()))?;
+    if html {
+        let p = html::write_report(dir)?;
+        say(format_args!("report: {}\n", p.display()))?;
+    }
+    Ok(())
+}
+
+/// `rdmalab run --plan FILE --index K --out DIR`.
+pub fn run_planned(file: &Path, index: usize, out: &Path, html: bool) -> Result<(), String> {
+    let plan = Plan::load(file)?;
+    let label = plan.run_at(index)?.label.clone();
+    let s = plan.run_one(index, out)?;
+    if html {
+        html::write_report(&out.join(&label))?;
+    }
+    say(format_args!("{}", report::render(&s)))?;
+    say(format_args!(
+        "  {:<22} {}\n",
+        "outputs",
+        out.join(label).display()
+    ))?;
+    Ok(())
+}
+
+/// `rdmalab merge DIR`.
+pub fn merge(dir: &Path, html: bool) -> Result<(), String> {
+    let m = plan::merge(dir)?;
+    say(format_args!("{}", sweep_csv::table(&m.rows)))?;
+    finish_dir(dir, &m.rows, html)?;
+    if m.missing.is_empty() {
+        say(format_args!(
+            "{}: all {} runs merged into sweep.csv\n",
+            dir.display(),
+            m.rows.len()
+        ))?;
+        return Ok(());
+    }
+    let list: Vec<String> = m
+        .missing
+        .iter()
+        .map(|r| format!("  --index {} ({})", r.index, r.label))
+        .collect();
+    Err(format!(
+        "{}: {} of {} runs missing (sweep.csv has the {} finished); run them with `rdmalab run --plan {} --index K --out {}`:\n{}",
+        dir.display(),
+        m.missing.len(),
+        m.plan.runs.len(),
+        m.rows.len(),
+        dir.join(plan::PLAN_FILE).display(),
+        dir.display(),
+        list.join("\n")
+    ))
+}
+
+/// `rdmalab report DIR`: a run's report, or a sweep's with each finished
+/// run's (what `sweep --report` writes).
+pub fn report_dir(dir: &Path) -> Result<(), String> {
+    if dir.join(plan::PLAN_FILE).is_file() {
+        let m = plan::merge(dir)?;
+        for (label, _) in &m.rows {
+            html::write_report(&dir.join(label))?;
+        }
+    }
+    let p = html::write_report(dir)?;
+    say(format_args!("report: {}\n", p.display()))
+}

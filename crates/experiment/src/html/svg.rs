@@ -1,0 +1,448 @@
+//! Charts as inline SVG text: line charts (linear or log axes, numeric or
+//! categorical x, optional error bars) and grouped bar charts, each a
+//! `<figure>` with its legend in HTML. Pure functions of their input: the
+//! same data always gives the same bytes (fixed formatting, no clocks, no
+//! hashing). Touches nothing outside this file.
+
+use super::esc;
+
+const W: f64 = 640.0;
+const H: f64 = 300.0;
+const LEFT: f64 = 70.0;
+const RIGHT: f64 = 16.0;
+const TOP: f64 = 14.0;
+const BOTTOM: f64 = 50.0;
+/// The most markers (with a tooltip each) drawn on one line.
+const MAX_MARKERS: usize = 80;
+
+/// Colours of the lines and bars, in order (Tableau 10).
+const PALETTE: [&str; 10] = [
+    "#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
+    "#9c755f", "#bab0ac",
+];
+
+fn colour(i: usize) -> &'static str {
+    PALETTE[i % PALETTE.len()]
+}
+
+/// How an axis maps values to positions.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Scale {
+    Linear,
+    /// Powers of ten; values <= 0 are left out.
+    Log,
+    /// Evenly spaced named positions; a point's x is its position's index.
+    Categories(Vec<String>),
+}
+
+/// One line: points in x order, and optionally an error bar (low, high)
+/// per point.
+#[derive(Clone, Debug, Default)]
+pub struct Line {
+    pub name: String,
+    pub points: Vec<(f64, f64)>,
+    pub errors: Vec<(f64, f64)>,
+}
+
+/// A line chart.
+pub struct Chart<'a> {
+    /// The element id (what the browser check looks for).
+    pub id: &'a str,
+    pub title: &'a str,
+    pub x_label: &'a str,
+    pub y_label: &'a str,
+    pub x: Scale,
+    pub y: Scale,
+    pub lines: Vec<Line>,
+    /// A note under the chart (what the error bars are, a sampling stride).
+    pub note: String,
+}
+
+/// A number for a label: integers plainly, others with at most four
+/// significant digits, large and tiny ones in exponent form.
+pub fn num(v: f64) -> String {
+    if !v.is_finite() {
+        return "n/a".into();
+    }
+    let a = v.abs();
+    if a == 0.0 {
+        return "0".into();
+    }
+    if !(1e-3..1e7).contains(&a) {
+        return format!("{v:.2e}");
+    }
+    if v.fract() == 0.0 {
+        return format!("{v:.0}");
+    }
+    let digits = (3 - a.log10().floor() as i32).clamp(0, 6) as usize;
+    let s = format!("{v:.digits$}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    s.to_string()
+}
+
+/// Coordinates with one decimal.
+fn c(v: f64) -> String {
+    format!("{v:.1}")
+}
+
+/// Ticks at 1, 2 or 5 times a power of ten covering [lo, hi].
+fn nice_ticks(lo: f64, hi: f64) -> Vec<f64> {
+    let span = (hi - lo).max(f64::MIN_POSITIVE);
+    let raw = span / 5.0;
+    let mag = 10f64.powf(raw.log10().floor());
+    let step = [1.0, 2.0, 5.0, 10.0]
+        .iter()
+        .map(|m| m * mag)
+        .find(|s| span / s <= 6.0)
+        .unwrap_or(10.0 * mag);
+    let first = (lo / step).ceil() as i64;
+    let last = (hi / step).floor() as i64;
+    (first..=last).map(|i| i as f64 * step).collect()
+}
+
+/// A mapping from data to pixels along one axis.
+struct Map {
+    scale: Scale,
+    lo: f64,
+    hi: f64,
+    a: f64,
+    b: f64,
+}
+
+impl Map {
+    /// The axis over `values` (after dropping what the scale cannot show),
+    /// drawn from pixel `a` to `b`.
+    fn new(scale: &Scale, values: &[f64], a: f64, b: f64, from_zero: bool) -> Map {
+        let (lo, hi) = match scale {
+            Scale::Categories(names) => (-0.5, names.len().max(1) as f64 - 0.5),
+            Scale::Log => {
+                let pos: Vec<f64> = values.iter().copied().filter(|v| *v > 0.0).collect();
+                let lo = pos.iter().copied().fold(f64::INFINITY, f64::min);
+                let hi = pos.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                if pos.is_empty() {
+                    (1.0, 10.0)
+                } else {
+                    let (l, h) = (lo.log10().floor(), hi.log10().ceil());
+                    (10f64.powf(l), 10f64.powf(if h > l { h } else { l + 1.0 }))
+                }
+            }
+            Scale::Linear => {
+                let mut lo = values.iter().copied().fold(f64::INFINITY, f64::min);
+                let mut hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                if values.is_empty() {
+                    (lo, hi) = (0.0, 1.0);
+                }
+                if from_zero && lo > 0.0 {
+                    lo = 0.0;
+                }
+                if from_zero && hi < 0.0 {
+                    hi = 0.0;
+                }
+                if hi - lo <= 1e-12 * hi.abs().max(1.0) {
+                    let d = if hi == 0.0 { 1.0 } else { hi.abs() * 0.1 };
+                    (lo - if from_zero && lo == 0.0 { 0.0 } else { d }, hi + d)
+                } else {
+                    let pad = (hi - lo) * 0.04;
+                    (if from_zero && lo == 0.0 { lo } else { lo - pad }, hi + pad)
+                }
+            }
+        };
+        Map {
+            scale: scale.clone(),
+            lo,
+            hi,
+            a,
+            b,
+        }
+    }
+
+    fn at(&self, v: f64) -> f64 {
+        let t = match self.scale {
+            Scale::Log => (v.log10() - self.lo.log10()) / (self.hi.log10() - self.lo.log10()),
+            _ => (v - self.lo) / (self.hi - self.lo),
+        };
+        self.a + t * (self.b - self.a)
+    }
+
+    fn shows(&self, v: f64) -> bool {
+        v.is_finite() && (self.scale != Scale::Log || v > 0.0)
+    }
+
+    /// (value, label) of the ticks.
+    fn ticks(&self) -> Vec<(f64, String)> {
+        match &self.scale {
+            Scale::Categories(names) => names
+                .iter()
+                .enumerate()
+                .map(|(i, n)| (i as f64, n.clone()))
+                .collect(),
+            Scale::Log => {
+                let (l, h) = (
+                    self.lo.log10().round() as i32,
+                    self.hi.log10().round() as i32,
+                );
+                (l..=h)
+                    .map(|e| (10f64.powi(e), num(10f64.powi(e))))
+                    .collect()
+            }
+            Scale::Linear => nice_ticks(self.lo, self.hi)
+                .into_iter()
+                .map(|v| (v, num(v)))
+                .collect(),
+        }
+    }
+}
+
+/// The frame, grid and axis labels of a plot.
+fn axes(svg: &mut String, x: &Map, y: &Map, x_label: &str, y_label: &str) {
+    let (x0, x1, y0, y1) = (LEFT, W - RIGHT, H - BOTTOM, TOP);
+    for (v, label) in y.ticks() {
+        let p = y.at(v);
+        svg.push_str(&format!(
+            "<line class=\"grid\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/><text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>",
+            c(x0), c(p), c(x1), c(p), c(x0 - 4.0), c(p + 4.0), esc(&label)
+        ));
+    }
+    let ticks = x.ticks();
+    // Category names wider than their band alternate between two rows.
+    let band = (x1 - x0) / ticks.len().max(1) as f64;
+    let stagger = matches!(x.scale, Scale::Categories(_))
+        && ticks
+            .iter()
+            .any(|t| t.1.chars().count() as f64 * 6.2 > band);
+    for (i, (v, label)) in ticks.into_iter().enumerate() {
+        let p = x.at(v);
+        let dy = if stagger && i % 2 == 1 { 28.0 } else { 16.0 };
+        svg.push_str(&format!(
+            "<line class=\"tick\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/><text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
+            c(p), c(y0), c(p), c(y0 + 4.0), c(p), c(y0 + dy), esc(&label)
+        ));
+    }
+    svg.push_str(&format!(
+        "<rect class=\"frame\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"/>",
+        c(x0),
+        c(y1),
+        c(x1 - x0),
+        c(y0 - y1)
+    ));
+    svg.push_str(&format!(
+        "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
+        c((x0 + x1) / 2.0),
+        c(H - 4.0),
+        esc(x_label)
+    ));
+    svg.push_str(&format!(
+        "<text x=\"14\" y=\"{}\" text-anchor=\"middle\" transform=\"rotate(-90 14 {})\">{}</text>",
+        c((y0 + y1) / 2.0),
+        c((y0 + y1) / 2.0),
+        esc(y_label)
+    ));
+}
+
+fn open(id: &str, title: &str) -> String {
+    format!(
+        "<figure class=\"chart\" id=\"{}\"><figcaption>{}</figcaption><svg class=\"plot\" viewBox=\"0 0 {W} {H}\" width=\"{W}\" height=\"{H}\" role=\"img\" aria-label=\"{}\">",
+        esc(id),
+        esc(title),
+        esc(title)
+    )
+}
+
+fn legend(names: &[&str]) -> String {
+    if names.len() < 2 {
+        return String::new();
+    }
+    let mut s = String::from("<ul class=\"legend\">");
+    for (i, n) in names.iter().enumerate() {
+        s.push_str(&format!(
+            "<li><span class=\"swatch\" style=\"background:{}\"></span>{}</li>",
+            colour(i),
+            esc(n)
+        ));
+    }
+    s.push_str("</ul>");
+    s
+}
+
+fn close(svg: &mut String, names: &[&str], note: &str) {
+    svg.push_str("</svg>");
+    svg.push_str(&legend(names));
+    if !note.is_empty() {
+        svg.push_str(&format!("<p class=\"note\">{}</p>", esc(note)));
+    }
+    svg.push_str("</figure>\n");
+}
+
+/// A line chart as a `<figure>`.
+pub fn line_chart(ch: &Chart) -> String {
+    let xs: Vec<f64> = ch
+        .lines
+        .iter()
+        .flat_map(|l| l.points.iter().map(|p| p.0))
+        .collect();
+    let mut ys: Vec<f64> = ch
+        .lines
+        .iter()
+        .flat_map(|l| l.points.iter().map(|p| p.1))
+        .collect();
+    ys.extend(
+        ch.lines
+            .iter()
+            .flat_map(|l| l.errors.iter().flat_map(|e| [e.0, e.1])),
+    );
+    let xs: Vec<f64> = xs.into_iter().filter(|v| v.is_finite()).collect();
+    let ys: Vec<f64> = ys.into_iter().filter(|v| v.is_finite()).collect();
+    let x = Map::new(&ch.x, &xs, LEFT, W - RIGHT, false);
+    let y = Map::new(&ch.y, &ys, H - BOTTOM, TOP, true);
+    let mut svg = open(ch.id, ch.title);
+    axes(&mut svg, &x, &y, ch.x_label, ch.y_label);
+    for (i, l) in ch.lines.iter().enumerate() {
+        let col = colour(i);
+        let pts: Vec<(f64, f64)> = l
+            .points
+            .iter()
+            .copied()
+            .filter(|&(a, b)| x.shows(a) && y.shows(b))
+            .collect();
+        let path: Vec<String> = pts
+            .iter()
+            .map(|&(a, b)| format!("{},{}", c(x.at(a)), c(y.at(b))))
+            .collect();
+        svg.push_str(&format!(
+            "<polyline class=\"series\" fill=\"none\" stroke=\"{col}\" stroke-width=\"1.5\" points=\"{}\"><title>{}</title></polyline>",
+            path.join(" "),
+            esc(&l.name)
+        ));
+        for (j, &(a, _)) in l.points.iter().enumerate() {
+            let Some(&(lo, hi)) = l.errors.get(j) else {
+                continue;
+            };
+            if !(x.shows(a) && y.shows(lo) && y.shows(hi)) {
+                continue;
+            }
+            let (px, plo, phi) = (x.at(a), y.at(lo), y.at(hi));
+            svg.push_str(&format!(
+                "<path class=\"err\" stroke=\"{col}\" d=\"M{} {}V{}M{} {}H{}M{} {}H{}\"/>",
+                c(px),
+                c(plo),
+                c(phi),
+                c(px - 4.0),
+                c(plo),
+                c(px + 4.0),
+                c(px - 4.0),
+                c(phi),
+                c(px + 4.0)
+            ));
+        }
+        if pts.len() <= MAX_MARKERS {
+            for &(a, b) in &pts {
+                let xl = match &ch.x {
+                    Scale::Categories(n) => n.get(a as usize).cloned().unwrap_or_default(),
+                    _ => num(a),
+                };
+                svg.push_str(&format!(
+                    "<circle cx=\"{}\" cy=\"{}\" r=\"2.5\" fill=\"{col}\"><title>{}: {} = {}, {} = {}</title></circle>",
+                    c(x.at(a)),
+                    c(y.at(b)),
+                    esc(&l.name),
+                    esc(ch.x_label),
+                    esc(&xl),
+                    esc(ch.y_label),
+                    num(b)
+                ));
+            }
+        }
+    }
+    let names: Vec<&str> = ch.lines.iter().map(|l| l.name.as_str()).collect();
+    close(&mut svg, &names, &ch.note);
+    svg
+}
+
+/// A grouped bar chart: one group per category, one bar per series
+/// (`series[k].1[i]` is series k's value in category i).
+pub fn bar_chart(
+    id: &str,
+    title: &str,
+    y_label: &str,
+    categories: &[String],
+    series: &[(&str, Vec<f64>)],
+    note: &str,
+) -> String {
+    let values: Vec<f64> = series
+        .iter()
+        .flat_map(|s| s.1.iter().copied())
+        .filter(|v| v.is_finite())
+        .collect();
+    let x = Map::new(
+        &Scale::Categories(categories.to_vec()),
+        &[],
+        LEFT,
+        W - RIGHT,
+        false,
+    );
+    let y = Map::new(&Scale::Linear, &values, H - BOTTOM, TOP, true);
+    let mut svg = open(id, title);
+    axes(&mut svg, &x, &y, "", y_label);
+    let band = (W - RIGHT - LEFT) / categories.len().max(1) as f64;
+    let bar = band * 0.8 / series.len().max(1) as f64;
+    for (k, (name, vals)) in series.iter().enumerate() {
+        for (i, &v) in vals.iter().enumerate() {
+            if !v.is_finite() {
+                continue;
+            }
+            let left = x.at(i as f64) - band * 0.4 + k as f64 * bar;
+            let (top, base) = (y.at(v.max(0.0)), y.at(v.min(0.0)));
+            svg.push_str(&format!(
+                "<rect class=\"bar\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"><title>{} {}: {}</title></rect>",
+                c(left),
+                c(top),
+                c(bar),
+                c(base - top),
+                colour(k),
+                esc(name),
+                esc(categories.get(i).map_or("", |s| s.as_str())),
+                num(v)
+            ));
+        }
+    }
+    let names: Vec<&str> = series.iter().map(|s| s.0).collect();
+    close(&mut svg, &names, note);
+    svg
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_and_ticks_are_plain() {
+        assert_eq!(num(0.0), "0");
+        assert_eq!(num(12.0), "12");
+        assert_eq!(num(1.23456), "1.235");
+        assert_eq!(num(0.5), "0.5");
+        assert_eq!(num(2.5e9), "2.50e9");
+        assert_eq!(nice_ticks(0.0, 10.0), vec![0.0, 2.0, 4.0, 6.0, 8.0, 10.0]);
+    }
+
+    #[test]
+    fn a_chart_is_the_same_bytes_twice_and_escapes_names() {
+        let ch = || Chart {
+            id: "c",
+            title: "t <1>",
+            x_label: "x",
+            y_label: "y",
+            x: Scale::Log,
+            y: Scale::Linear,
+            lines: vec![Line {
+                name: "a&b".into(),
+                points: vec![(1.0, 2.0), (10.0, 3.0), (0.0, 1.0)],
+                errors: vec![(1.0, 3.0), (2.0, 4.0), (0.0, 1.0)],
+            }],
+            note: String::new(),
+        };
+        let a = line_chart(&ch());
+        assert_eq!(a, line_chart(&ch()));
+        assert!(a.contains("a&amp;b") && a.contains("t &lt;1&gt;"), "{a}");
+        assert!(!a.contains("NaN") && !a.contains("inf"), "{a}");
+    }
+}
