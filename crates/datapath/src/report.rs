@@ -89,8 +89,9 @@ impl Report {
         let _ = writeln!(s, "  dropped here: {}", drops_line(&self.all_drops()));
         let _ = writeln!(
             s,
-            "  dropped at the server: {}",
-            drops_line(&self.server_drops)
+            "  dropped at the server: {}; it retransmitted {} data packets",
+            drops_line(&self.server_drops),
+            self.server_retransmitted
         );
         let _ = writeln!(
             s,
