@@ -16,7 +16,7 @@ mod out;
 mod sweep;
 mod visor;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use experiment::report;
 use indicatif::{ProgressBar, ProgressStyle};
 use out::{prepare_out, say, SIGPIPE_STATUS, STDOUT_CLOSED};
@@ -41,21 +41,28 @@ enum Cmd {
     /// Run a scenario file (without one: the built-in example), or one
     /// run of a sweep's plan (--plan FILE --index K --out DIR).
     Run {
+        /// A scenario file (TOML; README, "Scenario format"); without
+        /// one, the built-in example (scenarios/example.toml).
         #[arg(conflicts_with = "plan")]
         scenario: Option<PathBuf>,
         /// Override the scenario's seed.
         #[arg(long, conflicts_with = "plan")]
         seed: Option<u64>,
-        /// Write flows.csv and summary.json into this directory (with
-        /// --plan: the run's outputs into DIR/<label>/, as sweep --out).
+        /// Write the run's files into this directory: flows.csv (a row
+        /// per flow), summary.json (every headline number),
+        /// slowdown_by_size.csv (slowdown by flow-size bucket), and when
+        /// the scenario's [output] asks: series.csv (sampled time
+        /// series), trace.pcap (packets); report.html with --report.
+        /// With --plan: into DIR/<label>/, as sweep --out.
         #[arg(long)]
         out: Option<PathBuf>,
         /// No progress bar.
         #[arg(long, short)]
         quiet: bool,
         /// Override a key, e.g. --set switch.pfc=false (as for sweep).
-        #[arg(long = "set", value_name = "KEY=VALUE", conflicts_with = "plan")]
-        set: Vec<String>,
+        #[arg(long = "set", value_name = "KEY=VALUE", conflicts_with = "plan",
+              value_parser = sweep::parse_set)]
+        set: Vec<(String, String)>,
         /// A plan written by `sweep --plan`: run its run --index.
         #[arg(long, requires_all = ["index", "out"])]
         plan: Option<PathBuf>,
@@ -70,15 +77,16 @@ enum Cmd {
     /// simulation per core; each run's outputs equal a sequential run's.
     Sweep {
         scenario: PathBuf,
-        /// Seeds, e.g. 1,2,3 or 1..8 (inclusive).
-        #[arg(long, default_value = "1")]
-        seeds: String,
+        /// Seeds, e.g. 1,2,3 or 1..8 (inclusive); each at most once.
+        #[arg(long, default_value = "1", value_parser = sweep::parse_seeds)]
+        seeds: sweep::Seeds,
         /// Override a key for every run, e.g. --set switch.pfc=false.
-        #[arg(long = "set", value_name = "KEY=VALUE")]
-        set: Vec<String>,
-        /// Sweep a key over values, e.g. --vary traffic.0.load=0.3,0.5.
-        #[arg(long, value_name = "KEY=V1,V2,..")]
-        vary: Vec<String>,
+        #[arg(long = "set", value_name = "KEY=VALUE", value_parser = sweep::parse_set)]
+        set: Vec<(String, String)>,
+        /// Sweep a key over values, e.g. --vary traffic.0.load=0.3,0.5
+        /// (a key at most once, and not also in --set).
+        #[arg(long, value_name = "KEY=V1,V2,..", value_parser = sweep::parse_vary)]
+        vary: Vec<(String, Vec<String>)>,
         /// Parallel runs (default: the number of cores; at most 1024).
         #[arg(long, value_parser = clap::value_parser!(u32).range(1..=MAX_JOBS as i64))]
         jobs: Option<u32>,
@@ -170,16 +178,21 @@ fn main() -> ExitCode {
             out,
             plan,
             report,
-        } => sweep::sweep(sweep::SweepArgs {
-            path: &scenario,
-            seeds: &seeds,
-            set: &set,
-            vary: &vary,
-            jobs: jobs.map(|n| n as usize),
-            out: out.as_deref(),
-            plan: plan.as_deref(),
-            report,
-        }),
+        } => match sweep::conflicting_keys(&set, &vary) {
+            Some(m) => Cli::command()
+                .error(clap::error::ErrorKind::ArgumentConflict, m)
+                .exit(),
+            None => sweep::sweep(sweep::SweepArgs {
+                path: &scenario,
+                seeds: &seeds.0,
+                set: &set,
+                vary: &vary,
+                jobs: jobs.map(|n| n as usize),
+                out: out.as_deref(),
+                plan: plan.as_deref(),
+                report,
+            }),
+        },
         Cmd::Merge { dir, report } => sweep::merge(&dir, report),
         Cmd::Report { dir } => sweep::report_dir(&dir),
         Cmd::Bench {
@@ -213,7 +226,7 @@ fn run(
     seed: Option<u64>,
     out: Option<&Path>,
     quiet: bool,
-    set: &[String],
+    overrides: &[(String, String)],
     html: bool,
 ) -> Result<(), String> {
     let path_given = path.is_some();
@@ -228,12 +241,8 @@ fn run(
         ),
     };
     let file = path.display().to_string();
-    let overrides = set
-        .iter()
-        .map(|a| experiment::sweep::parse_assignment(a))
-        .collect::<Result<Vec<_>, _>>()?;
     let mut sc =
-        experiment::sweep::with_overrides(&text, &file, &overrides).map_err(|e| e.to_string())?;
+        experiment::sweep::with_overrides(&text, &file, overrides).map_err(|e| e.to_string())?;
     if sc.name.is_none() && path_given {
         sc.name = path.file_stem().map(|s| s.to_string_lossy().into_owned());
     }

@@ -16,7 +16,17 @@ const MAX_SEEDS: u64 = 10_000;
 /// The most runs one sweep takes (seeds x varied values).
 const MAX_RUNS: usize = 100_000;
 
-fn parse_seeds(s: &str) -> Result<Vec<u64>, String> {
+/// The seeds of `--seeds`.
+#[derive(Clone, Debug)]
+pub struct Seeds(pub Vec<u64>);
+
+/// `--seeds`: a list (1,2,3) or an inclusive range (1..8); a seed given
+/// twice is refused. An error here is an argument error (exit 2).
+pub fn parse_seeds(s: &str) -> Result<Seeds, String> {
+    seeds_of(s).map(Seeds)
+}
+
+fn seeds_of(s: &str) -> Result<Vec<u64>, String> {
     let bad = || format!("--seeds {s:?}: expected a list like 1,2,3 or a range like 1..8");
     let many = |n: u64| {
         format!("--seeds {s:?}: {n} seeds; at most {MAX_SEEDS} (each is a whole simulation)")
@@ -39,15 +49,47 @@ fn parse_seeds(s: &str) -> Result<Vec<u64>, String> {
     if seeds.len() as u64 > MAX_SEEDS {
         return Err(many(seeds.len() as u64));
     }
+    let mut seen = std::collections::BTreeSet::new();
+    if let Some(d) = seeds.iter().find(|&&x| !seen.insert(x)) {
+        return Err(format!("--seeds {s:?}: seed {d} is given twice"));
+    }
     Ok(seeds)
+}
+
+/// `--set KEY=VALUE`.
+pub fn parse_set(s: &str) -> Result<(String, String), String> {
+    experiment::sweep::parse_assignment(s)
+}
+
+/// `--vary KEY=V1,V2,..`.
+pub fn parse_vary(s: &str) -> Result<(String, Vec<String>), String> {
+    experiment::sweep::parse_assignment(s)
+        .map(|(k, v)| (k, v.split(',').map(|x| x.trim().to_string()).collect()))
+}
+
+/// A key varied twice, or both set and varied: the runs would be
+/// ambiguous. The message for the argument error, if any.
+pub fn conflicting_keys(
+    set: &[(String, String)],
+    vary: &[(String, Vec<String>)],
+) -> Option<String> {
+    let mut varied = std::collections::BTreeSet::new();
+    for (k, _) in vary {
+        if !varied.insert(k.as_str()) {
+            return Some(format!("--vary {k}: the key is varied twice"));
+        }
+    }
+    set.iter()
+        .find(|(k, _)| varied.contains(k.as_str()))
+        .map(|(k, _)| format!("--set {k} and --vary {k}: the key is both set and varied"))
 }
 
 /// What `rdmalab sweep` was asked.
 pub struct SweepArgs<'a> {
     pub path: &'a Path,
-    pub seeds: &'a str,
-    pub set: &'a [String],
-    pub vary: &'a [String],
+    pub seeds: &'a [u64],
+    pub set: &'a [(String, String)],
+    pub vary: &'a [(String, Vec<String>)],
     pub jobs: Option<usize>,
     pub out: Option<&'a Path>,
     pub plan: Option<&'a Path>,
@@ -57,23 +99,9 @@ pub struct SweepArgs<'a> {
 /// The plan of a sweep's arguments (checked: sizes and every run's
 /// scenario).
 fn plan_of(a: &SweepArgs) -> Result<Plan, String> {
-    use experiment::sweep;
     let text = std::fs::read_to_string(a.path)
         .map_err(|e| format!("{}: cannot read: {e}", a.path.display()))?;
-    let seeds = parse_seeds(a.seeds)?;
-    let fixed = a
-        .set
-        .iter()
-        .map(|x| sweep::parse_assignment(x))
-        .collect::<Result<Vec<_>, _>>()?;
-    let varied = a
-        .vary
-        .iter()
-        .map(|x| {
-            sweep::parse_assignment(x)
-                .map(|(k, v)| (k, v.split(',').map(|x| x.trim().to_string()).collect()))
-        })
-        .collect::<Result<Vec<(String, Vec<String>)>, _>>()?;
+    let (seeds, fixed, varied) = (a.seeds, a.set, a.vary);
     varied
         .iter()
         .try_fold(seeds.len(), |n, (_, v)| n.checked_mul(v.len()))
@@ -81,7 +109,7 @@ fn plan_of(a: &SweepArgs) -> Result<Plan, String> {
         .ok_or_else(|| {
             format!("--seeds x --vary make more than {MAX_RUNS} runs; split the sweep")
         })?;
-    Ok(Plan::new(a.path, &text, &seeds, &fixed, &varied))
+    Ok(Plan::new(a.path, &text, seeds, fixed, varied))
 }
 
 pub fn sweep(a: SweepArgs) -> Result<(), String> {

@@ -183,7 +183,7 @@ fn sweep_seeds_and_jobs_are_bounded() {
         env!("CARGO_MANIFEST_DIR")
     );
     let (code, _, stderr) = rdmalab(&["sweep", &example, "--seeds", "1..100000000"]);
-    assert_eq!(code, Some(1), "{stderr}");
+    assert_eq!(code, Some(2), "an argument error: {stderr}");
     assert!(stderr.contains("at most 10000"), "{stderr}");
     let (code, _, stderr) = rdmalab(&["sweep", &example, "--jobs", "100000"]);
     assert_eq!(code, Some(2), "{stderr}");
@@ -239,4 +239,38 @@ fn run_set_overrides_keys_as_sweep_does() {
         "{err}"
     );
     std::fs::remove_dir_all(&dir).expect("clean up");
+}
+
+/// Malformed --seeds, --set and --vary, a seed given twice, a key varied
+/// twice or both set and varied are argument errors: exit 2, naming the
+/// option, before any file is read.
+#[test]
+fn sweep_argument_errors_exit_2() {
+    let cases: [(&[&str], &str); 7] = [
+        (&["--seeds", "1,x"], "expected a list like 1,2,3"),
+        (&["--seeds", "3..1"], "expected a list like 1,2,3"),
+        (&["--seeds", "1,2,1"], "seed 1 is given twice"),
+        (&["--set", "noequals"], "expected key=value"),
+        (&["--vary", "x"], "expected key=value"),
+        (
+            &["--vary", "a=1", "--vary", "a=2"],
+            "--vary a: the key is varied twice",
+        ),
+        (&["--set", "a=1", "--vary", "a=2,3"], "both set and varied"),
+    ];
+    for (args, says) in cases {
+        let out = Command::new(env!("CARGO_BIN_EXE_rdmalab"))
+            .args(["sweep", "no-such.toml"])
+            .args(args)
+            .output()
+            .expect("run rdmalab");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_rdmalab"))
+        .args(["run", "--set", "bad"])
+        .output()
+        .expect("run rdmalab");
+    assert_eq!(out.status.code(), Some(2));
 }
