@@ -274,3 +274,20 @@ fn sweep_argument_errors_exit_2() {
         .expect("run rdmalab");
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// The readable summary labels a size bucket with both its bounds: the
+/// example's 1,000,000-byte flows are in "1MB-10MB", its 256 KB ones in
+/// "100KB-1MB".
+#[test]
+fn size_buckets_say_where_a_flow_falls() {
+    let (code, stdout, stderr) = rdmalab(&["run", "--quiet"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let row = |label: &str| {
+        stdout
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(label))
+            .map(|l| l.split_whitespace().nth(1).unwrap_or("").to_string())
+    };
+    assert_eq!(row("1MB-10MB").as_deref(), Some("32"), "{stdout}");
+    assert_eq!(row("100KB-1MB").as_deref(), Some("16"), "{stdout}");
+}

@@ -621,16 +621,19 @@ pub fn render(s: &SummaryJson) -> String {
     );
     if s.flows_finished > 1 {
         out.push_str(&format!(
-            "  slowdown by flow size  {:>10} {:>7} {:>8} {:>8} {:>8} {:>8}\n",
-            "size", "flows", "mean", "p50", "p95", "p99"
+            "  slowdown by flow size  {:>13} {:>7} {:>8} {:>8} {:>8} {:>8}\n",
+            "size [lo, hi)", "flows", "mean", "p50", "p95", "p99"
         ));
         for b in s.slowdown_by_size.iter().filter(|b| b.slowdown.count > 0) {
             let st = &b.slowdown;
             out.push_str(&format!(
-                "  {:<22} {:>10} {:>7} {:>8.3} {:>8.3} {:>8.3} {:>8.3}\n",
+                "  {:<22} {:>13} {:>7} {:>8.3} {:>8.3} {:>8.3} {:>8.3}\n",
                 "",
+                // The bucket holds lo <= size < hi: a 1 MB flow is in
+                // "1MB-10MB", not under a "<10MB" that reads as below.
                 format!(
-                    "<{}",
+                    "{}-{}",
+                    human_bytes(b.lo_bytes),
                     b.hi_bytes.map(human_bytes).unwrap_or_else(|| "inf".into())
                 ),
                 st.count,
