@@ -291,3 +291,45 @@ fn size_buckets_say_where_a_flow_falls() {
     assert_eq!(row("1MB-10MB").as_deref(), Some("32"), "{stdout}");
     assert_eq!(row("100KB-1MB").as_deref(), Some("16"), "{stdout}");
 }
+
+/// The sweep's table: a string value reads as itself in the run's label
+/// (TOML's quotes dropped, not turned into dashes), and every row's
+/// columns start where the header's do, however long the labels.
+#[test]
+fn the_sweep_table_is_aligned_and_its_labels_readable() {
+    let example = format!(
+        "{}/../../scenarios/example.toml",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let (code, stdout, stderr) = rdmalab(&[
+        "sweep",
+        &example,
+        "--vary",
+        "traffic.0.verb=\"read\",\"write\"",
+        "--vary",
+        "switch.pfc=true,false",
+    ]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let lines: Vec<&str> = stdout.lines().take(5).collect();
+    assert!(
+        lines[1].starts_with("seed1_traffic.0.verb=read_switch.pfc=true "),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("-read-"), "{stdout}");
+    // Every right-aligned column after "finished" ends where its header
+    // ends: the end of the header's k-th word is the end of the row's.
+    let ends = |l: &str| -> Vec<usize> {
+        let mut v = Vec::new();
+        let b = l.as_bytes();
+        for i in 1..=b.len() {
+            if b[i - 1] != b' ' && (i == b.len() || b[i] == b' ') {
+                v.push(i);
+            }
+        }
+        v
+    };
+    let head = ends(lines[0]);
+    for l in &lines[1..] {
+        assert_eq!(ends(l)[2..], head[2..], "{stdout}");
+    }
+}

@@ -22,7 +22,9 @@ impl Point {
         let mut l = format!("seed{}", self.seed);
         for (k, v) in &self.overrides {
             l.push('_');
-            l.push_str(&format!("{k}={v}").replace(['/', ' ', '"'], "-"));
+            // A directory name: TOML's quotes go (a bare word is the same
+            // string), slashes and spaces become dashes.
+            l.push_str(&format!("{k}={v}").replace('"', "").replace(['/', ' '], "-"));
         }
         l
     }

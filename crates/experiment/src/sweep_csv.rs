@@ -83,15 +83,17 @@ pub fn csv(rows: &[(String, Value)]) -> String {
 
 /// The table `rdmalab sweep` and `rdmalab merge` print: one line per run.
 pub fn table(rows: &[(String, Value)]) -> String {
+    // The first column as wide as the longest label, so the others align.
+    let w = rows.iter().map(|(l, _)| l.len()).max().unwrap_or(0).max(3);
     let mut out = format!(
-        "{:<40} {:>9} {:>9} {:>9} {:>10} {:>8} {:>8}\n",
+        "{:<w$} {:>9} {:>9} {:>9} {:>10} {:>8} {:>8}\n",
         "run", "finished", "sd_mean", "sd_p99", "goodput", "drops", "pauses"
     );
     for (label, s) in rows {
         let u = |p: &str| s.pointer(p).and_then(Value::as_u64).unwrap_or(0);
         let f = |p: &str| get(s, p).unwrap_or(0.0);
         out.push_str(&format!(
-            "{:<40} {:>4}/{:<4} {:>9.3} {:>9.3} {:>10.2} {:>8} {:>8}\n",
+            "{:<w$} {:>4}/{:<4} {:>9.3} {:>9.3} {:>10.2} {:>8} {:>8}\n",
             label,
             u("/flows_finished"),
             u("/flows"),
