@@ -11,10 +11,10 @@
 //! drive this same code.
 //!
 //! Layers, bottom up (a file uses only the layers below it):
-//! - [`psn`], [`packet`], [`memory`], [`dcqcn`], [`cc`], [`reorder`]:
-//!   sequence numbers (32-bit serial in the NIC, 24 bits on the wire),
-//!   packets, DMA, congestion control, reordering counters; plain data and
-//!   their own state machines.
+//! - [`psn`], [`packet`], [`memory`], [`dcqcn`], [`cc`], [`reorder`],
+//!   [`qp_cache`]: sequence numbers (32-bit serial in the NIC, 24 bits on
+//!   the wire), packets, DMA, congestion control, reordering counters, the
+//!   QP-context cache; plain data and their own state machines.
 //! - [`api`]: the types of the NIC's API (QpId, QpConfig, InitialPsns,
 //!   WorkRequest, Completion, Event, Transmit, NicConfig, NicStats,
 //!   SendOptions) and the engines' configuration files they hold
@@ -35,7 +35,8 @@
 //!   flag bits.
 //! - [`nic`]: the NIC.
 //! - [`driver`]: the one drive loop of a NIC, over an environment ([`driver::Io`]):
-//!   the simulator's hosts, the test benches, later the UDP datapath.
+//!   the simulator's hosts, the test benches, the UDP datapath
+//!   (`datapath::endpoint`).
 
 pub mod api;
 pub mod cc;

@@ -1,8 +1,8 @@
 //! The packet as the transport emits and consumes it: a small plain struct of
-//! header fields, no bytes. The simulator carries it as is; no byte encoding
-//! exists yet (a RoCEv2 `wire` module that parses and emits BTH/RETH bytes
-//! is planned, not written). Callers that move payload bytes pass them
-//! beside the packet (see `crate::memory`).
+//! header fields, no bytes. The simulator carries it as is; its RoCEv2
+//! bytes are `crate::frame`'s (the simulator's pcap, the UDP datapath).
+//! Callers that move payload bytes pass them beside the packet (see
+//! `crate::memory`).
 //!
 //! Sequence numbers are 24 bits on the wire: `psn`, `sack_psn` (when it
 //! holds a PSN) and `wqe_sn` carry values below 2^24 in `u32` fields, which
