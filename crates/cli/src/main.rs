@@ -291,6 +291,10 @@ fn run(
         hops_per_s / 1e6,
         s.events as f64 / outcome.loop_wall_s.max(1e-9) / 1e6
     );
+    say!(
+        "  {:<22} README, \"Reading the summary\"",
+        "what these mean"
+    );
     if let Some(dir) = out {
         report::write_outputs(&outcome, &s, dir)
             .map_err(|e| format!("writing {}: {e}", dir.display()))?;

@@ -333,3 +333,26 @@ fn the_sweep_table_is_aligned_and_its_labels_readable() {
         assert_eq!(ends(l)[2..], head[2..], "{stdout}");
     }
 }
+
+/// The readable summary points to where its terms are explained, and the
+/// README has that section.
+#[test]
+fn the_summary_points_to_its_glossary() {
+    let (code, stdout, _) = rdmalab(&["run", "--quiet"]);
+    assert_eq!(code, Some(0));
+    assert!(
+        stdout.contains("README, \"Reading the summary\""),
+        "{stdout}"
+    );
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
+    assert!(readme.contains("## Reading the summary"));
+    for term in [
+        "**packet-hops**",
+        "**NIC state**",
+        "**simulator memory**",
+        "**slowdown**",
+    ] {
+        assert!(readme.contains(term), "{term}");
+    }
+}
