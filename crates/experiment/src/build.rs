@@ -67,6 +67,14 @@ fn compose(sc: &Scenario, file: &str, src: Source, seed: u64) -> Result<Built, S
     sc.validate(file)?;
     let imported = sc.topology.build(c, src, seed)?;
     let mut cfg = fabric_config(sc, file)?;
+    let ns3_hash = cfg.ecmp_hash == fabric::EcmpHash::Ns3;
+    if ns3_hash && imported.ns3_hosts.is_none() {
+        return Err(c.err(
+            "switch.ecmp_hash",
+            "\"ns3\" needs a topology imported from an HPCC ns-3 file (topology.kind = \"ns3\"): \
+             it hashes ns-3's node ids",
+        ));
+    }
     cfg.load_balancer
         .check_topology(&imported.topo)
         .map_err(|m| c.err("switch.load_balancer", m))?;
@@ -107,6 +115,12 @@ fn compose(sc: &Scenario, file: &str, src: Source, seed: u64) -> Result<Built, S
     };
     let (flows, classes) = traffic::plan::plan_flows(&sc.traffic, &sc.flows, t.kind, &inputs)?;
     traffic::plan::add_flows(flows, &mut net, t, &schemes, sc.traffic.len(), c)?;
+    if ns3_hash {
+        if let Some(dport) = crate::ns3::ecmp_dport(&sc.traffic, src, c)? {
+            net.set_ns3_dport(dport)
+                .map_err(|m| c.err("switch.ecmp_hash", m))?;
+        }
+    }
     crate::scenario::faults::build(&sc.faults, &mut net, c)?;
     sc.output.build(&mut net, c)?;
     let stop = match sc.stop_ms {
