@@ -124,6 +124,10 @@ enum Cmd {
         /// Write flows.csv and summary.json of the run into this directory.
         #[arg(long)]
         out: Option<PathBuf>,
+        /// ECMP's hash: rdmalab (the files as written) or ns3 (the HPCC
+        /// ns-3 simulator's, so flows take ns-3's paths; for `compare`).
+        #[arg(long, value_parser = ["rdmalab", "ns3"])]
+        ecmp_hash: Option<String>,
     },
     /// The real datapath: the transport over UDP sockets between
     /// processes (docs/datapath.md).
@@ -188,12 +192,14 @@ fn main() -> ExitCode {
             flows,
             seed,
             out,
+            ecmp_hash,
         } => bench(
             scenario.as_deref(),
             mode.as_deref(),
             flows.map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
             seed,
             out.as_deref(),
+            ecmp_hash.as_deref(),
         ),
         Cmd::Net { cmd } => net::main(cmd),
         Cmd::Visor { cmd } => visor::main(cmd),
@@ -306,8 +312,17 @@ fn bench(
     flows: Option<usize>,
     seed: u64,
     out: Option<&Path>,
+    ecmp_hash: Option<&str>,
 ) -> Result<(), String> {
     use experiment::bench::{self, Mode};
+    let hash = match ecmp_hash {
+        Some(h) => experiment::bench::EcmpHash::NAMES
+            .iter()
+            .find(|(n, _)| *n == h)
+            .map(|&(_, v)| v)
+            .ok_or_else(|| format!("unknown ECMP hash {h:?}"))?,
+        None => experiment::bench::EcmpHash::default(),
+    };
     let modes: Vec<Mode> = match mode {
         Some(m) => vec![Mode::parse(m)?],
         None => Mode::ALL.to_vec(),
@@ -318,7 +333,7 @@ fn bench(
     };
     if specs.len() == 1 && modes.len() == 1 {
         prepare_out(out)?;
-        return bench_one(specs[0], modes[0], flows, seed, out);
+        return bench_one(specs[0], modes[0], flows, seed, out, hash);
     }
     if out.is_some() {
         return Err("--out needs one --scenario and one --mode".into());
@@ -338,6 +353,9 @@ fn bench(
             .arg(seed.to_string());
             if let Some(n) = flows {
                 cmd.arg("--flows").arg(n.to_string());
+            }
+            if let Some(h) = ecmp_hash {
+                cmd.arg("--ecmp-hash").arg(h);
             }
             let status = cmd
                 .status()
@@ -366,9 +384,10 @@ fn bench_one(
     flows: Option<usize>,
     seed: u64,
     out: Option<&Path>,
+    hash: experiment::bench::EcmpHash,
 ) -> Result<(), String> {
     let t0 = std::time::Instant::now();
-    let built = experiment::bench::build(spec, mode, seed, flows)?;
+    let built = experiment::bench::build_with(spec, mode, seed, flows, hash)?;
     let setup_s = t0.elapsed().as_secs_f64();
     let outcome = experiment::run(built, |_| {});
     let wall_s = t0.elapsed().as_secs_f64();
