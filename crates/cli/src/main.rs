@@ -106,6 +106,17 @@ enum Cmd {
     },
     /// Write report.html of a run's or a sweep's output directory.
     Report { dir: PathBuf },
+    /// Put rdmalab's flows beside the HPCC ns-3 simulator's: FLOWS is a
+    /// run's flows.csv, FCT ns-3's fct.txt; prints per flow-size bucket
+    /// the mean and p99 slowdown of each and their difference, then the
+    /// flows that differ most (docs/ns3_validation.md).
+    Compare {
+        flows: PathBuf,
+        fct: PathBuf,
+        /// How many of the most different flows to list.
+        #[arg(long, default_value_t = 10)]
+        top: usize,
+    },
     /// Run the shared benchmark scenarios (bench/README.md) and print one
     /// parseable line per run. Without --scenario/--mode, every scenario in
     /// every mode, each in its own process so peak memory is per run.
@@ -186,6 +197,7 @@ fn main() -> ExitCode {
         }),
         Cmd::Merge { dir, report } => sweep::merge(&dir, report),
         Cmd::Report { dir } => sweep::report_dir(&dir),
+        Cmd::Compare { flows, fct, top } => compare(&flows, &fct, top),
         Cmd::Bench {
             scenario,
             mode,
@@ -303,6 +315,18 @@ fn run(
     if !s.conservation_ok {
         return Err(outcome.net.check_conservation().unwrap_err());
     }
+    Ok(())
+}
+
+fn compare(flows: &Path, fct: &Path, top: usize) -> Result<(), String> {
+    use experiment::compare;
+    let read = |p: &Path| {
+        std::fs::read_to_string(p).map_err(|e| format!("cannot read {}: {e}", p.display()))
+    };
+    let (a, b) = (flows.display().to_string(), fct.display().to_string());
+    let ours = compare::parse_flows_csv(&read(flows)?, &a)?;
+    let ns3 = compare::parse_fct_txt(&read(fct)?, &b)?;
+    say!("{}", compare::render(&ours, &ns3, [&a, &b], top).trim_end());
     Ok(())
 }
 
