@@ -263,7 +263,7 @@ mod tests {
         hdr.dst = 1;
         hdr.flow = 10000 << 16;
         let h = murmur3_words([ns3_ip(0), ns3_ip(1), 10000 | 100 << 16], 2);
-        let want = if h % 2 == 0 { 6 } else { 4 };
+        let want = if h.is_multiple_of(2) { 6 } else { 4 };
         assert_eq!(e.pick(0, &hdr, &[4, 6]), want);
         assert_eq!(e.pick(0, &hdr, &[6, 4]), want);
         e.set_dport(7);
