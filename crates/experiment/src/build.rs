@@ -1,11 +1,12 @@
 //! Turns a parsed scenario into a ready-to-run network by composing the
 //! build steps of its sections (`scenario/*`): the topology, the fabric
 //! configuration (switch, transport, nic and host sections), the engine
-//! of every transport in use, the flows, the faults and the sampling.
+//! of every transport in use, the flows (and, under `ecmp_hash = "ns3"`,
+//! their ns-3 destination port), the faults and the sampling.
 //! Every problem found is reported with its key path and line.
 
 use crate::scenario::check::{Check, Files, Source};
-use crate::scenario::{traffic, EngineKind, Scenario, ScenarioError};
+use crate::scenario::{traffic, EngineKind, Scenario, ScenarioError, Traffic, TrafficCfg};
 use engine::Time;
 use fabric::{FabricConfig, Network};
 use std::path::Path;
@@ -116,7 +117,7 @@ fn compose(sc: &Scenario, file: &str, src: Source, seed: u64) -> Result<Built, S
     let (flows, classes) = traffic::plan::plan_flows(&sc.traffic, &sc.flows, t.kind, &inputs)?;
     traffic::plan::add_flows(flows, &mut net, t, &schemes, sc.traffic.len(), c)?;
     if ns3_hash {
-        if let Some(dport) = crate::ns3::ecmp_dport(&sc.traffic, src, c)? {
+        if let Some(dport) = ns3_dport(&sc.traffic, src, c)? {
             net.set_ns3_dport(dport)
                 .map_err(|m| c.err("switch.ecmp_hash", m))?;
         }
@@ -134,6 +135,39 @@ fn compose(sc: &Scenario, file: &str, src: Source, seed: u64) -> Result<Built, S
         max_rto: t.max_rto(),
         last_fault: net_last_fault(sc),
     })
+}
+
+/// Under `ecmp_hash = "ns3"`: the destination port of the scenario's ns-3
+/// flows (ns-3 hashes it), which must be one port for all (an ACK's hash
+/// has no flow to look it up by); None when no traffic comes from an ns-3
+/// flow file.
+fn ns3_dport(traffic: &[Traffic], src: Source, c: Check) -> Result<Option<u16>, ScenarioError> {
+    let mut port: Option<(u16, String)> = None;
+    for (i, entry) in traffic.iter().enumerate() {
+        let TrafficCfg::Ns3 { file, .. } = &entry.pattern else {
+            continue;
+        };
+        let key = format!("traffic[{i}].file");
+        let (text, shown) = src.read(file).map_err(|m| c.err(&key, m))?;
+        let dports = workload::ns3::parse_flow_dports(&text, &shown)
+            .map_err(|e| c.err(&key, e.to_string()))?;
+        for (j, &d) in dports.iter().enumerate() {
+            match &port {
+                None => port = Some((d, format!("{shown}, flow {j}"))),
+                Some((p, first)) if *p != d => {
+                    return Err(c.err(
+                        "switch.ecmp_hash",
+                        format!(
+                            "\"ns3\" needs one destination port for all flows: {first} has \
+                             {p}, {shown}, flow {j} has {d}"
+                        ),
+                    ))
+                }
+                _ => {}
+            }
+        }
+    }
+    Ok(port.map(|(p, _)| p))
 }
 
 /// When the scenario's last fault happens (0 without faults).

@@ -5,8 +5,8 @@
 //! time (within 1 us: ns-3 truncates the start to a nanosecond); the
 //! table gives per size bucket ([`crate::report::SIZE_BUCKETS`]) the mean
 //! and p99 slowdown of each (both clamped at 1, as ns-3's analysis and our
-//! summary do) and their difference, then the matched flows whose
-//! slowdowns differ most. Node ids are taken as host ids (true of HPCC's
+//! summary do) and their difference, the FCTs' correlation flow by flow,
+//! then the matched flows whose slowdowns differ most. Node ids are taken as host ids (true of HPCC's
 //! topology files, which number hosts first). Reads only the two texts
 //! it is given; the CLI reads the files.
 
@@ -231,6 +231,22 @@ fn stats(v: &mut [f64]) -> (f64, f64) {
     (mean, percentile(v, 99.0).unwrap_or(f64::NAN))
 }
 
+/// Pearson's correlation of the pairs (NaN when either side is constant).
+fn pearson(v: &[(f64, f64)]) -> f64 {
+    let n = v.len() as f64;
+    let (ma, mb) = (
+        v.iter().map(|p| p.0).sum::<f64>() / n,
+        v.iter().map(|p| p.1).sum::<f64>() / n,
+    );
+    let (mut cov, mut va, mut vb) = (0.0, 0.0, 0.0);
+    for (a, b) in v {
+        cov += (a - ma) * (b - mb);
+        va += (a - ma) * (a - ma);
+        vb += (b - mb) * (b - mb);
+    }
+    cov / (va * vb).sqrt()
+}
+
 fn size(b: u64) -> String {
     match b {
         0 => "0".into(),
@@ -300,6 +316,23 @@ pub fn render(ours: &[FlowRec], ns3: &[FlowRec], names: [&str; 2], top: usize) -
         row(label, &|b| b >= w[0] && b < w[1]);
     }
     row("all".into(), &|_| true);
+    // How alike flow by flow: FCTs' correlation and their median ratio.
+    let fcts: Vec<(f64, f64)> = m
+        .pairs
+        .iter()
+        .filter_map(|(a, b)| Some((a.fct_ns? as f64, b.fct_ns? as f64)))
+        .collect();
+    if fcts.len() >= 2 {
+        let mut ratio: Vec<f64> = fcts.iter().map(|(a, b)| a / b.max(1.0)).collect();
+        ratio.sort_by(f64::total_cmp);
+        let _ = writeln!(
+            s,
+            "\nper flow: fct correlation {:.3} (Pearson, {} flows), median fct ours / ns-3 {:.3}",
+            pearson(&fcts),
+            fcts.len(),
+            percentile(&ratio, 50.0).unwrap_or(f64::NAN)
+        );
+    }
     let mut by_diff: Vec<&(FlowRec, f64, f64)> = done.iter().collect();
     by_diff.sort_by(|x, y| {
         let d = |p: &(FlowRec, f64, f64)| (p.1 / p.2).ln().abs();
@@ -374,6 +407,9 @@ mod tests {
         let all = t.lines().find(|l| l.starts_with("all")).unwrap();
         assert!(all.contains(" 2 ") && all.contains("1.500"), "{all}");
         assert!(t.contains("[10KB, 100KB)"), "{t}");
+        assert!(t.contains("fct correlation "), "{t}");
+        assert!((pearson(&[(1.0, 2.0), (2.0, 4.0), (3.0, 6.5)]) - 0.9986).abs() < 1e-3);
+        assert!((pearson(&[(1.0, 3.0), (2.0, 2.0), (3.0, 1.0)]) + 1.0).abs() < 1e-12);
         // The flow that differs most comes first.
         let first = t
             .lines()

@@ -1,10 +1,8 @@
 //! Bringing HPCC ns-3 topology and flow files into rdmalab: node ids become
 //! hosts (numbered 0.. in id order) and switches (named `sw<id>`), and the
-//! flows' node ids become host ids; under `ecmp_hash = "ns3"`, the flows'
-//! destination port. Touches only what it is given.
+//! flows' node ids become host ids. Touches only what it is given.
 
-use crate::scenario::check::{Check, ScenarioError, MAX_LINKS, MAX_NODES};
-use crate::scenario::{Source, Traffic, TrafficCfg};
+use crate::scenario::check::{MAX_LINKS, MAX_NODES};
 use fabric::{NodeKind, Topology};
 use workload::FlowSpec;
 
@@ -70,41 +68,4 @@ pub fn map_hosts(specs: &mut [FlowSpec], map: &[Option<u32>], origin: &str) -> R
         }
     }
     Ok(())
-}
-
-/// Under `ecmp_hash = "ns3"`: the destination port of the scenario's ns-3
-/// flows (ns-3 hashes it), which must be one port for all (an ACK's hash
-/// has no flow to look it up by); None when no traffic comes from an ns-3
-/// flow file.
-pub fn ecmp_dport(
-    traffic: &[Traffic],
-    src: Source,
-    c: Check,
-) -> Result<Option<u16>, ScenarioError> {
-    let mut port: Option<(u16, String)> = None;
-    for (i, entry) in traffic.iter().enumerate() {
-        let TrafficCfg::Ns3 { file, .. } = &entry.pattern else {
-            continue;
-        };
-        let key = format!("traffic[{i}].file");
-        let (text, shown) = src.read(file).map_err(|m| c.err(&key, m))?;
-        let dports = workload::ns3::parse_flow_dports(&text, &shown)
-            .map_err(|e| c.err(&key, e.to_string()))?;
-        for (j, &d) in dports.iter().enumerate() {
-            match &port {
-                None => port = Some((d, format!("{shown}, flow {j}"))),
-                Some((p, first)) if *p != d => {
-                    return Err(c.err(
-                        "switch.ecmp_hash",
-                        format!(
-                            "\"ns3\" needs one destination port for all flows: {first} has \
-                             {p}, {shown}, flow {j} has {d}"
-                        ),
-                    ))
-                }
-                _ => {}
-            }
-        }
-    }
-    Ok(port.map(|(p, _)| p))
 }
