@@ -96,8 +96,7 @@ impl Network {
             self.flow_rx_bytes.push(0);
         }
         if let Some(e) = self.lb.ns3() {
-            let sport = e.next_sport(flow.src, flow.dst);
-            self.flow_sports.push(sport);
+            e.add_flow(flow.src, flow.dst);
         }
         self.flows.push(FlowResult {
             flow,
@@ -125,9 +124,9 @@ impl Network {
     fn open_flow(&mut self, now: Time, id: u32) -> Result<(), QpError> {
         let r = self.flows[id as usize];
         let (req, resp) = (r.requester(), r.responder());
-        let sport = match self.flow_sports.get(id as usize) {
-            Some(&ns3) => ns3,
-            None => {
+        let sport = match self.lb.is_ns3() {
+            true => self.lb.ns3_sport(id).unwrap_or(0),
+            false => {
                 49152 + (stream_seed(self.cfg.seed, StreamKind::Host, id as u64) % 16384) as u16
             }
         };

@@ -116,10 +116,6 @@ pub struct Network {
     /// (and not counted) unless flows are sampled, which spares each
     /// delivery two loads.
     pub(crate) flow_rx_bytes: Vec<u64>,
-    /// Each flow's UDP source port when the ns-3 ECMP hash numbers them
-    /// (`switch/lb/ecmp_ns3.rs`); empty otherwise (ports drawn from the
-    /// seed).
-    pub(crate) flow_sports: Vec<u16>,
     pub(crate) sampling: Option<Sampling>,
     /// The pcap trace (`observe/capture.rs`, `observe/pcap.rs`; none unless asked for), and
     /// whether it still takes records: the one flag the hosts' send and
@@ -314,7 +310,6 @@ impl Network {
             reorder: Default::default(),
             link_down_flows: Default::default(),
             flow_rx_bytes: Vec::new(),
-            flow_sports: Vec::new(),
             sampling: None,
             capture: None,
             capturing: false,

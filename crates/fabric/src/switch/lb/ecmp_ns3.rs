@@ -86,6 +86,8 @@ pub(crate) struct Ns3Ecmp {
     dport: u16,
     /// The next source port of each (source, destination) host pair.
     ports: HashMap<(u32, u32), u16>,
+    /// Each flow's source port, by flow id.
+    sports: Vec<u16>,
 }
 
 impl Ns3Ecmp {
@@ -150,6 +152,7 @@ impl Ns3Ecmp {
             nodes,
             dport: NS3_DEFAULT_DPORT,
             ports: HashMap::new(),
+            sports: Vec::new(),
         }
     }
 
@@ -175,6 +178,18 @@ impl Ns3Ecmp {
         let sport = *p;
         *p = p.wrapping_add(1);
         sport
+    }
+
+    /// Numbers the next flow (ids in the order flows are added), from host
+    /// `src` to host `dst`, with its ns-3 source port.
+    pub fn add_flow(&mut self, src: u32, dst: u32) {
+        let sport = self.next_sport(src, dst);
+        self.sports.push(sport);
+    }
+
+    /// The source port of flow `id` (added by [`Ns3Ecmp::add_flow`]).
+    pub fn sport(&self, id: u32) -> u16 {
+        self.sports[id as usize]
     }
 
     /// The 32-bit hash ns-3's switch `s` computes for `hdr`.

@@ -105,9 +105,6 @@ impl LoadBalancer {
 /// per packet, no box).
 pub(crate) enum Balancer {
     Ecmp(Ecmp),
-    /// ECMP with the HPCC ns-3 simulator's hash and next-hop order
-    /// (`ecmp_hash = "ns3"`); boxed: its tables are per destination.
-    EcmpNs3(Box<Ns3Ecmp>),
     Spray(Spray),
     Drill(Drill),
     PowerOfTwo(PowerOfTwo),
@@ -117,6 +114,10 @@ pub(crate) enum Balancer {
     /// Boxed: its tables would make every variant, and the `Network`
     /// around them, larger.
     Conweave(Box<Conweave>),
+    /// ECMP with the HPCC ns-3 simulator's hash and next-hop order
+    /// (`ecmp_hash = "ns3"`); boxed: its tables are per destination. Last, so the
+    /// others keep the discriminants they had.
+    EcmpNs3(Box<Ns3Ecmp>),
 }
 
 impl Balancer {
@@ -154,11 +155,29 @@ impl Balancer {
     }
 
     /// The HPCC ns-3 ECMP's state, when it is the scheme.
+    #[inline]
     pub(crate) fn ns3(&mut self) -> Option<&mut Ns3Ecmp> {
         match self {
             Balancer::EcmpNs3(e) => Some(e),
             _ => None,
         }
+    }
+
+    /// The UDP source port of flow `id` under the ns-3 hash (out of line:
+    /// flow starts are handled inside the event loop).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn ns3_sport(&self, id: u32) -> Option<u16> {
+        match self {
+            Balancer::EcmpNs3(e) => Some(e.sport(id)),
+            _ => None,
+        }
+    }
+
+    /// Whether the scheme is ECMP with the ns-3 hash.
+    #[inline(always)]
+    pub(crate) fn is_ns3(&self) -> bool {
+        matches!(self, Balancer::EcmpNs3(_))
     }
 
     /// Whether the scheme acts at ToRs beyond picking a hop: then the
