@@ -114,6 +114,17 @@ enum Cmd {
     },
     /// Write report.html of a run's or a sweep's output directory.
     Report { dir: PathBuf },
+    /// Put rdmalab's flows beside the HPCC ns-3 simulator's: FLOWS is a
+    /// run's flows.csv, FCT ns-3's fct.txt; prints per flow-size bucket
+    /// the mean and p99 slowdown of each and their difference, then the
+    /// flows that differ most (docs/ns3_validation.md).
+    Compare {
+        flows: PathBuf,
+        fct: PathBuf,
+        /// How many of the most different flows to list.
+        #[arg(long, default_value_t = 10)]
+        top: usize,
+    },
     /// Run the shared benchmark scenarios (bench/README.md) and print one
     /// parseable line per run. Without --scenario/--mode, every scenario in
     /// every mode, each in its own process so peak memory is per run.
@@ -132,6 +143,10 @@ enum Cmd {
         /// Write flows.csv and summary.json of the run into this directory.
         #[arg(long)]
         out: Option<PathBuf>,
+        /// ECMP's hash: rdmalab (the files as written) or ns3 (the HPCC
+        /// ns-3 simulator's, so flows take ns-3's paths; for `compare`).
+        #[arg(long, value_parser = ["rdmalab", "ns3"])]
+        ecmp_hash: Option<String>,
     },
     /// The real datapath: the transport over UDP sockets between
     /// processes (docs/datapath.md).
@@ -195,18 +210,21 @@ fn main() -> ExitCode {
         },
         Cmd::Merge { dir, report } => sweep::merge(&dir, report),
         Cmd::Report { dir } => sweep::report_dir(&dir),
+        Cmd::Compare { flows, fct, top } => compare(&flows, &fct, top),
         Cmd::Bench {
             scenario,
             mode,
             flows,
             seed,
             out,
+            ecmp_hash,
         } => bench(
             scenario.as_deref(),
             mode.as_deref(),
             flows.map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
             seed,
             out.as_deref(),
+            ecmp_hash.as_deref(),
         ),
         Cmd::Net { cmd } => net::main(cmd),
         Cmd::Visor { cmd } => visor::main(cmd),
@@ -313,14 +331,35 @@ fn run(
     Ok(())
 }
 
+fn compare(flows: &Path, fct: &Path, top: usize) -> Result<(), String> {
+    use experiment::compare;
+    let read = |p: &Path| {
+        std::fs::read_to_string(p).map_err(|e| format!("cannot read {}: {e}", p.display()))
+    };
+    let (a, b) = (flows.display().to_string(), fct.display().to_string());
+    let ours = compare::parse_flows_csv(&read(flows)?, &a)?;
+    let ns3 = compare::parse_fct_txt(&read(fct)?, &b)?;
+    say!("{}", compare::render(&ours, &ns3, [&a, &b], top).trim_end());
+    Ok(())
+}
+
 fn bench(
     scenario: Option<&str>,
     mode: Option<&str>,
     flows: Option<usize>,
     seed: u64,
     out: Option<&Path>,
+    ecmp_hash: Option<&str>,
 ) -> Result<(), String> {
     use experiment::bench::{self, Mode};
+    let hash = match ecmp_hash {
+        Some(h) => experiment::bench::EcmpHash::NAMES
+            .iter()
+            .find(|(n, _)| *n == h)
+            .map(|&(_, v)| v)
+            .ok_or_else(|| format!("unknown ECMP hash {h:?}"))?,
+        None => experiment::bench::EcmpHash::default(),
+    };
     let modes: Vec<Mode> = match mode {
         Some(m) => vec![Mode::parse(m)?],
         None => Mode::ALL.to_vec(),
@@ -331,7 +370,7 @@ fn bench(
     };
     if specs.len() == 1 && modes.len() == 1 {
         prepare_out(out)?;
-        return bench_one(specs[0], modes[0], flows, seed, out);
+        return bench_one(specs[0], modes[0], flows, seed, out, hash);
     }
     if out.is_some() {
         return Err("--out needs one --scenario and one --mode".into());
@@ -351,6 +390,9 @@ fn bench(
             .arg(seed.to_string());
             if let Some(n) = flows {
                 cmd.arg("--flows").arg(n.to_string());
+            }
+            if let Some(h) = ecmp_hash {
+                cmd.arg("--ecmp-hash").arg(h);
             }
             let status = cmd
                 .status()
@@ -379,9 +421,10 @@ fn bench_one(
     flows: Option<usize>,
     seed: u64,
     out: Option<&Path>,
+    hash: experiment::bench::EcmpHash,
 ) -> Result<(), String> {
     let t0 = std::time::Instant::now();
-    let built = experiment::bench::build(spec, mode, seed, flows)?;
+    let built = experiment::bench::build_with(spec, mode, seed, flows, hash)?;
     let setup_s = t0.elapsed().as_secs_f64();
     let outcome = experiment::run(built, |_| {});
     let wall_s = t0.elapsed().as_secs_f64();

@@ -7,6 +7,7 @@
 
 use crate::build::Built;
 use crate::scenario::{CcKind, Files, Scenario, TrafficCfg};
+pub use fabric::EcmpHash;
 use std::path::Path;
 
 pub struct BenchSpec {
@@ -113,6 +114,17 @@ pub fn scenario(
     mode: Mode,
     flow_limit: Option<usize>,
 ) -> Result<Scenario, String> {
+    scenario_with(spec, mode, flow_limit, EcmpHash::default())
+}
+
+/// [`scenario`] with ECMP's hash set (`bench --ecmp-hash ns3`: the paths
+/// the HPCC ns-3 simulator's flows took, for `rdmalab compare`).
+pub fn scenario_with(
+    spec: &BenchSpec,
+    mode: Mode,
+    flow_limit: Option<usize>,
+    ecmp_hash: EcmpHash,
+) -> Result<Scenario, String> {
     let file = format!("bench/{}.toml", spec.name);
     let mut sc = Scenario::parse(spec.scenario, &file).map_err(|e| e.to_string())?;
     sc.name = Some(spec.name.to_string());
@@ -120,6 +132,7 @@ pub fn scenario(
         sc.transport.cc = CcKind::None;
         sc.switch.ecn = false;
     }
+    sc.switch.ecmp_hash = ecmp_hash;
     for t in &mut sc.traffic {
         if let TrafficCfg::Ns3 { limit, .. } = &mut t.pattern {
             *limit = flow_limit;
@@ -135,7 +148,18 @@ pub fn build(
     seed: u64,
     flow_limit: Option<usize>,
 ) -> Result<Built, String> {
-    let sc = scenario(spec, mode, flow_limit)?;
+    build_with(spec, mode, seed, flow_limit, EcmpHash::default())
+}
+
+/// [`build`] with ECMP's hash set ([`scenario_with`]).
+pub fn build_with(
+    spec: &BenchSpec,
+    mode: Mode,
+    seed: u64,
+    flow_limit: Option<usize>,
+    ecmp_hash: EcmpHash,
+) -> Result<Built, String> {
+    let sc = scenario_with(spec, mode, flow_limit, ecmp_hash)?;
     let path = format!("bench/{}.toml", spec.name);
     let mut built =
         crate::build::build_from(&sc, Path::new(&path), Some(seed), Files::Embedded(FILES))

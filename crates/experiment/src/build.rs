@@ -1,11 +1,12 @@
 //! Turns a parsed scenario into a ready-to-run network by composing the
 //! build steps of its sections (`scenario/*`): the topology, the fabric
 //! configuration (switch, transport, nic and host sections), the engine
-//! of every transport in use, the flows, the faults and the sampling.
+//! of every transport in use, the flows (and, under `ecmp_hash = "ns3"`,
+//! their ns-3 destination port), the faults and the sampling.
 //! Every problem found is reported with its key path and line.
 
 use crate::scenario::check::{Check, Files, Source};
-use crate::scenario::{traffic, EngineKind, Scenario, ScenarioError};
+use crate::scenario::{traffic, EngineKind, Scenario, ScenarioError, Traffic, TrafficCfg};
 use engine::Time;
 use fabric::{FabricConfig, Network};
 use std::path::Path;
@@ -67,6 +68,14 @@ fn compose(sc: &Scenario, file: &str, src: Source, seed: u64) -> Result<Built, S
     sc.validate(file)?;
     let imported = sc.topology.build(c, src, seed)?;
     let mut cfg = fabric_config(sc, file)?;
+    let ns3_hash = cfg.ecmp_hash == fabric::EcmpHash::Ns3;
+    if ns3_hash && imported.ns3_hosts.is_none() {
+        return Err(c.err(
+            "switch.ecmp_hash",
+            "\"ns3\" needs a topology imported from an HPCC ns-3 file (topology.kind = \"ns3\"): \
+             it hashes ns-3's node ids",
+        ));
+    }
     cfg.load_balancer
         .check_topology(&imported.topo)
         .map_err(|m| c.err("switch.load_balancer", m))?;
@@ -107,6 +116,12 @@ fn compose(sc: &Scenario, file: &str, src: Source, seed: u64) -> Result<Built, S
     };
     let (flows, classes) = traffic::plan::plan_flows(&sc.traffic, &sc.flows, t.kind, &inputs)?;
     traffic::plan::add_flows(flows, &mut net, t, &schemes, sc.traffic.len(), c)?;
+    if ns3_hash {
+        if let Some(dport) = ns3_dport(&sc.traffic, src, c)? {
+            net.set_ns3_dport(dport)
+                .map_err(|m| c.err("switch.ecmp_hash", m))?;
+        }
+    }
     crate::scenario::faults::build(&sc.faults, &mut net, c)?;
     sc.output.build(&mut net, c)?;
     let stop = match sc.stop_ms {
@@ -120,6 +135,39 @@ fn compose(sc: &Scenario, file: &str, src: Source, seed: u64) -> Result<Built, S
         max_rto: t.max_rto(),
         last_fault: net_last_fault(sc),
     })
+}
+
+/// Under `ecmp_hash = "ns3"`: the destination port of the scenario's ns-3
+/// flows (ns-3 hashes it), which must be one port for all (an ACK's hash
+/// has no flow to look it up by); None when no traffic comes from an ns-3
+/// flow file.
+fn ns3_dport(traffic: &[Traffic], src: Source, c: Check) -> Result<Option<u16>, ScenarioError> {
+    let mut port: Option<(u16, String)> = None;
+    for (i, entry) in traffic.iter().enumerate() {
+        let TrafficCfg::Ns3 { file, .. } = &entry.pattern else {
+            continue;
+        };
+        let key = format!("traffic[{i}].file");
+        let (text, shown) = src.read(file).map_err(|m| c.err(&key, m))?;
+        let dports = workload::ns3::parse_flow_dports(&text, &shown)
+            .map_err(|e| c.err(&key, e.to_string()))?;
+        for (j, &d) in dports.iter().enumerate() {
+            match &port {
+                None => port = Some((d, format!("{shown}, flow {j}"))),
+                Some((p, first)) if *p != d => {
+                    return Err(c.err(
+                        "switch.ecmp_hash",
+                        format!(
+                            "\"ns3\" needs one destination port for all flows: {first} has \
+                             {p}, {shown}, flow {j} has {d}"
+                        ),
+                    ))
+                }
+                _ => {}
+            }
+        }
+    }
+    Ok(port.map(|(p, _)| p))
 }
 
 /// When the scenario's last fault happens (0 without faults).

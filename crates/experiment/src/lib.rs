@@ -3,6 +3,7 @@
 
 pub mod bench;
 pub mod build;
+pub mod compare;
 pub mod files;
 pub mod html;
 pub mod lb_summary;

@@ -1,6 +1,6 @@
 //! Bringing HPCC ns-3 topology and flow files into rdmalab: node ids become
 //! hosts (numbered 0.. in id order) and switches (named `sw<id>`), and the
-//! flows' node ids become host ids.
+//! flows' node ids become host ids. Touches only what it is given.
 
 use crate::scenario::check::{MAX_LINKS, MAX_NODES};
 use fabric::{NodeKind, Topology};

@@ -85,6 +85,10 @@ fn cases() -> Vec<Case> {
         "3 1 2\n2\n0 2 100Gbps 0.001ms 0\n1 2 100Gbps 0.001ms 0\n",
     );
     let ns3_flows_huge = scratch("huge-flows.txt", "4000000000\n0 1 3 100 1000 0.0\n");
+    let ns3_flows_two_ports = scratch(
+        "two-ports.txt",
+        "2\n0 1 3 100 1000 0.0\n1 0 3 101 1000 0.0\n",
+    );
     let tiny_cdf = scratch("tiny.cdf", "0 0\n0.5 1\n");
     let dcqcn = |kv: &str| {
         with(&format!(
@@ -226,6 +230,11 @@ fn cases() -> Vec<Case> {
         case("all-to-all too many flows", edit("leaves = 2\nspines = 2\nhosts_per_leaf = 2", "leaves = 40\nspines = 1\nhosts_per_leaf = 100").replace("[[flows]]", "[[traffic]]\npattern = \"all_to_all\"\nbytes = 1000\n[[flows]]"), "traffic[0]", "would generate"),
         case("incast fan_in 0", traffic("pattern = \"incast\"\nreceiver = 0\nfan_in = 0\nbytes = 100"), "traffic[0].fan_in", "between 1"),
         case("ns3 flow header 4e9 flows", format!("{}[[traffic]]\npattern = \"ns3\"\nfile = {:?}\n", ns3_topology(&ns3_topo_ok), ns3_flows_huge.display().to_string()), "traffic[0].file", "4000000000 flows"),
+        // ECMP's hash.
+        case("ecmp_hash ns3 on a built topology", with("[switch]\necmp_hash = \"ns3\""), "switch.ecmp_hash", "topology.kind = \"ns3\""),
+        case("ecmp_hash ns3 with drill", with("[switch]\nload_balancer = \"drill\"\necmp_hash = \"ns3\""), "switch.ecmp_hash", "load_balancer = \"ecmp\""),
+        case("ecmp_hash unknown", with("[switch]\necmp_hash = \"crc\""), "switch.ecmp_hash", "unknown ECMP hash"),
+        case("ecmp_hash ns3 with two dports", format!("[switch]\necmp_hash = \"ns3\"\n{}[[traffic]]\npattern = \"ns3\"\nfile = {:?}\n", ns3_topology(&ns3_topo_ok), ns3_flows_two_ports.display().to_string()), "switch.ecmp_hash", "one destination port"),
         // Faults.
         case("fault rate rounds to zero", with("[[faults]]\nlink = [\"leaf0\", \"spine0\"]\naction = \"rate\"\ngbps = 1e-12"), "faults[0].gbps", "rounds to"),
         case("fault loss NaN", with("[[faults]]\nlink = [\"leaf0\", \"spine0\"]\naction = \"loss\"\nloss = nan"), "faults[0].loss", "0..1"),

@@ -2,7 +2,7 @@
 //! the load balancer, the egress scheduling, deflection, the switch model and RCM, the NIC template every host starts from, and failure
 //! handling. Plain data: touches nothing.
 
-use crate::switch::lb::LoadBalancer;
+use crate::switch::lb::{EcmpHash, LoadBalancer};
 use crate::switch::mmu::MmuConfig;
 use crate::switch::rcm::RcmParams;
 use crate::switch::voq::SwitchModel;
@@ -45,6 +45,9 @@ pub struct FabricConfig {
     pub ecn: Vec<EcnSetting>,
     /// How switches choose among equal-cost next hops.
     pub load_balancer: LoadBalancer,
+    /// ECMP's hash (`ecmp_hash = "ns3"`: the HPCC ns-3 simulator's, for
+    /// topologies imported from its files).
+    pub ecmp_hash: EcmpHash,
     /// How switch ports order the queued packets of the NICs' data class.
     pub scheduling: Scheduling,
     /// What a lossy switch does with a packet its full queue refuses.
@@ -83,6 +86,7 @@ impl Default for FabricConfig {
                 pmax: 0.2,
             }],
             load_balancer: LoadBalancer::Ecmp,
+            ecmp_hash: EcmpHash::Rdmalab,
             scheduling: Scheduling::Fifo,
             deflection: Deflection::None,
             model: SwitchModel::SharedBuffer,

@@ -30,7 +30,7 @@ pub use observe::footprint::Footprint;
 pub use observe::pcap::{self, PcapSpec};
 pub use observe::{SampleSpec, ORDERING_SERIES, RCM_SERIES};
 pub use switch::lb::{
-    CongaParams, ConweaveParams, ConweaveStats, DrillParams, LetflowParams, LoadBalancer,
+    CongaParams, ConweaveParams, ConweaveStats, DrillParams, EcmpHash, LetflowParams, LoadBalancer,
 };
 pub use switch::mmu::MmuConfig;
 pub use switch::rcm::{Point, RcmParams, RcmStats};

@@ -1,6 +1,6 @@
 //! The `[switch]` section: shared buffer and PFC admission, ECN (RED)
 //! marking per link speed, rerouting on failures, the load balancer
-//! with its parameters (`[switch.drill]`, `[switch.letflow]`,
+//! and ECMP's hash (`ecmp_hash`), with their parameters (`[switch.drill]`, `[switch.letflow]`,
 //! `[switch.conga]`, `[switch.conweave]`), the egress scheduling
 //! (`scheduling = "fifo" | "srpt"`, `[switch.srpt]`) and deflection (`deflection = "none" |
 //! "dibs"`, `[switch.dibs]`), the switch model and RCM (`model`,
@@ -13,8 +13,8 @@ use super::check::{gbps, Check, ScenarioError};
 use super::rcm::{RcmCfg, VoqCfg};
 use engine::time::US;
 use fabric::{
-    CongaParams, ConweaveParams, Deflection, DrillParams, EcnSetting, FabricConfig, LetflowParams,
-    LoadBalancer, Scheduling, SrptDequeue, SwitchModel,
+    CongaParams, ConweaveParams, Deflection, DrillParams, EcmpHash, EcnSetting, FabricConfig,
+    LetflowParams, LoadBalancer, Scheduling, SrptDequeue, SwitchModel,
 };
 use serde::Deserialize;
 
@@ -38,6 +38,10 @@ pub struct SwitchCfg {
     /// How a switch picks among equal-cost next hops.
     #[serde(deserialize_with = "load_balancer")]
     pub load_balancer: LoadBalancer,
+    /// ECMP's hash: "rdmalab" (default) or "ns3" (the HPCC ns-3
+    /// simulator's, for `topology.kind = "ns3"`).
+    #[serde(deserialize_with = "ecmp_hash")]
+    pub ecmp_hash: EcmpHash,
     /// DRILL's parameters, used when `load_balancer = "drill"`.
     pub drill: DrillCfg,
     /// LetFlow's parameters, used when `load_balancer = "letflow"`.
@@ -211,6 +215,7 @@ impl Default for SwitchCfg {
             }],
             reroute_on_failure: true,
             load_balancer: LoadBalancer::default(),
+            ecmp_hash: EcmpHash::default(),
             drill: DrillCfg::default(),
             letflow: LetflowCfg::default(),
             conweave: ConweaveCfg::default(),
@@ -242,6 +247,20 @@ fn load_balancer<'de, D: serde::Deserializer<'de>>(d: D) -> Result<LoadBalancer,
             serde::de::Error::custom(format!(
                 "unknown load balancer \"{s}\": accepted values are {}",
                 names.join(", ")
+            ))
+        })
+}
+
+/// `ecmp_hash = "rdmalab" | "ns3"` (see [`EcmpHash::NAMES`]).
+fn ecmp_hash<'de, D: serde::Deserializer<'de>>(d: D) -> Result<EcmpHash, D::Error> {
+    let s = String::deserialize(d)?;
+    EcmpHash::NAMES
+        .iter()
+        .find(|(n, _)| *n == s)
+        .map(|&(_, v)| v)
+        .ok_or_else(|| {
+            serde::de::Error::custom(format!(
+                "unknown ECMP hash \"{s}\": accepted values are \"rdmalab\", \"ns3\""
             ))
         })
 }
@@ -327,6 +346,15 @@ impl SwitchCfg {
             ));
         }
         c.positive("switch.pfc_alpha", self.pfc_alpha)?;
+        if self.ecmp_hash == EcmpHash::Ns3 && self.load_balancer != LoadBalancer::Ecmp {
+            return Err(c.err(
+                "switch.ecmp_hash",
+                format!(
+                    "\"ns3\" is ECMP's hash: it needs load_balancer = \"ecmp\", not \"{}\"",
+                    self.load_balancer.name()
+                ),
+            ));
+        }
         c.positive("switch.egress_alpha", self.egress_alpha)?;
         for (i, e) in self.ecn_table.iter().enumerate() {
             let key = format!("switch.ecn_table[{i}]");
@@ -462,6 +490,7 @@ impl SwitchCfg {
         cfg.mmu.resume_offset = self.resume_offset_bytes;
         cfg.mmu.egress_alpha = self.egress_alpha;
         cfg.load_balancer = self.balancer();
+        cfg.ecmp_hash = self.ecmp_hash;
         cfg.scheduling = match self.scheduling {
             Scheduling::Srpt { .. } => Scheduling::Srpt {
                 dequeue: self.srpt.dequeue,

@@ -32,6 +32,19 @@ impl Network {
         Ok(self.engines.len() as u8)
     }
 
+    /// The destination port of the flows under the ns-3 ECMP hash
+    /// (`ecmp_hash = "ns3"`: the flow file's; 100 unless set); an error
+    /// under any other hash.
+    pub fn set_ns3_dport(&mut self, dport: u16) -> Result<(), String> {
+        match self.lb.ns3() {
+            Some(e) => {
+                e.set_dport(dport);
+                Ok(())
+            }
+            None => Err("the destination port is hashed only by the ns-3 ECMP hash".into()),
+        }
+    }
+
     /// Adds a flow; it starts at `flow.start`. Returns its id.
     pub fn add_flow(&mut self, flow: Flow) -> Result<u32, String> {
         let h = self.hosts.len() as u32;
@@ -82,6 +95,9 @@ impl Network {
         if !self.flow_rx_bytes.is_empty() {
             self.flow_rx_bytes.push(0);
         }
+        if let Some(e) = self.lb.ns3() {
+            e.add_flow(flow.src, flow.dst);
+        }
         self.flows.push(FlowResult {
             flow,
             finish: None,
@@ -108,8 +124,12 @@ impl Network {
     fn open_flow(&mut self, now: Time, id: u32) -> Result<(), QpError> {
         let r = self.flows[id as usize];
         let (req, resp) = (r.requester(), r.responder());
-        let sport =
-            49152 + (stream_seed(self.cfg.seed, StreamKind::Host, id as u64) % 16384) as u16;
+        let sport = match self.lb.is_ns3() {
+            true => self.lb.ns3_sport(id).unwrap_or(0),
+            false => {
+                49152 + (stream_seed(self.cfg.seed, StreamKind::Host, id as u64) % 16384) as u16
+            }
+        };
         let rel = match r.flow.engine {
             0 => None,
             i => Some(self.engines[i as usize - 1]),

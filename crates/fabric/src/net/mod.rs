@@ -270,7 +270,7 @@ impl Network {
                 }
             }
         }
-        let lb = Balancer::new(cfg.load_balancer, cfg.seed, &topo)
+        let lb = Balancer::new(cfg.load_balancer, cfg.ecmp_hash, cfg.seed, &topo)
             .map_err(|e| format!("load balancer {}: {e}", cfg.load_balancer.name()))?;
         let (voq, rcm) = Network::voq_and_rcm(&cfg, &topo, &ports, &switches)?;
         let hooks = lb.at_tors()

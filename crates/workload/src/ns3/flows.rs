@@ -11,8 +11,18 @@ const LAYOUT: &str = "src dst priority dport size_bytes start_seconds";
 
 /// Parses a flow file into flows in file order (id = position, class 0).
 /// Priority and destination port are checked but dropped: rdmalab assigns
-/// its own queue pairs and ports.
+/// its own queue pairs and ports ([`parse_flow_dports`] has the ports).
 pub fn parse_flows(text: &str, origin: &str) -> Result<Vec<FlowSpec>, WorkloadError> {
+    Ok(parse(text, origin)?.into_iter().map(|(f, _)| f).collect())
+}
+
+/// The destination port of each flow of a flow file, in file order (what
+/// ns-3's ECMP hashes).
+pub fn parse_flow_dports(text: &str, origin: &str) -> Result<Vec<u16>, WorkloadError> {
+    Ok(parse(text, origin)?.into_iter().map(|(_, p)| p).collect())
+}
+
+fn parse(text: &str, origin: &str) -> Result<Vec<(FlowSpec, u16)>, WorkloadError> {
     let mut recs = records(text);
     let head = recs
         .next()
@@ -35,7 +45,7 @@ pub fn parse_flows(text: &str, origin: &str) -> Result<Vec<FlowSpec>, WorkloadEr
         let src: u32 = field(f[0], "src", "a node id", origin, line)?;
         let dst: u32 = field(f[1], "dst", "a node id", origin, line)?;
         let _priority: u32 = field(f[2], "priority", "an integer", origin, line)?;
-        let _dport: u16 = field(f[3], "dport", "a port number", origin, line)?;
+        let dport: u16 = field(f[3], "dport", "a port number", origin, line)?;
         let bytes: u64 = field(f[4], "size", "a byte count", origin, line)?;
         let secs: f64 = field(f[5], "start", "a time in seconds", origin, line)?;
         if src == dst {
@@ -60,14 +70,15 @@ pub fn parse_flows(text: &str, origin: &str) -> Result<Vec<FlowSpec>, WorkloadEr
                 format!("start {secs} s is not a time in [0, 1.8e7) seconds"),
             ));
         }
-        flows.push(FlowSpec {
+        let spec = FlowSpec {
             id: flows.len() as u32,
             src,
             dst,
             bytes,
             start: from_secs_f64(secs),
             class: 0,
-        });
+        };
+        flows.push((spec, dport));
     }
     if flows.len() != count as usize {
         return Err(WorkloadError::parse(
@@ -94,7 +105,9 @@ mod tests {
 
     #[test]
     fn parses_flows_in_file_order() {
-        let f = parse_flows("2 \n26 23 3 100 54831 2.000001492\n\n0 1 3 100 7 0\n", "f").unwrap();
+        let text = "2 \n26 23 3 100 54831 2.000001492\n\n0 1 3 101 7 0\n";
+        assert_eq!(parse_flow_dports(text, "f").unwrap(), [100, 101]);
+        let f = parse_flows(text, "f").unwrap();
         assert_eq!(
             f[0],
             FlowSpec {

@@ -9,5 +9,5 @@ mod topology;
 pub mod units;
 
 pub use config::{parse_config, Ns3Config, Ns3Entry};
-pub use flows::parse_flows;
+pub use flows::{parse_flow_dports, parse_flows};
 pub use topology::{parse_topology, Ns3Link, Ns3Topology};

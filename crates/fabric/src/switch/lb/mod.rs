@@ -17,6 +17,7 @@ mod conga;
 mod conweave;
 mod drill;
 mod ecmp;
+mod ecmp_ns3;
 mod flowlet;
 mod letflow;
 mod power_of_two;
@@ -32,6 +33,8 @@ pub use conweave::{ConweaveParams, ConweaveStats};
 use drill::Drill;
 pub use drill::DrillParams;
 use ecmp::Ecmp;
+pub use ecmp_ns3::EcmpHash;
+use ecmp_ns3::Ns3Ecmp;
 use letflow::Letflow;
 pub use letflow::LetflowParams;
 use power_of_two::PowerOfTwo;
@@ -111,14 +114,34 @@ pub(crate) enum Balancer {
     /// Boxed: its tables would make every variant, and the `Network`
     /// around them, larger.
     Conweave(Box<Conweave>),
+    /// ECMP with the HPCC ns-3 simulator's hash and next-hop order
+    /// (`ecmp_hash = "ns3"`); boxed: its tables are per destination. Last, so the
+    /// others keep the discriminants they had.
+    EcmpNs3(Box<Ns3Ecmp>),
 }
 
 impl Balancer {
     /// The state of `kind` for the switches of `topo`, seeded from the
-    /// run's seed; an error if the scheme cannot run on `topo`.
-    pub fn new(kind: LoadBalancer, seed: u64, topo: &Topology) -> Result<Balancer, String> {
+    /// run's seed, ECMP hashing with `hash`; an error if the scheme cannot
+    /// run on `topo`, or `hash` is not the default with a scheme other than
+    /// ECMP.
+    pub fn new(
+        kind: LoadBalancer,
+        hash: EcmpHash,
+        seed: u64,
+        topo: &Topology,
+    ) -> Result<Balancer, String> {
         let switches = topo.switch_count() as u32;
+        if hash != EcmpHash::Rdmalab && kind != LoadBalancer::Ecmp {
+            return Err(format!(
+                "the ns-3 ECMP hash needs load_balancer = \"ecmp\", not \"{}\"",
+                kind.name()
+            ));
+        }
         Ok(match kind {
+            LoadBalancer::Ecmp if hash == EcmpHash::Ns3 => {
+                Balancer::EcmpNs3(Box::new(Ns3Ecmp::new(topo)))
+            }
             LoadBalancer::Ecmp => Balancer::Ecmp(Ecmp::new(seed, switches)),
             LoadBalancer::Spray => Balancer::Spray(Spray::new(switches)),
             LoadBalancer::Drill(p) => Balancer::Drill(Drill::new(p, seed, switches)),
@@ -129,6 +152,32 @@ impl Balancer {
                 Balancer::Conweave(Box::new(Conweave::new(p, seed, switches)))
             }
         })
+    }
+
+    /// The HPCC ns-3 ECMP's state, when it is the scheme.
+    #[inline]
+    pub(crate) fn ns3(&mut self) -> Option<&mut Ns3Ecmp> {
+        match self {
+            Balancer::EcmpNs3(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    /// The UDP source port of flow `id` under the ns-3 hash (out of line:
+    /// flow starts are handled inside the event loop).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn ns3_sport(&self, id: u32) -> Option<u16> {
+        match self {
+            Balancer::EcmpNs3(e) => Some(e.sport(id)),
+            _ => None,
+        }
+    }
+
+    /// Whether the scheme is ECMP with the ns-3 hash.
+    #[inline(always)]
+    pub(crate) fn is_ns3(&self) -> bool {
+        matches!(self, Balancer::EcmpNs3(_))
     }
 
     /// Whether the scheme acts at ToRs beyond picking a hop: then the
@@ -181,6 +230,7 @@ impl Balancer {
     pub fn pick(&mut self, s: u32, hdr: Hdr, hops: &[u32], sight: Sight) -> u32 {
         match self {
             Balancer::Ecmp(e) => e.pick(s, &hdr, hops),
+            Balancer::EcmpNs3(e) => e.pick(s, &hdr, hops),
             Balancer::Spray(b) => b.pick(s, hops),
             Balancer::Drill(b) => b.pick(s, &hdr, hops, sight),
             Balancer::PowerOfTwo(b) => b.pick(s, &hdr, hops, sight),
