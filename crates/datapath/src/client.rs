@@ -12,7 +12,6 @@
 
 use std::collections::VecDeque;
 use std::net::{SocketAddr, SocketAddrV4, TcpStream};
-use std::os::fd::AsRawFd;
 use std::time::Duration;
 
 use engine::Time;
@@ -117,13 +116,7 @@ pub fn run(o: &RunOptions) -> Result<Report, String> {
         addr: SocketAddrV4::new(*server.ip(), udp_port),
         ports: 1,
     });
-    let fd = ctl.stream().as_raw_fd();
-    ep.register(
-        &mut mio::unix::SourceFd(&fd),
-        CONTROL,
-        mio::Interest::READABLE,
-    )
-    .map_err(|e| e.to_string())?;
+    ctl.watch(&mut ep, CONTROL)?;
 
     let mut queues: Vec<VecDeque<(u64, u64)>> =
         (0..job.qps).map(|q| job.messages_of(q).collect()).collect();

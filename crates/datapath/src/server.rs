@@ -12,7 +12,6 @@
 //! Uses `session`, `endpoint`, `socket`, `region`, `pcap`, `report`.
 
 use std::net::{SocketAddr, SocketAddrV4, TcpListener, TcpStream};
-use std::os::fd::AsRawFd;
 use std::time::Duration;
 
 use engine::Time;
@@ -184,13 +183,7 @@ impl Server {
             addr: SocketAddrV4::new(*client.ip(), udp_port),
             ports: job.paths,
         });
-        let fd = ctl.stream().as_raw_fd();
-        ep.register(
-            &mut mio::unix::SourceFd(&fd),
-            CONTROL,
-            mio::Interest::READABLE,
-        )
-        .map_err(|e| e.to_string())?;
+        ctl.watch(ep, CONTROL)?;
         ctl.send(&Msg::Ready {
             udp_port: ep.local_addr().port(),
             psns: own.to_vec(),

@@ -9,7 +9,8 @@
 //! [`MAX_LINE`], bytes that are not a message, or a job outside the
 //! server's limits end that session with an error naming what was wrong.
 //!
-//! Uses `transport`'s public API and `endpoint`'s host ids.
+//! Uses `transport`'s public API and `endpoint` (host ids; a control
+//! connection watched in an endpoint's poll).
 
 use std::io::{self, BufRead, BufReader, Write};
 use std::net::TcpStream;
@@ -22,7 +23,7 @@ use transport::{
     NicConfig, QpConfig, Verb, WorkRequest,
 };
 
-use crate::endpoint::PEER_HOST;
+use crate::endpoint::{Endpoint, PEER_HOST};
 
 /// The control protocol's version: both ends must speak the same.
 pub const VERSION: u32 = 1;
@@ -323,6 +324,19 @@ impl Control {
 
     pub fn stream(&self) -> &TcpStream {
         self.reader.get_ref()
+    }
+
+    /// Watches the connection in `ep`'s poll under `token`, so that a
+    /// message wakes the endpoint's turn.
+    pub fn watch(&self, ep: &mut Endpoint, token: usize) -> Result<(), String> {
+        use std::os::fd::AsRawFd;
+        let fd = self.stream().as_raw_fd();
+        ep.register(
+            &mut mio::unix::SourceFd(&fd),
+            token,
+            mio::Interest::READABLE,
+        )
+        .map_err(|e| e.to_string())
     }
 
     pub fn send<T: Serialize>(&mut self, m: &T) -> Result<(), String> {
