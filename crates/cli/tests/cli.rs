@@ -2,6 +2,9 @@
 //! and when its arguments are wrong: the program itself, run as a user
 //! runs it.
 
+mod binary;
+use binary::rdmalab;
+
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
@@ -104,19 +107,6 @@ fn an_out_path_that_is_a_file_fails_before_the_run_and_is_kept() {
         "earlier results\n"
     );
     std::fs::remove_dir_all(&dir).expect("clean up");
-}
-
-/// Runs the program with `args` and returns (status, stdout, stderr).
-fn rdmalab(args: &[&str]) -> (Option<i32>, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_rdmalab"))
-        .args(args)
-        .output()
-        .expect("start rdmalab");
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 #[test]

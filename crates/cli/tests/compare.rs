@@ -3,17 +3,10 @@
 //! its own flows (every ns-3 FCT twice ours), and malformed inputs named
 //! with file and line. Touches only its scratch folder.
 
-use std::path::PathBuf;
-use std::process::Command;
+mod binary;
+use binary::rdmalab;
 
-fn rdmalab(args: &[&str]) -> (Option<i32>, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_rdmalab"))
-        .args(args)
-        .output()
-        .expect("start rdmalab");
-    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
-    (out.status.code(), text(&out.stdout), text(&out.stderr))
-}
+use std::path::PathBuf;
 
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("rdmalab-compare-{}-{name}", std::process::id()));

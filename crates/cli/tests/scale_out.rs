@@ -5,9 +5,11 @@
 //! error naming them; a report is the same bytes however it is made, and
 //! fetches nothing. Writes only under the system's temporary directory.
 
+mod binary;
+use binary::rdmalab;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("rdmalab-scale-{}-{name}", std::process::id()));
@@ -19,19 +21,6 @@ fn scenario() -> String {
     format!(
         "{}/../../scenarios/incast_pfc.toml",
         env!("CARGO_MANIFEST_DIR")
-    )
-}
-
-/// Runs the program with `args`: (status, stdout, stderr).
-fn rdmalab(args: &[&str]) -> (Option<i32>, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_rdmalab"))
-        .args(args)
-        .output()
-        .expect("start rdmalab");
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
     )
 }
 

@@ -73,8 +73,10 @@ pub fn encode(
 /// Makes a received datagram a frame again: `buf[BTH_AT..BTH_AT + len]`
 /// holds it, and its first [`BTH_AT`] bytes are overwritten with the
 /// headers the kernel stripped (from socket `from` to socket `to`, TOS
-/// `tos`). Returns the frame's length; [`decode`] parses it.
+/// `tos`), made in `head` (a buffer the caller keeps). Returns the
+/// frame's length; [`decode`] parses it.
 pub fn rebuild(
+    head: &mut Vec<u8>,
     buf: &mut [u8],
     len: usize,
     from: SocketAddrV4,
@@ -88,13 +90,13 @@ pub fn rebuild(
             reason: "datagram longer than an IPv4 packet carries",
         });
     }
-    let mut head = Vec::with_capacity(BTH_AT);
+    head.clear();
     EthernetRepr {
         dst: endpoint(*to.ip()).mac,
         src: endpoint(*from.ip()).mac,
         ethertype: ETHERTYPE_IPV4,
     }
-    .emit(&mut head);
+    .emit(head);
     Ipv4Repr {
         src: *from.ip(),
         dst: *to.ip(),
@@ -104,13 +106,13 @@ pub fn rebuild(
         ttl: DEFAULT_TTL,
         payload_len: ip_payload as u16,
     }
-    .emit(&mut head);
+    .emit(head);
     UdpRepr {
         src_port: from.port(),
         dst_port: to.port(),
     }
-    .emit(len as u16, &mut head);
-    buf[..BTH_AT].copy_from_slice(&head);
+    .emit(len as u16, head);
+    buf[..BTH_AT].copy_from_slice(head);
     Ok(BTH_AT + len)
 }
 
@@ -151,8 +153,9 @@ mod tests {
         encode(&p, from, to, b"hello", &mut frame).unwrap();
         let dgram = frame[BTH_AT..].to_vec();
         let mut buf = vec![0u8; BTH_AT + dgram.len()];
+        let mut head = Vec::new();
         buf[BTH_AT..].copy_from_slice(&dgram);
-        let n = rebuild(&mut buf, dgram.len(), from, to, 0b10).unwrap();
+        let n = rebuild(&mut head, &mut buf, dgram.len(), from, to, 0b10).unwrap();
         let d = decode(&buf[..n], to.port()).unwrap();
         assert_eq!(d.payload, b"hello");
         assert_eq!(
@@ -165,18 +168,18 @@ mod tests {
         // datagram does not pass.
         let other: SocketAddrV4 = "127.0.0.1:40001".parse().unwrap();
         buf[BTH_AT..].copy_from_slice(&dgram);
-        let n = rebuild(&mut buf, dgram.len(), other, to, 0).unwrap();
+        let n = rebuild(&mut head, &mut buf, dgram.len(), other, to, 0).unwrap();
         assert!(decode(&buf[..n], to.port()).is_err());
         for bit in [0, 13, 8 * dgram.len() - 1] {
             let mut bad = dgram.clone();
             bad[bit / 8] ^= 1 << (bit % 8);
             buf[BTH_AT..].copy_from_slice(&bad);
-            let n = rebuild(&mut buf, bad.len(), from, to, 0).unwrap();
+            let n = rebuild(&mut head, &mut buf, bad.len(), from, to, 0).unwrap();
             assert!(decode(&buf[..n], to.port()).is_err(), "bit {bit}");
         }
         // ECN CE from the IP header reaches the packet.
         buf[BTH_AT..].copy_from_slice(&dgram);
-        let n = rebuild(&mut buf, dgram.len(), from, to, 0b11).unwrap();
+        let n = rebuild(&mut head, &mut buf, dgram.len(), from, to, 0b11).unwrap();
         assert!(decode(&buf[..n], to.port()).unwrap().packet.ce);
     }
 }

@@ -99,7 +99,7 @@ pub struct IoCounts {
     pub bytes_received: u64,
     pub recv_calls: u64,
     /// Packets the NIC made that could not be encoded (a field out of its
-    /// wire range); none is expected.
+    /// wire range, or addressed to no peer); none is expected.
     pub unencodable: u64,
     /// Datagrams marked CE at the receive queue (`PortOptions::ecn_backlog`).
     pub ce_marked: u64,
@@ -202,6 +202,8 @@ pub struct Endpoint {
     rx_bufs: Vec<Vec<u8>>,
     rx_meta: Vec<RecvMeta>,
     rx_frame: Vec<u8>,
+    /// Where the rebuilt headers are made (kept: no allocation a packet).
+    rx_head: Vec<u8>,
     /// A receive stopped before the sockets were drained.
     rx_more: bool,
     ecn_backlog: usize,
@@ -277,6 +279,7 @@ impl Endpoint {
             rx_bufs: vec![vec![0; 1 << 16]; batch],
             rx_meta: vec![RecvMeta::default(); batch],
             rx_frame: vec![0; BTH_AT + MAX_DATAGRAM],
+            rx_head: Vec::with_capacity(BTH_AT),
             rx_more: false,
             ecn_backlog,
             impair: impair
@@ -504,8 +507,12 @@ impl Endpoint {
         'socks: for si in 0..self.socks.len() {
             for round in 0..8 {
                 let n = {
-                    let mut slices: Vec<IoSliceMut> =
-                        bufs.iter_mut().map(|b| IoSliceMut::new(b)).collect();
+                    // On the stack: a receive allocates nothing.
+                    let mut it = bufs.iter_mut();
+                    let mut slices: [IoSliceMut; quinn_udp::BATCH_SIZE] =
+                        std::array::from_fn(|_| {
+                            IoSliceMut::new(it.next().map_or(&mut [][..], |b| &mut b[..]))
+                        });
                     self.io.recv_calls += 1;
                     match self.socks[si].recv(&mut slices, &mut meta) {
                         Ok(n) => n,
@@ -585,8 +592,15 @@ impl Endpoint {
         };
         let len = d.bytes.len();
         self.rx_frame[BTH_AT..BTH_AT + len].copy_from_slice(d.bytes);
-        let decoded = codec::rebuild(&mut self.rx_frame, len, d.from, d.to, d.tos)
-            .and_then(|n| codec::decode(&self.rx_frame[..n], d.to.port()));
+        let decoded = codec::rebuild(
+            &mut self.rx_head,
+            &mut self.rx_frame,
+            len,
+            d.from,
+            d.to,
+            d.tos,
+        )
+        .and_then(|n| codec::decode(&self.rx_frame[..n], d.to.port()));
         let dec = match decoded {
             Ok(dec) => dec,
             Err(e) => {

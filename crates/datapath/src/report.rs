@@ -40,18 +40,11 @@ impl Report {
         self.job.bytes as f64 * 8.0 / self.seconds.max(1e-9) / 1e9
     }
 
-    /// Quantile `q` of the latencies, nanoseconds.
-    pub fn latency_ns(&self, q: f64) -> u64 {
-        let mut v = self.latencies_ns.clone();
-        v.sort_unstable();
-        if v.is_empty() {
-            return 0;
-        }
-        v[((v.len() - 1) as f64 * q).round() as usize]
-    }
-
     pub fn render(&self) -> String {
         let j = &self.job;
+        let mut sorted = self.latencies_ns.clone();
+        sorted.sort_unstable();
+        let us = |q: f64| quantile(&sorted, q) as f64 / 1e3;
         let mut s = String::new();
         let _ = writeln!(
             s,
@@ -96,9 +89,9 @@ impl Report {
         let _ = writeln!(
             s,
             "  latency (us): p50 {:.1}  p99 {:.1}  max {:.1}",
-            self.latency_ns(0.5) as f64 / 1e3,
-            self.latency_ns(0.99) as f64 / 1e3,
-            self.latency_ns(1.0) as f64 / 1e3
+            us(0.5),
+            us(0.99),
+            us(1.0)
         );
         s.push_str(&histogram(&self.latencies_ns));
         let _ = writeln!(
@@ -115,8 +108,8 @@ impl Report {
             self.io.datagrams_sent as f64 / self.seconds.max(1e-9),
             self.retransmitted,
             self.timeouts,
-            self.latency_ns(0.5) as f64 / 1e3,
-            self.latency_ns(0.99) as f64 / 1e3,
+            us(0.5),
+            us(0.99),
         );
         s
     }
@@ -126,6 +119,14 @@ impl Report {
         let mut v = drops_list(&self.drops);
         v.extend(self.nic_drops.iter().cloned());
         v
+    }
+}
+
+/// Quantile `q` of sorted values (0 when there are none).
+fn quantile(sorted: &[u64], q: f64) -> u64 {
+    match sorted.len() {
+        0 => 0,
+        n => sorted[((n - 1) as f64 * q).round() as usize],
     }
 }
 

@@ -235,14 +235,14 @@ impl Nic {
         if pkt.dst_qp as usize >= self.qps.len() {
             return false;
         }
-        let at = self.cache.rx_at(now, pkt.dst_qp);
+        let (at, missed) = self.cache.rx_at(now, pkt.dst_qp);
+        self.stats.qp_cache_misses += missed as u64;
         if at <= now && self.cache.held.is_empty() {
             return false;
         }
         self.cache.held.push_back((at, *pkt));
         self.timers.arm(at, HELD);
         self.stats.qp_cache_held += 1;
-        self.stats.qp_cache_misses = self.cache.misses;
         true
     }
 
@@ -446,8 +446,7 @@ impl Nic {
             self.stats.data_bytes_sent += pkt.payload as u64;
             self.stats.data_wire_bytes_sent += pkt.wire as u64;
             if self.cfg.qp_cache.entries != 0 {
-                self.cache.tx(now, qi);
-                self.stats.qp_cache_misses = self.cache.misses;
+                self.stats.qp_cache_misses += self.cache.tx(now, qi) as u64;
             }
             q.sync_timer(&mut self.timers);
             self.wake(qi as usize, now);

@@ -62,8 +62,7 @@ pub enum LinkMsg {
 /// One link, as a daemon holds it.
 pub struct Link {
     pub ctl: datapath::session::Control,
-    /// The other daemon's host id at the NIC, and its UDP address.
-    pub host: u32,
+    /// The other daemon's UDP address.
     pub peer: SocketAddrV4,
     /// The link's QPs here; logical connection `v` sends on
     /// `qps[v % len]`.

@@ -111,13 +111,19 @@ impl Reply {
         match self {
             Reply::Ok { value } => frame(OK, &[&value.to_le_bytes()], out),
             Reply::Err { message } => frame(ERR, &[message.as_bytes()], out),
-            Reply::Deliver { fd, data } => frame(DELIVER, &[&fd.to_le_bytes(), data], out),
+            Reply::Deliver { fd, data } => encode_deliver(*fd, data, out),
             Reply::Closed { fd } => frame(CLOSED, &[&fd.to_le_bytes()], out),
             Reply::Incoming { listener, fd } => {
                 frame(INCOMING, &[&listener.to_le_bytes(), &fd.to_le_bytes()], out)
             }
         }
     }
+}
+
+/// Appends a [`Reply::Deliver`] frame of `data`, without making the
+/// reply (the daemon writes a message straight from its buffer slot).
+pub fn encode_deliver(fd: u32, data: &[u8], out: &mut Vec<u8>) {
+    frame(DELIVER, &[&fd.to_le_bytes(), data], out)
 }
 
 /// A frame cut from a buffer: its op, its body, and the bytes it took.

@@ -45,11 +45,11 @@ impl<T> Slab<T> {
         Some(v)
     }
 
-    /// Indices in use, in order.
-    pub fn keys(&self) -> Vec<usize> {
-        (0..self.items.len())
-            .filter(|&i| self.items[i].is_some())
-            .collect()
+    /// Replaces `out` with the indices in use, in order (the caller
+    /// keeps `out`, so walking the table each turn allocates nothing).
+    pub fn keys_into(&self, out: &mut Vec<usize>) {
+        out.clear();
+        out.extend((0..self.items.len()).filter(|&i| self.items[i].is_some()));
     }
 
     pub fn len(&self) -> usize {
@@ -77,6 +77,8 @@ mod tests {
         assert_eq!(s.remove(a), None);
         assert_eq!(s.insert(3), a);
         assert_eq!(s.get(b), Some(&2));
-        assert_eq!((s.len(), s.capacity(), s.keys()), (2, 2, vec![0, 1]));
+        let mut keys = vec![9];
+        s.keys_into(&mut keys);
+        assert_eq!((s.len(), s.capacity(), keys), (2, 2, vec![0, 1]));
     }
 }

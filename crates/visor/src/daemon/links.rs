@@ -165,7 +165,6 @@ impl Daemon {
         let fd = ctl.stream().as_raw_fd();
         let l = self.links.insert(Link {
             ctl,
-            host,
             peer,
             qps,
             recv_slots,
@@ -178,7 +177,6 @@ impl Daemon {
             )
             .map_err(err)?;
         self.link_of.insert(*peer.ip(), l);
-        self.stats.links += 1;
         Ok(l)
     }
     pub(super) fn read_link(&mut self, l: usize) {
@@ -217,7 +215,6 @@ impl Daemon {
                             link: l,
                             remote: Some(from),
                         });
-                        self.stats.conns_opened += 1;
                         let s = self.sessions.get_mut(si).expect("checked");
                         s.fds.insert(fd, Handle::Conn(v));
                         self.reply(si, Reply::Incoming { listener: lfd, fd });
@@ -236,7 +233,6 @@ impl Daemon {
                 };
                 c.remote = Some(to);
                 let (si, fd) = (c.session, c.fd);
-                self.stats.conns_opened += 1;
                 self.end_connect_wait(si, fd, Reply::Ok { value: fd.into() });
             }
             LinkMsg::Refused { from, reason } => {
@@ -262,7 +258,6 @@ impl Daemon {
                 };
                 let (si, fd) = (c.session, c.fd);
                 self.conns.remove(vqpn as usize);
-                self.stats.conns_closed += 1;
                 if let Some(s) = self.sessions.get_mut(si) {
                     s.fds.remove(&fd);
                 }
@@ -293,13 +288,14 @@ impl Daemon {
         let fd = link.ctl.stream().as_raw_fd();
         let _ = self.ep.deregister(&mut mio::unix::SourceFd(&fd));
         self.link_of.remove(link.peer.ip());
-        for v in self.conns.keys() {
+        let mut conns = Vec::new();
+        self.conns.keys_into(&mut conns);
+        for v in conns {
             let Some(c) = self.conns.get(v).filter(|c| c.link == l) else {
                 continue;
             };
             let (si, fd, connected) = (c.session, c.fd, c.remote.is_some());
             self.conns.remove(v);
-            self.stats.conns_closed += 1;
             if let Some(s) = self.sessions.get_mut(si) {
                 s.fds.remove(&fd);
             }

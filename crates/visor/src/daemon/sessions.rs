@@ -68,7 +68,6 @@ impl Daemon {
                 self.sessions.remove(i);
                 continue;
             }
-            self.stats.sessions_opened += 1;
         }
     }
     pub(super) fn read_session(&mut self, i: usize) {
@@ -84,7 +83,6 @@ impl Daemon {
                 return;
             }
             if let Err(e) = self.process_frames(i) {
-                self.stats.bad_sessions += 1;
                 self.close_session(i, Some(e));
                 return;
             }
@@ -107,7 +105,6 @@ impl Daemon {
                 Ok(n) => s.rbuf.extend_from_slice(&buf[..n]),
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     if let Err(e) = self.process_frames(i) {
-                        self.stats.bad_sessions += 1;
                         self.close_session(i, Some(e));
                     }
                     return;
@@ -189,6 +186,5 @@ impl Daemon {
         for (_, h) in s.fds.drain() {
             self.close_handle(h, true);
         }
-        self.stats.sessions_closed += 1;
     }
 }
