@@ -239,7 +239,7 @@ fn op() -> impl Strategy<Value = Op> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: common::proptest_cases(), ..ProptestConfig::default() })]
+    #![proptest_config(common::proptest_config())]
 
     #[test]
     fn memory_and_completions_survive_a_hostile_channel(

@@ -315,7 +315,7 @@ fn mp_op() -> impl Strategy<Value = Op> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: common::proptest_cases(), ..ProptestConfig::default() })]
+    #![proptest_config(common::proptest_config())]
 
     // At least 17 operations of at least one PSN each: more than the start
     // lies below 2^24.
