@@ -662,16 +662,14 @@ fn eunomia_cases_track_and_drop() {
     }
 }
 
-/// A case a random seed found on 2026-11-27 (the property tests now draw
-/// a fixed seed; see `common::proptest_config`): IRN under Eunomia with
-/// the sender hold, a READ then a WRITE, 3.8% loss, 1.4% duplication and
-/// jitter. The READ completes; the WRITE never does and the bench runs
-/// out of events (no timer is armed while the WRITE's last packet is
-/// held). A bug in the hold or IRN's window, not yet found: ignored until
-/// fixed (`cargo test --release -p transport --test prop_placement --
-/// --ignored` shows it).
+/// A case a random seed found (the property tests now draw a fixed seed;
+/// see `common::proptest_config`): IRN under Eunomia with the sender hold,
+/// a READ then a WRITE, 3.8% loss, 1.4% duplication and jitter. The SACK
+/// of the WRITE's second-last packet arrived after the cumulative ack had
+/// reached that packet and the ack covering it was lost: the packet stayed
+/// unacknowledged with nothing to resend, so no RTO was armed and the last
+/// packet was held forever.
 #[test]
-#[ignore = "known bug: IRN + Eunomia sender hold leaves a WRITE uncompleted (READ then WRITE, loss, duplication)"]
 fn irn_under_eunomia_read_then_write_with_loss_completes() {
     let ops = [
         Op {

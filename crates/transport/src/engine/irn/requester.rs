@@ -256,10 +256,15 @@ impl Requester {
             Psn::from_wire(pkt.psn, una),
             Psn::from_wire(pkt.sack_psn, una),
         );
+        // The SACK goes first: `on_ack` then absorbs a SACKed PSN at the
+        // new `una`. A SACK overtaken by the cumulative ack reaching its
+        // PSN would otherwise leave that PSN unacknowledged with nothing
+        // to resend: no RTO armed, and a WRITE's last packet held by
+        // Eunomia's sender hold forever.
         let r = if sack {
             self.win
-                .on_ack(now, cum, None, &self.cfg)
-                .and_then(|p| self.win.mark_sacked(s).map(|()| p))
+                .mark_sacked(s)
+                .and_then(|()| self.win.on_ack(now, cum, None, &self.cfg))
         } else {
             self.win.on_drop_nack(now, cum, s, &self.cfg)
         };
