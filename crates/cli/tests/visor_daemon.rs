@@ -245,3 +245,131 @@ fn memory_stays_bounded_under_connection_churn() {
         "RSS grew from {before} kB to {after} kB over 3000 connections"
     );
 }
+
+/// The baselines and the verbs: every sharing (the link's QPs, a
+/// session's, one per connection) with every FLAGS (send, write, read,
+/// auto: 20000 bytes go by WRITE) moves checksum-verified data, the echo
+/// server answering with the same verb, all at once through one pair.
+#[test]
+fn every_sharing_and_verb_moves_verified_data() {
+    let (a, b, _) = pair();
+    let verbs = ["send", "write", "read", "auto"];
+    let servers: Vec<Child> = verbs
+        .iter()
+        .enumerate()
+        .map(|(k, v)| {
+            echo(&b.control)
+                .args(["--verb", v, "serve", "--port", &(100 + k).to_string()])
+                .args(["--expect", "10"])
+                .stdout(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    // Each server listens before its clients start: a probe connection
+    // (the tenth each server counts) is accepted.
+    let mut probe = Visor::open(&a.control).unwrap();
+    for k in 0..verbs.len() {
+        let to = format!("127.0.0.2:{}", 100 + k);
+        let t = Instant::now();
+        let fd = loop {
+            match probe.connect(&to) {
+                Ok(fd) => break fd,
+                Err(e) if t.elapsed() < Duration::from_secs(10) => {
+                    assert!(e.0.contains("nothing listens"), "{e}");
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                Err(e) => panic!("{to}: {e}"),
+            }
+        };
+        probe.close(fd).unwrap();
+    }
+    let mut clients = Vec::new();
+    for (k, v) in verbs.iter().enumerate() {
+        for s in ["peer", "session", "connection"] {
+            let to = format!("127.0.0.2:{}", 100 + k);
+            let c = echo(&a.control)
+                .args(["--verb", v, "client", "--to", &to, "--sharing", s])
+                .args(["--connections", "3", "--messages", "10", "--bytes", "20000"])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            clients.push((format!("{v} {s}"), c));
+        }
+    }
+    for (what, c) in clients {
+        let o = c.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{what}: {err}");
+        assert!(String::from_utf8_lossy(&o.stdout).contains("verified"));
+    }
+    for s in servers {
+        let o = s.wait_with_output().unwrap();
+        assert!(o.status.success());
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(out.contains("10 connections, 90 messages"), "{out}");
+    }
+}
+
+/// `rdmalab visor bench` for each mode prints its one line, with exactly
+/// the documented keys, numbers for values, and messages delivered.
+#[test]
+fn the_bench_line_parses_for_every_mode() {
+    let runs: [&[&str]; 3] = [
+        &["--mode", "naive", "--connections", "3"],
+        &[
+            "--mode",
+            "locked",
+            "--q",
+            "3",
+            "--connections",
+            "6",
+            "--verb",
+            "write",
+        ],
+        &["--mode", "shared", "--connections", "2", "--verb", "read"],
+    ];
+    for args in runs {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_rdmalab"))
+            .args(["visor", "bench", "--seconds", "0.3", "--msg-bytes", "8192"])
+            .args(args)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let line = text.trim();
+        let fields: Vec<(&str, &str)> = line
+            .split(' ')
+            .skip(1)
+            .map(|f| f.split_once('=').unwrap())
+            .collect();
+        let keys: Vec<&str> = fields.iter().map(|f| f.0).collect();
+        assert!(line.starts_with("visor "), "{line}");
+        assert_eq!(
+            keys,
+            [
+                "mode",
+                "connections",
+                "msg_bytes",
+                "goodput_gbps",
+                "msgs_per_s",
+                "daemon_rss_mb",
+                "daemon_cpu_pct"
+            ]
+        );
+        assert_eq!(fields[0].1, args[1]);
+        assert_eq!(
+            fields[1].1,
+            args[args.iter().position(|a| *a == "--connections").unwrap() + 1]
+        );
+        for (k, v) in &fields[2..] {
+            assert!(v.parse::<f64>().is_ok(), "{k}={v}");
+        }
+        assert!(fields[4].1.parse::<f64>().unwrap() > 0.0, "{line}");
+    }
+}

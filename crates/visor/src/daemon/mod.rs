@@ -488,6 +488,9 @@ impl Daemon {
                     }
                 }
             }
+            // A WRITE's responder completion (it took no receive) is
+            // the data landing in a lent buffer: its notice follows.
+            CompletionSide::Responder if c.verb != Verb::Send => {}
             CompletionSide::Responder => {
                 let slot = c.wr_id as u32;
                 let addr = BASE + slot as u64 * self.cfg.slot_bytes as u64;

@@ -75,7 +75,7 @@ impl Daemon {
                 .post_recv_at(qp, u64::from(slot), addr, self.cfg.slot_bytes as u64)
                 .map_err(err)?;
         }
-        let offer = peer_qp.is_none().then(|| QpOffer {
+        let offer = peer_qp.is_none().then_some(QpOffer {
             qpn: qp,
             sq_psn: psns.sq_psn,
             rq_psn: psns.rq_psn,
