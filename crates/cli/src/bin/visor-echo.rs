@@ -69,6 +69,10 @@ enum Cmd {
         seed: u64,
         #[arg(long, value_enum, default_value = "peer")]
         sharing: Share,
+        /// Microseconds to sleep after each round (a steady offered load,
+        /// for measuring memory and CPU rather than speed).
+        #[arg(long, default_value_t = 0)]
+        gap_us: u64,
     },
 }
 
@@ -118,6 +122,7 @@ struct Load {
     seed: u64,
     sharing: Sharing,
     flags: Flags,
+    gap: std::time::Duration,
 }
 
 fn client(v: &mut Visor, to: &str, l: Load) -> Result<String, String> {
@@ -128,6 +133,7 @@ fn client(v: &mut Visor, to: &str, l: Load) -> Result<String, String> {
         seed,
         sharing,
         flags,
+        gap,
     } = l;
     let mut fds = Vec::new();
     for _ in 0..connections {
@@ -152,6 +158,7 @@ fn client(v: &mut Visor, to: &str, l: Load) -> Result<String, String> {
                 ));
             }
         }
+        std::thread::sleep(gap);
     }
     let secs = start.elapsed().as_secs_f64();
     for fd in fds {
@@ -183,6 +190,7 @@ fn main() -> ExitCode {
                 bytes,
                 seed,
                 sharing,
+                gap_us,
             } => {
                 let sharing = match sharing {
                     Share::Peer => Sharing::Peer,
@@ -196,6 +204,7 @@ fn main() -> ExitCode {
                     seed,
                     sharing,
                     flags,
+                    gap: std::time::Duration::from_micros(gap_us),
                 };
                 client(&mut v, &to, load)
             }

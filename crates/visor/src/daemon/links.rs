@@ -18,6 +18,18 @@ use super::{err, Conn, Daemon, Handle, Wait, BASE, LEND, LINK0};
 use crate::link::{check_qps, Link, LinkMsg, VERSION};
 use crate::proto::Reply;
 
+/// A TCP connection to `to` from this daemon's own address: the other
+/// daemon names the link by the connection's source address, which
+/// would otherwise be whatever the kernel picks (127.0.0.1 for any
+/// loopback address).
+fn connect_from(ip: Ipv4Addr, to: SocketAddrV4) -> std::io::Result<TcpStream> {
+    use socket2::{Domain, Socket, Type};
+    let s = Socket::new(Domain::IPV4, Type::STREAM, None)?;
+    s.bind(&SocketAddr::V4(SocketAddrV4::new(ip, 0)).into())?;
+    s.connect_timeout(&SocketAddr::V4(to).into(), Duration::from_secs(2))?;
+    Ok(s.into())
+}
+
 impl Daemon {
     /// The link to the daemon on `ip`, opened if there is none.
     pub(super) fn link_to(&mut self, ip: Ipv4Addr) -> Result<usize, String> {
@@ -25,8 +37,8 @@ impl Daemon {
             return Ok(l);
         }
         let to = SocketAddrV4::new(ip, self.cfg.bind.port());
-        let tcp = TcpStream::connect_timeout(&SocketAddr::V4(to), Duration::from_secs(2))
-            .map_err(|e| format!("no daemon at {to}: {e}"))?;
+        let tcp =
+            connect_from(*self.cfg.bind.ip(), to).map_err(|e| format!("no daemon at {to}: {e}"))?;
         let mut ctl = Control::new(tcp).map_err(err)?;
         let n = self.cfg.qps_per_peer as usize;
         let first = self.ep.nic.num_qps() as u32;
