@@ -373,3 +373,81 @@ fn the_bench_line_parses_for_every_mode() {
         assert!(fields[4].1.parse::<f64>().unwrap() > 0.0, "{line}");
     }
 }
+
+/// A remote daemon that names a buffer it was not lent, or asks for a
+/// READ longer than a slot, loses its link; the daemon keeps serving
+/// (hand-written link messages over TCP, as a broken or hostile daemon
+/// would send them).
+#[test]
+fn a_hostile_link_is_ended_and_the_daemon_keeps_serving() {
+    use std::io::{BufRead, BufReader};
+    let (a, b, port) = pair();
+    let mut server = Visor::open(&b.control).unwrap();
+    server.listen(95).unwrap();
+    let bad = [
+        r#"{"msg":"written","to":0,"addr":1,"len":5}"#.to_string(),
+        r#"{"msg":"readfrom","to":0,"addr":0,"len":4000000000}"#.into(),
+        r#"{"msg":"readdone","addr":3}"#.into(),
+        // More than a link may borrow.
+        format!(r#"{{"msg":"lend","addrs":[{}1]}}"#, "1,".repeat(300)),
+        r#"{"msg":"connect","from":1,"port":95,"qp":{"qpn":4294967295,"sq_psn":0,"rq_psn":0}}"#
+            .into(),
+    ];
+    for (k, line) in bad.iter().enumerate() {
+        let tcp = std::net::TcpStream::connect(("127.0.0.2", port)).unwrap();
+        let mut r = BufReader::new(tcp.try_clone().unwrap());
+        let mut w = tcp;
+        writeln!(
+            w,
+            r#"{{"msg":"hello","version":1,"udp_port":9,"qpns":[{k}],"psns":[0]}}"#
+        )
+        .unwrap();
+        let mut got = String::new();
+        r.read_line(&mut got).unwrap();
+        assert!(got.contains("ready"), "{got}");
+        writeln!(w, "{line}").unwrap();
+        // Read until the daemon ends the link; a bad offer is refused
+        // instead (the connection, not the link, is wrong).
+        w.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let mut rest = String::new();
+        let ended = loop {
+            let mut l = String::new();
+            match r.read_line(&mut l) {
+                Ok(0) => break true,
+                Ok(_) => rest.push_str(&l),
+                Err(_) => break false,
+            }
+            if l.contains("refused") {
+                break false;
+            }
+        };
+        if line.contains("connect") {
+            assert!(rest.contains("over 24 bits"), "{rest}");
+        } else {
+            assert!(ended, "{line}: the link stayed: {rest}");
+        }
+    }
+    // The hand-written links came from 127.0.0.1, daemon a's address:
+    // the last one may still be closing at b when a opens its own.
+    let mut client = Visor::open(&a.control).unwrap();
+    let t = Instant::now();
+    let fd = loop {
+        match client.connect("127.0.0.2:95") {
+            Ok(fd) => break fd,
+            Err(e) if e.0.contains("a link from this host exists") => {
+                assert!(t.elapsed() < Duration::from_secs(5), "{e}");
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(e) => panic!("{e}"),
+        }
+    };
+    client.send(fd, b"still here", Flags::Write).unwrap();
+    match server.recv_any().unwrap() {
+        Event::Incoming { .. } => {}
+        e => panic!("{e:?}"),
+    }
+    match server.recv_any().unwrap() {
+        Event::Message { data, .. } => assert_eq!(data, b"still here"),
+        e => panic!("{e:?}"),
+    }
+}

@@ -90,6 +90,11 @@ impl Chooser {
         let cpu = cpu_seconds();
         let load = (cpu - self.cpu) / wall.as_secs_f64();
         (self.at, self.cpu) = (Instant::now(), cpu);
+        self.adjust(load);
+    }
+
+    /// Moves the threshold for a measured `load` (CPU seconds per second).
+    fn adjust(&mut self, load: f64) {
         if load > 0.8 {
             self.threshold = (self.threshold / 2).max(MIN.min(self.base));
         } else if load < 0.5 {
@@ -318,5 +323,30 @@ impl Daemon {
             self.sending.insert(slot, (l, qp));
             self.ep.after_input();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn auto_chooses_by_size_and_the_threshold_follows_the_load() {
+        let mut c = Chooser::new(16384);
+        assert_eq!(c.verb(Flags::Auto, 16383), Verb::Send);
+        assert_eq!(c.verb(Flags::Auto, 16384), Verb::Write);
+        assert_eq!(c.verb(Flags::Read, 10), Verb::Read);
+        assert_eq!(c.verb(Flags::Send, 1 << 20), Verb::Send);
+        for _ in 0..10 {
+            c.adjust(0.95);
+        }
+        assert_eq!(c.threshold, MIN, "busy: down to the floor");
+        assert_eq!(c.verb(Flags::Auto, 2048), Verb::Write);
+        c.adjust(0.6);
+        assert_eq!(c.threshold, MIN, "between the marks: kept");
+        for _ in 0..10 {
+            c.adjust(0.1);
+        }
+        assert_eq!(c.threshold, 16384, "idle: back to the configured one");
     }
 }
