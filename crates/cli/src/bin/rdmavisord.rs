@@ -81,9 +81,14 @@ fn main() -> ExitCode {
     let control = cfg.control.clone();
     let result = Daemon::bind(cfg).and_then(|mut d| {
         println!(
-            "rdmavisord: serving {} (links and RoCEv2 on {})",
+            "rdmavisord: serving {} (links and RoCEv2 on {}; huge pages: {})",
             control.display(),
-            d.local_addr()
+            d.local_addr(),
+            if d.huge_pages() {
+                "advised"
+            } else {
+                "unavailable, 4 KB pages"
+            }
         );
         d.run(&AtomicBool::new(false))
     });

@@ -156,6 +156,9 @@ pub struct Daemon {
     /// READs asked for, waiting for a slot: link, vQPN, address, length.
     read_backlog: std::collections::VecDeque<(usize, u32, u64, u32)>,
     chooser: Chooser,
+    /// Whether the kernel took the advice to back the region with huge
+    /// pages.
+    huge_pages: bool,
     /// Sessions waiting for a free slot, oldest first.
     slot_waiters: std::collections::VecDeque<usize>,
     /// Buffers the loop reuses each turn: completions, session ids.
@@ -234,7 +237,7 @@ impl Daemon {
             ..NicConfig::default()
         })
         .map_err(|e| format!("transport configuration: {e}"))?;
-        let mem = Region::zeroed(BASE, cfg.slots * cfg.slot_bytes);
+        let (mem, huge_pages) = Region::zeroed_huge(BASE, cfg.slots * cfg.slot_bytes);
         let port = settings.options()?;
         let mut ep = Endpoint::new(nic, mem, vec![sock], *cfg.bind.ip(), port).map_err(err)?;
         ep.register(&mut apps, APPS, mio::Interest::READABLE)
@@ -264,10 +267,17 @@ impl Daemon {
             one_sided: HashMap::new(),
             read_backlog: Default::default(),
             chooser: Chooser::new(one_sided_bytes),
+            huge_pages,
             slot_waiters: Default::default(),
             done: Vec::new(),
             ids: Vec::new(),
         })
+    }
+
+    /// Whether the region asked for (transparent) huge pages and the
+    /// kernel took the advice.
+    pub fn huge_pages(&self) -> bool {
+        self.huge_pages
     }
 
     /// The link address (UDP and TCP).
