@@ -1,20 +1,35 @@
-//! `rdmalab visor bench`: RDMAvisor's throughput on this machine. Starts
-//! two daemons on loopback (127.0.0.1 and 127.0.0.2, a free port), a sink
-//! that accepts every connection and receives, and a source that opens
-//! `--connections` logical connections and sends `--msg-bytes` messages
-//! round-robin over them for `--seconds`; prints one parseable line.
+//! `rdmalab visor bench` and `rdmalab visor sink`: RDMAvisor's throughput
+//! on the real datapath, against the paper's baselines. The bench opens
+//! `--connections` logical connections from one daemon to a sink behind
+//! another and sends `--msg-bytes` messages over them for `--seconds`;
+//! `--mode` picks the connections' QPs: shared (RDMAvisor: the link's),
+//! naive (one per connection) or locked (one per `--q` connections, whose
+//! sender threads share one session, and so one QP, under a lock: FaRM's
+//! design). Without `--peer` it starts two daemons on loopback
+//! (127.0.0.1 and 127.0.0.2) and a sink, and counts what the sink
+//! received; with `--peer IP:PORT` it uses the daemon at `--daemon` and a
+//! sink already running there (`rdmalab visor sink`), and counts what the
+//! local daemon accepted. Prints one parseable line.
 
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use clap::{Subcommand, ValueEnum};
 use visor::process::DaemonProcess;
-use visor::{Event, Flags, Visor};
+use visor::{Event, Flags, Sharing, Visor};
 
 #[derive(Subcommand)]
 pub enum VisorCmd {
-    /// Throughput of logical connections through a pair of daemons on
-    /// loopback.
+    /// Throughput of logical connections through a pair of daemons.
     Bench {
+        /// A sink's address (`rdmalab visor sink` behind the daemon on
+        /// that ip); without it, daemons and a sink on loopback.
+        #[arg(long)]
+        peer: Option<String>,
+        /// With --peer: the local daemon's control socket.
+        #[arg(long, default_value = "/tmp/rdmavisor.sock")]
+        daemon: PathBuf,
         #[arg(long, default_value_t = 16)]
         connections: u32,
         #[arg(long, value_enum, default_value = "send")]
@@ -25,37 +40,83 @@ pub enum VisorCmd {
         seconds: f64,
         #[arg(long, value_enum, default_value = "shared")]
         mode: Mode,
-        /// The daemons' pacing rate, Gb/s.
+        /// --mode locked: connections (and threads) per QP.
+        #[arg(long, default_value_t = 3)]
+        q: u32,
+        /// The daemons' pacing rate, Gb/s (without --peer).
         #[arg(long, default_value_t = 25.0)]
         rate_gbps: f64,
+    },
+    /// Accepts every connection on `--port` and discards what arrives
+    /// (the far end of `bench --peer`).
+    Sink {
+        #[arg(long, default_value = "/tmp/rdmavisor.sock")]
+        daemon: PathBuf,
+        #[arg(long, default_value_t = 7)]
+        port: u16,
     },
 }
 
 #[derive(Clone, Copy, ValueEnum)]
 pub enum BenchVerb {
+    /// The daemon chooses by size and load.
+    Auto,
     Send,
+    Write,
+    Read,
 }
 
-#[derive(Clone, Copy, ValueEnum)]
+#[derive(Clone, Copy, PartialEq, ValueEnum)]
 pub enum Mode {
-    /// All connections between two hosts share the link's QPs.
+    /// RDMAvisor: all connections between two hosts share the link's QPs.
     Shared,
+    /// One QP per connection, as applications do today.
+    Naive,
+    /// Lock-based sharing: `--q` connections and threads per QP.
+    Locked,
 }
 
-fn start(bin: &std::path::Path, ip: &str, port: u16, rate: f64) -> Result<DaemonProcess, String> {
+impl Mode {
+    fn name(self) -> &'static str {
+        match self {
+            Mode::Shared => "shared",
+            Mode::Naive => "naive",
+            Mode::Locked => "locked",
+        }
+    }
+}
+
+/// Receive buffers per QP the bench's daemons post: the link's QPs keep
+/// the default 128, the baselines' own QPs 32 each (a connection of its
+/// own needs fewer, and 128 x 64 KB per connection would not fit).
+const OWN_RECV: usize = 32;
+
+fn start(
+    bin: &Path,
+    ip: &str,
+    port: u16,
+    rate: f64,
+    own_qps: usize,
+) -> Result<DaemonProcess, String> {
     let control =
         std::env::temp_dir().join(format!("rdmalab-visor-{}-{ip}.sock", std::process::id()));
     let rate = rate.to_string();
-    DaemonProcess::start(
-        bin,
-        control,
-        &format!("{ip}:{port}"),
-        &["--rate-gbps", &rate],
-    )
+    let mut extra = vec!["--rate-gbps".to_string(), rate];
+    if own_qps > 0 {
+        let slots = 1024 + 128 + own_qps * OWN_RECV;
+        extra.extend([
+            "--own-recv-per-qp".into(),
+            OWN_RECV.to_string(),
+            "--slots".into(),
+            slots.to_string(),
+        ]);
+    }
+    let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
+    DaemonProcess::start(bin, control, &format!("{ip}:{port}"), &extra)
 }
 
 /// User plus system CPU seconds, and resident MB, of a process.
-fn usage(pid: u32) -> (f64, f64) {
+pub fn usage(pid: u32) -> (f64, f64) {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
     let fields: Vec<&str> = stat
         .rsplit_once(')')
@@ -79,95 +140,237 @@ fn usage(pid: u32) -> (f64, f64) {
     (cpu, rss_kb / 1024.0)
 }
 
+/// What a sink counted: messages, bytes, and the seconds from the first
+/// message to the last.
+type Counted = (u64, u64, f64);
+
+/// Receives on `listener` until `connections` connections closed (or
+/// forever, if None).
+fn sink(v: &mut Visor, connections: Option<u32>) -> Result<Counted, String> {
+    let (mut msgs, mut bytes, mut closed) = (0u64, 0u64, 0u32);
+    let mut first: Option<Instant> = None;
+    let mut last = Instant::now();
+    while connections.is_none_or(|n| closed < n) {
+        match v.recv_any().map_err(|e| e.to_string())? {
+            Event::Message { data, .. } => {
+                first.get_or_insert_with(Instant::now);
+                last = Instant::now();
+                msgs += 1;
+                bytes += data.len() as u64;
+            }
+            Event::Closed { .. } => closed += 1,
+            Event::Incoming { .. } => {}
+        }
+    }
+    Ok((msgs, bytes, first.map_or(0.0, |f| (last - f).as_secs_f64())))
+}
+
+struct Load {
+    control: PathBuf,
+    to: String,
+    mode: Mode,
+    q: u32,
+    connections: u32,
+    msg_bytes: usize,
+    flags: Flags,
+    window: Duration,
+}
+
+/// Opens the connections and sends for the window: one thread over all
+/// of them (shared, naive), or one thread per connection with `q`
+/// threads taking turns on a session under its lock (locked). Returns
+/// messages sent and the seconds until every send was answered.
+fn drive(l: &Load) -> Result<(u64, f64), String> {
+    let e = |e: visor::Error| e.to_string();
+    let msg = vec![0x5au8; l.msg_bytes];
+    if l.mode != Mode::Locked {
+        let sharing = match l.mode {
+            Mode::Naive => Sharing::Connection,
+            _ => Sharing::Peer,
+        };
+        let mut v = Visor::open(&l.control).map_err(e)?;
+        let mut fds = Vec::new();
+        for _ in 0..l.connections {
+            fds.push(v.connect_with(&l.to, sharing).map_err(e)?);
+        }
+        let t = Instant::now();
+        let mut k = 0u64;
+        while t.elapsed() < l.window {
+            for _ in 0..64 {
+                v.send(fds[k as usize % fds.len()], &msg, l.flags)
+                    .map_err(e)?;
+                k += 1;
+            }
+        }
+        v.flush().map_err(e)?;
+        let secs = t.elapsed().as_secs_f64();
+        for fd in fds {
+            v.close(fd).map_err(e)?;
+        }
+        return Ok((k, secs));
+    }
+    let groups = l.connections.div_ceil(l.q);
+    let mut sessions = Vec::new();
+    let mut fds = Vec::new();
+    for g in 0..groups {
+        let mut v = Visor::open(&l.control).map_err(e)?;
+        for _ in 0..l.q.min(l.connections - g * l.q) {
+            fds.push((
+                g as usize,
+                v.connect_with(&l.to, Sharing::Session).map_err(e)?,
+            ));
+        }
+        sessions.push(Arc::new(Mutex::new(v)));
+    }
+    let t = Instant::now();
+    let threads: Vec<_> = fds
+        .iter()
+        .map(|&(g, fd)| {
+            let (s, msg, window, flags) = (sessions[g].clone(), msg.clone(), l.window, l.flags);
+            std::thread::spawn(move || -> Result<u64, String> {
+                let mut k = 0u64;
+                while t.elapsed() < window {
+                    let mut v = s.lock().map_err(|_| "a sender thread panicked")?;
+                    v.send(fd, &msg, flags).map_err(|e| e.to_string())?;
+                    k += 1;
+                }
+                Ok(k)
+            })
+        })
+        .collect();
+    let mut sent = 0;
+    for th in threads {
+        sent += th.join().map_err(|_| "a sender thread panicked")??;
+    }
+    for s in &sessions {
+        s.lock().map_err(|_| "poisoned")?.flush().map_err(e)?;
+    }
+    let secs = t.elapsed().as_secs_f64();
+    for (g, fd) in fds {
+        sessions[g]
+            .lock()
+            .map_err(|_| "poisoned")?
+            .close(fd)
+            .map_err(e)?;
+    }
+    Ok((sent, secs))
+}
+
 pub fn main(cmd: VisorCmd) -> Result<(), String> {
-    let VisorCmd::Bench {
-        connections,
-        verb: _,
-        msg_bytes,
-        seconds,
-        mode: _,
-        rate_gbps,
-    } = cmd;
-    if connections == 0 || !(seconds > 0.0 && seconds <= 3600.0) {
-        return Err("--connections must be at least 1 and --seconds in (0, 3600]".into());
+    let (peer, daemon, connections, verb, msg_bytes, seconds, mode, q, rate_gbps) = match cmd {
+        VisorCmd::Sink { daemon, port } => {
+            let mut v = Visor::open(&daemon).map_err(|e| e.to_string())?;
+            v.listen(port).map_err(|e| e.to_string())?;
+            return sink(&mut v, None).map(|_| ());
+        }
+        VisorCmd::Bench {
+            peer,
+            daemon,
+            connections,
+            verb,
+            msg_bytes,
+            seconds,
+            mode,
+            q,
+            rate_gbps,
+        } => (
+            peer,
+            daemon,
+            connections,
+            verb,
+            msg_bytes,
+            seconds,
+            mode,
+            q,
+            rate_gbps,
+        ),
+    };
+    if connections == 0 || q == 0 || !(seconds > 0.0 && seconds <= 3600.0) {
+        return Err("--connections and --q must be at least 1 and --seconds in (0, 3600]".into());
     }
     if msg_bytes == 0 || msg_bytes > 65536 {
         return Err(format!(
             "--msg-bytes must be in 1..=65536 (the daemons' slot), got {msg_bytes}"
         ));
     }
-    let bin = std::env::current_exe()
-        .map_err(|e| e.to_string())?
-        .with_file_name("rdmavisord");
-    if !bin.exists() {
-        return Err(format!(
-            "{} is missing: `cargo build --release` builds it beside rdmalab",
-            bin.display()
-        ));
-    }
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map_err(|e| e.to_string())?
-        .port();
-    let a = start(&bin, "127.0.0.1", port, rate_gbps)?;
-    let b = start(&bin, "127.0.0.2", port, rate_gbps)?;
-    let mut sink = Visor::open(&b.control).map_err(|e| e.to_string())?;
-    sink.listen(7).map_err(|e| e.to_string())?;
-    let window = Duration::from_secs_f64(seconds);
-    let receiver = std::thread::spawn(move || -> Result<(u64, u64, f64), String> {
-        let (mut msgs, mut bytes, mut closed) = (0u64, 0u64, 0u32);
-        let mut first: Option<Instant> = None;
-        let mut last = Instant::now();
-        while closed < connections {
-            match sink.recv_any().map_err(|e| e.to_string())? {
-                Event::Message { data, .. } => {
-                    first.get_or_insert_with(Instant::now);
-                    last = Instant::now();
-                    msgs += 1;
-                    bytes += data.len() as u64;
-                }
-                Event::Closed { .. } => closed += 1,
-                Event::Incoming { .. } => {}
-            }
+    let flags = match verb {
+        BenchVerb::Auto => Flags::Auto,
+        BenchVerb::Send => Flags::Send,
+        BenchVerb::Write => Flags::Write,
+        BenchVerb::Read => Flags::Read,
+    };
+    let load = |control: PathBuf, to: String| Load {
+        control,
+        to,
+        mode,
+        q,
+        connections,
+        msg_bytes,
+        flags,
+        window: Duration::from_secs_f64(seconds),
+    };
+    let (msgs, bytes, secs, pids, elapsed, cpu0, daemons) = if let Some(to) = peer {
+        let pid = Visor::open(&daemon)
+            .and_then(|v| v.daemon_pid())
+            .map_err(|e| e.to_string())?;
+        let cpu0 = usage(pid).0;
+        let (sent, secs) = drive(&load(daemon, to))?;
+        (
+            sent,
+            sent * msg_bytes as u64,
+            secs,
+            vec![pid],
+            secs,
+            cpu0,
+            vec![],
+        )
+    } else {
+        let bin = std::env::current_exe()
+            .map_err(|e| e.to_string())?
+            .with_file_name("rdmavisord");
+        if !bin.exists() {
+            return Err(format!(
+                "{} is missing: `cargo build --release` builds it beside rdmalab",
+                bin.display()
+            ));
         }
-        let secs = first.map_or(0.0, |f| (last - f).as_secs_f64());
-        Ok((msgs, bytes, secs))
-    });
-    let mut source = Visor::open(&a.control).map_err(|e| e.to_string())?;
-    let mut fds = Vec::new();
-    for _ in 0..connections {
-        fds.push(source.connect("127.0.0.2:7").map_err(|e| e.to_string())?);
-    }
-    let (cpu0, _) = usage(a.pid());
-    let (cpu0b, _) = usage(b.pid());
-    let msg = vec![0x5au8; msg_bytes];
-    let start_at = Instant::now();
-    let mut k = 0;
-    while start_at.elapsed() < window {
-        for _ in 0..64 {
-            source
-                .send(fds[k % fds.len()], &msg, Flags::Auto)
-                .map_err(|e| e.to_string())?;
-            k += 1;
-        }
-    }
-    for fd in fds {
-        source.close(fd).map_err(|e| e.to_string())?;
-    }
-    let (msgs, bytes, secs) = receiver.join().map_err(|_| "the sink thread panicked")??;
-    let elapsed = start_at.elapsed().as_secs_f64();
-    let (cpu1, rss_a) = usage(a.pid());
-    let (cpu1b, rss_b) = usage(b.pid());
-    let cpu_pct = 100.0 * ((cpu1 - cpu0) + (cpu1b - cpu0b)) / 2.0 / elapsed.max(1e-9);
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map_err(|e| e.to_string())?
+            .port();
+        let own_qps = match mode {
+            Mode::Shared => 0,
+            Mode::Naive => connections as usize,
+            Mode::Locked => connections.div_ceil(q) as usize,
+        };
+        let a = start(&bin, "127.0.0.1", port, rate_gbps, own_qps)?;
+        let b = start(&bin, "127.0.0.2", port, rate_gbps, own_qps)?;
+        let mut s = Visor::open(&b.control).map_err(|e| e.to_string())?;
+        s.listen(7).map_err(|e| e.to_string())?;
+        let receiver = std::thread::spawn(move || sink(&mut s, Some(connections)));
+        let pids = vec![a.pid(), b.pid()];
+        let cpu0: f64 = pids.iter().map(|&p| usage(p).0).sum();
+        let t = Instant::now();
+        drive(&load(a.control.clone(), "127.0.0.2:7".into()))?;
+        let (msgs, bytes, secs) = receiver.join().map_err(|_| "the sink thread panicked")??;
+        let elapsed = t.elapsed().as_secs_f64();
+        (msgs, bytes, secs, pids, elapsed, cpu0, vec![a, b])
+    };
+    let (cpu1, rss): (f64, f64) = pids
+        .iter()
+        .map(|&p| usage(p))
+        .fold((0.0, 0.0), |(c, r), (c1, r1)| (c + c1, r.max(r1)));
+    // Per daemon: the mean of the two on loopback.
+    let cpu_pct = 100.0 * (cpu1 - cpu0) / pids.len() as f64 / elapsed.max(1e-9);
     let secs = secs.max(1e-9);
     println!(
-        "visor mode=shared connections={connections} msg_bytes={msg_bytes} goodput_gbps={:.3} msgs_per_s={:.0} daemon_rss_mb={:.1} daemon_cpu_pct={:.1}",
+        "visor mode={} connections={connections} msg_bytes={msg_bytes} goodput_gbps={:.3} msgs_per_s={:.0} daemon_rss_mb={:.1} daemon_cpu_pct={:.1}",
+        mode.name(),
         bytes as f64 * 8.0 / secs / 1e9,
         msgs as f64 / secs,
-        rss_a.max(rss_b),
+        rss,
         cpu_pct
     );
-    drop(a);
-    drop(b);
+    drop(daemons);
     Ok(())
 }

@@ -245,3 +245,209 @@ fn memory_stays_bounded_under_connection_churn() {
         "RSS grew from {before} kB to {after} kB over 3000 connections"
     );
 }
+
+/// The baselines and the verbs: every sharing (the link's QPs, a
+/// session's, one per connection) with every FLAGS (send, write, read,
+/// auto: 20000 bytes go by WRITE) moves checksum-verified data, the echo
+/// server answering with the same verb, all at once through one pair.
+#[test]
+fn every_sharing_and_verb_moves_verified_data() {
+    let (a, b, _) = pair();
+    let verbs = ["send", "write", "read", "auto"];
+    let servers: Vec<Child> = verbs
+        .iter()
+        .enumerate()
+        .map(|(k, v)| {
+            echo(&b.control)
+                .args(["--verb", v, "serve", "--port", &(100 + k).to_string()])
+                .args(["--expect", "10"])
+                .stdout(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    // Each server listens before its clients start: a probe connection
+    // (the tenth each server counts) is accepted.
+    let mut probe = Visor::open(&a.control).unwrap();
+    for k in 0..verbs.len() {
+        let to = format!("127.0.0.2:{}", 100 + k);
+        let t = Instant::now();
+        let fd = loop {
+            match probe.connect(&to) {
+                Ok(fd) => break fd,
+                Err(e) if t.elapsed() < Duration::from_secs(10) => {
+                    assert!(e.0.contains("nothing listens"), "{e}");
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                Err(e) => panic!("{to}: {e}"),
+            }
+        };
+        probe.close(fd).unwrap();
+    }
+    let mut clients = Vec::new();
+    for (k, v) in verbs.iter().enumerate() {
+        for s in ["peer", "session", "connection"] {
+            let to = format!("127.0.0.2:{}", 100 + k);
+            let c = echo(&a.control)
+                .args(["--verb", v, "client", "--to", &to, "--sharing", s])
+                .args(["--connections", "3", "--messages", "10", "--bytes", "20000"])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            clients.push((format!("{v} {s}"), c));
+        }
+    }
+    for (what, c) in clients {
+        let o = c.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{what}: {err}");
+        assert!(String::from_utf8_lossy(&o.stdout).contains("verified"));
+    }
+    for s in servers {
+        let o = s.wait_with_output().unwrap();
+        assert!(o.status.success());
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(out.contains("10 connections, 90 messages"), "{out}");
+    }
+}
+
+/// `rdmalab visor bench` for each mode prints its one line, with exactly
+/// the documented keys, numbers for values, and messages delivered.
+#[test]
+fn the_bench_line_parses_for_every_mode() {
+    let runs: [&[&str]; 3] = [
+        &["--mode", "naive", "--connections", "3"],
+        &[
+            "--mode",
+            "locked",
+            "--q",
+            "3",
+            "--connections",
+            "6",
+            "--verb",
+            "write",
+        ],
+        &["--mode", "shared", "--connections", "2", "--verb", "read"],
+    ];
+    for args in runs {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_rdmalab"))
+            .args(["visor", "bench", "--seconds", "0.3", "--msg-bytes", "8192"])
+            .args(args)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let line = text.trim();
+        let fields: Vec<(&str, &str)> = line
+            .split(' ')
+            .skip(1)
+            .map(|f| f.split_once('=').unwrap())
+            .collect();
+        let keys: Vec<&str> = fields.iter().map(|f| f.0).collect();
+        assert!(line.starts_with("visor "), "{line}");
+        assert_eq!(
+            keys,
+            [
+                "mode",
+                "connections",
+                "msg_bytes",
+                "goodput_gbps",
+                "msgs_per_s",
+                "daemon_rss_mb",
+                "daemon_cpu_pct"
+            ]
+        );
+        assert_eq!(fields[0].1, args[1]);
+        assert_eq!(
+            fields[1].1,
+            args[args.iter().position(|a| *a == "--connections").unwrap() + 1]
+        );
+        for (k, v) in &fields[2..] {
+            assert!(v.parse::<f64>().is_ok(), "{k}={v}");
+        }
+        assert!(fields[4].1.parse::<f64>().unwrap() > 0.0, "{line}");
+    }
+}
+
+/// A remote daemon that names a buffer it was not lent, or asks for a
+/// READ longer than a slot, loses its link; the daemon keeps serving
+/// (hand-written link messages over TCP, as a broken or hostile daemon
+/// would send them).
+#[test]
+fn a_hostile_link_is_ended_and_the_daemon_keeps_serving() {
+    use std::io::{BufRead, BufReader};
+    let (a, b, port) = pair();
+    let mut server = Visor::open(&b.control).unwrap();
+    server.listen(95).unwrap();
+    let bad = [
+        r#"{"msg":"written","to":0,"addr":1,"len":5}"#.to_string(),
+        r#"{"msg":"readfrom","to":0,"addr":0,"len":4000000000}"#.into(),
+        r#"{"msg":"readdone","addr":3}"#.into(),
+        // More than a link may borrow.
+        format!(r#"{{"msg":"lend","addrs":[{}1]}}"#, "1,".repeat(300)),
+        r#"{"msg":"connect","from":1,"port":95,"qp":{"qpn":4294967295,"sq_psn":0,"rq_psn":0}}"#
+            .into(),
+    ];
+    for (k, line) in bad.iter().enumerate() {
+        let tcp = std::net::TcpStream::connect(("127.0.0.2", port)).unwrap();
+        let mut r = BufReader::new(tcp.try_clone().unwrap());
+        let mut w = tcp;
+        writeln!(
+            w,
+            r#"{{"msg":"hello","version":1,"udp_port":9,"qpns":[{k}],"psns":[0]}}"#
+        )
+        .unwrap();
+        let mut got = String::new();
+        r.read_line(&mut got).unwrap();
+        assert!(got.contains("ready"), "{got}");
+        writeln!(w, "{line}").unwrap();
+        // Read until the daemon ends the link; a bad offer is refused
+        // instead (the connection, not the link, is wrong).
+        w.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let mut rest = String::new();
+        let ended = loop {
+            let mut l = String::new();
+            match r.read_line(&mut l) {
+                Ok(0) => break true,
+                Ok(_) => rest.push_str(&l),
+                Err(_) => break false,
+            }
+            if l.contains("refused") {
+                break false;
+            }
+        };
+        if line.contains("connect") {
+            assert!(rest.contains("over 24 bits"), "{rest}");
+        } else {
+            assert!(ended, "{line}: the link stayed: {rest}");
+        }
+    }
+    // The hand-written links came from 127.0.0.1, daemon a's address:
+    // the last one may still be closing at b when a opens its own.
+    let mut client = Visor::open(&a.control).unwrap();
+    let t = Instant::now();
+    let fd = loop {
+        match client.connect("127.0.0.2:95") {
+            Ok(fd) => break fd,
+            Err(e) if e.0.contains("a link from this host exists") => {
+                assert!(t.elapsed() < Duration::from_secs(5), "{e}");
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(e) => panic!("{e}"),
+        }
+    };
+    client.send(fd, b"still here", Flags::Write).unwrap();
+    match server.recv_any().unwrap() {
+        Event::Incoming { .. } => {}
+        e => panic!("{e:?}"),
+    }
+    match server.recv_any().unwrap() {
+        Event::Message { data, .. } => assert_eq!(data, b"still here"),
+        e => panic!("{e:?}"),
+    }
+}

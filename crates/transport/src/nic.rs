@@ -144,6 +144,16 @@ impl Nic {
         Ok(id)
     }
 
+    /// Points `qp` at its peer's QP `peer_qp`: the second half of
+    /// reserve-then-connect, for a QP created (with any `peer_qp`) before
+    /// its peer's number was known, as verbs' INIT then RTR. Call it
+    /// before anything is posted on or sent to the QP: the number is read
+    /// on every packet, so packets already made keep the old one.
+    pub fn connect_qp(&mut self, qp: QpId, peer_qp: QpId) -> Result<(), QpError> {
+        live_mut(&mut self.qps, qp)?.cfg.peer_qp = peer_qp;
+        Ok(())
+    }
+
     /// Destroys `qp`: its engine's state and queued work (no completion
     /// is reported for work not done), its congestion control, its
     /// pending timers, its place in the scheduler and the control packets

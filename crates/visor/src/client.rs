@@ -14,14 +14,14 @@
 //! other call first collects the outstanding replies. Without the window
 //! each message cost a round trip through the daemon's socket.
 //!
-//! Uses `proto`.
+//! Uses `proto` and `cred`.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
 use std::path::Path;
 
-use crate::proto::{self, Flags, Reply, Request};
+use crate::proto::{self, Flags, Reply, Request, Sharing};
 
 /// Why a call failed.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -91,9 +91,19 @@ impl Visor {
     }
 
     /// Connects to the listener on `addr` ("ip:port") through the daemon on
-    /// that ip; returns the connection's fd.
+    /// that ip; returns the connection's fd. Its messages share the
+    /// link's QPs with every connection between the two hosts.
     pub fn connect(&mut self, addr: &str) -> Result<u32, Error> {
-        let v = self.call(Request::Connect { addr: addr.into() })?;
+        self.connect_with(addr, Sharing::Peer)
+    }
+
+    /// [`Visor::connect`] with the connection's QP chosen by `sharing`
+    /// (the baselines: a QP of its own, or one per session).
+    pub fn connect_with(&mut self, addr: &str, sharing: Sharing) -> Result<u32, Error> {
+        let v = self.call(Request::Connect {
+            addr: addr.into(),
+            sharing,
+        })?;
         Ok(v as u32)
     }
 
@@ -303,6 +313,13 @@ impl Visor {
                 Err(e) => return Err(self.gone(e)),
             }
         }
+    }
+
+    /// The daemon's process id (its socket's peer credentials), for
+    /// measuring its memory and CPU.
+    pub fn daemon_pid(&self) -> Result<u32, Error> {
+        let (_, pid) = crate::cred::peer_cred(&self.stream).map_err(|e| Error(e.to_string()))?;
+        Ok(pid as u32)
     }
 
     fn gone(&self, e: std::io::Error) -> Error {

@@ -6,12 +6,14 @@
 //! Modules, bottom up:
 //! - [`proto`]: the application-daemon frames.
 //! - [`slab`]: the daemon's tables.
+//! - [`cred`]: a Unix socket's peer credentials.
 //! - [`link`]: what two daemons share (control messages, QPs, slots).
 //! - [`daemon`]: the daemon's event loop.
 //! - [`client`]: the library applications link.
 //! - [`process`]: a daemon as a child process (benchmark, tests).
 
 pub mod client;
+pub mod cred;
 pub mod daemon;
 pub mod link;
 pub mod process;
@@ -19,4 +21,4 @@ pub mod proto;
 pub mod slab;
 
 pub use client::{Error, Event, Visor};
-pub use proto::Flags;
+pub use proto::{Flags, Sharing};

@@ -34,15 +34,21 @@ pub enum LinkMsg {
         psns: Vec<u32>,
     },
     /// Open a logical connection from vQPN `from` to the listener on
-    /// `port`.
+    /// `port`; with `qp`, over a QP of its own (the baselines) rather than
+    /// the link's.
     Connect {
         from: u32,
         port: u16,
+        #[serde(default)]
+        qp: Option<QpOffer>,
     },
-    /// Connection `from` is `to` at the other end.
+    /// Connection `from` is `to` at the other end; `qpn`: the QP made
+    /// there for the offer.
     Accepted {
         from: u32,
         to: u32,
+        #[serde(default)]
+        qpn: Option<u32>,
     },
     Refused {
         from: u32,
@@ -53,23 +59,76 @@ pub enum LinkMsg {
     Close {
         vqpn: u32,
     },
+    /// Buffers (addresses in the sender's region) the receiver may WRITE
+    /// messages into, each until its `Written` is handled.
+    Lend {
+        addrs: Vec<u64>,
+    },
+    /// A message of `len` bytes for connection `to` was written into the
+    /// lent buffer at `addr`.
+    Written {
+        to: u32,
+        addr: u64,
+        len: u32,
+    },
+    /// A message of `len` bytes for connection `to` waits at `addr` in
+    /// the sender's region: READ it, then say `ReadDone`.
+    ReadFrom {
+        to: u32,
+        addr: u64,
+        len: u32,
+    },
+    ReadDone {
+        addr: u64,
+    },
     /// The daemon that sent it refuses the link (a bad hello).
     Error {
         message: String,
     },
 }
 
+/// A QP the connecting daemon made for a connection (or a session's
+/// connections) before it knew the other end's number: the other end
+/// makes its own, connected to `qpn`, with these PSNs swapped, and
+/// answers with its number in `Accepted` (reserve then connect).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QpOffer {
+    pub qpn: u32,
+    /// The PSN the offering QP sends from.
+    pub sq_psn: u32,
+    /// The PSN it expects the other end's QP to send from.
+    pub rq_psn: u32,
+}
+
+impl QpOffer {
+    /// A hostile offer (numbers over 24 bits) is refused.
+    pub fn check(&self) -> Result<(), String> {
+        if self.qpn >= 1 << 24 || self.sq_psn >= 1 << 24 || self.rq_psn >= 1 << 24 {
+            return Err("a QP offer with a number over 24 bits".into());
+        }
+        Ok(())
+    }
+}
+
 /// One link, as a daemon holds it.
 pub struct Link {
     pub ctl: datapath::session::Control,
-    /// The other daemon's UDP address.
+    /// The other daemon's UDP address, and its host number in the
+    /// endpoint.
     pub peer: SocketAddrV4,
+    pub host: u32,
     /// The link's QPs here; logical connection `v` sends on
     /// `qps[v % len]`.
     pub qps: Vec<QpId>,
     /// Receive slots posted on the link's QPs (returned to the pool when
     /// the link goes).
     pub recv_slots: Vec<u32>,
+    /// QPs made here for the other end's offers, by its QP number.
+    pub accepted: std::collections::HashMap<u32, usize>,
+    /// Buffers here lent to the other daemon for its WRITEs (slots).
+    pub lent: std::collections::HashSet<u32>,
+    /// Buffers the other daemon lent this one, free to WRITE into.
+    pub borrowed: Vec<u64>,
 }
 
 impl Link {

@@ -15,11 +15,30 @@ pub const MAX_FRAME: usize = MAX_MESSAGE + 64;
 /// How a message travels (the paper's FLAGS).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Flags {
-    /// The daemon chooses (today: SEND with the connection's vQPN as
-    /// immediate).
+    /// The daemon chooses: SEND below a size threshold, WRITE from it
+    /// (the threshold moves with the daemon's measured CPU load).
     Auto,
-    /// RC SEND with immediate.
+    /// RC SEND with the connection's vQPN as immediate.
     Send,
+    /// RC WRITE into a buffer the other daemon lent this one, then a
+    /// notice to it naming the connection and the buffer.
+    Write,
+    /// The other daemon RC READs the message from this one's buffer.
+    Read,
+}
+
+/// Which QP a new connection's messages take (the bench's `--mode`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sharing {
+    /// RDMAvisor: the link's QPs, shared by every connection between
+    /// the two hosts.
+    Peer,
+    /// One QP per session and remote host, shared by the session's
+    /// connections there (lock-based sharing: the threads that share a
+    /// session take turns under its lock).
+    Session,
+    /// One QP per connection (naive RDMA).
+    Connection,
 }
 
 /// Application to daemon.
@@ -29,6 +48,7 @@ pub enum Request {
     /// listener on `port` there).
     Connect {
         addr: String,
+        sharing: Sharing,
     },
     Listen {
         port: u16,
@@ -92,12 +112,21 @@ fn frame(op: u8, body: &[&[u8]], out: &mut Vec<u8>) {
 impl Request {
     pub fn encode(&self, out: &mut Vec<u8>) {
         match self {
-            Request::Connect { addr } => frame(CONNECT, &[addr.as_bytes()], out),
+            Request::Connect { addr, sharing } => {
+                let s = match sharing {
+                    Sharing::Peer => 0u8,
+                    Sharing::Session => 1,
+                    Sharing::Connection => 2,
+                };
+                frame(CONNECT, &[&[s], addr.as_bytes()], out)
+            }
             Request::Listen { port } => frame(LISTEN, &[&port.to_le_bytes()], out),
             Request::Send { fd, flags, data } => {
                 let f = match flags {
                     Flags::Auto => 0u8,
                     Flags::Send => 1,
+                    Flags::Write => 2,
+                    Flags::Read => 3,
                 };
                 frame(SEND, &[&fd.to_le_bytes(), &[f], data], out)
             }
@@ -163,11 +192,22 @@ fn exact(b: &[u8], n: usize, what: &str) -> Result<(), String> {
 pub fn decode_request(op: u8, b: &[u8]) -> Result<Request, String> {
     Ok(match op {
         CONNECT => {
-            let addr = std::str::from_utf8(b).map_err(|_| "connect: the address is not UTF-8")?;
+            let sharing = match b.first() {
+                Some(0) => Sharing::Peer,
+                Some(1) => Sharing::Session,
+                Some(2) => Sharing::Connection,
+                Some(s) => return Err(format!("connect: unknown sharing {s}")),
+                None => return Err("connect: no sharing byte".into()),
+            };
+            let addr =
+                std::str::from_utf8(&b[1..]).map_err(|_| "connect: the address is not UTF-8")?;
             if addr.len() > 256 {
                 return Err("connect: an address over 256 bytes".into());
             }
-            Request::Connect { addr: addr.into() }
+            Request::Connect {
+                addr: addr.into(),
+                sharing,
+            }
         }
         LISTEN => {
             exact(b, 2, "listen")?;
@@ -182,6 +222,8 @@ pub fn decode_request(op: u8, b: &[u8]) -> Result<Request, String> {
             let flags = match b[4] {
                 0 => Flags::Auto,
                 1 => Flags::Send,
+                2 => Flags::Write,
+                3 => Flags::Read,
                 f => return Err(format!("send: unknown flags {f}")),
             };
             Request::Send {
@@ -240,6 +282,7 @@ mod tests {
         let reqs = [
             Request::Connect {
                 addr: "127.0.0.2:80".into(),
+                sharing: Sharing::Session,
             },
             Request::Listen { port: 80 },
             Request::Send {
@@ -288,8 +331,10 @@ mod tests {
             "no accept op on the wire"
         );
         assert!(decode_request(SEND, &[1, 2, 3]).is_err());
-        assert!(decode_request(SEND, &[1, 0, 0, 0, 9]).is_err(), "flags");
-        assert!(decode_request(CONNECT, &[0xff, 0xfe]).is_err());
+        assert!(decode_request(SEND, &[1, 0, 0, 0, 4]).is_err(), "flags");
+        assert!(decode_request(CONNECT, &[0, 0xff, 0xfe]).is_err());
+        assert!(decode_request(CONNECT, &[3, b'a']).is_err(), "sharing");
+        assert!(decode_request(CONNECT, &[]).is_err());
         let mut rng = engine::Rng::new(3, engine::StreamKind::Host, 0);
         for _ in 0..100_000 {
             let n = rng.below(40) as usize;

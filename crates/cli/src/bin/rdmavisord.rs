@@ -45,6 +45,14 @@ struct Args {
     /// Receives posted on each shared QP.
     #[arg(long, default_value_t = 128)]
     recv_per_qp: usize,
+    /// Receives posted on each QP of a connection that asked for its own
+    /// (naive) or its session's (lock-based sharing).
+    #[arg(long, default_value_t = 32)]
+    own_recv_per_qp: usize,
+    /// FLAGS auto: messages from this size go by WRITE, smaller ones by
+    /// SEND (the daemon lowers it while its CPU is busy).
+    #[arg(long, default_value_t = 16384)]
+    one_sided_bytes: usize,
     #[arg(long, default_value_t = 25.0)]
     rate_gbps: f64,
     #[arg(long, default_value_t = 4000)]
@@ -65,15 +73,22 @@ fn main() -> ExitCode {
         slot_bytes: a.slot_bytes,
         slots: a.slots,
         recv_per_qp: a.recv_per_qp,
+        own_recv_per_qp: a.own_recv_per_qp,
+        one_sided_bytes: a.one_sided_bytes,
         rate_gbps: a.rate_gbps,
         rto_us: a.rto_us,
     };
     let control = cfg.control.clone();
     let result = Daemon::bind(cfg).and_then(|mut d| {
         println!(
-            "rdmavisord: serving {} (links and RoCEv2 on {})",
+            "rdmavisord: serving {} (links and RoCEv2 on {}; huge pages: {})",
             control.display(),
-            d.local_addr()
+            d.local_addr(),
+            if d.huge_pages() {
+                "advised"
+            } else {
+                "unavailable, 4 KB pages"
+            }
         );
         d.run(&AtomicBool::new(false))
     });

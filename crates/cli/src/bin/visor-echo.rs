@@ -3,14 +3,16 @@
 //! on its connection after checking it (each message's first 4 bytes are
 //! the CRC-32 of the rest); `visor-echo client --to IP:P` opens
 //! connections, sends messages of random bytes on each, and checks that
-//! every echo equals what it sent. Exits 1 on any mismatch.
+//! every echo equals what it sent. Exits 1 on any mismatch. `--verb`
+//! chooses the FLAGS of both ends' sends, `client --sharing` the
+//! connections' QPs (the daemon's link's, a session's, or their own).
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
-use visor::{Event, Flags, Visor};
+use clap::{Parser, Subcommand, ValueEnum};
+use visor::{Event, Flags, Sharing, Visor};
 
 #[derive(Parser)]
 #[command(name = "visor-echo")]
@@ -18,8 +20,29 @@ struct Args {
     /// The local daemon's socket.
     #[arg(long, default_value = "/tmp/rdmavisor.sock")]
     daemon: PathBuf,
+    /// The FLAGS every send carries.
+    #[arg(long, value_enum, default_value = "auto")]
+    verb: Verb,
     #[command(subcommand)]
     cmd: Cmd,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Verb {
+    Auto,
+    Send,
+    Write,
+    Read,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Share {
+    /// The link's QPs (RDMAvisor).
+    Peer,
+    /// One QP for this process's connections (lock-based sharing).
+    Session,
+    /// One QP per connection (naive).
+    Connection,
 }
 
 #[derive(Subcommand)]
@@ -44,6 +67,12 @@ enum Cmd {
         bytes: usize,
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        #[arg(long, value_enum, default_value = "peer")]
+        sharing: Share,
+        /// Microseconds to sleep after each round (a steady offered load,
+        /// for measuring memory and CPU rather than speed).
+        #[arg(long, default_value_t = 0)]
+        gap_us: u64,
     },
 }
 
@@ -60,7 +89,7 @@ fn intact(m: &[u8]) -> bool {
     m.len() >= 4 && m[..4] == crc32fast::hash(&m[4..]).to_le_bytes()
 }
 
-fn serve(v: &mut Visor, port: u16, expect: Option<u64>) -> Result<String, String> {
+fn serve(v: &mut Visor, port: u16, expect: Option<u64>, flags: Flags) -> Result<String, String> {
     let l = v.listen(port).map_err(|e| e.to_string())?;
     let (mut accepted, mut closed, mut messages, mut bytes) = (0u64, 0u64, 0u64, 0u64);
     while expect.is_none_or(|n| closed < n) {
@@ -73,7 +102,7 @@ fn serve(v: &mut Visor, port: u16, expect: Option<u64>) -> Result<String, String
                 }
                 messages += 1;
                 bytes += data.len() as u64;
-                v.send(fd, &data, Flags::Auto).map_err(|e| e.to_string())?;
+                v.send(fd, &data, flags).map_err(|e| e.to_string())?;
             }
             Event::Closed { fd } => {
                 closed += 1;
@@ -86,24 +115,36 @@ fn serve(v: &mut Visor, port: u16, expect: Option<u64>) -> Result<String, String
     ))
 }
 
-fn client(
-    v: &mut Visor,
-    to: &str,
+struct Load {
     connections: u32,
     messages: u32,
     bytes: usize,
     seed: u64,
-) -> Result<String, String> {
+    sharing: Sharing,
+    flags: Flags,
+    gap: std::time::Duration,
+}
+
+fn client(v: &mut Visor, to: &str, l: Load) -> Result<String, String> {
+    let Load {
+        connections,
+        messages,
+        bytes,
+        seed,
+        sharing,
+        flags,
+        gap,
+    } = l;
     let mut fds = Vec::new();
     for _ in 0..connections {
-        fds.push(v.connect(to).map_err(|e| e.to_string())?);
+        fds.push(v.connect_with(to, sharing).map_err(|e| e.to_string())?);
     }
     let start = std::time::Instant::now();
     let mut sent: HashMap<u32, Vec<u8>> = HashMap::new();
     for round in 0..messages {
         for (k, &fd) in fds.iter().enumerate() {
             let m = message(seed ^ (u64::from(round) << 20) ^ k as u64, bytes);
-            v.send(fd, &m, Flags::Auto).map_err(|e| e.to_string())?;
+            v.send(fd, &m, flags).map_err(|e| e.to_string())?;
             sent.insert(fd, m);
         }
         for &fd in &fds {
@@ -117,6 +158,7 @@ fn client(
                 ));
             }
         }
+        std::thread::sleep(gap);
     }
     let secs = start.elapsed().as_secs_f64();
     for fd in fds {
@@ -131,17 +173,41 @@ fn client(
 
 fn main() -> ExitCode {
     let a = Args::parse();
+    let flags = match a.verb {
+        Verb::Auto => Flags::Auto,
+        Verb::Send => Flags::Send,
+        Verb::Write => Flags::Write,
+        Verb::Read => Flags::Read,
+    };
     let result = Visor::open(&a.daemon)
         .map_err(|e| e.to_string())
         .and_then(|mut v| match a.cmd {
-            Cmd::Serve { port, expect } => serve(&mut v, port, expect),
+            Cmd::Serve { port, expect } => serve(&mut v, port, expect, flags),
             Cmd::Client {
                 to,
                 connections,
                 messages,
                 bytes,
                 seed,
-            } => client(&mut v, &to, connections, messages, bytes, seed),
+                sharing,
+                gap_us,
+            } => {
+                let sharing = match sharing {
+                    Share::Peer => Sharing::Peer,
+                    Share::Session => Sharing::Session,
+                    Share::Connection => Sharing::Connection,
+                };
+                let load = Load {
+                    connections,
+                    messages,
+                    bytes,
+                    seed,
+                    sharing,
+                    flags,
+                    gap: std::time::Duration::from_micros(gap_us),
+                };
+                client(&mut v, &to, load)
+            }
         });
     match result {
         Ok(line) => {

@@ -497,3 +497,17 @@ fn a_post_beyond_the_psn_span_is_refused() {
         assert!(matches!(nic.poll_transmit(0, 0), Transmit::Packet(_)));
     }
 }
+
+/// Reserve then connect: a QP made before its peer's number was known
+/// sends to the number it is given later, and takes packets only from it.
+#[test]
+fn connect_qp_points_a_reserved_qp_at_its_peer() {
+    let mut nic = nic_with_qps(1);
+    nic.connect_qp(0, 7).unwrap();
+    write(&mut nic, 0, 0, 100);
+    let p = unwrap_pkt(nic.poll_transmit(0, 0));
+    assert_eq!(p.dst_qp, 7);
+    assert_eq!(nic.connect_qp(5, 1), Err(QpError::Unknown(5)));
+    nic.destroy_qp(0).unwrap();
+    assert_eq!(nic.connect_qp(0, 1), Err(QpError::Destroyed(0)));
+}

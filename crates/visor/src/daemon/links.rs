@@ -14,9 +14,21 @@ use datapath::endpoint::Peer;
 use datapath::session::Control;
 use transport::{InitialPsns, QpConfig};
 
-use super::{err, Conn, Daemon, Handle, Wait, BASE, LINK0};
+use super::{err, Conn, Daemon, Handle, Wait, BASE, LEND, LINK0};
 use crate::link::{check_qps, Link, LinkMsg, VERSION};
 use crate::proto::Reply;
+
+/// A TCP connection to `to` from this daemon's own address: the other
+/// daemon names the link by the connection's source address, which
+/// would otherwise be whatever the kernel picks (127.0.0.1 for any
+/// loopback address).
+fn connect_from(ip: Ipv4Addr, to: SocketAddrV4) -> std::io::Result<TcpStream> {
+    use socket2::{Domain, Socket, Type};
+    let s = Socket::new(Domain::IPV4, Type::STREAM, None)?;
+    s.bind(&SocketAddr::V4(SocketAddrV4::new(ip, 0)).into())?;
+    s.connect_timeout(&SocketAddr::V4(to).into(), Duration::from_secs(2))?;
+    Ok(s.into())
+}
 
 impl Daemon {
     /// The link to the daemon on `ip`, opened if there is none.
@@ -25,8 +37,8 @@ impl Daemon {
             return Ok(l);
         }
         let to = SocketAddrV4::new(ip, self.cfg.bind.port());
-        let tcp = TcpStream::connect_timeout(&SocketAddr::V4(to), Duration::from_secs(2))
-            .map_err(|e| format!("no daemon at {to}: {e}"))?;
+        let tcp =
+            connect_from(*self.cfg.bind.ip(), to).map_err(|e| format!("no daemon at {to}: {e}"))?;
         let mut ctl = Control::new(tcp).map_err(err)?;
         let n = self.cfg.qps_per_peer as usize;
         let first = self.ep.nic.num_qps() as u32;
@@ -127,7 +139,7 @@ impl Daemon {
     ) -> Result<usize, String> {
         let n = qpns.len();
         let need = n * self.cfg.recv_per_qp;
-        if self.free_slots.len() < need + 1 {
+        if self.free_slots.len() < need + LEND + 1 {
             return Err(format!(
                 "no buffer slots left for another link ({} free, {need} needed)",
                 self.free_slots.len()
@@ -166,8 +178,12 @@ impl Daemon {
         let l = self.links.insert(Link {
             ctl,
             peer,
+            host,
             qps,
             recv_slots,
+            accepted: Default::default(),
+            lent: Default::default(),
+            borrowed: Vec::new(),
         });
         self.ep
             .register(
@@ -177,6 +193,7 @@ impl Daemon {
             )
             .map_err(err)?;
         self.link_of.insert(*peer.ip(), l);
+        self.lend(l)?;
         Ok(l)
     }
     pub(super) fn read_link(&mut self, l: usize) {
@@ -196,17 +213,24 @@ impl Daemon {
     }
     pub(super) fn link_msg(&mut self, l: usize, m: LinkMsg) {
         match m {
-            LinkMsg::Connect { from, port } => {
+            LinkMsg::Connect { from, port, qp } => {
                 let answer = match self.listeners.get(&port) {
                     None => LinkMsg::Refused {
                         from,
                         reason: format!("nothing listens on port {port}"),
                     },
-                    Some(li) => {
+                    Some(li) => 'accept: {
                         let (si, lfd) = (li.session, li.fd);
-                        let Some(s) = self.sessions.get_mut(si) else {
+                        if self.sessions.get(si).is_none() {
                             return;
+                        }
+                        let own = match qp.map(|offer| self.own_qp_for_offer(l, offer)) {
+                            None => None,
+                            Some(Ok(o)) => Some(o),
+                            Some(Err(reason)) => break 'accept LinkMsg::Refused { from, reason },
                         };
+                        let qpn = own.and_then(|o| Some(self.own_qps.get(o)?.qp));
+                        let s = self.sessions.get_mut(si).expect("checked");
                         let fd = s.next_fd;
                         s.next_fd += 1;
                         let v = self.conns.insert(Conn {
@@ -214,11 +238,16 @@ impl Daemon {
                             fd,
                             link: l,
                             remote: Some(from),
+                            own,
                         });
                         let s = self.sessions.get_mut(si).expect("checked");
                         s.fds.insert(fd, Handle::Conn(v));
                         self.reply(si, Reply::Incoming { listener: lfd, fd });
-                        LinkMsg::Accepted { from, to: v as u32 }
+                        LinkMsg::Accepted {
+                            from,
+                            to: v as u32,
+                            qpn,
+                        }
                     }
                 };
                 if let Some(link) = self.links.get_mut(l) {
@@ -227,12 +256,15 @@ impl Daemon {
                     }
                 }
             }
-            LinkMsg::Accepted { from, to } => {
+            LinkMsg::Accepted { from, to, qpn } => {
                 let Some(c) = self.conns.get_mut(from as usize).filter(|c| c.link == l) else {
                     return;
                 };
                 c.remote = Some(to);
-                let (si, fd) = (c.session, c.fd);
+                let (si, fd, own) = (c.session, c.fd, c.own);
+                if let (Some(o), Some(n)) = (own, qpn) {
+                    self.connect_own_qp(o, n);
+                }
                 self.end_connect_wait(si, fd, Reply::Ok { value: fd.into() });
             }
             LinkMsg::Refused { from, reason } => {
@@ -240,7 +272,7 @@ impl Daemon {
                     return;
                 };
                 let (si, fd) = (c.session, c.fd);
-                self.conns.remove(from as usize);
+                self.drop_conn(from as usize);
                 if let Some(s) = self.sessions.get_mut(si) {
                     s.fds.remove(&fd);
                 }
@@ -257,12 +289,16 @@ impl Daemon {
                     return;
                 };
                 let (si, fd) = (c.session, c.fd);
-                self.conns.remove(vqpn as usize);
+                self.drop_conn(vqpn as usize);
                 if let Some(s) = self.sessions.get_mut(si) {
                     s.fds.remove(&fd);
                 }
                 self.reply(si, Reply::Closed { fd });
             }
+            m @ (LinkMsg::Lend { .. }
+            | LinkMsg::Written { .. }
+            | LinkMsg::ReadFrom { .. }
+            | LinkMsg::ReadDone { .. }) => self.one_sided_msg(l, m),
             LinkMsg::Hello { .. } | LinkMsg::Ready { .. } | LinkMsg::Error { .. } => {
                 self.link_down(l)
             }
@@ -295,7 +331,7 @@ impl Daemon {
                 continue;
             };
             let (si, fd, connected) = (c.session, c.fd, c.remote.is_some());
-            self.conns.remove(v);
+            self.drop_conn(v);
             if let Some(s) = self.sessions.get_mut(si) {
                 s.fds.remove(&fd);
             }
@@ -315,16 +351,8 @@ impl Daemon {
             let _ = self.ep.nic.destroy_qp(qp);
         }
         self.free_slots.append(&mut link.recv_slots);
-        let sent: Vec<u32> = self
-            .sending
-            .iter()
-            .filter(|(_, &k)| k == l)
-            .map(|(&s, _)| s)
-            .collect();
-        for s in sent {
-            self.sending.remove(&s);
-            self.free_slots.push(s);
-        }
+        self.free_slots.extend(link.lent.drain());
+        self.free_sending(|k, _| k == l);
         self.resume_waiting();
     }
 }

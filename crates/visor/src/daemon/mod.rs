@@ -18,9 +18,14 @@
 //! goes (killed or not) has its connections closed, its peers told, its
 //! listeners and buffers freed.
 //!
+//! The baselines of the paper's §3 are a connection's choice
+//! (`proto::Sharing`): a QP of its own (naive) or one per session (lock-
+//! based sharing), made as the connection opens (`own_qps.rs`).
+//!
 //! This file holds the daemon's tables, its setup and loop, the
 //! requests and the completions; `sessions.rs` its local clients' side,
-//! `links.rs` its links'. Uses `proto`, `link`, `slab`, and `datapath`'s
+//! `links.rs` its links', `own_qps.rs` the baselines' QPs, `one_sided.rs`
+//! messages by WRITE and READ. Uses `proto`, `link`, `slab`, and `datapath`'s
 //! endpoint, region, socket and session modules.
 
 use std::collections::HashMap;
@@ -34,14 +39,19 @@ use datapath::endpoint::{Endpoint, PortSettings, EXTERNAL};
 use datapath::region::Region;
 use datapath::session::TransportName;
 use datapath::socket::Socket;
-use transport::{CompletionSide, Engine, IrnConfig, Nic, NicConfig, Verb, WorkRequest};
+use transport::{CompletionSide, Engine, IrnConfig, Nic, NicConfig, QpId, Verb, WorkRequest};
 
 use crate::link::{Link, LinkMsg};
-use crate::proto::{self, Reply, Request};
+use crate::proto::{self, Reply, Request, Sharing};
 use crate::slab::Slab;
 
 mod links;
+mod one_sided;
+mod own_qps;
 mod sessions;
+
+use one_sided::{Chooser, OneSided, LEND, ONE_SIDED_TAG};
+use own_qps::OwnQp;
 
 /// The daemon's settings (`rdmavisord --help`).
 #[derive(Clone, Debug)]
@@ -58,6 +68,11 @@ pub struct Config {
     pub slot_bytes: usize,
     pub slots: usize,
     pub recv_per_qp: usize,
+    /// Receive buffers of each baseline QP (naive, locked).
+    pub own_recv_per_qp: usize,
+    /// `Flags::Auto`: messages from this size go by WRITE (the threshold
+    /// falls under load, `one_sided::Chooser`).
+    pub one_sided_bytes: usize,
     pub rate_gbps: f64,
     pub rto_us: u64,
 }
@@ -80,8 +95,13 @@ enum Handle {
 
 /// What a session waits for before its next request.
 enum Wait {
-    /// A free slot, to send `data` on connection `fd`.
-    Slot { fd: u32, data: Vec<u8> },
+    /// A free slot (or a lent buffer, for a WRITE), to send `data` on
+    /// connection `fd`.
+    Slot {
+        fd: u32,
+        flags: proto::Flags,
+        data: Vec<u8>,
+    },
     /// The remote daemon's answer to connect on `fd`.
     Connect { fd: u32 },
 }
@@ -97,6 +117,8 @@ struct Session {
     wait: Option<Wait>,
     /// The socket may hold unread bytes (it was not read to WouldBlock).
     unread: bool,
+    /// Its QPs shared by its connections (`Sharing::Session`), by link.
+    own_qps: HashMap<usize, usize>,
 }
 
 struct Conn {
@@ -105,6 +127,8 @@ struct Conn {
     link: usize,
     /// The vQPN at the other end, once it accepted.
     remote: Option<u32>,
+    /// Its QP, if not the link's (the baselines): an index in `own_qps`.
+    own: Option<usize>,
 }
 
 struct Listener {
@@ -123,8 +147,18 @@ pub struct Daemon {
     links: Slab<Link>,
     link_of: HashMap<Ipv4Addr, usize>,
     free_slots: Vec<u32>,
-    /// Send slots in flight, and their link.
-    sending: HashMap<u32, usize>,
+    /// The baselines' QPs.
+    own_qps: Slab<OwnQp>,
+    /// Send slots in flight, and their link and QP.
+    sending: HashMap<u32, (usize, QpId)>,
+    /// What the one-sided slots among them are for.
+    one_sided: HashMap<u32, OneSided>,
+    /// READs asked for, waiting for a slot: link, vQPN, address, length.
+    read_backlog: std::collections::VecDeque<(usize, u32, u64, u32)>,
+    chooser: Chooser,
+    /// Whether the kernel took the advice to back the region with huge
+    /// pages.
+    huge_pages: bool,
     /// Sessions waiting for a free slot, oldest first.
     slot_waiters: std::collections::VecDeque<usize>,
     /// Buffers the loop reuses each turn: completions, session ids.
@@ -150,12 +184,15 @@ impl Daemon {
         if cfg.qps_per_peer == 0 || cfg.recv_per_qp == 0 {
             return Err("--qps-per-peer and --recv-per-qp must be at least 1".into());
         }
-        let per_link = cfg.qps_per_peer as usize * cfg.recv_per_qp;
+        let per_link = cfg.qps_per_peer as usize * cfg.recv_per_qp + LEND;
         if cfg.slots < per_link + 1 || cfg.slots > u32::MAX as usize {
             return Err(format!(
-                "--slots must be at least --qps-per-peer x --recv-per-qp + 1 = {}",
+                "--slots must be at least --qps-per-peer x --recv-per-qp + {LEND} (lent for WRITEs) + 1 = {}",
                 per_link + 1
             ));
+        }
+        if cfg.own_recv_per_qp == 0 {
+            return Err("--own-recv-per-qp must be at least 1".into());
         }
         if cfg.control.exists() {
             if std::os::unix::net::UnixStream::connect(&cfg.control).is_ok() {
@@ -200,7 +237,7 @@ impl Daemon {
             ..NicConfig::default()
         })
         .map_err(|e| format!("transport configuration: {e}"))?;
-        let mem = Region::zeroed(BASE, cfg.slots * cfg.slot_bytes);
+        let (mem, huge_pages) = Region::zeroed_huge(BASE, cfg.slots * cfg.slot_bytes);
         let port = settings.options()?;
         let mut ep = Endpoint::new(nic, mem, vec![sock], *cfg.bind.ip(), port).map_err(err)?;
         ep.register(&mut apps, APPS, mio::Interest::READABLE)
@@ -213,6 +250,7 @@ impl Daemon {
         )
         .map_err(err)?;
         let free_slots = (0..cfg.slots as u32).rev().collect();
+        let one_sided_bytes = cfg.one_sided_bytes;
         Ok(Daemon {
             cfg,
             ep,
@@ -224,11 +262,22 @@ impl Daemon {
             links: Slab::default(),
             link_of: HashMap::new(),
             free_slots,
+            own_qps: Slab::default(),
             sending: HashMap::new(),
+            one_sided: HashMap::new(),
+            read_backlog: Default::default(),
+            chooser: Chooser::new(one_sided_bytes),
+            huge_pages,
             slot_waiters: Default::default(),
             done: Vec::new(),
             ids: Vec::new(),
         })
+    }
+
+    /// Whether the region asked for (transparent) huge pages and the
+    /// kernel took the advice.
+    pub fn huge_pages(&self) -> bool {
+        self.huge_pages
     }
 
     /// The link address (UDP and TCP).
@@ -240,6 +289,7 @@ impl Daemon {
     pub fn run(&mut self, stop: &AtomicBool) -> Result<(), String> {
         while !stop.load(Ordering::Relaxed) {
             self.ep.turn(Duration::from_millis(10)).map_err(err)?;
+            self.chooser.tick();
             for t in self.ep.take_ready() {
                 match t {
                     APPS => self.accept_apps(),
@@ -277,7 +327,7 @@ impl Daemon {
     fn request(&mut self, i: usize, req: Request) -> Option<Reply> {
         let fail = |m: String| Some(Reply::Err { message: m });
         match req {
-            Request::Connect { addr } => {
+            Request::Connect { addr, sharing } => {
                 let to: SocketAddrV4 = match addr.parse() {
                     Ok(a) => a,
                     Err(_) => return fail(format!("connect: `{addr}` is not an IPv4 ip:port")),
@@ -291,6 +341,17 @@ impl Daemon {
                     Ok(l) => l,
                     Err(e) => return fail(format!("connect {addr}: {e}")),
                 };
+                let own = match sharing {
+                    Sharing::Peer => None,
+                    Sharing::Session | Sharing::Connection => {
+                        let per_session = sharing == Sharing::Session;
+                        match self.own_qp_for_connect(i, link, per_session) {
+                            Ok(o) => Some(o),
+                            Err(e) => return fail(format!("connect {addr}: {e}")),
+                        }
+                    }
+                };
+                let qp = own.and_then(|o| self.own_qps.get(o)?.offer);
                 let s = self.sessions.get_mut(i)?;
                 let fd = s.next_fd;
                 s.next_fd += 1;
@@ -299,6 +360,7 @@ impl Daemon {
                     fd,
                     link,
                     remote: None,
+                    own,
                 });
                 let s = self.sessions.get_mut(i)?;
                 s.fds.insert(fd, Handle::Conn(v));
@@ -306,6 +368,7 @@ impl Daemon {
                 let msg = LinkMsg::Connect {
                     from: v as u32,
                     port: to.port(),
+                    qp,
                 };
                 if let Err(e) = self.links.get_mut(link)?.ctl.send(&msg) {
                     self.link_down(link);
@@ -324,7 +387,7 @@ impl Daemon {
                 self.listeners.insert(port, Listener { session: i, fd });
                 Some(Reply::Ok { value: fd.into() })
             }
-            Request::Send { fd, data, .. } => {
+            Request::Send { fd, flags, data } => {
                 let s = self.sessions.get(i)?;
                 let v = match s.fds.get(&fd) {
                     Some(Handle::Conn(v)) => *v,
@@ -340,7 +403,7 @@ impl Daemon {
                         self.cfg.slot_bytes
                     ));
                 }
-                self.send(i, fd, v, data)
+                self.send(i, fd, v, flags, data)
             }
             Request::Close { fd } => {
                 let s = self.sessions.get_mut(i)?;
@@ -355,9 +418,16 @@ impl Daemon {
         }
     }
 
-    /// Sends `data` on connection `v` (fd `fd` of session `i`), or waits
-    /// for a slot.
-    fn send(&mut self, i: usize, fd: u32, v: usize, data: Vec<u8>) -> Option<Reply> {
+    /// Sends `data` on connection `v` (fd `fd` of session `i`) by the verb
+    /// `flags` choose, or waits for a slot (or a lent buffer).
+    fn send(
+        &mut self,
+        i: usize,
+        fd: u32,
+        v: usize,
+        flags: proto::Flags,
+        data: Vec<u8>,
+    ) -> Option<Reply> {
         let c = self.conns.get(v)?;
         let Some(remote) = c.remote else {
             return Some(Reply::Err {
@@ -365,8 +435,15 @@ impl Daemon {
             });
         };
         let link = c.link;
-        let Some(slot) = self.free_slots.pop() else {
-            self.sessions.get_mut(i)?.wait = Some(Wait::Slot { fd, data });
+        let qp = match c.own {
+            Some(o) => self.own_qps.get(o)?.qp,
+            None => self.links.get(link)?.qp_for(v as u32),
+        };
+        let verb = self.chooser.verb(flags, data.len());
+        let lent =
+            verb != Verb::Write || self.links.get(link).is_some_and(|l| !l.borrowed.is_empty());
+        let Some(slot) = self.free_slots.pop().filter(|_| lent) else {
+            self.sessions.get_mut(i)?.wait = Some(Wait::Slot { fd, flags, data });
             self.slot_waiters.push_back(i);
             return None;
         };
@@ -374,7 +451,20 @@ impl Daemon {
         let len = data.len();
         use transport::Memory;
         self.ep.mem.write(addr, &data);
-        let qp = self.links.get(link)?.qp_for(v as u32);
+        if verb != Verb::Send {
+            let posted = self.post_one_sided(verb, (v, remote, link, qp), slot, len);
+            if !matches!(posted, Ok(true)) {
+                self.free_slots.push(slot);
+                let message = match posted {
+                    Err(e) => format!("send: {e}"),
+                    _ => "send: no lent buffer".into(),
+                };
+                return Some(Reply::Err { message });
+            }
+            self.sending.insert(slot, (link, qp));
+            self.ep.after_input();
+            return Some(Reply::Ok { value: len as u64 });
+        }
         let wr = WorkRequest {
             wr_id: SEND_TAG | u64::from(slot),
             verb: Verb::Send,
@@ -390,7 +480,7 @@ impl Daemon {
                 message: format!("send: {e}"),
             });
         }
-        self.sending.insert(slot, link);
+        self.sending.insert(slot, (link, qp));
         self.ep.after_input();
         Some(Reply::Ok { value: len as u64 })
     }
@@ -398,7 +488,9 @@ impl Daemon {
     fn on_completion(&mut self, c: transport::Completion) {
         match c.side {
             CompletionSide::Requester => {
-                if c.wr_id & SEND_TAG != 0 {
+                if c.wr_id & ONE_SIDED_TAG != 0 {
+                    self.one_sided_done(&c);
+                } else if c.wr_id & SEND_TAG != 0 {
                     let slot = c.wr_id as u32;
                     if self.sending.remove(&slot).is_some() {
                         self.free_slots.push(slot);
@@ -406,16 +498,25 @@ impl Daemon {
                     }
                 }
             }
+            // A WRITE's responder completion (it took no receive) is
+            // the data landing in a lent buffer: its notice follows.
+            CompletionSide::Responder if c.verb != Verb::Send => {}
             CompletionSide::Responder => {
                 let slot = c.wr_id as u32;
                 let addr = BASE + slot as u64 * self.cfg.slot_bytes as u64;
                 let start = (addr - BASE) as usize;
                 let len = (c.len as usize).min(self.cfg.slot_bytes);
+                // The connection's own QP, or its link's: a message
+                // naming a connection on another QP is not delivered.
                 let target = self.conns.get(c.imm as usize).and_then(|conn| {
-                    self.links
-                        .get(conn.link)
-                        .filter(|l| l.qps.contains(&c.qp))
-                        .map(|_| (conn.session, conn.fd))
+                    let ok = match conn.own {
+                        Some(o) => self.own_qps.get(o).is_some_and(|q| q.qp == c.qp),
+                        None => self
+                            .links
+                            .get(conn.link)
+                            .is_some_and(|l| l.qps.contains(&c.qp)),
+                    };
+                    ok.then_some((conn.session, conn.fd))
                 });
                 // A message for a connection closed here is dropped.
                 if let Some((si, fd)) = target {
@@ -436,24 +537,31 @@ impl Daemon {
         }
     }
 
-    /// Sessions waiting for a slot try again, in the order they began
-    /// waiting (an entry whose session no longer waits is skipped).
+    /// READs asked for, then sessions waiting for a slot, try again, in
+    /// the order they began waiting (an entry whose session no longer
+    /// waits is skipped; one that waits again goes to the back, once per
+    /// call).
     fn resume_waiting(&mut self) {
-        while !self.free_slots.is_empty() {
+        self.start_reads();
+        for _ in 0..self.slot_waiters.len() {
+            if self.free_slots.is_empty() {
+                return;
+            }
             let Some(i) = self.slot_waiters.pop_front() else {
                 return;
             };
             let Some(s) = self.sessions.get_mut(i) else {
                 continue;
             };
-            let Some(Wait::Slot { fd, data }) = s.wait.take_if(|w| matches!(w, Wait::Slot { .. }))
+            let Some(Wait::Slot { fd, flags, data }) =
+                s.wait.take_if(|w| matches!(w, Wait::Slot { .. }))
             else {
                 continue;
             };
             let reply = match s.fds.get(&fd) {
                 Some(Handle::Conn(v)) => {
                     let v = *v;
-                    self.send(i, fd, v, data)
+                    self.send(i, fd, v, flags, data)
                 }
                 _ => Some(Reply::Err {
                     message: format!("send: fd {fd} was closed"),
@@ -475,7 +583,7 @@ impl Daemon {
                 self.listeners.remove(&port);
             }
             Handle::Conn(v) => {
-                let Some(c) = self.conns.remove(v) else {
+                let Some(c) = self.drop_conn(v) else {
                     return;
                 };
                 if let (true, Some(remote)) = (tell, c.remote) {
@@ -488,6 +596,32 @@ impl Daemon {
                     }
                 }
             }
+        }
+    }
+
+    /// Removes connection `v` (and its own QP, if it was the last of it).
+    fn drop_conn(&mut self, v: usize) -> Option<Conn> {
+        let c = self.conns.remove(v)?;
+        if let Some(o) = c.own {
+            self.release_own_qp(o);
+        }
+        Some(c)
+    }
+
+    /// Frees the send slots in flight that `gone(link, qp)` names (their
+    /// QP or link was destroyed: no completion will come).
+    fn free_sending(&mut self, gone: impl Fn(usize, QpId) -> bool) {
+        let before = self.free_slots.len();
+        self.sending.retain(|&slot, &mut (l, qp)| {
+            let keep = !gone(l, qp);
+            if !keep {
+                self.free_slots.push(slot);
+                self.one_sided.remove(&slot);
+            }
+            keep
+        });
+        if self.free_slots.len() > before {
+            self.resume_waiting();
         }
     }
 }

@@ -7,34 +7,10 @@
 
 use std::collections::HashMap;
 use std::io::{self, Read, Write};
-use std::os::fd::AsRawFd;
 
 use super::{Daemon, Session, MAX_UNREAD, SESSION0};
+use crate::cred::peer_cred;
 use crate::proto::{self, Reply};
-
-/// The uid and pid of the process at the other end of a Unix socket.
-fn peer_cred(s: &impl AsRawFd) -> io::Result<(u32, i32)> {
-    let mut c = libc::ucred {
-        pid: 0,
-        uid: 0,
-        gid: 0,
-    };
-    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
-    // SAFETY: a valid socket and a ucred with its length for the output.
-    let rc = unsafe {
-        libc::getsockopt(
-            s.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_PEERCRED,
-            (&mut c as *mut libc::ucred).cast(),
-            &mut len,
-        )
-    };
-    if rc != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok((c.uid, c.pid))
-}
 
 impl Daemon {
     pub(super) fn accept_apps(&mut self) {
@@ -57,6 +33,7 @@ impl Daemon {
                 next_fd: 1,
                 wait: None,
                 unread: true,
+                own_qps: HashMap::new(),
             });
             let s = self.sessions.get_mut(i).expect("just inserted");
             let ok = self.ep.register(
