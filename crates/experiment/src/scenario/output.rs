@@ -16,6 +16,11 @@ pub const MIN_SAMPLE_US: f64 = 0.01;
 pub struct OutputCfg {
     /// Sampling interval in microseconds; no series without it.
     pub sample_us: Option<f64>,
+    /// The window of time sampled, in microseconds (default: the whole
+    /// run): the samples a run without it records, from `from_us` to
+    /// `until_us`.
+    pub from_us: Option<f64>,
+    pub until_us: Option<f64>,
     /// Egress ports to sample, each as [node, peer]: queue bytes and
     /// utilisation of the link direction node -> peer.
     #[serde(default)]
@@ -62,6 +67,12 @@ impl OutputCfg {
                     ));
                 }
             }
+            None if self.from_us.is_some() || self.until_us.is_some() => {
+                return Err(c.err(
+                    "output.sample_us",
+                    "needed with output.from_us or output.until_us",
+                ));
+            }
             None if !self.ports.is_empty()
                 || !self.flows.is_empty()
                 || !self.ecn_ports.is_empty()
@@ -89,6 +100,23 @@ impl OutputCfg {
         }
         let Some(interval) = self.sample_us else {
             return Ok(());
+        };
+        let from = match self.from_us {
+            Some(v) => c.us("output.from_us", v)?,
+            None => 0,
+        };
+        let until = match self.until_us {
+            Some(v) => {
+                let t = c.us_positive("output.until_us", v)?;
+                if t <= from {
+                    return Err(c.err(
+                        "output.until_us",
+                        format!("must be after output.from_us, got {v}"),
+                    ));
+                }
+                Some(t)
+            }
+            None => None,
         };
         // Egress port ids of `[node, peer]` pairs, errors naming `key[i]`.
         let port_ids = |key: &str, pairs: &[[String; 2]]| -> Result<Vec<u32>, ScenarioError> {
@@ -124,6 +152,8 @@ impl OutputCfg {
         }
         net.set_sampling(fabric::SampleSpec {
             interval: us(interval),
+            from,
+            until,
             ports,
             flows: self.flows.clone(),
             ecn_ports,

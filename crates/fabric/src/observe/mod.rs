@@ -20,6 +20,11 @@ use engine::Time;
 #[derive(Clone, Debug, Default)]
 pub struct SampleSpec {
     pub interval: Time,
+    /// Samples are recorded from this time on (the counters behind rates
+    /// are read once an interval before it), and none after `until`: a
+    /// run whose traffic starts late need not record its idle start.
+    pub from: Time,
+    pub until: Option<Time>,
     /// Egress ports whose queue length and utilisation to record.
     pub ports: Vec<u32>,
     /// Flows whose throughput and sending rate to record.

@@ -62,6 +62,9 @@ impl Network {
         if spec.interval == 0 {
             return Err("the sampling interval must be positive".into());
         }
+        if spec.until.is_some_and(|u| u <= spec.from) {
+            return Err("the sampling window must end after it starts".into());
+        }
         if let Some(p) = spec
             .ports
             .iter()
@@ -103,6 +106,12 @@ impl Network {
         if !spec.flows.is_empty() {
             self.flow_rx_bytes = vec![0; self.flows.len()];
         }
+        // Samples fall where they would without a window (every interval
+        // from now); the first one the window keeps is primed by the one
+        // before it, so every recorded value is the one a run without the
+        // window records at that time.
+        let wanted = spec.from.saturating_sub(self.now).div_ceil(spec.interval);
+        let first = self.now + wanted.saturating_sub(1) * spec.interval;
         self.sampling = Some(Sampling {
             last_tx: vec![0; spec.ports.len()],
             last_rx: vec![0; spec.flows.len()],
@@ -110,7 +119,7 @@ impl Network {
             series,
             spec,
         });
-        self.globals.push(self.now, Global::Sample);
+        self.globals.push(first, Global::Sample);
         Ok(())
     }
 
@@ -142,14 +151,19 @@ impl Network {
             return;
         };
         let secs = s.spec.interval as f64 / engine::time::SEC as f64;
+        // Before the window (the priming sample), counters are read and
+        // nothing is recorded.
+        let record = now >= s.spec.from;
         let mut k = 0;
         for (i, &p) in s.spec.ports.iter().enumerate() {
             let port = &self.ports[p as usize];
             let tx = port.tx_bytes;
             let util = (tx - s.last_tx[i]) as f64 * 8.0 / secs / port.rate_bps() as f64;
             s.last_tx[i] = tx;
-            s.series[k].push(now, port.queued_bytes() as f64);
-            s.series[k + 1].push(now, util);
+            if record {
+                s.series[k].push(now, port.queued_bytes() as f64);
+                s.series[k + 1].push(now, util);
+            }
             k += 2;
         }
         for (i, &f) in s.spec.flows.iter().enumerate() {
@@ -164,8 +178,10 @@ impl Network {
                 // 0 before the flow's QP exists.
                 h.nic.qp_rate_bps_at(r.requester_qp, now).unwrap_or(0) as f64 / 1e9
             };
-            s.series[k].push(now, thr);
-            s.series[k + 1].push(now, rate);
+            if record {
+                s.series[k].push(now, thr);
+                s.series[k + 1].push(now, rate);
+            }
             k += 2;
         }
         for (i, &p) in s.spec.ecn_ports.iter().enumerate() {
@@ -174,10 +190,15 @@ impl Network {
             let (m0, e0) = s.last_ecn[i];
             s.last_ecn[i] = (marked, eligible);
             // An interval in which no data packet left has no ratio.
-            if eligible > e0 {
+            if record && eligible > e0 {
                 s.series[k].push(now, (marked - m0) as f64 / (eligible - e0) as f64);
             }
             k += 1;
+        }
+        if !record {
+            // Everything below is a reading of the moment, with no
+            // counter to prime.
+            return self.next_sample(now);
         }
         if s.spec.ordering_memory {
             let [bitmap_mean, bitmap_max, total_mean, total_max] = ordering_memory(&self.hosts);
@@ -215,7 +236,18 @@ impl Network {
             }
             k += RCM_SERIES.len();
         }
+        self.next_sample(now);
+    }
+
+    /// Schedules the sample after the one at `now`, unless it falls after
+    /// the window.
+    fn next_sample(&mut self, now: Time) {
+        let Some(s) = &self.sampling else {
+            return;
+        };
         let next = now + s.spec.interval;
-        self.globals.push(next, Global::Sample);
+        if s.spec.until.is_none_or(|u| next <= u) {
+            self.globals.push(next, Global::Sample);
+        }
     }
 }
