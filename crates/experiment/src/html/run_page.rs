@@ -54,14 +54,12 @@ fn f(s: &Value, p: &str) -> f64 {
     s.pointer(p).and_then(Value::as_f64).unwrap_or(f64::NAN)
 }
 
-/// A headline number: n/a when absent, or when it is a statistic of no
-/// values (its block's `count` is 0: summary.json writes 0 there).
+/// A headline number: n/a when absent or null (a statistic of no values).
 fn headline(s: &Value, p: &str, div: f64) -> String {
-    let parent = &p[..p.rfind('/').unwrap_or(0)];
-    if !parent.is_empty() && f(s, &format!("{parent}/count")) == 0.0 {
-        return "n/a".into();
+    match s.pointer(p).and_then(Value::as_f64) {
+        Some(x) => num(x / div),
+        None => "n/a".into(),
     }
-    num(f(s, p) / div)
 }
 
 /// Every scalar of a JSON value, as (dotted path, text), in key order.
