@@ -8,6 +8,7 @@ copy differs (.ci/run checks the cheapest). Standard library only.
     scripts/doc_tables.py BINARY --check TABLE  # compare with the doc
 
 Tables (the doc that holds each is in TABLES):
+  faults-reorder         docs/faults.md, reordering on the incast's uplinks
   mprdma-ecn-misconfig   docs/mprdma.md, ECN mis-configuration (Fig. 14)
   mprdma-link-updown     docs/mprdma.md, link down and up (Fig. 11b), seeds 1-8
 """
@@ -32,6 +33,16 @@ def sweep(binary, out, scenario, *args):
     )
     with open(os.path.join(out, "sweep.csv")) as f:
         return [os.path.join(out, r["label"]) for r in csv.DictReader(f)]
+
+
+def run(binary, out, scenario, *args):
+    """Runs `rdmalab run SCENARIO ARGS --out OUT` quietly; returns OUT."""
+    subprocess.run(
+        [binary, "run", os.path.join(REPO, scenario), "--quiet", *args, "--out", out],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+    return out
 
 
 def summary(run):
@@ -139,7 +150,36 @@ def link_updown(binary, tmp):
     return rows
 
 
+def faults_reorder(binary, tmp):
+    """Reordering on every sender's uplink (h1..h20 -> leaf0, delay_us 10)
+    of scenarios/eunomia_memory.toml at each fraction, without an ordering
+    layer, seed 1: what the receiving NICs count."""
+    rows = [
+        "| fraction | OOO % | degree p99 | degree max | reordering-triggered retx | mean FCT (us) |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name, frac in [("0 (no fault)", None), ("0.01", 0.01), ("0.1", 0.1), ("0.5", 0.5), ("1.0", 1.0)]:
+        sets = ["--set", 'transport.ordering="none"', "--set", "output.ordering_memory=false"]
+        faults = [] if frac is None else [
+            f'{{link=["h{h}","leaf0"],direction="forward",action="reorder",fraction={frac},delay_us=10}}'
+            for h in range(1, 21)
+        ]
+        sets += ["--set", "faults=[" + ",".join(faults) + "]"]
+        s = summary(run(
+            binary, os.path.join(tmp, f"reorder-{name.split()[0]}"),
+            "scenarios/eunomia_memory.toml", "--seed", "1", *sets,
+        ))
+        r = s["reordering"]
+        fct = s["fct_ns"]["mean"] / 1e3
+        rows.append(
+            f"| {name} | {100 * r['ooo_fraction']:.1f} | {r['ood_p99']} | {r['ood_max']} "
+            f"| {r['reorder_retx']} | {fct:.1f} |"
+        )
+    return rows
+
+
 TABLES = {
+    "faults-reorder": ("docs/faults.md", faults_reorder),
     "mprdma-ecn-misconfig": ("docs/mprdma.md", ecn_misconfig),
     "mprdma-link-updown": ("docs/mprdma.md", link_updown),
 }

@@ -21,6 +21,12 @@ fn check(table: &str) {
     );
 }
 
+/// docs/faults.md's reordering table (five runs, under a second).
+#[test]
+fn faults_reorder_table_matches_a_fresh_run() {
+    check("faults-reorder");
+}
+
 /// docs/mprdma.md's ECN mis-configuration table (six runs, under a second).
 #[test]
 fn mprdma_ecn_misconfig_table_matches_a_fresh_run() {
