@@ -8,6 +8,7 @@ copy differs (.ci/run checks the cheapest). Standard library only.
     scripts/doc_tables.py BINARY --check TABLE  # compare with the doc
 
 Tables (the doc that holds each is in TABLES):
+  lb-one-flow            docs/load_balancing.md, one flow over four uplinks
   faults-reorder         docs/faults.md, reordering on the incast's uplinks
   mprdma-ecn-misconfig   docs/mprdma.md, ECN mis-configuration (Fig. 14)
   mprdma-link-updown     docs/mprdma.md, link down and up (Fig. 11b), seeds 1-8
@@ -178,7 +179,44 @@ def faults_reorder(binary, tmp):
     return rows
 
 
+# crates/experiment/tests/load_balancers.rs's one_long_flow at 25 Gb/s.
+ONE_FLOW = """
+[topology]
+kind = "leaf_spine"
+leaves = 2
+spines = 4
+hosts_per_leaf = 1
+host_gbps = 100
+fabric_gbps = 25
+[switch]
+load_balancer = "{lb}"
+[[flows]]
+src = 0
+dst = 1
+bytes = 8_000_000
+"""
+
+
+def lb_one_flow(binary, tmp):
+    """One 8 MB flow over four 25 Gb/s uplinks under each balancer (the
+    load balancers' test setup, seed 1): its goodput and retransmissions."""
+    rows = [
+        "| balancer | goodput (Gb/s) | retransmitted packets |",
+        "|---|---|---|",
+    ]
+    for lb in ["ecmp", "spray", "drill", "power_of_two", "letflow"]:
+        path = os.path.join(tmp, f"{lb}.toml")
+        with open(path, "w") as f:
+            f.write(ONE_FLOW.format(lb=lb))
+        out = run(binary, os.path.join(tmp, lb), path)
+        (flow,) = flows(out)
+        retx = summary(out)["retransmitted_packets"]
+        rows.append(f"| {lb} | {float(flow['goodput_gbps']):.1f} | {retx:,} |".replace(",", " "))
+    return rows
+
+
 TABLES = {
+    "lb-one-flow": ("docs/load_balancing.md", lb_one_flow),
     "faults-reorder": ("docs/faults.md", faults_reorder),
     "mprdma-ecn-misconfig": ("docs/mprdma.md", ecn_misconfig),
     "mprdma-link-updown": ("docs/mprdma.md", link_updown),

@@ -27,6 +27,12 @@ fn faults_reorder_table_matches_a_fresh_run() {
     check("faults-reorder");
 }
 
+/// docs/load_balancing.md's one flow over four uplinks (five runs).
+#[test]
+fn lb_one_flow_table_matches_a_fresh_run() {
+    check("lb-one-flow");
+}
+
 /// docs/mprdma.md's ECN mis-configuration table (six runs, under a second).
 #[test]
 fn mprdma_ecn_misconfig_table_matches_a_fresh_run() {
