@@ -17,7 +17,7 @@ const MAX_POINTS: usize = 1500;
 
 /// The headline table: label, path in `summary.json`, and a divisor with
 /// its unit (1: as written).
-const HEADLINE: [(&str, &str, f64); 30] = [
+const HEADLINE: [(&str, &str, f64); 31] = [
     ("simulated time (ms)", "/sim_time_ns", 1e6),
     ("flows", "/flows", 1.0),
     ("flows finished", "/flows_finished", 1.0),
@@ -35,6 +35,11 @@ const HEADLINE: [(&str, &str, f64); 30] = [
     ("slowdown p99, flows >= 1 BDP", "/slowdown_large/p99", 1.0),
     ("BDP (bytes)", "/bdp_bytes", 1.0),
     ("total goodput (Gb/s)", "/total_goodput_gbps", 1.0),
+    (
+        "payload delivered over the run (Gb/s)",
+        "/delivered_gbps",
+        1.0,
+    ),
     ("injected packets", "/injected_packets", 1.0),
     ("delivered packets", "/delivered_packets", 1.0),
     ("dropped packets", "/dropped_packets", 1.0),
