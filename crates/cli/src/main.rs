@@ -17,7 +17,7 @@ mod sweep;
 mod visor;
 
 use clap::{CommandFactory, Parser, Subcommand};
-use experiment::report;
+use experiment::{report, summary_text};
 use indicatif::{ProgressBar, ProgressStyle};
 use out::{prepare_out, say, SIGPIPE_STATUS, STDOUT_CLOSED};
 use std::path::{Path, PathBuf};
@@ -300,7 +300,7 @@ fn run(
     });
     bar.finish_and_clear();
     let s = report::summary(&outcome, &name, seed);
-    say(format_args!("{}", report::render(&s)))?;
+    say(format_args!("{}", summary_text::render(&s)))?;
     let hops_per_s = s.packet_hops as f64 / outcome.loop_wall_s.max(1e-9);
     say!(
         "  {:<22} {:.2} s event loop, {:.2} M packet-hops/s, {:.2} M events/s",

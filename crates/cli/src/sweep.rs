@@ -8,7 +8,7 @@
 
 use crate::out::{prepare_out, say};
 use experiment::plan::{self, Plan};
-use experiment::{html, report, sweep_csv};
+use experiment::{html, summary_text, sweep_csv};
 use std::path::Path;
 
 /// The most seeds one sweep takes (each is a whole simulation).
@@ -179,7 +179,7 @@ pub fn run_planned(file: &Path, index: usize, out: &Path, html: bool) -> Result<
     if html {
         html::write_report(&out.join(&label))?;
     }
-    say(format_args!("{}", report::render(&s)))?;
+    say(format_args!("{}", summary_text::render(&s)))?;
     say(format_args!(
         "  {:<22} {}\n",
         "outputs",

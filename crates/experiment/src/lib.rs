@@ -15,6 +15,7 @@ pub mod reorder;
 pub mod report;
 pub mod run;
 pub mod scenario;
+pub mod summary_text;
 pub mod sweep;
 pub mod sweep_csv;
 

@@ -44,7 +44,8 @@ pub struct ReorderingSummary {
     pub data_packets: u64,
     /// Those whose PSN was above the next expected one.
     pub ooo_packets: u64,
-    pub ooo_fraction: f64,
+    /// `ooo_packets / data_packets` (null without data packets).
+    pub ooo_fraction: Option<f64>,
     /// Out-of-order degree (PSN minus the expected PSN, 0 in order) over
     /// all new data packets: the upper bound of the p99 bucket, and the
     /// largest seen.
@@ -74,7 +75,7 @@ pub fn summary(net: &Network) -> ReorderingSummary {
         s.flows_reordered += usize::from(r.ooo_packets > 0);
     }
     if s.data_packets > 0 {
-        s.ooo_fraction = (s.ooo_packets as f64 / s.data_packets as f64 * 1e6).round() / 1e6;
+        s.ooo_fraction = Some((s.ooo_packets as f64 / s.data_packets as f64 * 1e6).round() / 1e6);
     }
     s
 }
@@ -82,10 +83,11 @@ pub fn summary(net: &Network) -> ReorderingSummary {
 /// The readable summary's line.
 pub fn render(s: &ReorderingSummary) -> String {
     format!(
-        "{} of {} data packets out of order ({:.4}%) in {} flows, degree p99 <= {} max {}, {} reordering-triggered retransmissions",
+        "{} of {} data packets out of order ({}) in {} flows, degree p99 <= {} max {}, {} reordering-triggered retransmissions",
         s.ooo_packets,
         s.data_packets,
-        s.ooo_fraction * 100.0,
+        s.ooo_fraction
+            .map_or("n/a".into(), |f| format!("{:.4}%", f * 100.0)),
         s.flows_reordered,
         s.ood_p99,
         s.ood_max,

@@ -1,8 +1,10 @@
 //! Outputs of a run: `flows.csv` (one row per flow, the information of
 //! ns-3's fct.txt with names people read), `summary.json` (the scenario,
-//! seed, version and every headline number), and the readable summary on
-//! stdout. Files hold only simulated quantities, so the same scenario and
-//! seed always give byte-identical files.
+//! seed, version and every headline number) and `slowdown_by_size.csv`;
+//! `crate::summary_text` prints the summary. A statistic of no values is
+//! `null` (an empty cell in CSV), never 0. Files hold only simulated
+//! quantities, so the same scenario and seed always give byte-identical
+//! files.
 
 use crate::files::write_atomic;
 use crate::reorder::{FlowReorder, ReorderingSummary};
@@ -22,6 +24,8 @@ pub struct FlowRow {
     pub size_bytes: u64,
     pub start_ns: u64,
     pub fct_ns: Option<u64>,
+    /// HPCC ns-3's ideal FCT (a full MTU per hop; see
+    /// `fabric::FlowResult::ideal`), kept for comparability.
     pub ideal_fct_ns: u64,
     pub slowdown: Option<String>,
     /// Payload over FCT, Gb/s.
@@ -34,22 +38,30 @@ pub struct FlowRow {
     pub ooo_packets: u64,
     pub ood_max: u64,
     pub reorder_retx: u64,
+    /// The ideal with the flow's own first packet per hop
+    /// (`fabric::FlowResult::ideal_exact`) and FCT over it: differs from
+    /// the columns above for flows below one packet. Last, so that scripts
+    /// reading the columns by position still read the others.
+    pub ideal_fct_exact_ns: u64,
+    pub slowdown_exact: Option<String>,
 }
 
+/// A statistic's values are `None` (null in JSON) when it has none
+/// (`count` 0).
 #[derive(Serialize, Debug, Clone, PartialEq)]
 pub struct Stat {
     pub count: usize,
-    pub mean: f64,
-    pub p50: f64,
-    pub p95: f64,
-    pub p99: f64,
-    pub p999: f64,
-    pub max: f64,
+    pub mean: Option<f64>,
+    pub p50: Option<f64>,
+    pub p95: Option<f64>,
+    pub p99: Option<f64>,
+    pub p999: Option<f64>,
+    pub max: Option<f64>,
 }
 
 impl From<Summary> for Stat {
     fn from(s: Summary) -> Stat {
-        let r = round4;
+        let r = |x: f64| (s.count > 0).then(|| round4(x));
         Stat {
             count: s.count,
             mean: r(s.mean),
@@ -102,8 +114,12 @@ pub struct SummaryJson {
     pub fct_ns: Stat,
     pub slowdown: Stat,
     /// Sum of finished flows' payload over the span from the first start to
-    /// the last finish.
-    pub total_goodput_gbps: f64,
+    /// the last finish (null when no flow finished).
+    pub total_goodput_gbps: Option<f64>,
+    /// Data payload delivered to the hosts over the simulated time, every
+    /// flow's, finished or not (retransmitted copies included): the rate of
+    /// long-lived flows that a stop time cut.
+    pub delivered_gbps: f64,
     pub injected_packets: u64,
     pub delivered_packets: u64,
     pub dropped_packets: u64,
@@ -178,8 +194,8 @@ pub struct EcnPort {
     /// marked upstream are not).
     pub data_packets: u64,
     pub ecn_marked: u64,
-    /// `ecn_marked / data_packets` (0 when no data packet left).
-    pub mark_ratio: f64,
+    /// `ecn_marked / data_packets` (null when no data packet left).
+    pub mark_ratio: Option<f64>,
     /// Wire bytes sent over the run, and what that is as a rate.
     pub tx_bytes: u64,
     pub tx_gbps: f64,
@@ -190,16 +206,13 @@ fn ecn_ports(net: &fabric::Network, end: engine::Time) -> Vec<EcnPort> {
         .iter()
         .map(|&p| {
             let st = net.ports()[p as usize].stats();
-            let ratio = if st.ecn_eligible == 0 {
-                0.0
-            } else {
-                st.ecn_marked as f64 / st.ecn_eligible as f64
-            };
+            let ratio =
+                (st.ecn_eligible > 0).then(|| st.ecn_marked as f64 / st.ecn_eligible as f64);
             EcnPort {
                 port: net.port_name(p),
                 data_packets: st.ecn_eligible,
                 ecn_marked: st.ecn_marked,
-                mark_ratio: (ratio * 1e6).round() / 1e6,
+                mark_ratio: ratio.map(|r| (r * 1e6).round() / 1e6),
                 tx_bytes: st.tx_bytes,
                 tx_gbps: round4(st.tx_bytes as f64 * 8.0 / to_ns_f64(end.max(1))),
             }
@@ -305,6 +318,11 @@ pub struct PauseSplit {
 /// Flow-size bucket bounds of the slowdown table.
 pub const SIZE_BUCKETS: [u64; 6] = [0, 10_000, 100_000, 1_000_000, 10_000_000, u64::MAX];
 
+/// A CSV cell: empty for a statistic of no values.
+fn cell(x: Option<f64>) -> String {
+    x.map(|v| v.to_string()).unwrap_or_default()
+}
+
 fn round4(x: f64) -> f64 {
     (x * 1e4).round() / 1e4
 }
@@ -379,6 +397,8 @@ pub fn flow_rows(o: &Outcome) -> Vec<FlowRow> {
             ooo_packets: r.ooo_packets,
             ood_max: r.ood_max,
             reorder_retx: r.reorder_retx,
+            ideal_fct_exact_ns: f.ideal_exact / NS,
+            slowdown_exact: f.slowdown_exact().map(|s| format!("{s:.4}")),
         })
         .collect()
 }
@@ -393,14 +413,12 @@ pub fn summary(o: &Outcome, scenario: &str, seed: u64) -> SummaryJson {
         .filter_map(|f| f.slowdown())
         .map(|s| s.max(1.0))
         .collect();
-    let goodput = if done.is_empty() {
-        0.0
-    } else {
+    let goodput = (!done.is_empty()).then(|| {
         let first = done.iter().map(|f| f.flow.start).min().unwrap_or(0);
         let last = done.iter().filter_map(|f| f.finish).max().unwrap_or(0);
         let bytes: u64 = done.iter().map(|f| f.flow.bytes).sum();
         bytes as f64 * 8.0 / to_ns_f64(last.saturating_sub(first).max(1))
-    };
+    });
     let (mut retx, mut timeouts, mut cnps_sent, mut cnps_received) = (0, 0, 0, 0);
     for h in 0..net.host_count() {
         let st = net.nic(h).stats();
@@ -450,7 +468,10 @@ pub fn summary(o: &Outcome, scenario: &str, seed: u64) -> SummaryJson {
         flows_finished: done.len(),
         fct_ns: Summary::of(&fcts).into(),
         slowdown: Summary::of(&slow).into(),
-        total_goodput_gbps: (goodput * 1e4).round() / 1e4,
+        total_goodput_gbps: goodput.map(round4),
+        delivered_gbps: round4(
+            c.delivered_payload_bytes as f64 * 8.0 / to_ns_f64(o.end_time.max(1)),
+        ),
         injected_packets: c.injected_packets,
         delivered_packets: c.delivered_packets,
         dropped_packets: c.total_dropped_packets(),
@@ -530,10 +551,10 @@ pub fn write_outputs(o: &Outcome, s: &SummaryJson, dir: &Path) -> std::io::Resul
             b.lo_bytes.to_string(),
             b.hi_bytes.map(|h| h.to_string()).unwrap_or_default(),
             st.count.to_string(),
-            st.mean.to_string(),
-            st.p50.to_string(),
-            st.p95.to_string(),
-            st.p99.to_string(),
+            cell(st.mean),
+            cell(st.p50),
+            cell(st.p95),
+            cell(st.p99),
         ])
         .map_err(std::io::Error::other)?;
     }
@@ -564,229 +585,4 @@ pub fn write_outputs(o: &Outcome, s: &SummaryJson, dir: &Path) -> std::io::Resul
         }
     }
     Ok(())
-}
-
-/// The readable summary printed on stdout.
-pub fn render(s: &SummaryJson) -> String {
-    let mut out = String::new();
-    fn line(out: &mut String, k: &str, v: String) {
-        out.push_str(&format!("  {k:<22} {v}\n"));
-    }
-    line(
-        &mut out,
-        "scenario",
-        format!("{} (seed {})", s.scenario, s.seed),
-    );
-    line(
-        &mut out,
-        "fabric",
-        format!(
-            "{} hosts, {} switches, {} links",
-            s.hosts, s.switches, s.links
-        ),
-    );
-    line(
-        &mut out,
-        "simulated time",
-        format!("{:.3} ms ({})", s.sim_time_ns as f64 / 1e6, s.end_state),
-    );
-    line(
-        &mut out,
-        "flows finished",
-        format!("{} / {}", s.flows_finished, s.flows),
-    );
-    line(
-        &mut out,
-        "FCT (us)",
-        format!(
-            "mean {:.2}  p50 {:.2}  p99 {:.2}  max {:.2}",
-            s.fct_ns.mean / 1e3,
-            s.fct_ns.p50 / 1e3,
-            s.fct_ns.p99 / 1e3,
-            s.fct_ns.max / 1e3
-        ),
-    );
-    line(
-        &mut out,
-        "slowdown",
-        format!(
-            "mean {:.3}  p50 {:.3}  p95 {:.3}  p99 {:.3}",
-            s.slowdown.mean, s.slowdown.p50, s.slowdown.p95, s.slowdown.p99
-        ),
-    );
-    line(
-        &mut out,
-        "total goodput",
-        format!("{:.2} Gb/s", s.total_goodput_gbps),
-    );
-    if s.flows_finished > 1 {
-        out.push_str(&format!(
-            "  slowdown by flow size  {:>13} {:>7} {:>8} {:>8} {:>8} {:>8}\n",
-            "size [lo, hi)", "flows", "mean", "p50", "p95", "p99"
-        ));
-        for b in s.slowdown_by_size.iter().filter(|b| b.slowdown.count > 0) {
-            let st = &b.slowdown;
-            out.push_str(&format!(
-                "  {:<22} {:>13} {:>7} {:>8.3} {:>8.3} {:>8.3} {:>8.3}\n",
-                "",
-                // The bucket holds lo <= size < hi: a 1 MB flow is in
-                // "1MB-10MB", not under a "<10MB" that reads as below.
-                format!(
-                    "{}-{}",
-                    human_bytes(b.lo_bytes),
-                    b.hi_bytes.map(human_bytes).unwrap_or_else(|| "inf".into())
-                ),
-                st.count,
-                st.mean,
-                st.p50,
-                st.p95,
-                st.p99
-            ));
-        }
-    }
-    let drops: Vec<String> = s
-        .drops
-        .iter()
-        .filter(|(_, &n)| n > 0)
-        .map(|(k, n)| format!("{k} {n}"))
-        .collect();
-    line(
-        &mut out,
-        "drops",
-        if drops.is_empty() {
-            "none".into()
-        } else {
-            drops.join(", ")
-        },
-    );
-    line(
-        &mut out,
-        "PFC",
-        format!(
-            "{} pause, {} resume frames; paused time: switch ports mean {:.4}% max {:.4}%, host ports mean {:.4}% max {:.4}%",
-            s.pause_frames,
-            s.resume_frames,
-            s.pfc_pause.switch_paused_fraction_mean * 100.0,
-            s.pfc_pause.switch_paused_fraction_max * 100.0,
-            s.pfc_pause.host_paused_fraction_mean * 100.0,
-            s.pfc_pause.host_paused_fraction_max * 100.0
-        ),
-    );
-    line(
-        &mut out,
-        "ECN",
-        format!(
-            "{} marked, {} notifications (CNP/echo) sent",
-            s.ecn_marked, s.cnps_sent
-        ),
-    );
-    for e in &s.ecn_ports {
-        line(
-            &mut out,
-            &format!("ECN {}", e.port),
-            format!(
-                "{} of {} data packets marked (ratio {:.4}), {:.2} Gb/s",
-                e.ecn_marked, e.data_packets, e.mark_ratio, e.tx_gbps
-            ),
-        );
-    }
-    line(
-        &mut out,
-        "retransmissions",
-        format!(
-            "{} packets, {} timeouts",
-            s.retransmitted_packets, s.timeouts
-        ),
-    );
-    line(
-        &mut out,
-        "reordering",
-        crate::reorder::render(&s.reordering),
-    );
-    for (k, v) in s.ordering.iter().flat_map(crate::nic_memory::render) {
-        line(&mut out, &k, v);
-    }
-    if let Some(lb) = &s.load_balancer {
-        line(&mut out, "load balancer", crate::lb_summary::render(lb));
-    }
-    if let Some(r) = &s.rcm {
-        line(&mut out, "rcm", crate::rcm_summary::render(r));
-    }
-    if let (Some(n), Some(st)) = (s.flows_hit_by_failures, &s.slowdown_hit_by_failures) {
-        line(
-            &mut out,
-            "hit by failures",
-            format!(
-                "{n} flows lost a packet to a failed link; {} of them finished, slowdown mean {:.3} p99 {:.3}",
-                st.count, st.mean, st.p99
-            ),
-        );
-    }
-    for (name, st) in &s.nic_state {
-        line(
-            &mut out,
-            &format!("NIC state ({name})"),
-            format!(
-                "{} QPs, {} B bitmap + {} B other per QP",
-                st.qps, st.bitmap_bytes_per_qp, st.other_bytes_per_qp
-            ),
-        );
-    }
-    if let Some(m) = &s.mprdma {
-        line(
-            &mut out,
-            "MP-RDMA",
-            format!(
-                "{} B extra state per QP (paper: {} B); {} recoveries, {} early retx, {} OOO prunes, {} bitmap drops, {} sync drops, OOO degree p99.9 <= {} max {}",
-                m.state_bytes_per_qp,
-                m.paper_state_bytes,
-                m.recoveries,
-                m.early_retransmits,
-                m.ooo_prunes,
-                m.bitmap_drops,
-                m.sync_drops,
-                m.ood_p999,
-                m.max_ooo_degree
-            ),
-        );
-        if let Some(y) = &m.synchronise {
-            line(
-                &mut out,
-                "synchronise",
-                format!(
-                    "{} messages, {} arrived early ({:.2}%)",
-                    y.messages,
-                    y.arrived_early,
-                    100.0 * y.early_fraction
-                ),
-            );
-        }
-    }
-    line(&mut out, "packet-hops", s.packet_hops.to_string());
-    line(
-        &mut out,
-        "simulator memory",
-        format!(
-            "{} B per packet in flight (peak {} packets), {} B per flow",
-            s.memory.bytes_per_packet, s.memory.peak_packets, s.memory.bytes_per_flow
-        ),
-    );
-    line(
-        &mut out,
-        "conservation",
-        if s.conservation_ok {
-            "ok".into()
-        } else {
-            "VIOLATED".into()
-        },
-    );
-    out
-}
-
-fn human_bytes(b: u64) -> String {
-    match b {
-        b if b >= 1_000_000 && b % 1_000_000 == 0 => format!("{}MB", b / 1_000_000),
-        b if b >= 1_000 && b % 1_000 == 0 => format!("{}KB", b / 1_000),
-        b => format!("{b}B"),
-    }
 }

@@ -91,15 +91,17 @@ pub fn table(rows: &[(String, Value)]) -> String {
     );
     for (label, s) in rows {
         let u = |p: &str| s.pointer(p).and_then(Value::as_u64).unwrap_or(0);
-        let f = |p: &str| get(s, p).unwrap_or(0.0);
+        // A statistic of no values (null) reads n/a, never 0.
+        let f =
+            |p: &str, digits: usize| get(s, p).map_or("n/a".into(), |x| format!("{x:.digits$}"));
         out.push_str(&format!(
-            "{:<w$} {:>4}/{:<4} {:>9.3} {:>9.3} {:>10.2} {:>8} {:>8}\n",
+            "{:<w$} {:>4}/{:<4} {:>9} {:>9} {:>10} {:>8} {:>8}\n",
             label,
             u("/flows_finished"),
             u("/flows"),
-            f("/slowdown/mean"),
-            f("/slowdown/p99"),
-            f("/total_goodput_gbps"),
+            f("/slowdown/mean", 3),
+            f("/slowdown/p99", 3),
+            f("/total_goodput_gbps", 2),
             u("/dropped_packets"),
             u("/pause_frames"),
         ));

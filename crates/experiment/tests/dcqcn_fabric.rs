@@ -138,9 +138,10 @@ fn leaf_spine_128_hosts_web_search_and_hadoop_complete_with_sane_slowdowns() {
         for load in [0.3, 0.5] {
             let o = run_toml(&leaf_spine_poisson(cdf, load));
             let s = summary(&o);
+            let (p50, p99) = (s.slowdown.p50.unwrap(), s.slowdown.p99.unwrap());
             eprintln!(
-                "{cdf} {load}: {} flows, slowdown mean {:.3} p50 {:.3} p99 {:.3}",
-                s.flows, s.slowdown.mean, s.slowdown.p50, s.slowdown.p99
+                "{cdf} {load}: {} flows, slowdown mean {:?} p50 {p50:.3} p99 {p99:.3}",
+                s.flows, s.slowdown.mean
             );
             assert!(s.flows > 50);
             assert_eq!(s.flows_finished, s.flows, "{cdf} at {load}");
@@ -148,12 +149,8 @@ fn leaf_spine_128_hosts_web_search_and_hadoop_complete_with_sane_slowdowns() {
             // Slowdown is >= 1 by definition; DCQCN on a 2:1 fabric at
             // these loads stays within the range ns-3 publishes (medians
             // near 1-2, tails below ~30).
-            assert!(
-                s.slowdown.p50 >= 1.0 && s.slowdown.p50 < 3.0,
-                "{:?}",
-                s.slowdown
-            );
-            assert!(s.slowdown.p99 < 30.0, "{:?}", s.slowdown);
+            assert!((1.0..3.0).contains(&p50), "{:?}", s.slowdown);
+            assert!(p99 < 30.0, "{:?}", s.slowdown);
         }
     }
 }

@@ -101,7 +101,7 @@ fn marking_ratios_converge_across_paths_with_different_pmax() {
             "{}: Pmax {:.1}, marking ratio {r:.4} after 3 ms ({:.4} over the run), {:.2} Gb/s",
             e.port,
             0.2 * (k + 1) as f64,
-            e.mark_ratio,
+            e.mark_ratio.expect("data packets left"),
             util * gbps
         );
         assert!(util > 0.99, "{} utilisation {util}", e.port);

@@ -40,7 +40,7 @@ fn same_seed_same_bytes_other_seed_other_bytes() {
     );
     let header = String::from_utf8(a.0.clone()).unwrap();
     assert!(header.starts_with(
-        "flow_id,src,dst,size_bytes,start_ns,fct_ns,ideal_fct_ns,slowdown,goodput_gbps,verb,class,ooo_packets,ood_max,reorder_retx\n"
+        "flow_id,src,dst,size_bytes,start_ns,fct_ns,ideal_fct_ns,slowdown,goodput_gbps,verb,class,ooo_packets,ood_max,reorder_retx,ideal_fct_exact_ns,slowdown_exact\n"
     ));
     assert_eq!(header.lines().count(), 9);
     std::fs::remove_dir_all(&tmp).ok();

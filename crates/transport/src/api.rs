@@ -56,7 +56,7 @@ pub struct NicConfig {
     /// Congestion control of every QP (unless overridden per QP with
     /// [`crate::Nic::create_qp_with`]); also selects how this NIC, as a
     /// notification point, reports CE marks (see
-    /// [`crate::dcqcn::Notification`]; `None` echoes on ACKs).
+    /// [`crate::dcqcn::Notification`]; `None` sends no notification).
     pub cc: CcConfig,
     /// Engine (loss recovery and receive-side ordering) of every QP,
     /// unless overridden per QP with [`crate::Nic::create_qp_with`].

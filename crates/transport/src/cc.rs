@@ -22,7 +22,7 @@ impl CcConfig {
     /// How this NIC's QPs, as notification points, report CE marks.
     pub fn notification(&self) -> Notification {
         match self {
-            CcConfig::None => Notification::AckEcho,
+            CcConfig::None => Notification::Off,
             CcConfig::Dcqcn(p) => p.notification,
         }
     }

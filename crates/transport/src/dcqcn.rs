@@ -41,6 +41,12 @@ pub enum Notification {
     /// Separate CNP packets, at most one per `cnp_interval` per QP
     /// (0 = one per marked packet); ACKs never carry `ecn_echo`.
     Cnp { cnp_interval: Time },
+    /// None: the QP runs no congestion control, so no reaction point would
+    /// act on a notification (both ends of a QP run the same one: the
+    /// simulator and the datapath configure them from one setting). CE
+    /// marks are counted at the switches and go no further, as on a NIC
+    /// whose DCQCN notification point is off.
+    Off,
 }
 
 /// DCQCN parameters. Every field is public; the constructors are presets.

@@ -140,14 +140,7 @@ impl Qp {
     /// congestion control or anything boxed, marked destroyed.
     pub fn tombstone(id: QpId, cfg: QpConfig) -> Qp {
         let psns = InitialPsns::default();
-        let mut q = Qp::new(
-            id,
-            cfg,
-            psns,
-            Engine::GoBackN,
-            Cc::None,
-            Notification::AckEcho,
-        );
+        let mut q = Qp::new(id, cfg, psns, Engine::GoBackN, Cc::None, Notification::Off);
         q.destroyed = true;
         q
     }

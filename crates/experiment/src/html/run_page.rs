@@ -17,7 +17,7 @@ const MAX_POINTS: usize = 1500;
 
 /// The headline table: label, path in `summary.json`, and a divisor with
 /// its unit (1: as written).
-const HEADLINE: [(&str, &str, f64); 30] = [
+const HEADLINE: [(&str, &str, f64); 31] = [
     ("simulated time (ms)", "/sim_time_ns", 1e6),
     ("flows", "/flows", 1.0),
     ("flows finished", "/flows_finished", 1.0),
@@ -35,6 +35,11 @@ const HEADLINE: [(&str, &str, f64); 30] = [
     ("slowdown p99, flows >= 1 BDP", "/slowdown_large/p99", 1.0),
     ("BDP (bytes)", "/bdp_bytes", 1.0),
     ("total goodput (Gb/s)", "/total_goodput_gbps", 1.0),
+    (
+        "payload delivered over the run (Gb/s)",
+        "/delivered_gbps",
+        1.0,
+    ),
     ("injected packets", "/injected_packets", 1.0),
     ("delivered packets", "/delivered_packets", 1.0),
     ("dropped packets", "/dropped_packets", 1.0),
@@ -54,14 +59,12 @@ fn f(s: &Value, p: &str) -> f64 {
     s.pointer(p).and_then(Value::as_f64).unwrap_or(f64::NAN)
 }
 
-/// A headline number: n/a when absent, or when it is a statistic of no
-/// values (its block's `count` is 0: summary.json writes 0 there).
+/// A headline number: n/a when absent or null (a statistic of no values).
 fn headline(s: &Value, p: &str, div: f64) -> String {
-    let parent = &p[..p.rfind('/').unwrap_or(0)];
-    if !parent.is_empty() && f(s, &format!("{parent}/count")) == 0.0 {
-        return "n/a".into();
+    match s.pointer(p).and_then(Value::as_f64) {
+        Some(x) => num(x / div),
+        None => "n/a".into(),
     }
-    num(f(s, p) / div)
 }
 
 /// Every scalar of a JSON value, as (dotted path, text), in key order.

@@ -98,10 +98,12 @@ impl Network {
         if let Some(e) = self.lb.ns3() {
             e.add_flow(flow.src, flow.dst);
         }
+        let (ideal, ideal_exact) = self.ideal_fct(flow.src, flow.dst, flow.bytes);
         self.flows.push(FlowResult {
             flow,
             finish: None,
-            ideal: self.ideal_fct(flow.src, flow.dst, flow.bytes),
+            ideal,
+            ideal_exact,
             requester_qp: u32::MAX,
             responder_qp: u32::MAX,
         });

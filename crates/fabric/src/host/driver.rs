@@ -82,9 +82,12 @@ impl Network {
         self.arena.free(hdr.idx);
         self.counters.delivered_packets += 1;
         self.counters.delivered_bytes += pkt.wire as u64;
-        if pkt.is_data() && !self.flow_rx_bytes.is_empty() {
-            if let Some(&f) = self.hosts[h as usize].qp_flow.get(pkt.dst_qp as usize) {
-                self.flow_rx_bytes[f as usize] += pkt.payload as u64;
+        if pkt.is_data() {
+            self.counters.delivered_payload_bytes += pkt.payload as u64;
+            if !self.flow_rx_bytes.is_empty() {
+                if let Some(&f) = self.hosts[h as usize].qp_flow.get(pkt.dst_qp as usize) {
+                    self.flow_rx_bytes[f as usize] += pkt.payload as u64;
+                }
             }
         }
         if self.capturing {

@@ -55,7 +55,17 @@ pub struct FlowResult {
     /// FCT of the flow alone on an idle fabric, by the HPCC ns-3 formula:
     /// base RTT (2 x path delay + one MTU serialised per hop) plus all wire
     /// bytes over the bottleneck rate.
+    /// A flow below one packet has a slowdown below 1 by that formula,
+    /// which counts a full MTU per hop; kept for comparability with HPCC
+    /// ns-3's outputs.
     pub ideal: Time,
+    /// What the flow takes alone on the idle path, as a write: its first
+    /// packet (payload and headers) stored and forwarded at every hop, the
+    /// rest of its wire bytes at the bottleneck behind it, and the ACK's
+    /// serialisation on the way back. Close to `ideal` for flows of many
+    /// packets; for a flow below one packet it is the lone packet's time,
+    /// not a full MTU's.
+    pub ideal_exact: Time,
     /// Host-local QP numbers at the requester and responder.
     pub requester_qp: u32,
     pub responder_qp: u32,
@@ -68,6 +78,12 @@ impl FlowResult {
 
     pub fn slowdown(&self) -> Option<f64> {
         self.fct().map(|f| f as f64 / self.ideal.max(1) as f64)
+    }
+
+    /// FCT over [`FlowResult::ideal_exact`].
+    pub fn slowdown_exact(&self) -> Option<f64> {
+        self.fct()
+            .map(|f| f as f64 / self.ideal_exact.max(1) as f64)
     }
 
     /// Which host posts the work request.

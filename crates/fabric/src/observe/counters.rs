@@ -49,6 +49,9 @@ pub struct Counters {
     /// Packets (and wire bytes) that reached their destination host.
     pub delivered_packets: u64,
     pub delivered_bytes: u64,
+    /// Payload bytes of the data packets among them (retransmitted copies
+    /// included): what the hosts moved, finished flows or not.
+    pub delivered_payload_bytes: u64,
     /// Per [`DropReason`], in the order of `DropReason::ALL`.
     pub dropped_packets: [u64; 6],
     pub dropped_bytes: [u64; 6],

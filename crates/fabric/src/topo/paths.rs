@@ -42,15 +42,17 @@ impl Network {
 
     /// The path properties of `src` -> `dst` along the first equal-cost
     /// path: (one-way propagation delay, one MTU serialised at every hop,
-    /// bottleneck rate).
-    pub(crate) fn path(&self, src: u32, dst: u32) -> (Time, Time, u64) {
+    /// a packet of `first` wire bytes serialised at every hop, bottleneck
+    /// rate).
+    pub(crate) fn path(&self, src: u32, dst: u32, first: u64) -> (Time, Time, Time, u64) {
         let mtu = self.cfg.nic.mtu as u64;
-        let (mut delay, mut per_hop, mut bottleneck) = (0, 0, u64::MAX);
+        let (mut delay, mut per_hop, mut first_hops, mut bottleneck) = (0, 0, 0, u64::MAX);
         let mut port = self.hosts[src as usize].port;
         for _ in 0..self.roles.len() {
             let p = &self.ports[port as usize];
             delay += p.delay;
             per_hop += serialization(mtu, p.rate_bps());
+            first_hops += serialization(first, p.rate_bps());
             bottleneck = bottleneck.min(p.rate_bps());
             let next = self.ports[port as usize ^ 1].node;
             match self.roles[next as usize] {
@@ -61,22 +63,30 @@ impl Network {
                 },
             }
         }
-        (delay, per_hop, bottleneck)
+        (delay, per_hop, first_hops, bottleneck)
     }
 
     /// Base RTT between two hosts as HPCC ns-3 defines it: twice the path
     /// delay plus one MTU serialised per hop.
     pub fn base_rtt(&self, src: u32, dst: u32) -> Time {
-        let (delay, per_hop, _) = self.path(src, dst);
+        let (delay, per_hop, _, _) = self.path(src, dst, 0);
         2 * delay + per_hop
     }
 
-    /// The ideal FCT of `bytes` from `src` to `dst` (see `FlowResult::ideal`).
-    pub fn ideal_fct(&self, src: u32, dst: u32, bytes: u64) -> Time {
+    /// The ideal FCT of `bytes` from `src` to `dst` (see `FlowResult::ideal`
+    /// and `FlowResult::ideal_exact`): HPCC ns-3's, and what a write takes
+    /// alone on the idle path: its first packet (payload and headers)
+    /// stored and forwarded at every hop, the rest of its wire bytes at the
+    /// bottleneck behind it, and the ACK's way back.
+    pub fn ideal_fct(&self, src: u32, dst: u32, bytes: u64) -> (Time, Time) {
         let nic = &self.cfg.nic;
-        let (delay, per_hop, bottleneck) = self.path(src, dst);
+        let first = bytes.min(nic.mtu as u64) + nic.header_bytes as u64;
+        let (delay, per_hop, first_hops, bottleneck) = self.path(src, dst, first);
+        let (_, _, ack_hops, _) = self.path(src, dst, nic.ctrl_bytes as u64);
         let packets = bytes.div_ceil(nic.mtu as u64).max(1);
         let wire = bytes + packets * nic.header_bytes as u64;
-        2 * delay + per_hop + serialization(wire, bottleneck)
+        let hpcc = 2 * delay + per_hop + serialization(wire, bottleneck);
+        let exact = 2 * delay + first_hops + ack_hops + serialization(wire - first, bottleneck);
+        (hpcc, exact)
     }
 }

@@ -126,9 +126,23 @@ fn pfc_mask_holds_the_paused_class_only() {
     );
 }
 
+/// A QP of `nic` whose congestion control is DCQCN with notifications
+/// echoed on ACKs (HPCC's "mlx" model).
+fn ack_echo_qp(nic: &mut Nic) -> QpId {
+    let cc = crate::CcConfig::Dcqcn(crate::DcqcnParams::default());
+    assert_eq!(cc.notification(), crate::Notification::AckEcho);
+    let cfg = QpConfig {
+        peer_host: 1,
+        peer_qp: 0,
+        sport: 0,
+    };
+    nic.create_qp_with(cfg, cc, crate::Engine::GoBackN).unwrap()
+}
+
 #[test]
 fn ack_echoes_sent_at_and_ce() {
-    let mut nic = nic_with_qps(1);
+    let mut nic = Nic::new(NicConfig::default()).unwrap();
+    assert_eq!(ack_echo_qp(&mut nic), 0);
     let mut p = incoming(0, 0, true, true);
     p.ce = true;
     p.sent_at = 1234;
@@ -137,6 +151,31 @@ fn ack_echoes_sent_at_and_ce() {
     assert!(ack.ecn_echo);
     assert_eq!(ack.sent_at, 1234);
     assert_eq!(nic.stats().cnps_sent, 1);
+}
+
+/// Without congestion control no reaction point would act on a
+/// notification: a CE-marked write gets a plain ACK, a CE-marked READ
+/// request no CNP, and none is counted as sent.
+#[test]
+fn without_congestion_control_marks_are_not_notified() {
+    let mut nic = nic_with_qps(1);
+    let mut p = incoming(0, 0, true, true);
+    p.ce = true;
+    nic.on_packet(5 * US, &p);
+    let ack = unwrap_pkt(nic.poll_transmit(5 * US, 0));
+    assert_eq!(ack.kind, PacketKind::Ack);
+    assert!(!ack.ecn_echo);
+    let mut read = incoming(0, 1, true, true);
+    read.verb = Verb::Read;
+    read.payload = 0;
+    read.wire = 48;
+    read.ce = true;
+    nic.on_packet(6 * US, &read);
+    while let Transmit::Packet(q) = nic.poll_transmit(7 * US, 0) {
+        assert_ne!(q.kind, PacketKind::Cnp, "{q:?}");
+        assert!(!q.ecn_echo, "{q:?}");
+    }
+    assert_eq!(nic.stats().cnps_sent, 0);
 }
 
 #[test]

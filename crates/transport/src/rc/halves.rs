@@ -74,7 +74,7 @@ pub(crate) fn on_packet<H: Halves>(h: &mut H, cx: &mut Ctx, conn: &mut Conn, pkt
                     Notification::Cnp { cnp_interval } => cx.maybe_cnp(conn, cnp_interval, pkt),
                     // READ requests get no ACK to carry the echo.
                     Notification::AckEcho if pkt.verb == Verb::Read => cx.maybe_cnp(conn, 0, pkt),
-                    Notification::AckEcho => {}
+                    Notification::AckEcho | Notification::Off => {}
                 }
             }
             o.read_queued
@@ -96,12 +96,11 @@ pub(crate) fn on_packet<H: Halves>(h: &mut H, cx: &mut Ctx, conn: &mut Conn, pkt
                 });
                 cx.ctrl.push_back(p);
             }
-            if pkt.ce {
-                let interval = match conn.notification {
-                    Notification::Cnp { cnp_interval } => cnp_interval,
-                    Notification::AckEcho => 0,
-                };
-                cx.maybe_cnp(conn, interval, pkt);
+            match conn.notification {
+                _ if !pkt.ce => {}
+                Notification::Cnp { cnp_interval } => cx.maybe_cnp(conn, cnp_interval, pkt),
+                Notification::AckEcho => cx.maybe_cnp(conn, 0, pkt),
+                Notification::Off => {}
             }
             true
         }

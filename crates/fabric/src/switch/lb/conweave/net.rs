@@ -339,7 +339,7 @@ impl Network {
         }
         let host_links = self.ports[self.hosts[src as usize].port as usize].delay
             + self.ports[self.hosts[dst as usize].port as usize].delay;
-        let rtt = 2 * self.path(src, dst).0.saturating_sub(host_links);
+        let rtt = 2 * self.path(src, dst, 0).0.saturating_sub(host_links);
         if let Balancer::Conweave(cw) = &mut self.lb {
             cw.rtt.insert(key, rtt);
         }

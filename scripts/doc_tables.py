@@ -1,0 +1,253 @@
+#!/usr/bin/env python3
+"""Prints results tables of docs/ as markdown, each from the runs that
+make it, so that a table in the docs is the output of the command written
+next to it; `--check` re-runs the named tables and fails when the doc's
+copy differs (.ci/run checks the cheapest). Standard library only.
+
+    scripts/doc_tables.py BINARY TABLE          # print TABLE's markdown
+    scripts/doc_tables.py BINARY --check TABLE  # compare with the doc
+
+Tables (the doc that holds each is in TABLES):
+  lb-one-flow            docs/load_balancing.md, one flow over four uplinks
+  faults-reorder         docs/faults.md, reordering on the incast's uplinks
+  mprdma-ecn-misconfig   docs/mprdma.md, ECN mis-configuration (Fig. 14)
+  mprdma-link-updown     docs/mprdma.md, link down and up (Fig. 11b), seeds 1-8
+"""
+
+import csv
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def sweep(binary, out, scenario, *args):
+    """Runs `rdmalab sweep SCENARIO ARGS --out OUT` quietly; returns the
+    runs' directories by label, in sweep.csv's order."""
+    subprocess.run(
+        [binary, "sweep", os.path.join(REPO, scenario), *args, "--out", out],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+    with open(os.path.join(out, "sweep.csv")) as f:
+        return [os.path.join(out, r["label"]) for r in csv.DictReader(f)]
+
+
+def run(binary, out, scenario, *args):
+    """Runs `rdmalab run SCENARIO ARGS --out OUT` quietly; returns OUT."""
+    subprocess.run(
+        [binary, "run", os.path.join(REPO, scenario), "--quiet", *args, "--out", out],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+    return out
+
+
+def summary(run):
+    with open(os.path.join(run, "summary.json")) as f:
+        return json.load(f)
+
+
+def flows(run):
+    with open(os.path.join(run, "flows.csv")) as f:
+        return list(csv.DictReader(f))
+
+
+def ecn_misconfig(binary, tmp):
+    """Path 4's RED at 240 KB, Delta 32 against no control (L = 4096), seeds
+    1-3: OOD, and throughput measured two ways (docs/mprdma.md says why)."""
+    rows = [
+        "| Delta | OOD p99.9 (seeds 1-3) | max OOD | aggregate goodput: all bytes / makespan (Gb/s) | sum of per-flow goodput, bytes / FCT (Gb/s) |",
+        "|---|---|---|---|---|",
+    ]
+    for delta, name in [(4096, "4096 (no control)"), (32, "32")]:
+        runs = sweep(
+            binary,
+            os.path.join(tmp, f"ecn-{delta}"),
+            "scenarios/mprdma_ood_ecn_misconfig.toml",
+            "--seeds", "1..3",
+            "--set", "transport.mprdma.l_slots=4096",
+            "--set", f"transport.mprdma.delta={delta}",
+        )
+        s = [summary(r) for r in runs]
+        per_flow = [sum(float(f["goodput_gbps"] or 0) for f in flows(r)) for r in runs]
+        rows.append(
+            "| {} | {} | {} | {} | {} |".format(
+                name,
+                ", ".join(str(x["mprdma"]["ood_p999"]) for x in s),
+                ", ".join(str(x["mprdma"]["max_ooo_degree"]) for x in s),
+                ", ".join(f"{x['total_goodput_gbps']:.1f}" for x in s),
+                ", ".join(f"{g:.1f}" for g in per_flow),
+            )
+        )
+    return rows
+
+
+# The link down/up table's windows (ms, inclusive of both ends' samples)
+# and what they are.
+UPDOWN_WINDOWS = [
+    (5, 20, "5-20"),
+    (25, 40, "25-40 (P1 down at 20)"),
+    (45, 60, "45-60 (P2 down at 40)"),
+    (65, 80, "65-80 (P3 down at 60)"),
+    (85, 110, "85-110 (P1 up at 83, P2 up at 103)"),
+    (125, 140, "125-140 (P3 up at 123)"),
+    (145, 200, "145-200"),
+]
+
+
+def link_updown(binary, tmp):
+    """Per window, over seeds 1-8: each path's mean utilisation and the
+    flow's throughput, as the mean over seeds and the lowest and highest
+    seed."""
+    runs = sweep(
+        binary, os.path.join(tmp, "updown"), "scenarios/mprdma_link_updown.toml",
+        "--seeds", "1..8",
+    )
+    names = [f"util:tor0->spine{p}" for p in range(4)] + ["throughput_gbps:flow0"]
+    per_run = []
+    for r in runs:
+        series = {n: [] for n in names}
+        with open(os.path.join(r, "series.csv")) as f:
+            for row in csv.DictReader(f):
+                if row["series"] in series:
+                    series[row["series"]].append((int(row["time_ns"]) / 1e6, float(row["value"])))
+        per_run.append(series)
+
+    def cell(vals, digits):
+        m = sum(vals) / len(vals)
+        return f"{m:.{digits}f} ({min(vals):.{digits}f}-{max(vals):.{digits}f})"
+
+    rows = [
+        "| t (ms) | path 0 | path 1 | path 2 | path 3 | flow Gb/s |",
+        "|---|---|---|---|---|---|",
+    ]
+    for lo, hi, label in UPDOWN_WINDOWS:
+        cells = []
+        for k, n in enumerate(names):
+            vals = []
+            for series in per_run:
+                pts = [v for t, v in series[n] if lo <= t <= hi]
+                vals.append(sum(pts) / len(pts))
+            cells.append(cell(vals, 1 if k == 4 else 2))
+        rows.append(f"| {label} | " + " | ".join(cells) + " |")
+    # Per seed: path 3's load while paths 1 and 2 are down, and when each
+    # returned path first runs at 90% or more (a 1 ms sample).
+    rows += [
+        "",
+        "| seed | path 3, 45-60 ms | path 1 full again (up at 83) | path 2 (up at 103) | path 3 (up at 123) |",
+        "|---|---|---|---|---|",
+    ]
+    for seed, series in enumerate(per_run, 1):
+        p3 = [v for t, v in series[names[3]] if 45 <= t <= 60]
+        back = []
+        for p, up in [(1, 83), (2, 103), (3, 123)]:
+            t = next((t for t, v in series[names[p]] if t > up and v >= 0.9), None)
+            back.append("never" if t is None else f"{t:.0f} ms")
+        rows.append(f"| {seed} | {sum(p3) / len(p3):.2f} | " + " | ".join(back) + " |")
+    return rows
+
+
+def faults_reorder(binary, tmp):
+    """Reordering on every sender's uplink (h1..h20 -> leaf0, delay_us 10)
+    of scenarios/eunomia_memory.toml at each fraction, without an ordering
+    layer, seed 1: what the receiving NICs count."""
+    rows = [
+        "| fraction | OOO % | degree p99 | degree max | reordering-triggered retx | mean FCT (us) |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name, frac in [("0 (no fault)", None), ("0.01", 0.01), ("0.1", 0.1), ("0.5", 0.5), ("1.0", 1.0)]:
+        sets = ["--set", 'transport.ordering="none"', "--set", "output.ordering_memory=false"]
+        faults = [] if frac is None else [
+            f'{{link=["h{h}","leaf0"],direction="forward",action="reorder",fraction={frac},delay_us=10}}'
+            for h in range(1, 21)
+        ]
+        sets += ["--set", "faults=[" + ",".join(faults) + "]"]
+        s = summary(run(
+            binary, os.path.join(tmp, f"reorder-{name.split()[0]}"),
+            "scenarios/eunomia_memory.toml", "--seed", "1", *sets,
+        ))
+        r = s["reordering"]
+        fct = s["fct_ns"]["mean"] / 1e3
+        rows.append(
+            f"| {name} | {100 * r['ooo_fraction']:.1f} | {r['ood_p99']} | {r['ood_max']} "
+            f"| {r['reorder_retx']} | {fct:.1f} |"
+        )
+    return rows
+
+
+# crates/experiment/tests/load_balancers.rs's one_long_flow at 25 Gb/s.
+ONE_FLOW = """
+[topology]
+kind = "leaf_spine"
+leaves = 2
+spines = 4
+hosts_per_leaf = 1
+host_gbps = 100
+fabric_gbps = 25
+[switch]
+load_balancer = "{lb}"
+[[flows]]
+src = 0
+dst = 1
+bytes = 8_000_000
+"""
+
+
+def lb_one_flow(binary, tmp):
+    """One 8 MB flow over four 25 Gb/s uplinks under each balancer (the
+    load balancers' test setup, seed 1): its goodput and retransmissions."""
+    rows = [
+        "| balancer | goodput (Gb/s) | retransmitted packets |",
+        "|---|---|---|",
+    ]
+    for lb in ["ecmp", "spray", "drill", "power_of_two", "letflow"]:
+        path = os.path.join(tmp, f"{lb}.toml")
+        with open(path, "w") as f:
+            f.write(ONE_FLOW.format(lb=lb))
+        out = run(binary, os.path.join(tmp, lb), path)
+        (flow,) = flows(out)
+        retx = summary(out)["retransmitted_packets"]
+        rows.append(f"| {lb} | {float(flow['goodput_gbps']):.1f} | {retx:,} |".replace(",", " "))
+    return rows
+
+
+TABLES = {
+    "lb-one-flow": ("docs/load_balancing.md", lb_one_flow),
+    "faults-reorder": ("docs/faults.md", faults_reorder),
+    "mprdma-ecn-misconfig": ("docs/mprdma.md", ecn_misconfig),
+    "mprdma-link-updown": ("docs/mprdma.md", link_updown),
+}
+
+
+def main():
+    args = sys.argv[1:]
+    check = "--check" in args
+    args = [a for a in args if a != "--check"]
+    if len(args) != 2 or args[1] not in TABLES:
+        sys.exit(__doc__)
+    binary, name = os.path.abspath(args[0]), args[1]
+    doc, make = TABLES[name]
+    with tempfile.TemporaryDirectory() as tmp:
+        rows = make(binary, tmp)
+    if not check:
+        print("\n".join(rows))
+        return
+    with open(os.path.join(REPO, doc)) as f:
+        text = f.read().splitlines()
+    try:
+        at = text.index(rows[0])
+    except ValueError:
+        sys.exit(f"{doc}: no table headed {rows[0]!r}")
+    if text[at : at + len(rows)] != rows:
+        print(f"{doc}: table {name} differs from a fresh run; the run gives:")
+        print("\n".join(rows))
+        sys.exit(1)
+    print(f"{doc}: table {name} matches a fresh run")
+
+
+if __name__ == "__main__":
+    main()
