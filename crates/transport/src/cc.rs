@@ -1,11 +1,18 @@
 //! Congestion control selection: the configuration enum [`CcConfig`] and the
 //! per-QP runtime state [`Cc`], an enum with static dispatch (no trait
-//! objects on the hot path). New algorithms (e.g. MP-RDMA's window) become
-//! new variants here.
+//! objects on the hot path). Each algorithm lives in its own module
+//! (`dcqcn`, `hpcc`, `timely`, `dctcp`); this file only dispatches, and
+//! says which of them an engine can run.
 //!
-//! Uses only `crate::dcqcn`; `crate::api` holds its configuration.
+//! Uses `crate::dcqcn`, `crate::hpcc`, `crate::timely`, `crate::dctcp`,
+//! `crate::int` and `crate::packet`; `crate::api` holds its configuration.
 
 use crate::dcqcn::{Dcqcn, DcqcnParams, Notification};
+use crate::dctcp::{Dctcp, DctcpParams};
+use crate::hpcc::{Hpcc, HpccParams};
+use crate::int::IntStack;
+use crate::packet::Packet;
+use crate::timely::{Timely, TimelyParams};
 use engine::Time;
 
 /// Which congestion control a QP runs.
@@ -16,22 +23,75 @@ pub enum CcConfig {
     None,
     /// DCQCN rate control (HPCC/ConWeave "mlx" model).
     Dcqcn(DcqcnParams),
+    /// HPCC: window and rate from in-band telemetry.
+    Hpcc(HpccParams),
+    /// TIMELY: rate from the RTT gradient.
+    Timely(TimelyParams),
+    /// DCTCP-style rate (and window) from the ECN-echo fraction.
+    Dctcp(DctcpParams),
 }
 
 impl CcConfig {
+    /// The name scenario files use (`[transport] cc`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            CcConfig::None => "none",
+            CcConfig::Dcqcn(_) => "dcqcn",
+            CcConfig::Hpcc(_) => "hpcc",
+            CcConfig::Timely(_) => "timely",
+            CcConfig::Dctcp(_) => "dctcp",
+        }
+    }
+
     /// How this NIC's QPs, as notification points, report CE marks.
     pub fn notification(&self) -> Notification {
         match self {
-            CcConfig::None => Notification::AckEcho,
             CcConfig::Dcqcn(p) => p.notification,
+            _ => Notification::AckEcho,
         }
+    }
+
+    /// Header bytes the control adds to every data packet and ACK: HPCC's
+    /// INT stack; TIMELY's timestamp (ns-3's `IntHeader` in `TS` mode).
+    pub fn wire_bytes(&self) -> u32 {
+        match self {
+            CcConfig::Hpcc(_) => IntStack::WIRE_BYTES,
+            CcConfig::Timely(_) => 8,
+            _ => 0,
+        }
+    }
+
+    /// Whether switches stamp in-band telemetry for this control.
+    pub fn wants_int(&self) -> bool {
+        matches!(self, CcConfig::Hpcc(_))
     }
 
     pub fn validate(&self) -> Result<(), String> {
         match self {
             CcConfig::None => Ok(()),
             CcConfig::Dcqcn(p) => p.validate(),
+            CcConfig::Hpcc(p) => p.validate(),
+            CcConfig::Timely(p) => p.validate(),
+            CcConfig::Dctcp(p) => p.validate(),
         }
+    }
+
+    /// Whether an engine named `engine` can run this control: MP-RDMA
+    /// keeps its own window control, and the ACK-driven controls (HPCC,
+    /// TIMELY, DCTCP) read a cumulative ACK it does not send.
+    pub fn check_engine(&self, engine: &str) -> Result<(), String> {
+        let ack_driven = matches!(
+            self,
+            CcConfig::Hpcc(_) | CcConfig::Timely(_) | CcConfig::Dctcp(_)
+        );
+        if ack_driven && engine == "mprdma" {
+            return Err(format!(
+                "cc = \"{}\" cannot run under mprdma, which keeps its own window control \
+                 (use cc = \"none\" or \"dcqcn\" with mprdma, or kind = \"roce\" or \"irn\")",
+                self.name()
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -43,13 +103,21 @@ impl CcConfig {
 pub enum Cc {
     None,
     Dcqcn(Box<Dcqcn>),
+    Hpcc(Box<Hpcc>),
+    Timely(Box<Timely>),
+    Dctcp(Box<Dctcp>),
 }
 
 impl Cc {
-    pub fn new(cfg: &CcConfig, line_rate_bps: u64) -> Cc {
+    /// The state of a new QP of a NIC of `line_rate_bps` sending packets
+    /// of `mtu` payload bytes.
+    pub fn new(cfg: &CcConfig, line_rate_bps: u64, mtu: u32) -> Cc {
         match cfg {
             CcConfig::None => Cc::None,
             CcConfig::Dcqcn(p) => Cc::Dcqcn(Box::new(Dcqcn::new(*p, line_rate_bps))),
+            CcConfig::Hpcc(p) => Cc::Hpcc(Box::new(Hpcc::new(*p, line_rate_bps, mtu))),
+            CcConfig::Timely(p) => Cc::Timely(Box::new(Timely::new(*p, line_rate_bps))),
+            CcConfig::Dctcp(p) => Cc::Dctcp(Box::new(Dctcp::new(*p, line_rate_bps, mtu))),
         }
     }
 
@@ -64,6 +132,9 @@ impl Cc {
                 *decreases += d.advance(now);
                 d.rate()
             }
+            Cc::Hpcc(h) => h.rate(),
+            Cc::Timely(t) => t.rate(),
+            Cc::Dctcp(d) => d.rate(),
         }
     }
 
@@ -73,6 +144,9 @@ impl Cc {
         match self {
             Cc::None => line,
             Cc::Dcqcn(d) => d.rate_at(now),
+            Cc::Hpcc(h) => h.rate(),
+            Cc::Timely(t) => t.rate(),
+            Cc::Dctcp(d) => d.rate(),
         }
     }
 
@@ -81,32 +155,77 @@ impl Cc {
     #[inline]
     pub fn next_increase(&self) -> Option<Time> {
         match self {
-            Cc::None => None,
             Cc::Dcqcn(d) => d.next_increase(),
+            // The others change their rate only on an ACK, which wakes
+            // the QP.
+            _ => None,
         }
     }
 
-    /// A congestion notification (CNP or ECN echo) arrived.
+    /// A congestion notification (CNP or ECN echo) arrived. DCTCP reads
+    /// its echoes in [`Cc::on_ack`].
     #[inline]
     pub fn on_congestion(&mut self, now: Time, decreases: &mut u64) {
-        match self {
-            Cc::None => {}
-            Cc::Dcqcn(d) => *decreases += d.on_cnp(now),
+        if let Cc::Dcqcn(d) = self {
+            *decreases += d.on_cnp(now);
         }
     }
 
     /// A data packet of `wire` bytes left at `now`.
     #[inline]
     pub fn on_sent(&mut self, now: Time, wire: u64, decreases: &mut u64) {
-        match self {
-            Cc::None => {}
-            Cc::Dcqcn(d) => *decreases += d.on_sent(now, wire),
+        if let Cc::Dcqcn(d) = self {
+            *decreases += d.on_sent(now, wire);
         }
     }
 
-    /// The DCQCN state, if this QP runs DCQCN.
-    /// Hints the CPU to fetch the boxed state (the first lines a packet
-    /// reads).
+    /// An ACK or NACK of requests arrived at `now`. `span` gives, only
+    /// when a control asks, the PSN it acknowledges below and the next PSN
+    /// the QP would send, as 32-bit serial numbers.
+    #[inline]
+    pub fn on_ack(&mut self, now: Time, pkt: &Packet, span: impl FnOnce() -> (u32, u32)) {
+        match self {
+            Cc::None | Cc::Dcqcn(_) => {}
+            Cc::Hpcc(h) => {
+                let (ack, nxt) = span();
+                h.on_ack(ack, nxt, &pkt.int);
+            }
+            Cc::Timely(t) => {
+                let (ack, nxt) = span();
+                t.on_ack(ack, nxt, now.saturating_sub(pkt.sent_at));
+            }
+            Cc::Dctcp(d) => {
+                let (ack, nxt) = span();
+                d.on_ack(ack, nxt, pkt.ecn_echo);
+            }
+        }
+    }
+
+    /// Whether a QP with `in_flight` packets sent and not acknowledged
+    /// may send more: always, but under a window (HPCC, DCTCP), which
+    /// counts them as full packets (ns-3 counts bytes; only a message's
+    /// last packet differs).
+    #[inline(always)]
+    pub fn window_open(&self, in_flight: impl FnOnce() -> u32) -> bool {
+        let (w, mtu) = match self {
+            Cc::Hpcc(h) => (h.window(), h.mtu()),
+            Cc::Dctcp(d) => (d.window(), d.mtu()),
+            _ => return true,
+        };
+        w.is_none_or(|w| (in_flight() as u64) * (mtu as u64) < w)
+    }
+
+    /// Header bytes this control adds to the QP's data packets and ACKs
+    /// (see [`CcConfig::wire_bytes`]).
+    #[inline(always)]
+    pub fn wire_bytes(&self) -> u32 {
+        match self {
+            Cc::Hpcc(_) => IntStack::WIRE_BYTES,
+            Cc::Timely(_) => 8,
+            _ => 0,
+        }
+    }
+
     #[inline]
     /// Asks for the lines of the box a packet sent reads (`Dcqcn`'s first
     /// two).
@@ -121,7 +240,21 @@ impl Cc {
     pub fn as_dcqcn(&self) -> Option<&Dcqcn> {
         match self {
             Cc::Dcqcn(d) => Some(d),
-            Cc::None => None,
+            _ => None,
+        }
+    }
+
+    pub fn as_hpcc(&self) -> Option<&Hpcc> {
+        match self {
+            Cc::Hpcc(h) => Some(h),
+            _ => None,
+        }
+    }
+
+    pub fn as_dctcp(&self) -> Option<&Dctcp> {
+        match self {
+            Cc::Dctcp(d) => Some(d),
+            _ => None,
         }
     }
 
@@ -130,6 +263,9 @@ impl Cc {
         match self {
             Cc::None => 0,
             Cc::Dcqcn(_) => std::mem::size_of::<Dcqcn>(),
+            Cc::Hpcc(_) => std::mem::size_of::<Hpcc>(),
+            Cc::Timely(_) => std::mem::size_of::<Timely>(),
+            Cc::Dctcp(_) => std::mem::size_of::<Dctcp>(),
         }
     }
 }

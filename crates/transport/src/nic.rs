@@ -134,9 +134,10 @@ impl Nic {
         let invalid = |e| QpError::Config(ConfigError::new(e));
         cc.validate().map_err(invalid)?;
         engine.validate().map_err(invalid)?;
+        cc.check_engine(engine.name()).map_err(invalid)?;
         self.cfg.check_ordering(&engine).map_err(invalid)?;
         let id = QpId::try_from(self.qps.len()).map_err(|_| QpError::Exhausted)?;
-        let state = Cc::new(&cc, self.cfg.line_rate_bps);
+        let state = Cc::new(&cc, self.cfg.line_rate_bps, self.cfg.mtu);
         self.qps
             .push(Qp::new(id, cfg, psns, engine, state, cc.notification()));
         self.reorder.push(QpReorder::default());

@@ -177,9 +177,11 @@ impl Qp {
         self.req_has_data() || self.resp_has_data()
     }
 
+    /// The requester has something to send and its congestion control's
+    /// window, if any, lets it.
     #[inline(always)]
     fn req_has_data(&self) -> bool {
-        self.engine.req_has_data()
+        self.engine.req_has_data() && self.cc.window_open(|| self.engine.in_flight())
     }
 
     #[inline(always)]
@@ -287,6 +289,7 @@ impl Qp {
         pkt.dst = self.cfg.peer_host;
         pkt.src_qp = self.id;
         pkt.dst_qp = self.cfg.peer_qp;
+        pkt.wire += self.cc.wire_bytes();
         self.last_tx_at = now;
         // Never 0: a data packet has headers (`NicConfig::header_bytes`).
         self.last_wire = NonZeroU32::new(pkt.wire);
@@ -376,7 +379,7 @@ mod tests {
             sport: 7,
         };
         let qp = |engine, cc: &CcConfig| {
-            let cc = Cc::new(cc, 100_000_000_000);
+            let cc = Cc::new(cc, 100_000_000_000, 1000);
             Qp::new(
                 0,
                 cfg,

@@ -164,8 +164,9 @@ impl Network {
         let nic = &cfg.nic;
         nic.validate()
             .map_err(|e| format!("NIC configuration: {e}"))?;
-        let frame = nic.mtu as u64 + nic.header_bytes as u64;
-        if frame.max(nic.ctrl_bytes as u64) > Hdr::MAX_WIRE as u64 {
+        let extra = nic.cc.wire_bytes() as u64;
+        let frame = nic.mtu as u64 + nic.header_bytes as u64 + extra;
+        if frame.max(nic.ctrl_bytes as u64 + extra) > Hdr::MAX_WIRE as u64 {
             return Err(format!(
                 "frames of {frame} bytes (MTU {} + {} header bytes): the fabric carries at most {}",
                 nic.mtu,
@@ -173,6 +174,11 @@ impl Network {
                 Hdr::MAX_WIRE
             ));
         }
+        // Switches stamp HPCC's telemetry only when the NICs read it.
+        let int_multi = match nic.cc {
+            transport::CcConfig::Hpcc(p) => p.int_multi,
+            _ => 0,
+        };
         let hosts = topo.host_count();
         if hosts > Hdr::MAX_HOSTS {
             return Err(format!(
@@ -302,7 +308,7 @@ impl Network {
             voq,
             rcm,
             routes: Routes::default(),
-            arena: Arena::default(),
+            arena: Arena::with_int(int_multi),
             flows: Vec::new(),
             flows_done: 0,
             faults: Vec::new(),

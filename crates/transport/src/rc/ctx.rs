@@ -5,13 +5,14 @@
 //! the construction of control packets (ACK, NACK, read (N)ACK, CNP).
 //!
 //! Uses `crate::api`, `crate::packet`, `crate::memory`, `crate::cc`,
-//! `crate::dcqcn` and `crate::reorder`.
+//! `crate::int`, `crate::dcqcn` and `crate::reorder`.
 
 use std::collections::VecDeque;
 
 use crate::api::{Event, NicConfig, NicStats, QpConfig, QpId};
 use crate::cc::Cc;
 use crate::dcqcn::Notification;
+use crate::int::IntStack;
 use crate::memory::Dma;
 use crate::packet::{Packet, PacketKind, Verb};
 use crate::reorder::QpReorder;
@@ -53,6 +54,10 @@ pub(crate) struct CtrlFields {
     pub verb: Verb,
     pub ecn_echo: bool,
     pub sent_at: Time,
+    /// An ACK's echo of the telemetry of the data packet it answers.
+    pub int: IntStack,
+    /// Header bytes the QP's congestion control adds (`Cc::wire_bytes`).
+    pub cc_bytes: u32,
 }
 
 impl Ctx<'_, '_> {
@@ -117,6 +122,8 @@ impl Ctx<'_, '_> {
             verb: pkt.verb,
             ecn_echo: false,
             sent_at: now,
+            int: IntStack::default(),
+            cc_bytes: 0,
         });
         self.ctrl.push_back(p);
         self.stats.cnps_sent += 1;
@@ -136,7 +143,7 @@ pub(crate) fn ctrl_packet(cfg: &NicConfig, qp: QpId, peer: &QpConfig, f: CtrlFie
         verb: f.verb,
         psn: f.psn,
         payload: 0,
-        wire: cfg.ctrl_bytes,
+        wire: cfg.ctrl_bytes + f.cc_bytes,
         priority: cfg.ctrl_priority,
         ce: false,
         ecn_echo: f.ecn_echo,
@@ -145,6 +152,7 @@ pub(crate) fn ctrl_packet(cfg: &NicConfig, qp: QpId, peer: &QpConfig, f: CtrlFie
         msg_len: 0,
         sent_at: f.sent_at,
         sack_psn: f.sack_psn,
+        int: f.int,
         ..Packet::default()
     }
 }
