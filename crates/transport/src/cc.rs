@@ -179,16 +179,22 @@ impl Cc {
         }
     }
 
-    /// An ACK or NACK of requests arrived at `now`. `span` gives, only
-    /// when a control asks, the PSN it acknowledges below and the next PSN
-    /// the QP would send, as 32-bit serial numbers.
+    /// An ACK or NACK of requests arrived at `now` with telemetry `int`.
+    /// `span` gives, only when a control asks, the PSN it acknowledges
+    /// below and the next PSN the QP would send, as 32-bit serial numbers.
     #[inline]
-    pub fn on_ack(&mut self, now: Time, pkt: &Packet, span: impl FnOnce() -> (u32, u32)) {
+    pub fn on_ack(
+        &mut self,
+        now: Time,
+        pkt: &Packet,
+        int: &IntStack,
+        span: impl FnOnce() -> (u32, u32),
+    ) {
         match self {
             Cc::None | Cc::Dcqcn(_) => {}
             Cc::Hpcc(h) => {
                 let (ack, nxt) = span();
-                h.on_ack(ack, nxt, &pkt.int);
+                h.on_ack(ack, nxt, int);
             }
             Cc::Timely(t) => {
                 let (ack, nxt) = span();

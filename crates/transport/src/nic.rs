@@ -19,6 +19,7 @@ use crate::api::{
     Transmit, WorkRequest,
 };
 use crate::cc::{Cc, CcConfig};
+use crate::int::IntStack;
 use crate::engine::Engine;
 use crate::memory::{Dma, Memory};
 use crate::order::{Layer, OrderMemory, OrderingKind};
@@ -61,6 +62,9 @@ pub struct Nic {
     /// The QP-context cache: read only when `cfg.qp_cache.entries` is
     /// not 0.
     cache: QpCache,
+    /// The in-band telemetry of the packets delivered next (HPCC's, on
+    /// ACKs; see [`Nic::set_rx_int`]).
+    rx_int: IntStack,
 }
 
 /// The timer entry of a packet the QP cache holds (no QP has this number:
@@ -87,6 +91,7 @@ impl Nic {
             order,
             cache,
             now: 0,
+            rx_int: IntStack::default(),
         })
     }
 
@@ -218,6 +223,14 @@ impl Nic {
         Ok(())
     }
 
+    /// The telemetry that comes with the packets delivered from now on:
+    /// an environment whose switches stamp HPCC's (the simulator) sets
+    /// each ACK's before delivering it. It travels beside the packet, not
+    /// in it, so that packets without it do not carry its 48 bytes.
+    pub fn set_rx_int(&mut self, int: IntStack) {
+        self.rx_int = int;
+    }
+
     #[inline]
     pub fn on_packet(&mut self, now: Time, pkt: &Packet) {
         // One predictable branch without a QP cache.
@@ -286,6 +299,7 @@ impl Nic {
             ctrl: &mut self.ctrl,
             dma,
             rx: &mut self.reorder[qi],
+            int: &self.rx_int,
         };
         // One predictable branch without an ordering layer.
         let wake = if self.cfg.ordering == OrderingKind::None {

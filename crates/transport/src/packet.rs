@@ -8,9 +8,10 @@
 //! holds a PSN) and `wqe_sn` carry values below 2^24 in `u32` fields, which
 //! the engines make and read with `crate::psn`.
 //!
-//! Uses only `crate::int` (plain data): every other module may use it.
+//! Uses nothing of the crate: every other module may use it. HPCC's
+//! telemetry travels beside it (`Nic::set_rx_int`), not in it: every
+//! packet would carry 48 more bytes.
 
-use crate::int::IntStack;
 use engine::Time;
 
 /// The RDMA operation a work request performs.
@@ -138,10 +139,6 @@ pub struct Packet {
     /// MP-RDMA flags ([`MpHeader::RETX`], [`MpHeader::SYNC`],
     /// [`MpHeader::DUP`]).
     pub mp_flags: u8,
-    /// HPCC's in-band telemetry: on data packets what the switches
-    /// stamped, on ACK/NACK the stack of the data packet answered (empty
-    /// unless the fabric stamps it).
-    pub int: IntStack,
 }
 
 /// MP-RDMA's header fields (paper Fig. 3) as one value. They travel in

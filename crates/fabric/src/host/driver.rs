@@ -32,6 +32,9 @@ impl Io for Network {
     #[inline(always)]
     fn send(&mut self, now: Time, h: u32, pkt: Packet) {
         let hdr = self.arena.alloc(pkt);
+        if self.arena.int_multi() != 0 {
+            self.int_sent(h, &pkt, hdr.idx);
+        }
         self.counters.injected_packets += 1;
         self.counters.injected_bytes += pkt.wire as u64;
         // The capture reads the packet back from the arena: only `hdr`
@@ -79,6 +82,9 @@ impl Network {
     pub(crate) fn deliver(&mut self, now: Time, h: u32, hdr: Hdr) {
         let mut pkt = self.arena.get(&hdr);
         pkt.ce = hdr.ce();
+        if self.arena.int_multi() != 0 {
+            self.int_received(h, &pkt, hdr.idx);
+        }
         self.arena.free(hdr.idx);
         self.counters.delivered_packets += 1;
         self.counters.delivered_bytes += pkt.wire as u64;

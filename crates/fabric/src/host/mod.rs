@@ -4,6 +4,7 @@
 
 mod app;
 mod driver;
+pub(crate) mod int_echo;
 pub mod flows;
 
 use std::collections::HashMap;

@@ -186,7 +186,6 @@ fn split(p: Packet) -> (Slot, (u64, u64)) {
         sack_psn,
         vp,
         mp_flags,
-        int: _,
     } = p;
     // `dst` and `wire` travel in the header.
     let _ = (dst, wire);
@@ -242,7 +241,6 @@ fn join(s: Slot, hdr: &Hdr, (imm, compare): (u64, u64)) -> Packet {
         sack_psn: s.sack_psn,
         vp: s.vp,
         mp_flags: s.mp_flags,
-        int: IntStack::default(),
     }
 }
 
@@ -317,13 +315,19 @@ impl Arena {
             self.operands.insert(i, operands);
         }
         if self.int_multi != 0 {
-            self.store_int(i, pkt.int);
+            self.set_int(i, IntStack::default());
         }
         Hdr::new(i, &pkt)
     }
 
+    /// Packet `i`'s telemetry (the arena must carry it: `int_multi` > 0).
+    pub fn int_of(&self, i: u32) -> IntStack {
+        self.int[i as usize]
+    }
+
+    /// Sets packet `i`'s telemetry (an ACK's echo).
     #[cold]
-    fn store_int(&mut self, i: u32, int: IntStack) {
+    pub fn set_int(&mut self, i: u32, int: IntStack) {
         let i = i as usize;
         if self.int.len() <= i {
             self.int.resize(i + 1, IntStack::default());
@@ -387,11 +391,7 @@ impl Arena {
         } else {
             self.operands.get(&i).copied().unwrap_or_default()
         };
-        let mut p = join(*self.slot(i), hdr, operands);
-        if self.int_multi != 0 {
-            p.int = self.int[i as usize];
-        }
-        p
+        join(*self.slot(i), hdr, operands)
     }
 
     /// Packets currently allocated.

@@ -29,6 +29,7 @@ use crate::host::flows::FlowResult;
 use crate::host::Host;
 use crate::link::port::{End, Port, PortEnds};
 use crate::link::{FailureState, Fault, Reorder};
+use crate::host::int_echo::IntEcho;
 use crate::net::arena::{Arena, Hdr};
 use crate::net::calendar::Calendar;
 use crate::net::event::{Ev, Global};
@@ -101,6 +102,9 @@ pub struct Network {
     pub(crate) hooks: bool,
     pub(crate) routes: Routes,
     pub(crate) arena: Arena,
+    /// HPCC's telemetry waiting for its echo (`host/int_echo.rs`; empty
+    /// unless switches stamp it).
+    pub(crate) int_echo: IntEcho,
     pub(crate) flows: Vec<FlowResult>,
     pub(crate) flows_done: usize,
     pub(crate) faults: Vec<Fault>,
@@ -309,6 +313,7 @@ impl Network {
             rcm,
             routes: Routes::default(),
             arena: Arena::with_int(int_multi),
+            int_echo: IntEcho::default(),
             flows: Vec::new(),
             flows_done: 0,
             faults: Vec::new(),

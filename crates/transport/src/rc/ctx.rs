@@ -33,6 +33,9 @@ pub(crate) struct Ctx<'a, 'm> {
     pub dma: &'a mut Dma<'m>,
     /// The QP's reordering counters (see [`Ctx::out_of_order`]).
     pub rx: &'a mut QpReorder,
+    /// The in-band telemetry that came with the packet (HPCC's, on ACKs;
+    /// empty otherwise).
+    pub int: &'a IntStack,
 }
 
 /// The QP's state outside its engine that a packet handler may change.
@@ -54,8 +57,6 @@ pub(crate) struct CtrlFields {
     pub verb: Verb,
     pub ecn_echo: bool,
     pub sent_at: Time,
-    /// An ACK's echo of the telemetry of the data packet it answers.
-    pub int: IntStack,
     /// Header bytes the QP's congestion control adds (`Cc::wire_bytes`).
     pub cc_bytes: u32,
 }
@@ -94,6 +95,7 @@ impl Ctx<'_, '_> {
             ctrl: &mut *self.ctrl,
             dma: &mut dma,
             rx: &mut *self.rx,
+            int: self.int,
         };
         f(&mut cx)
     }
@@ -122,7 +124,6 @@ impl Ctx<'_, '_> {
             verb: pkt.verb,
             ecn_echo: false,
             sent_at: now,
-            int: IntStack::default(),
             cc_bytes: 0,
         });
         self.ctrl.push_back(p);
@@ -152,7 +153,6 @@ pub(crate) fn ctrl_packet(cfg: &NicConfig, qp: QpId, peer: &QpConfig, f: CtrlFie
         msg_len: 0,
         sent_at: f.sent_at,
         sack_psn: f.sack_psn,
-        int: f.int,
         ..Packet::default()
     }
 }
@@ -184,6 +184,7 @@ impl<'a, 'm> Ctx<'a, 'm> {
             dma,
             // A test context's counters live as long as the test.
             rx: Box::leak(Box::default()),
+            int: Box::leak(Box::default()),
         }
     }
 }

@@ -69,7 +69,6 @@ pub(crate) fn on_packet<H: Halves>(h: &mut H, cx: &mut Ctx, conn: &mut Conn, pkt
                     verb: pkt.verb,
                     ecn_echo: echo,
                     sent_at: pkt.sent_at,
-                    int: pkt.int,
                     cc_bytes: conn.cc.wire_bytes(),
                 });
                 cx.ctrl.push_back(p);
@@ -98,7 +97,6 @@ pub(crate) fn on_packet<H: Halves>(h: &mut H, cx: &mut Ctx, conn: &mut Conn, pkt
                     verb: pkt.verb,
                     ecn_echo: false,
                     sent_at: pkt.sent_at,
-                    int: Default::default(),
                     cc_bytes: conn.cc.wire_bytes(),
                 });
                 cx.ctrl.push_back(p);
@@ -127,7 +125,7 @@ pub(crate) fn on_packet<H: Halves>(h: &mut H, cx: &mut Ctx, conn: &mut Conn, pkt
                 cx.stats.cnps_received += 1;
                 conn.cc.on_congestion(now, &mut cx.stats.rate_decreases);
             }
-            conn.cc.on_ack(now, pkt, || {
+            conn.cc.on_ack(now, pkt, cx.int, || {
                 let nxt = h.snd_nxt();
                 (Psn::from_wire(pkt.psn, nxt).serial(), nxt.serial())
             });

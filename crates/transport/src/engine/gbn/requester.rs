@@ -280,7 +280,6 @@ impl Requester {
             sack_psn: if w.verb.reads() { 0 } else { idx },
             vp: 0,
             mp_flags: 0,
-            int: Default::default(),
         }
     }
 
