@@ -53,6 +53,10 @@ impl CcConfig {
 
     /// Header bytes the control adds to every data packet and ACK: HPCC's
     /// INT stack; TIMELY's timestamp (ns-3's `IntHeader` in `TS` mode).
+    /// They are part of [`crate::NicConfig`]'s `header_bytes` and
+    /// `ctrl_bytes` (the scenario adds them), so that a packet costs no
+    /// more to build with a control that adds none; an ideal FCT leaves
+    /// them out, as ns-3's does.
     pub fn wire_bytes(&self) -> u32 {
         match self {
             CcConfig::Hpcc(_) => IntStack::WIRE_BYTES,
@@ -124,7 +128,7 @@ impl Cc {
     /// Brings the state up to `now` and returns the sending rate (`line`
     /// without congestion control). `decreases` counts rate decreases
     /// applied while catching up.
-    #[inline]
+    #[inline(always)]
     pub fn rate(&mut self, now: Time, line: u64, decreases: &mut u64) -> u64 {
         match self {
             Cc::None => line,
@@ -182,7 +186,7 @@ impl Cc {
     /// An ACK or NACK of requests arrived at `now` with telemetry `int`.
     /// `span` gives, only when a control asks, the PSN it acknowledges
     /// below and the next PSN the QP would send, as 32-bit serial numbers.
-    #[inline]
+    #[inline(always)]
     pub fn on_ack(
         &mut self,
         now: Time,
@@ -190,20 +194,21 @@ impl Cc {
         int: &IntStack,
         span: impl FnOnce() -> (u32, u32),
     ) {
+        if matches!(self, Cc::None | Cc::Dcqcn(_)) {
+            return;
+        }
+        let (ack, nxt) = span();
+        self.on_ack_span(now, pkt, int, ack, nxt);
+    }
+
+    /// [`Cc::on_ack`] of the controls that read ACKs, out of line.
+    #[inline(never)]
+    fn on_ack_span(&mut self, now: Time, pkt: &Packet, int: &IntStack, ack: u32, nxt: u32) {
         match self {
             Cc::None | Cc::Dcqcn(_) => {}
-            Cc::Hpcc(h) => {
-                let (ack, nxt) = span();
-                h.on_ack(ack, nxt, int);
-            }
-            Cc::Timely(t) => {
-                let (ack, nxt) = span();
-                t.on_ack(ack, nxt, now.saturating_sub(pkt.sent_at));
-            }
-            Cc::Dctcp(d) => {
-                let (ack, nxt) = span();
-                d.on_ack(ack, nxt, pkt.ecn_echo);
-            }
+            Cc::Hpcc(h) => h.on_ack(ack, nxt, int),
+            Cc::Timely(t) => t.on_ack(ack, nxt, now.saturating_sub(pkt.sent_at)),
+            Cc::Dctcp(d) => d.on_ack(ack, nxt, pkt.ecn_echo),
         }
     }
 
@@ -219,17 +224,6 @@ impl Cc {
             _ => return true,
         };
         w.is_none_or(|w| (in_flight() as u64) * (mtu as u64) < w)
-    }
-
-    /// Header bytes this control adds to the QP's data packets and ACKs
-    /// (see [`CcConfig::wire_bytes`]).
-    #[inline(always)]
-    pub fn wire_bytes(&self) -> u32 {
-        match self {
-            Cc::Hpcc(_) => IntStack::WIRE_BYTES,
-            Cc::Timely(_) => 8,
-            _ => 0,
-        }
     }
 
     #[inline]

@@ -289,7 +289,6 @@ impl Qp {
         pkt.dst = self.cfg.peer_host;
         pkt.src_qp = self.id;
         pkt.dst_qp = self.cfg.peer_qp;
-        pkt.wire += self.cc.wire_bytes();
         self.last_tx_at = now;
         // Never 0: a data packet has headers (`NicConfig::header_bytes`).
         self.last_wire = NonZeroU32::new(pkt.wire);

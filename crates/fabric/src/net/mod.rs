@@ -168,9 +168,8 @@ impl Network {
         let nic = &cfg.nic;
         nic.validate()
             .map_err(|e| format!("NIC configuration: {e}"))?;
-        let extra = nic.cc.wire_bytes() as u64;
-        let frame = nic.mtu as u64 + nic.header_bytes as u64 + extra;
-        if frame.max(nic.ctrl_bytes as u64 + extra) > Hdr::MAX_WIRE as u64 {
+        let frame = nic.mtu as u64 + nic.header_bytes as u64;
+        if frame.max(nic.ctrl_bytes as u64) > Hdr::MAX_WIRE as u64 {
             return Err(format!(
                 "frames of {frame} bytes (MTU {} + {} header bytes): the fabric carries at most {}",
                 nic.mtu,

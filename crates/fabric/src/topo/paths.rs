@@ -76,7 +76,10 @@ impl Network {
         let nic = &self.cfg.nic;
         let (delay, per_hop, bottleneck) = self.path(src, dst);
         let packets = bytes.div_ceil(nic.mtu as u64).max(1);
-        let wire = bytes + packets * nic.header_bytes as u64;
+        // Without a congestion control's own header (HPCC's INT), as
+        // ns-3's ideal.
+        let headers = nic.header_bytes.saturating_sub(nic.cc.wire_bytes());
+        let wire = bytes + packets * headers as u64;
         2 * delay + per_hop + serialization(wire, bottleneck)
     }
 }

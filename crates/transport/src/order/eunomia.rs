@@ -357,7 +357,6 @@ fn reply(cx: &mut Ctx, kind: PacketKind, flag: u8, expected: Psn, sack_psn: u32,
         verb: pkt.verb,
         ecn_echo: false,
         sent_at: pkt.sent_at,
-        cc_bytes: cx.cfg.cc.wire_bytes(),
     });
     cx.ctrl.push_back(Packet {
         mp_flags: flag,

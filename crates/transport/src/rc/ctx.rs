@@ -57,8 +57,6 @@ pub(crate) struct CtrlFields {
     pub verb: Verb,
     pub ecn_echo: bool,
     pub sent_at: Time,
-    /// Header bytes the QP's congestion control adds (`Cc::wire_bytes`).
-    pub cc_bytes: u32,
 }
 
 impl Ctx<'_, '_> {
@@ -124,7 +122,6 @@ impl Ctx<'_, '_> {
             verb: pkt.verb,
             ecn_echo: false,
             sent_at: now,
-            cc_bytes: 0,
         });
         self.ctrl.push_back(p);
         self.stats.cnps_sent += 1;
@@ -144,7 +141,7 @@ pub(crate) fn ctrl_packet(cfg: &NicConfig, qp: QpId, peer: &QpConfig, f: CtrlFie
         verb: f.verb,
         psn: f.psn,
         payload: 0,
-        wire: cfg.ctrl_bytes + f.cc_bytes,
+        wire: cfg.ctrl_bytes,
         priority: cfg.ctrl_priority,
         ce: false,
         ecn_echo: f.ecn_echo,

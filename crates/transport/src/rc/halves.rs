@@ -69,7 +69,6 @@ pub(crate) fn on_packet<H: Halves>(h: &mut H, cx: &mut Ctx, conn: &mut Conn, pkt
                     verb: pkt.verb,
                     ecn_echo: echo,
                     sent_at: pkt.sent_at,
-                    cc_bytes: conn.cc.wire_bytes(),
                 });
                 cx.ctrl.push_back(p);
             }
@@ -97,7 +96,6 @@ pub(crate) fn on_packet<H: Halves>(h: &mut H, cx: &mut Ctx, conn: &mut Conn, pkt
                     verb: pkt.verb,
                     ecn_echo: false,
                     sent_at: pkt.sent_at,
-                    cc_bytes: conn.cc.wire_bytes(),
                 });
                 cx.ctrl.push_back(p);
             }

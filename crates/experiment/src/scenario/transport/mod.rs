@@ -229,6 +229,8 @@ impl TransportCfg {
                     ),
                 ));
             }
+            cfg.nic.header_bytes += cfg.nic.cc.wire_bytes();
+            cfg.nic.ctrl_bytes += cfg.nic.cc.wire_bytes();
         }
         // Checked here so that a mistake is found before any topology is
         // built; `engine` builds them again for every kind in use.

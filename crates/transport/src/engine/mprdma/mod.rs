@@ -78,7 +78,6 @@ impl MpQp {
                         verb: pkt.verb,
                         ecn_echo: r.ecn,
                         sent_at: pkt.sent_at,
-                        cc_bytes: 0,
                     });
                     // The ACK travels on the data packet's VP too, so a
                     // failed path silences its own VP's clock both ways.
