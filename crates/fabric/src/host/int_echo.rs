@@ -23,7 +23,6 @@ pub(crate) struct IntEcho {
 impl Network {
     /// Host `h` receives `pkt`, packet `idx` of the arena: a data packet's
     /// records wait for its answer, an ACK's go to the NIC.
-    #[inline(never)]
     pub(crate) fn int_received(&mut self, h: u32, pkt: &Packet, idx: u32) {
         let int = self.arena.int_of(idx);
         if pkt.is_data() {
@@ -40,7 +39,6 @@ impl Network {
     /// Host `h` sends `pkt`, packet `idx` of the arena: an ACK or NACK
     /// takes the records of the data packet it answers (records of packets
     /// answered by none before it are dropped).
-    #[inline(never)]
     pub(crate) fn int_sent(&mut self, h: u32, pkt: &Packet, idx: u32) {
         if !matches!(pkt.kind, PacketKind::Ack | PacketKind::Nack) {
             return;

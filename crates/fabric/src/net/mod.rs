@@ -122,10 +122,13 @@ pub struct Network {
     pub(crate) flow_rx_bytes: Vec<u64>,
     pub(crate) sampling: Option<Sampling>,
     /// The pcap trace (`observe/capture.rs`, `observe/pcap.rs`; none unless asked for), and
-    /// whether it still takes records: the one flag the hosts' send and
-    /// receive paths test.
+    /// whether it still takes records.
     pub(crate) capture: Option<Box<Capture>>,
     pub(crate) capturing: bool,
+    /// A host's send or receive has work out of line (a pcap trace, HPCC's
+    /// telemetry echo): the one flag the hosts' send and receive paths
+    /// test (`host/driver.rs`).
+    pub(crate) host_hooks: bool,
     /// Engines flows may use instead of their NICs' own
     /// (`Flow::engine` - 1 indexes this).
     pub(crate) engines: Vec<Engine>,
@@ -323,6 +326,7 @@ impl Network {
             sampling: None,
             capture: None,
             capturing: false,
+            host_hooks: int_multi != 0,
             engines: Vec::new(),
             counters: Counters::default(),
             now: 0,
@@ -345,6 +349,9 @@ impl Network {
         net.q.reshape(Calendar::<Ev>::shift_for(net.lookahead));
         net.window = ByNode::new(net.roles.len());
         net.rebuild_routes();
+        if int_multi != 0 {
+            net.stamp_int_at_switches();
+        }
         net.window_bytes_changed();
         if net.lb.at_tors() {
             net.init_tors();

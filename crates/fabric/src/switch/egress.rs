@@ -1,6 +1,6 @@
 //! A switch's egress pipeline, for a packet its port takes from a queue:
 //! release the buffer (which may RESUME the ingress port's upstream), mark
-//! (`mark.rs`), stamp telemetry (`int.rs`, under HPCC), send (`link/transmit.rs`). Touches the switch's MMU and
+//! (`mark.rs`), send (which stamps HPCC's telemetry, `int.rs`) (`link/transmit.rs`). Touches the switch's MMU and
 //! the egress port.
 
 use crate::link::frame::Frame;
@@ -23,9 +23,6 @@ impl Network {
             self.send_pfc(now, in_port, class as u8, false);
         }
         self.mark(p, &mut hdr, qlen);
-        if self.arena.int_multi() != 0 && hdr.is_data() {
-            self.stamp_int(now, p, hdr.idx);
-        }
         self.transmit(now, p, Frame::Packet(hdr));
     }
 }
