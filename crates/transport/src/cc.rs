@@ -100,29 +100,38 @@ impl CcConfig {
 }
 
 /// The congestion-control state of one QP: 8 bytes on the QP's first line
-/// (DCQCN's 200 bytes of state are boxed), so that a QP without congestion
-/// control reads no other line to learn its rate and a QP stays small: at
-/// scale the QPs are most of a flow's memory.
+/// (a control's state is boxed: DCQCN's is 200 bytes), so that a QP without
+/// congestion control reads no other line to learn its rate and a QP stays
+/// small: at scale the QPs are most of a flow's memory. One box for every
+/// control keeps `Cc` a pointer (a second boxed variant would double it and
+/// push the QP's first line over 64 bytes).
 #[derive(Clone, Debug)]
 pub enum Cc {
     None,
-    Dcqcn(Box<Dcqcn>),
-    Hpcc(Box<Hpcc>),
-    Timely(Box<Timely>),
-    Dctcp(Box<Dctcp>),
+    On(Box<CcState>),
+}
+
+/// A control's state, in the QP's box.
+#[derive(Clone, Debug)]
+pub enum CcState {
+    Dcqcn(Dcqcn),
+    Hpcc(Hpcc),
+    Timely(Timely),
+    Dctcp(Dctcp),
 }
 
 impl Cc {
     /// The state of a new QP of a NIC of `line_rate_bps` sending packets
     /// of `mtu` payload bytes.
     pub fn new(cfg: &CcConfig, line_rate_bps: u64, mtu: u32) -> Cc {
-        match cfg {
-            CcConfig::None => Cc::None,
-            CcConfig::Dcqcn(p) => Cc::Dcqcn(Box::new(Dcqcn::new(*p, line_rate_bps))),
-            CcConfig::Hpcc(p) => Cc::Hpcc(Box::new(Hpcc::new(*p, line_rate_bps, mtu))),
-            CcConfig::Timely(p) => Cc::Timely(Box::new(Timely::new(*p, line_rate_bps))),
-            CcConfig::Dctcp(p) => Cc::Dctcp(Box::new(Dctcp::new(*p, line_rate_bps, mtu))),
-        }
+        let state = match cfg {
+            CcConfig::None => return Cc::None,
+            CcConfig::Dcqcn(p) => CcState::Dcqcn(Dcqcn::new(*p, line_rate_bps)),
+            CcConfig::Hpcc(p) => CcState::Hpcc(Hpcc::new(*p, line_rate_bps, mtu)),
+            CcConfig::Timely(p) => CcState::Timely(Timely::new(*p, line_rate_bps)),
+            CcConfig::Dctcp(p) => CcState::Dctcp(Dctcp::new(*p, line_rate_bps, mtu)),
+        };
+        Cc::On(Box::new(state))
     }
 
     /// Brings the state up to `now` and returns the sending rate (`line`
@@ -130,47 +139,47 @@ impl Cc {
     /// applied while catching up.
     #[inline(always)]
     pub fn rate(&mut self, now: Time, line: u64, decreases: &mut u64) -> u64 {
-        match self {
-            Cc::None => line,
-            Cc::Dcqcn(d) => {
+        let Cc::On(s) = self else {
+            return line;
+        };
+        match &mut **s {
+            CcState::Dcqcn(d) => {
                 *decreases += d.advance(now);
                 d.rate()
             }
-            Cc::Hpcc(h) => h.rate(),
-            Cc::Timely(t) => t.rate(),
-            Cc::Dctcp(d) => d.rate(),
+            CcState::Hpcc(h) => h.rate(),
+            CcState::Timely(t) => t.rate(),
+            CcState::Dctcp(d) => d.rate(),
         }
     }
 
     /// The rate at `now` (`line` without congestion control), without
     /// changing the state.
     pub fn rate_at(&self, now: Time, line: u64) -> u64 {
-        match self {
-            Cc::None => line,
-            Cc::Dcqcn(d) => d.rate_at(now),
-            Cc::Hpcc(h) => h.rate(),
-            Cc::Timely(t) => t.rate(),
-            Cc::Dctcp(d) => d.rate(),
+        let Cc::On(s) = self else {
+            return line;
+        };
+        match &**s {
+            CcState::Dcqcn(d) => d.rate_at(now),
+            CcState::Hpcc(h) => h.rate(),
+            CcState::Timely(t) => t.rate(),
+            CcState::Dctcp(d) => d.rate(),
         }
     }
 
     /// After `rate(now)`: the next time the rate may increase on its own
-    /// (see [`Dcqcn::next_increase`]).
+    /// (see [`Dcqcn::next_increase`]). The others change their rate only on
+    /// an ACK, which wakes the QP.
     #[inline]
     pub fn next_increase(&self) -> Option<Time> {
-        match self {
-            Cc::Dcqcn(d) => d.next_increase(),
-            // The others change their rate only on an ACK, which wakes
-            // the QP.
-            _ => None,
-        }
+        self.dcqcn().and_then(Dcqcn::next_increase)
     }
 
     /// A congestion notification (CNP or ECN echo) arrived. DCTCP reads
     /// its echoes in [`Cc::on_ack`].
     #[inline]
     pub fn on_congestion(&mut self, now: Time, decreases: &mut u64) {
-        if let Cc::Dcqcn(d) = self {
+        if let Some(d) = self.dcqcn_mut() {
             *decreases += d.on_cnp(now);
         }
     }
@@ -178,7 +187,7 @@ impl Cc {
     /// A data packet of `wire` bytes left at `now`.
     #[inline]
     pub fn on_sent(&mut self, now: Time, wire: u64, decreases: &mut u64) {
-        if let Cc::Dcqcn(d) = self {
+        if let Some(d) = self.dcqcn_mut() {
             *decreases += d.on_sent(now, wire);
         }
     }
@@ -194,22 +203,14 @@ impl Cc {
         int: &IntStack,
         span: impl FnOnce() -> (u32, u32),
     ) {
-        if matches!(self, Cc::None | Cc::Dcqcn(_)) {
+        let Cc::On(s) = self else {
+            return;
+        };
+        if matches!(**s, CcState::Dcqcn(_)) {
             return;
         }
         let (ack, nxt) = span();
-        self.on_ack_span(now, pkt, int, ack, nxt);
-    }
-
-    /// [`Cc::on_ack`] of the controls that read ACKs, out of line.
-    #[inline(never)]
-    fn on_ack_span(&mut self, now: Time, pkt: &Packet, int: &IntStack, ack: u32, nxt: u32) {
-        match self {
-            Cc::None | Cc::Dcqcn(_) => {}
-            Cc::Hpcc(h) => h.on_ack(ack, nxt, int),
-            Cc::Timely(t) => t.on_ack(ack, nxt, now.saturating_sub(pkt.sent_at)),
-            Cc::Dctcp(d) => d.on_ack(ack, nxt, pkt.ecn_echo),
-        }
+        s.on_ack(now, pkt, int, ack, nxt);
     }
 
     /// Whether a QP with `in_flight` packets sent and not acknowledged
@@ -218,9 +219,12 @@ impl Cc {
     /// last packet differs).
     #[inline(always)]
     pub fn window_open(&self, in_flight: impl FnOnce() -> u32) -> bool {
-        let (w, mtu) = match self {
-            Cc::Hpcc(h) => (h.window(), h.mtu()),
-            Cc::Dctcp(d) => (d.window(), d.mtu()),
+        let Cc::On(s) = self else {
+            return true;
+        };
+        let (w, mtu) = match &**s {
+            CcState::Hpcc(h) => (h.window(), h.mtu()),
+            CcState::Dctcp(d) => (d.window(), d.mtu()),
             _ => return true,
         };
         w.is_none_or(|w| (in_flight() as u64) * (mtu as u64) < w)
@@ -230,42 +234,96 @@ impl Cc {
     /// Asks for the lines of the box a packet sent reads (`Dcqcn`'s first
     /// two).
     pub fn prefetch(&self) {
-        if let Cc::Dcqcn(d) = self {
-            let at: *const Dcqcn = &**d;
+        if let Cc::On(s) = self {
+            let at: *const CcState = &**s;
             engine::prefetch::prefetch_ptr(at);
             engine::prefetch::prefetch_ptr(at.cast::<u8>().wrapping_add(64));
         }
     }
 
-    pub fn as_dcqcn(&self) -> Option<&Dcqcn> {
+    fn dcqcn_mut(&mut self) -> Option<&mut Dcqcn> {
         match self {
-            Cc::Dcqcn(d) => Some(d),
-            _ => None,
+            Cc::On(s) => match &mut **s {
+                CcState::Dcqcn(d) => Some(d),
+                _ => None,
+            },
+            Cc::None => None,
         }
+    }
+
+    fn dcqcn(&self) -> Option<&Dcqcn> {
+        match self {
+            Cc::On(s) => match &**s {
+                CcState::Dcqcn(d) => Some(d),
+                _ => None,
+            },
+            Cc::None => None,
+        }
+    }
+
+    pub fn as_dcqcn(&self) -> Option<&Dcqcn> {
+        self.dcqcn()
     }
 
     pub fn as_hpcc(&self) -> Option<&Hpcc> {
         match self {
-            Cc::Hpcc(h) => Some(h),
-            _ => None,
+            Cc::On(s) => match &**s {
+                CcState::Hpcc(h) => Some(h),
+                _ => None,
+            },
+            Cc::None => None,
         }
     }
 
     pub fn as_dctcp(&self) -> Option<&Dctcp> {
         match self {
-            Cc::Dctcp(d) => Some(d),
-            _ => None,
+            Cc::On(s) => match &**s {
+                CcState::Dctcp(d) => Some(d),
+                _ => None,
+            },
+            Cc::None => None,
         }
     }
 
-    /// Bytes of state held outside the QP.
+    /// Bytes of state held outside the QP (the box).
     pub fn heap_bytes(&self) -> usize {
         match self {
             Cc::None => 0,
-            Cc::Dcqcn(_) => std::mem::size_of::<Dcqcn>(),
-            Cc::Hpcc(_) => std::mem::size_of::<Hpcc>(),
-            Cc::Timely(_) => std::mem::size_of::<Timely>(),
-            Cc::Dctcp(_) => std::mem::size_of::<Dctcp>(),
+            Cc::On(_) => std::mem::size_of::<CcState>(),
         }
+    }
+}
+
+impl CcState {
+    /// [`Cc::on_ack`] of the controls that read ACKs, out of line.
+    #[inline(never)]
+    fn on_ack(&mut self, now: Time, pkt: &Packet, int: &IntStack, ack: u32, nxt: u32) {
+        match self {
+            CcState::Dcqcn(_) => {}
+            CcState::Hpcc(h) => h.on_ack(ack, nxt, int),
+            CcState::Timely(t) => t.on_ack(ack, nxt, now.saturating_sub(pkt.sent_at)),
+            CcState::Dctcp(d) => d.on_ack(ack, nxt, pkt.ecn_echo),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The QP keeps 8 bytes of congestion control, and a box costs what
+    /// DCQCN's did (the other states fit around its niche or within it).
+    #[test]
+    fn the_state_is_a_pointer_and_the_box_dcqcn_sized() {
+        assert_eq!(std::mem::size_of::<Cc>(), 8);
+        eprintln!(
+            "CcState {} Dcqcn {} Hpcc {} Timely {} Dctcp {}",
+            std::mem::size_of::<CcState>(),
+            std::mem::size_of::<Dcqcn>(),
+            std::mem::size_of::<Hpcc>(),
+            std::mem::size_of::<Timely>(),
+            std::mem::size_of::<Dctcp>()
+        );
+        assert_eq!(std::mem::size_of::<CcState>(), std::mem::size_of::<Dcqcn>());
     }
 }

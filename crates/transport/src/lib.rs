@@ -65,7 +65,7 @@ pub use api::{
     Completion, CompletionSide, ConfigError, Event, InitialPsns, NicConfig, NicStats, QpConfig,
     QpError, QpId, SendOptions, Transmit, WorkRequest, WrError,
 };
-pub use cc::{Cc, CcConfig};
+pub use cc::{Cc, CcConfig, CcState};
 pub use dcqcn::{Dcqcn, DcqcnParams, Notification};
 pub use dctcp::{Dctcp, DctcpParams};
 pub use hpcc::{Hpcc, HpccParams};
