@@ -84,7 +84,8 @@ fn compose(sc: &Scenario, file: &str, src: Source, seed: u64) -> Result<Built, S
         .check_topology(&imported.topo)
         .map_err(|m| c.err("switch.load_balancer", m))?;
     let t = &sc.transport;
-    let probe = || Network::new(imported.topo.clone(), cfg.clone()).map_err(|m| c.err("topology", m));
+    let probe =
+        || Network::new(imported.topo.clone(), cfg.clone()).map_err(|m| c.err("topology", m));
     let mut cc = cfg.nic.cc;
     t.measure_cc(&mut cc, probe)?;
     cfg.nic.cc = cc;

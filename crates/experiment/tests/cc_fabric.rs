@@ -112,7 +112,10 @@ fn every_ack_driven_control_runs_under_go_back_n_and_irn() {
             // runs, moves data for both and conserves packets is what is
             // checked here; the rates are the unit tests'.
             assert!(total > 10.0, "{cc} under {kind}: {shares:?}");
-            assert!(shares.iter().all(|&s| s > 0.5), "{cc} under {kind}: {shares:?}");
+            assert!(
+                shares.iter().all(|&s| s > 0.5),
+                "{cc} under {kind}: {shares:?}"
+            );
         }
     }
 }

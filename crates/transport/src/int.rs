@@ -135,7 +135,13 @@ mod tests {
     fn wrapping_fields_read_as_differences() {
         let t = (1u64 << TIME_BITS) - 10;
         let a = IntHop::new(t * NS, (1 << BYTES_BITS) * 128 - 128, 0, 25_000_000_000, 1);
-        let b = IntHop::new((t + 30) * NS, (1 << BYTES_BITS) * 128 + 256, 0, 25_000_000_000, 1);
+        let b = IntHop::new(
+            (t + 30) * NS,
+            (1 << BYTES_BITS) * 128 + 256,
+            0,
+            25_000_000_000,
+            1,
+        );
         assert_eq!(b.ns_since(a), 30);
         assert_eq!(b.bytes_since(a, 1), 384);
     }

@@ -57,8 +57,8 @@ mod qp;
 pub mod qp_cache;
 mod rc;
 pub mod reorder;
-pub mod timely;
 mod sched;
+pub mod timely;
 mod timers;
 
 pub use api::{
@@ -68,12 +68,11 @@ pub use api::{
 pub use cc::{Cc, CcConfig, CcState};
 pub use dcqcn::{Dcqcn, DcqcnParams, Notification};
 pub use dctcp::{Dctcp, DctcpParams};
-pub use hpcc::{Hpcc, HpccParams};
-pub use int::{IntHop, IntStack};
-pub use timely::{Timely, TimelyParams};
 pub use engine::irn::{self, IrnConfig};
 pub use engine::mprdma::{self, MpRdmaConfig, SyncMode};
 pub use engine::{Engine, StateBytes};
+pub use hpcc::{Hpcc, HpccParams};
+pub use int::{IntHop, IntStack};
 pub use memory::Memory;
 pub use nic::Nic;
 pub use order::{
@@ -84,3 +83,4 @@ pub use psn::MAX_PSN_SPAN;
 pub use qp::check_work_request;
 pub use qp_cache::QpCacheConfig;
 pub use reorder::{OodHistogram, QpReorder};
+pub use timely::{Timely, TimelyParams};

@@ -19,8 +19,8 @@ use crate::api::{
     Transmit, WorkRequest,
 };
 use crate::cc::{Cc, CcConfig};
-use crate::int::IntStack;
 use crate::engine::Engine;
+use crate::int::IntStack;
 use crate::memory::{Dma, Memory};
 use crate::order::{Layer, OrderMemory, OrderingKind};
 use crate::packet::Packet;

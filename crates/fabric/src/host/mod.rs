@@ -4,8 +4,8 @@
 
 mod app;
 mod driver;
-pub(crate) mod int_echo;
 pub mod flows;
+pub(crate) mod int_echo;
 
 use std::collections::HashMap;
 

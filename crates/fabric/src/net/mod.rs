@@ -26,10 +26,10 @@ pub(crate) mod window;
 
 use crate::config::FabricConfig;
 use crate::host::flows::FlowResult;
+use crate::host::int_echo::IntEcho;
 use crate::host::Host;
 use crate::link::port::{End, Port, PortEnds};
 use crate::link::{FailureState, Fault, Reorder};
-use crate::host::int_echo::IntEcho;
 use crate::net::arena::{Arena, Hdr};
 use crate::net::calendar::Calendar;
 use crate::net::event::{Ev, Global};

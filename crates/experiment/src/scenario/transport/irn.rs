@@ -95,4 +95,3 @@ impl IrnOverrides {
 fn bdp_packets(bytes: u64, mtu: u32) -> u32 {
     u32::try_from(bytes.div_ceil(mtu.max(1) as u64).max(1)).unwrap_or(u32::MAX)
 }
-
