@@ -5,20 +5,11 @@
 //! (`Nic::set_rx_int`). The records travel beside the packets so that a
 //! packet stays one cache line in the arena and the transport's packets
 //! stay small with HPCC off. Touches the arena's telemetry, the hosts' NICs
-//! and its own table; called only when switches stamp telemetry.
-
-use std::collections::{HashMap, VecDeque};
+//! and the table (`IntEcho`, in `host/mod.rs`); called only when switches
+//! stamp telemetry.
 
 use crate::net::Network;
-use engine::Time;
-use transport::{IntStack, Packet, PacketKind};
-
-/// The records of data packets delivered and not yet answered, by
-/// (receiving host, its QP), in arrival order with their send times.
-#[derive(Default)]
-pub(crate) struct IntEcho {
-    waiting: HashMap<(u32, u32), VecDeque<(Time, IntStack)>>,
-}
+use transport::{Packet, PacketKind};
 
 impl Network {
     /// Host `h` receives `pkt`, packet `idx` of the arena: a data packet's

@@ -26,8 +26,7 @@ pub(crate) mod window;
 
 use crate::config::FabricConfig;
 use crate::host::flows::FlowResult;
-use crate::host::int_echo::IntEcho;
-use crate::host::Host;
+use crate::host::{Host, IntEcho};
 use crate::link::port::{End, Port, PortEnds};
 use crate::link::{FailureState, Fault, Reorder};
 use crate::net::arena::{Arena, Hdr};
