@@ -132,7 +132,8 @@ enum Cmd {
         /// p128, ws128, a2a128 or p1024.
         #[arg(long)]
         scenario: Option<String>,
-        /// line-rate or dcqcn.
+        /// line-rate or dcqcn (both without --mode); hpcc, timely or dctcp
+        /// when named.
         #[arg(long)]
         mode: Option<String>,
         /// Keep only the first N flows (a tiny input for CI).

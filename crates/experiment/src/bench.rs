@@ -3,7 +3,10 @@
 //! topology and flow files they name), built by the one scenario builder.
 //! Each file is mode `dcqcn` (what ns-3 ran, with the settings of
 //! ns3-hpcc-config-ws128-dcqcn.txt); mode `line-rate` (what htsim ran) is
-//! the same file without congestion control and ECN.
+//! the same file without congestion control and ECN; modes `hpcc`,
+//! `timely` and `dctcp` the same file under those controls with their
+//! `ns3` presets and, as HPCC ns-3's `run.py` sets `ACK_HIGH_PRIO` for
+//! them, ACKs in the data class (HPCC, DCTCP) or above it (TIMELY).
 
 use crate::build::Built;
 use crate::scenario::{CcKind, Files, Scenario, TrafficCfg};
@@ -77,23 +80,37 @@ pub const SCENARIOS: [BenchSpec; 4] = [
 pub enum Mode {
     LineRate,
     Dcqcn,
+    Hpcc,
+    Timely,
+    Dctcp,
 }
 
 impl Mode {
+    /// The modes a bench run without `--mode` runs.
     pub const ALL: [Mode; 2] = [Mode::LineRate, Mode::Dcqcn];
+    /// The other congestion controls, run only when named.
+    pub const OTHER_CC: [Mode; 3] = [Mode::Hpcc, Mode::Timely, Mode::Dctcp];
 
     pub fn name(self) -> &'static str {
         match self {
             Mode::LineRate => "line-rate",
             Mode::Dcqcn => "dcqcn",
+            Mode::Hpcc => "hpcc",
+            Mode::Timely => "timely",
+            Mode::Dctcp => "dctcp",
         }
     }
 
     pub fn parse(s: &str) -> Result<Mode, String> {
         Mode::ALL
             .into_iter()
+            .chain(Mode::OTHER_CC)
             .find(|m| m.name() == s)
-            .ok_or_else(|| format!("unknown bench mode {s:?}: expected line-rate or dcqcn"))
+            .ok_or_else(|| {
+                format!(
+                    "unknown bench mode {s:?}: expected line-rate, dcqcn, hpcc, timely or dctcp"
+                )
+            })
     }
 }
 
@@ -128,9 +145,22 @@ pub fn scenario_with(
     let file = format!("bench/{}.toml", spec.name);
     let mut sc = Scenario::parse(spec.scenario, &file).map_err(|e| e.to_string())?;
     sc.name = Some(spec.name.to_string());
-    if mode == Mode::LineRate {
-        sc.transport.cc = CcKind::None;
-        sc.switch.ecn = false;
+    let t = &mut sc.transport;
+    match mode {
+        Mode::LineRate => {
+            t.cc = CcKind::None;
+            sc.switch.ecn = false;
+        }
+        Mode::Dcqcn => {}
+        Mode::Hpcc => {
+            t.cc = CcKind::Hpcc;
+            t.ctrl_priority = t.data_priority;
+        }
+        Mode::Timely => t.cc = CcKind::Timely,
+        Mode::Dctcp => {
+            t.cc = CcKind::Dctcp;
+            t.ctrl_priority = t.data_priority;
+        }
     }
     sc.switch.ecmp_hash = ecmp_hash;
     for t in &mut sc.traffic {

@@ -84,6 +84,11 @@ fn compose(sc: &Scenario, file: &str, src: Source, seed: u64) -> Result<Built, S
         .check_topology(&imported.topo)
         .map_err(|m| c.err("switch.load_balancer", m))?;
     let t = &sc.transport;
+    let probe =
+        || Network::new(imported.topo.clone(), cfg.clone()).map_err(|m| c.err("topology", m));
+    let mut cc = cfg.nic.cc;
+    t.measure_cc(&mut cc, probe)?;
+    cfg.nic.cc = cc;
     // The scheme of each kind a flow may use (`[transport] kind` or a
     // per-flow `transport`), with IRN's "auto" BDP cap measured once.
     let kinds: Vec<EngineKind> = std::iter::once(t.kind)
@@ -98,6 +103,10 @@ fn compose(sc: &Scenario, file: &str, src: Source, seed: u64) -> Result<Built, S
         let probe =
             || Network::new(imported.topo.clone(), cfg.clone()).map_err(|m| c.err("topology", m));
         let engine = t.engine(k, c, probe)?;
+        cfg.nic
+            .cc
+            .check_engine(engine.name())
+            .map_err(|m| c.err("transport.cc", m))?;
         cfg.nic
             .check_ordering(&engine)
             .map_err(|m| c.err("transport.ordering", m))?;

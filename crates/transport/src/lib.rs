@@ -11,7 +11,8 @@
 //! drive this same code.
 //!
 //! Layers, bottom up (a file uses only the layers below it):
-//! - [`psn`], [`packet`], [`memory`], [`dcqcn`], [`cc`], [`reorder`],
+//! - [`psn`], [`int`], [`packet`], [`memory`], [`dcqcn`], [`hpcc`],
+//!   [`timely`], [`dctcp`], [`cc`], [`reorder`],
 //!   [`qp_cache`]: sequence numbers (32-bit serial in the NIC, 24 bits on
 //!   the wire), packets, DMA, congestion control, reordering counters, the
 //!   QP-context cache; plain data and their own state machines.
@@ -41,9 +42,12 @@
 pub mod api;
 pub mod cc;
 pub mod dcqcn;
+pub mod dctcp;
 pub mod driver;
 pub mod engine;
 pub mod frame;
+pub mod hpcc;
+pub mod int;
 pub mod memory;
 pub mod nic;
 pub mod order;
@@ -54,17 +58,21 @@ pub mod qp_cache;
 mod rc;
 pub mod reorder;
 mod sched;
+pub mod timely;
 mod timers;
 
 pub use api::{
     Completion, CompletionSide, ConfigError, Event, InitialPsns, NicConfig, NicStats, QpConfig,
     QpError, QpId, SendOptions, Transmit, WorkRequest, WrError,
 };
-pub use cc::{Cc, CcConfig};
+pub use cc::{Cc, CcConfig, CcState};
 pub use dcqcn::{Dcqcn, DcqcnParams, Notification};
+pub use dctcp::{Dctcp, DctcpParams};
 pub use engine::irn::{self, IrnConfig};
 pub use engine::mprdma::{self, MpRdmaConfig, SyncMode};
 pub use engine::{Engine, StateBytes};
+pub use hpcc::{Hpcc, HpccParams};
+pub use int::{IntHop, IntStack};
 pub use memory::Memory;
 pub use nic::Nic;
 pub use order::{
@@ -75,3 +83,4 @@ pub use psn::MAX_PSN_SPAN;
 pub use qp::check_work_request;
 pub use qp_cache::QpCacheConfig;
 pub use reorder::{OodHistogram, QpReorder};
+pub use timely::{Timely, TimelyParams};

@@ -20,6 +20,7 @@ use crate::api::{
 };
 use crate::cc::{Cc, CcConfig};
 use crate::engine::Engine;
+use crate::int::IntStack;
 use crate::memory::{Dma, Memory};
 use crate::order::{Layer, OrderMemory, OrderingKind};
 use crate::packet::Packet;
@@ -61,6 +62,9 @@ pub struct Nic {
     /// The QP-context cache: read only when `cfg.qp_cache.entries` is
     /// not 0.
     cache: QpCache,
+    /// The in-band telemetry of the packets delivered next (HPCC's, on
+    /// ACKs; see [`Nic::set_rx_int`]).
+    rx_int: IntStack,
 }
 
 /// The timer entry of a packet the QP cache holds (no QP has this number:
@@ -87,6 +91,7 @@ impl Nic {
             order,
             cache,
             now: 0,
+            rx_int: IntStack::default(),
         })
     }
 
@@ -134,9 +139,10 @@ impl Nic {
         let invalid = |e| QpError::Config(ConfigError::new(e));
         cc.validate().map_err(invalid)?;
         engine.validate().map_err(invalid)?;
+        cc.check_engine(engine.name()).map_err(invalid)?;
         self.cfg.check_ordering(&engine).map_err(invalid)?;
         let id = QpId::try_from(self.qps.len()).map_err(|_| QpError::Exhausted)?;
-        let state = Cc::new(&cc, self.cfg.line_rate_bps);
+        let state = Cc::new(&cc, self.cfg.line_rate_bps, self.cfg.mtu);
         self.qps
             .push(Qp::new(id, cfg, psns, engine, state, cc.notification()));
         self.reorder.push(QpReorder::default());
@@ -227,6 +233,14 @@ impl Nic {
         Ok(())
     }
 
+    /// The telemetry that comes with the packets delivered from now on:
+    /// an environment whose switches stamp HPCC's (the simulator) sets
+    /// each ACK's before delivering it. It travels beside the packet, not
+    /// in it, so that packets without it do not carry its 48 bytes.
+    pub fn set_rx_int(&mut self, int: IntStack) {
+        self.rx_int = int;
+    }
+
     #[inline]
     pub fn on_packet(&mut self, now: Time, pkt: &Packet) {
         // One predictable branch without a QP cache.
@@ -295,6 +309,7 @@ impl Nic {
             ctrl: &mut self.ctrl,
             dma,
             rx: &mut self.reorder[qi],
+            int: &self.rx_int,
         };
         // One predictable branch without an ordering layer.
         let wake = if self.cfg.ordering == OrderingKind::None {

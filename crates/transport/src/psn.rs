@@ -84,6 +84,12 @@ impl Psn {
         Psn((wire & WIRE_MASK) | !WIRE_MASK)
     }
 
+    /// The 32-bit serial value (compare two with wrapping differences).
+    #[inline(always)]
+    pub const fn serial(self) -> u32 {
+        self.0
+    }
+
     /// The 24 bits that go on the wire.
     #[inline(always)]
     pub const fn wire(self) -> u32 {

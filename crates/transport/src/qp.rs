@@ -170,9 +170,11 @@ impl Qp {
         self.req_has_data() || self.resp_has_data()
     }
 
+    /// The requester has something to send and its congestion control's
+    /// window, if any, lets it.
     #[inline(always)]
     fn req_has_data(&self) -> bool {
-        self.engine.req_has_data()
+        self.engine.req_has_data() && self.cc.window_open(|| self.engine.in_flight())
     }
 
     #[inline(always)]
@@ -369,7 +371,7 @@ mod tests {
             sport: 7,
         };
         let qp = |engine, cc: &CcConfig| {
-            let cc = Cc::new(cc, 100_000_000_000);
+            let cc = Cc::new(cc, 100_000_000_000, 1000);
             Qp::new(
                 0,
                 cfg,

@@ -34,10 +34,10 @@ impl Io for Network {
         let hdr = self.arena.alloc(pkt);
         self.counters.injected_packets += 1;
         self.counters.injected_bytes += pkt.wire as u64;
-        // The capture reads the packet back from the arena: only `hdr`
-        // stays live across the test.
-        if self.capturing {
-            self.capture_sent(now, h, hdr);
+        // The hooks read the packet back from the arena: only `hdr` stays
+        // live across the test.
+        if self.host_hooks {
+            self.sent_hooks(now, h, hdr);
         }
         let p = self.hosts[h as usize].port;
         self.transmit(now, p, Frame::Packet(hdr));
@@ -79,6 +79,9 @@ impl Network {
     pub(crate) fn deliver(&mut self, now: Time, h: u32, hdr: Hdr) {
         let mut pkt = self.arena.get(&hdr);
         pkt.ce = hdr.ce();
+        if self.host_hooks {
+            self.received_hooks(now, h, &pkt, hdr.idx);
+        }
         self.arena.free(hdr.idx);
         self.counters.delivered_packets += 1;
         self.counters.delivered_bytes += pkt.wire as u64;
@@ -90,10 +93,33 @@ impl Network {
                 }
             }
         }
-        if self.capturing {
-            self.capture_received(now, h, &pkt);
-        }
         driver::deliver(self, now, h, &pkt);
+    }
+
+    /// What a host's send does out of line: the pcap record, HPCC's echo.
+    #[inline(never)]
+    #[cold]
+    fn sent_hooks(&mut self, now: Time, h: u32, hdr: Hdr) {
+        if self.capturing {
+            self.capture_sent(now, h, hdr);
+        }
+        if self.arena.int_multi() != 0 {
+            let pkt = self.arena.get(&hdr);
+            self.int_sent(h, &pkt, hdr.idx);
+        }
+    }
+
+    /// What a host's receive does out of line (packet `idx`, before it
+    /// leaves the arena): the pcap record, HPCC's telemetry.
+    #[inline(never)]
+    #[cold]
+    fn received_hooks(&mut self, now: Time, h: u32, pkt: &Packet, idx: u32) {
+        if self.capturing {
+            self.capture_received(now, h, pkt);
+        }
+        if self.arena.int_multi() != 0 {
+            self.int_received(h, pkt, idx);
+        }
     }
 
     /// Host `h`'s NIC asked to be polled again at `now` (its rate

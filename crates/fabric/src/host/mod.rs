@@ -1,15 +1,27 @@
 //! Hosts: each wraps a transport NIC (`driver.rs` drives it), and the
 //! application that gives it work (`app.rs`, the flows of `flows.rs`).
-//! This file holds a host's own state; it touches nothing else.
+//! This file holds a host's own state and the hosts' table of HPCC
+//! telemetry awaiting its echo (`int_echo.rs` uses it); it touches nothing
+//! else.
 
 mod app;
 mod driver;
 pub mod flows;
+mod int_echo;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 
+use engine::Time;
 use transport::driver::Wakeups;
-use transport::Nic;
+use transport::{IntStack, Nic};
+
+/// The records of data packets delivered and not yet answered, by
+/// (receiving host, its QP), in arrival order with their send times
+/// (`int_echo.rs`).
+#[derive(Default)]
+pub(crate) struct IntEcho {
+    pub waiting: HashMap<(u32, u32), VecDeque<(Time, IntStack)>>,
+}
 
 /// One host: its node, its one port, its NIC.
 pub(crate) struct Host {

@@ -1,6 +1,7 @@
 //! A link direction's impairments, out of the transmitter's hot path
 //! (which tests `Port::impaired` once per packet and calls `impair` only
-//! when it is set): random loss, and reordering (`FaultAction::Reorder`).
+//! when it is set): random loss, and reordering (`FaultAction::Reorder`);
+//! and, sharing that test, HPCC's telemetry stamp (`switch/int.rs`).
 //!
 //! A reordered direction delays a share of its packets. The wire stays a
 //! FIFO with one pending arrival (its head), so a delayed packet leaves
@@ -45,17 +46,21 @@ impl Network {
         self.window_bytes_changed();
     }
 
-    fn update_impaired(&mut self, p: u32) {
+    pub(crate) fn update_impaired(&mut self, p: u32) {
         let reorders = self.reorder.get(&p).is_some_and(|r| r.fraction > 0.0);
         let port = &mut self.ports[p as usize];
-        port.impaired = port.loss > 0.0 || reorders;
+        port.impaired = port.loss > 0.0 || reorders || port.stamps_int;
     }
 
-    /// What impaired port `p` does to a packet whose serialisation ends
-    /// at `done`: loses it (counted), delays it (off the wire, into the
-    /// late heap) or neither. True if the packet does not go on the wire.
+    /// What impaired port `p` does to a packet that started at `now` and
+    /// whose serialisation ends at `done`: stamps its telemetry (HPCC),
+    /// then loses it (counted), delays it (off the wire, into the late
+    /// heap) or neither. True if the packet does not go on the wire.
     #[inline(never)]
-    pub(crate) fn impair(&mut self, p: u32, hdr: Hdr, done: Time) -> bool {
+    pub(crate) fn impair(&mut self, now: Time, p: u32, hdr: Hdr, done: Time) -> bool {
+        if self.ports[p as usize].stamps_int && hdr.is_data() {
+            self.stamp_int(now, p, hdr);
+        }
         let port = &mut self.ports[p as usize];
         if port.loss > 0.0 && port.loss_rng.bernoulli(port.loss) {
             self.counters.drop(DropReason::LinkLoss, hdr.wire());

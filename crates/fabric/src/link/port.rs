@@ -102,8 +102,9 @@ pub struct Port {
     pub tx_packets: u64,
     pub tx_bytes: u64,
     /// The direction loses or delays packets (random loss, a reorder
-    /// fault): the one test a transmission makes for both, the work out
-    /// of line (`link/impair.rs`).
+    /// fault) or stamps HPCC's telemetry (`stamps_int`): the one test a
+    /// transmission makes for all, the work out of line
+    /// (`link/impair.rs`).
     pub impaired: bool,
     // Line 2.
     /// RED marking at this (switch) egress port, if on.
@@ -119,6 +120,9 @@ pub struct Port {
     pub paused_since: Time,
     rate_bps: u64,
     pub node: u32,
+    /// A switch port stamping HPCC's telemetry on data packets (read
+    /// only when `impaired`; `switch/int.rs`).
+    pub stamps_int: bool,
     /// Random loss probability (read only when `impaired`).
     pub loss: f64,
     pub loss_rng: Rng,
@@ -162,6 +166,7 @@ impl Port {
             tx_packets: 0,
             tx_bytes: 0,
             impaired: false,
+            stamps_int: false,
             ecn,
             ecn_marked: 0,
             ecn_eligible: 0,

@@ -92,7 +92,7 @@ impl Network {
             }
             // Random loss and reordering: one predictable test, the work
             // out of line.
-            if port.impaired && self.impair(p, hdr, done) {
+            if port.impaired && self.impair(now, p, hdr, done) {
                 return;
             }
         }

@@ -10,7 +10,7 @@
 
 use std::collections::HashMap;
 
-use transport::{Packet, PacketKind, Verb};
+use transport::{IntHop, IntStack, Packet, PacketKind, Verb};
 
 /// What links and switches need of a packet, in 16 bytes: four to a cache
 /// line in a queue, and with its arrival time 24 bytes on a wire (`Frame`
@@ -260,11 +260,36 @@ pub struct Arena {
     /// The nonzero (`imm`, `compare`) of live packets, by slot. Looked up by
     /// key only, never iterated, so it cannot affect the order of anything.
     operands: HashMap<u32, (u64, u64)>,
+    /// HPCC's in-band telemetry of live packets, by slot, when switches
+    /// stamp it (`int_multi` > 0, its INT multiplier); empty otherwise,
+    /// and then never read.
+    int: Vec<IntStack>,
+    int_multi: u32,
 }
 
 impl Arena {
     /// Bytes the slab holds per packet.
     pub const SLOT_BYTES: usize = std::mem::size_of::<Slot>();
+
+    /// An arena whose packets carry in-band telemetry that switches
+    /// stamp with INT multiplier `multi` (0: none).
+    pub fn with_int(multi: u32) -> Arena {
+        Arena {
+            int_multi: multi,
+            ..Arena::default()
+        }
+    }
+
+    /// The INT multiplier of the telemetry switches stamp (0: none).
+    #[inline(always)]
+    pub fn int_multi(&self) -> u32 {
+        self.int_multi
+    }
+
+    /// Pushes a hop record onto packet `i`'s telemetry.
+    pub fn push_int(&mut self, i: u32, hop: IntHop) {
+        self.int[i as usize].push(hop);
+    }
 
     /// Stores a packet; its header, which goes where the packet goes, holds
     /// the rest of it. Inlined wherever called: the NIC's send path keeps
@@ -289,7 +314,25 @@ impl Arena {
         if operands != (0, 0) {
             self.operands.insert(i, operands);
         }
+        if self.int_multi != 0 {
+            self.set_int(i, IntStack::default());
+        }
         Hdr::new(i, &pkt)
+    }
+
+    /// Packet `i`'s telemetry (the arena must carry it: `int_multi` > 0).
+    pub fn int_of(&self, i: u32) -> IntStack {
+        self.int[i as usize]
+    }
+
+    /// Sets packet `i`'s telemetry (an ACK's echo).
+    #[cold]
+    pub fn set_int(&mut self, i: u32, int: IntStack) {
+        let i = i as usize;
+        if self.int.len() <= i {
+            self.int.resize(i + 1, IntStack::default());
+        }
+        self.int[i] = int;
     }
 
     #[inline]

@@ -26,7 +26,7 @@ pub(crate) mod window;
 
 use crate::config::FabricConfig;
 use crate::host::flows::FlowResult;
-use crate::host::Host;
+use crate::host::{Host, IntEcho};
 use crate::link::port::{End, Port, PortEnds};
 use crate::link::{FailureState, Fault, Reorder};
 use crate::net::arena::{Arena, Hdr};
@@ -101,6 +101,9 @@ pub struct Network {
     pub(crate) hooks: bool,
     pub(crate) routes: Routes,
     pub(crate) arena: Arena,
+    /// HPCC's telemetry waiting for its echo (`host/int_echo.rs`; empty
+    /// unless switches stamp it).
+    pub(crate) int_echo: IntEcho,
     pub(crate) flows: Vec<FlowResult>,
     pub(crate) flows_done: usize,
     pub(crate) faults: Vec<Fault>,
@@ -118,10 +121,13 @@ pub struct Network {
     pub(crate) flow_rx_bytes: Vec<u64>,
     pub(crate) sampling: Option<Sampling>,
     /// The pcap trace (`observe/capture.rs`, `observe/pcap.rs`; none unless asked for), and
-    /// whether it still takes records: the one flag the hosts' send and
-    /// receive paths test.
+    /// whether it still takes records.
     pub(crate) capture: Option<Box<Capture>>,
     pub(crate) capturing: bool,
+    /// A host's send or receive has work out of line (a pcap trace, HPCC's
+    /// telemetry echo): the one flag the hosts' send and receive paths
+    /// test (`host/driver.rs`).
+    pub(crate) host_hooks: bool,
     /// Engines flows may use instead of their NICs' own
     /// (`Flow::engine` - 1 indexes this).
     pub(crate) engines: Vec<Engine>,
@@ -173,6 +179,11 @@ impl Network {
                 Hdr::MAX_WIRE
             ));
         }
+        // Switches stamp HPCC's telemetry only when the NICs read it.
+        let int_multi = match nic.cc {
+            transport::CcConfig::Hpcc(p) => p.int_multi,
+            _ => 0,
+        };
         let hosts = topo.host_count();
         if hosts > Hdr::MAX_HOSTS {
             return Err(format!(
@@ -302,7 +313,8 @@ impl Network {
             voq,
             rcm,
             routes: Routes::default(),
-            arena: Arena::default(),
+            arena: Arena::with_int(int_multi),
+            int_echo: IntEcho::default(),
             flows: Vec::new(),
             flows_done: 0,
             faults: Vec::new(),
@@ -313,6 +325,7 @@ impl Network {
             sampling: None,
             capture: None,
             capturing: false,
+            host_hooks: int_multi != 0,
             engines: Vec::new(),
             counters: Counters::default(),
             now: 0,
@@ -335,6 +348,9 @@ impl Network {
         net.q.reshape(Calendar::<Ev>::shift_for(net.lookahead));
         net.window = ByNode::new(net.roles.len());
         net.rebuild_routes();
+        if int_multi != 0 {
+            net.stamp_int_at_switches();
+        }
         net.window_bytes_changed();
         if net.lb.at_tors() {
             net.init_tors();

@@ -56,6 +56,7 @@ impl Network {
         }
         self.capture = Some(Box::new(Capture::new(flows, hosts, spec.max_packets)));
         self.capturing = true;
+        self.host_hooks = true;
         Ok(())
     }
 

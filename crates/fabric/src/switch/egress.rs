@@ -1,6 +1,6 @@
 //! A switch's egress pipeline, for a packet its port takes from a queue:
 //! release the buffer (which may RESUME the ingress port's upstream), mark
-//! (`mark.rs`), send (`link/transmit.rs`). Touches the switch's MMU and
+//! (`mark.rs`), send (which stamps HPCC's telemetry, `int.rs`) (`link/transmit.rs`). Touches the switch's MMU and
 //! the egress port.
 
 use crate::link::frame::Frame;

@@ -12,6 +12,7 @@ mod budget;
 mod deflect;
 mod egress;
 mod ingress;
+mod int;
 pub mod lb;
 mod mark;
 pub mod mmu;

@@ -84,8 +84,12 @@ impl Network {
         let (delay, per_hop, first_hops, bottleneck) = self.path(src, dst, first);
         let (_, _, ack_hops, _) = self.path(src, dst, nic.ctrl_bytes as u64);
         let packets = bytes.div_ceil(nic.mtu as u64).max(1);
+        // HPCC ns-3's ideal leaves a congestion control's own header
+        // (HPCC's INT) out; the exact one counts every byte on the wire.
+        let ns3_headers = nic.header_bytes.saturating_sub(nic.cc.wire_bytes());
+        let hpcc =
+            2 * delay + per_hop + serialization(bytes + packets * ns3_headers as u64, bottleneck);
         let wire = bytes + packets * nic.header_bytes as u64;
-        let hpcc = 2 * delay + per_hop + serialization(wire, bottleneck);
         let exact = 2 * delay + first_hops + ack_hops + serialization(wire - first, bottleneck);
         (hpcc, exact)
     }

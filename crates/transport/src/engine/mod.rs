@@ -41,6 +41,10 @@ pub(crate) trait EngineOps {
     fn post_recv(&mut self, wqe: RecvWqe);
     /// Sent but not done (requests, or READ responses not acknowledged).
     fn outstanding(&self) -> bool;
+    /// Request PSNs sent and not acknowledged (a window's bytes in
+    /// flight, in packets). MP-RDMA, which keeps its own window and runs
+    /// no control that asks, answers 0.
+    fn in_flight(&self) -> u32;
     /// PSNs a new message may still take (see `crate::rc::psn_room`).
     fn psn_room(&self) -> u32;
     /// The earliest retransmission deadline.
@@ -168,6 +172,11 @@ impl EngineState {
         dispatch!(self, e => e.psn_room())
     }
 
+    #[inline]
+    pub fn in_flight(&self) -> u32 {
+        dispatch!(self, e => e.in_flight())
+    }
+
     #[inline(always)]
     pub fn deadline(&self) -> Option<Time> {
         dispatch!(self, e => e.deadline())
@@ -262,6 +271,11 @@ impl EngineOps for gbn::GoBackN {
     fn outstanding(&self) -> bool {
         self.req.outstanding()
     }
+    #[inline]
+    fn in_flight(&self) -> u32 {
+        let (una, nxt) = self.req.span();
+        nxt.since(una)
+    }
     fn psn_room(&self) -> u32 {
         self.req.psn_room()
     }
@@ -317,6 +331,10 @@ impl EngineOps for irn::IrnQp {
     fn outstanding(&self) -> bool {
         self.req.win.outstanding() || self.resp.win.outstanding()
     }
+    #[inline]
+    fn in_flight(&self) -> u32 {
+        self.req.win.nxt.since(self.req.win.una)
+    }
     #[inline(always)]
     fn deadline(&self) -> Option<Time> {
         match (self.req.win.deadline, self.resp.win.deadline) {
@@ -371,6 +389,9 @@ impl EngineOps for mprdma::MpQp {
     }
     fn outstanding(&self) -> bool {
         self.snd.outstanding()
+    }
+    fn in_flight(&self) -> u32 {
+        0
     }
     #[inline(always)]
     fn deadline(&self) -> Option<Time> {

@@ -5,13 +5,14 @@
 //! the construction of control packets (ACK, NACK, read (N)ACK, CNP).
 //!
 //! Uses `crate::api`, `crate::packet`, `crate::memory`, `crate::cc`,
-//! `crate::dcqcn` and `crate::reorder`.
+//! `crate::int`, `crate::dcqcn` and `crate::reorder`.
 
 use std::collections::VecDeque;
 
 use crate::api::{Event, NicConfig, NicStats, QpConfig, QpId};
 use crate::cc::Cc;
 use crate::dcqcn::Notification;
+use crate::int::IntStack;
 use crate::memory::Dma;
 use crate::packet::{Packet, PacketKind, Verb};
 use crate::reorder::QpReorder;
@@ -32,6 +33,9 @@ pub(crate) struct Ctx<'a, 'm> {
     pub dma: &'a mut Dma<'m>,
     /// The QP's reordering counters (see [`Ctx::out_of_order`]).
     pub rx: &'a mut QpReorder,
+    /// The in-band telemetry that came with the packet (HPCC's, on ACKs;
+    /// empty otherwise).
+    pub int: &'a IntStack,
 }
 
 /// The QP's state outside its engine that a packet handler may change.
@@ -89,6 +93,7 @@ impl Ctx<'_, '_> {
             ctrl: &mut *self.ctrl,
             dma: &mut dma,
             rx: &mut *self.rx,
+            int: self.int,
         };
         f(&mut cx)
     }
@@ -176,6 +181,7 @@ impl<'a, 'm> Ctx<'a, 'm> {
             dma,
             // A test context's counters live as long as the test.
             rx: Box::leak(Box::default()),
+            int: Box::leak(Box::default()),
         }
     }
 }

@@ -5,7 +5,7 @@
 //! [`on_packet`].
 //!
 //! Uses `crate::rc` (its siblings), `crate::api`, `crate::packet`,
-//! `crate::psn` and `crate::dcqcn`.
+//! `crate::psn`, `crate::cc` (through `Conn`) and `crate::dcqcn`.
 
 use super::ctx::{Conn, CtrlFields, Ctx};
 use super::wqe::{Outcome, Reply, RxOutcome};
@@ -28,6 +28,9 @@ pub(crate) trait Halves {
     fn on_ack(&mut self, cx: &mut Ctx, pkt: &Packet) -> Outcome;
     /// A read ACK or NACK, at the responder.
     fn on_read_ack(&mut self, cx: &mut Ctx, pkt: &Packet) -> Outcome;
+    /// The next request PSN the requester would send (what ACK-driven
+    /// congestion controls compare ACKs with).
+    fn snd_nxt(&self) -> Psn;
 }
 
 /// Handles one packet for the QP; true if it may have something new to
@@ -119,6 +122,10 @@ pub(crate) fn on_packet<H: Halves>(h: &mut H, cx: &mut Ctx, conn: &mut Conn, pkt
                 cx.stats.cnps_received += 1;
                 conn.cc.on_congestion(now, &mut cx.stats.rate_decreases);
             }
+            conn.cc.on_ack(now, pkt, cx.int, || {
+                let nxt = h.snd_nxt();
+                (Psn::from_wire(pkt.psn, nxt).serial(), nxt.serial())
+            });
             true
         }
         PacketKind::ReadAck | PacketKind::ReadNack => {

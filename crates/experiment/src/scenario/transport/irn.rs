@@ -85,7 +85,7 @@ impl IrnOverrides {
         mtu: u32,
         c: Check,
     ) -> Result<(), ScenarioError> {
-        cfg.bdp_packets = bdp_packets(auto_bdp_bytes(probe), mtu);
+        cfg.bdp_packets = bdp_packets(super::cc::largest_rtt_and_bdp(probe).1, mtu);
         cfg.validate()
             .map_err(|m| c.err("transport.irn.bdp_bytes", m))
     }
@@ -94,15 +94,4 @@ impl IrnOverrides {
 /// The BDP cap in packets of `mtu` payload bytes (at least one).
 fn bdp_packets(bytes: u64, mtu: u32) -> u32 {
     u32::try_from(bytes.div_ceil(mtu.max(1) as u64).max(1)).unwrap_or(u32::MAX)
-}
-
-/// IRN's automatic BDP cap: the host link rate times the largest base RTT
-/// from host 0 (every host sees the same distances in the symmetric
-/// topologies; the ConWeave/TLT IRN runs use one cap for all QPs too).
-fn auto_bdp_bytes(net: &Network) -> u64 {
-    let rtt = (0..net.host_count())
-        .map(|d| net.base_rtt(0, d))
-        .max()
-        .unwrap_or(0);
-    (net.host_rate_bps(0) as u128 * rtt as u128 / engine::time::SEC as u128 / 8) as u64
 }

@@ -1,9 +1,11 @@
 //! The `[transport]` section: packet sizes, ACKs, RTO, priorities, the
 //! congestion control, the engine and the ordering layer, with its sub-tables
-//! (`dcqcn.rs`, `irn.rs`, `mprdma.rs`, `ordering.rs`); its checks, the limit on a
+//! (`dcqcn.rs`, `cc.rs` for HPCC, TIMELY and DCTCP, `irn.rs`, `mprdma.rs`,
+//! `ordering.rs`); its checks, the limit on a
 //! message's length, and its build step (the NIC part of the
 //! [`FabricConfig`] and each scheme's [`Engine`]).
 
+pub mod cc;
 pub mod dcqcn;
 pub mod irn;
 pub mod mprdma;
@@ -11,6 +13,7 @@ pub mod ordering;
 
 use super::check::{us, Check, ScenarioError};
 use super::topology::TopologyCfg;
+use cc::{DctcpOverrides, HpccOverrides, TimelyOverrides};
 use dcqcn::{DcqcnOverrides, DcqcnPreset};
 use fabric::{FabricConfig, Network};
 use irn::IrnOverrides;
@@ -29,12 +32,19 @@ pub struct TransportCfg {
     pub rto_us: f64,
     pub data_priority: u8,
     pub ctrl_priority: u8,
-    /// Congestion control of every QP: "none" (line rate) or "dcqcn".
+    /// Congestion control of every QP: "none" (line rate), "dcqcn",
+    /// "hpcc", "timely" or "dctcp".
     pub cc: CcKind,
     /// DCQCN parameter preset (data/params/dcqcn.toml): "conweave",
     /// "hpcc" or "mellanox"; `dcqcn` overrides single values.
     pub dcqcn_preset: DcqcnPreset,
     pub dcqcn: DcqcnOverrides,
+    /// HPCC's preset and values (with `cc = "hpcc"`).
+    pub hpcc: HpccOverrides,
+    /// TIMELY's values (with `cc = "timely"`).
+    pub timely: TimelyOverrides,
+    /// DCTCP's values (with `cc = "dctcp"`).
+    pub dctcp: DctcpOverrides,
     /// Engine of every QP: "roce" (go-back-N), "irn" or
     /// "mprdma".
     pub kind: EngineKind,
@@ -77,6 +87,9 @@ pub enum CcKind {
     #[default]
     None,
     Dcqcn,
+    Hpcc,
+    Timely,
+    Dctcp,
 }
 
 impl Default for TransportCfg {
@@ -92,6 +105,9 @@ impl Default for TransportCfg {
             cc: CcKind::None,
             dcqcn_preset: DcqcnPreset::Conweave,
             dcqcn: DcqcnOverrides::default(),
+            hpcc: HpccOverrides::default(),
+            timely: TimelyOverrides::default(),
+            dctcp: DctcpOverrides::default(),
             kind: EngineKind::Roce,
             irn: IrnOverrides::default(),
             mprdma: MpRdmaOverrides::default(),
@@ -188,11 +204,33 @@ impl TransportCfg {
         cfg.nic.data_priority = self.data_priority;
         cfg.nic.ctrl_priority = self.ctrl_priority;
         cfg.nic.ordering = self.ordering(c)?;
-        if self.cc == CcKind::Dcqcn {
-            let mut p = self.dcqcn_preset.params(topo.host_bps());
-            self.dcqcn.apply(&mut p, c)?;
-            p.validate().map_err(|m| c.err("transport.dcqcn", m))?;
-            cfg.nic.cc = CcConfig::Dcqcn(p);
+        cfg.nic.cc = match self.cc {
+            CcKind::None => CcConfig::None,
+            CcKind::Dcqcn => {
+                let mut p = self.dcqcn_preset.params(topo.host_bps());
+                self.dcqcn.apply(&mut p, c)?;
+                p.validate().map_err(|m| c.err("transport.dcqcn", m))?;
+                CcConfig::Dcqcn(p)
+            }
+            CcKind::Hpcc => CcConfig::Hpcc(self.hpcc.params(c)?),
+            CcKind::Timely => CcConfig::Timely(self.timely.params(topo.host_bps(), c)?),
+            CcKind::Dctcp => CcConfig::Dctcp(self.dctcp.params(c)?),
+        };
+        if cfg.nic.cc.wire_bytes() > 0 {
+            let max = fabric::MAX_FRAME_BYTES as u64;
+            let frame = self.mtu as u64 + self.header_bytes as u64 + cfg.nic.cc.wire_bytes() as u64;
+            if frame > max {
+                return Err(c.err(
+                    "transport.cc",
+                    format!(
+                        "{} adds {} header bytes: {frame}-byte frames exceed the fabric's {max}",
+                        cfg.nic.cc.name(),
+                        cfg.nic.cc.wire_bytes()
+                    ),
+                ));
+            }
+            cfg.nic.header_bytes += cfg.nic.cc.wire_bytes();
+            cfg.nic.ctrl_bytes += cfg.nic.cc.wire_bytes();
         }
         // Checked here so that a mistake is found before any topology is
         // built; `engine` builds them again for every kind in use.
@@ -209,6 +247,16 @@ impl TransportCfg {
         cfg.nic
             .validate()
             .map_err(|e| c.err("transport", e.to_string()))
+    }
+
+    /// Fills in what the congestion control takes from the topology
+    /// ([`cc::measure`]).
+    pub fn measure_cc(
+        &self,
+        cc: &mut CcConfig,
+        probe: impl FnOnce() -> Result<Network, ScenarioError>,
+    ) -> Result<(), ScenarioError> {
+        cc::measure(cc, &self.hpcc, &self.dctcp, probe)
     }
 
     /// The engine of `kind`. `probe` builds the network once

@@ -53,6 +53,11 @@ impl Halves for GoBackN {
         }
     }
 
+    #[inline(always)]
+    fn snd_nxt(&self) -> Psn {
+        self.req.span().1
+    }
+
     /// Go-back-N does not acknowledge READ responses.
     #[inline(always)]
     fn on_read_ack(&mut self, _cx: &mut Ctx, _pkt: &Packet) -> Outcome {

@@ -188,6 +188,12 @@ impl Requester {
             .then_some((self.snd_nxt, self.snd_una))
     }
 
+    /// (`snd_una`, `snd_nxt`).
+    #[inline(always)]
+    pub fn span(&self) -> (Psn, Psn) {
+        (self.snd_una, self.snd_nxt)
+    }
+
     #[cfg(test)]
     pub fn snd_una(&self) -> u32 {
         self.snd_una.wire()

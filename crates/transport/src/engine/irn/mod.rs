@@ -73,4 +73,9 @@ impl Halves for IrnQp {
     fn on_read_ack(&mut self, cx: &mut Ctx, pkt: &Packet) -> Outcome {
         self.resp.on_read_ack(cx.now, pkt)
     }
+
+    #[inline]
+    fn snd_nxt(&self) -> Psn {
+        self.req.win.nxt
+    }
 }
