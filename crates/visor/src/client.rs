@@ -313,7 +313,9 @@ impl Visor {
                 self.rbuf.drain(..used);
                 return Ok(r);
             }
-            if self.rings.pop(&mut self.rbuf, usize::MAX).map_err(Error)? == 0 {
+            // 64 KB at a time: each frame taken moves the rest of the
+            // buffer down, so a whole ring at once would cost its square.
+            if self.rings.pop(&mut self.rbuf, 64 * 1024).map_err(Error)? == 0 {
                 self.park(Rings::pending)?;
             }
         }
