@@ -1,5 +1,8 @@
-//! The client library: the paper's socket-like API (Fig 3) over the
-//! daemon's Unix socket. Blocking calls, one session per [`Visor`]:
+//! The client library: the paper's socket-like API (Fig 3) over a
+//! session with the daemon: its Unix socket carries the control requests
+//! (connect, listen, close) and tells the session's end; the shared-
+//! memory rings (`ring`) carry the sends and everything the daemon
+//! answers or pushes. Blocking calls, one session per [`Visor`]:
 //! `connect`, `listen`, `accept`, `send`, `recv`, `recv_zero_copy`,
 //! `close`, and `recv_any` (the next event on any fd, which rsocket
 //! lacks). Messages keep their boundaries.
@@ -12,16 +15,21 @@
 //! up to [`SEND_WINDOW`] replies outstanding (the daemon answers in
 //! order); a send the daemon refused is reported by the next call. Every
 //! other call first collects the outstanding replies. Without the window
-//! each message cost a round trip through the daemon's socket.
+//! each message cost a round trip through the daemon.
 //!
-//! Uses `proto` and `cred`.
+//! A control request goes out only once every send is answered, so the
+//! daemon, which reads both, never sees the two interleaved.
+//!
+//! Uses `proto`, `ring` and `cred`.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::io::{Read, Write};
+use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
 use std::path::Path;
 
 use crate::proto::{self, Flags, Reply, Request, Sharing};
+use crate::ring::Rings;
 
 /// Why a call failed.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -59,6 +67,7 @@ pub const SEND_WINDOW: usize = 64;
 /// A session with the local daemon.
 pub struct Visor {
     stream: UnixStream,
+    rings: Rings,
     rbuf: Vec<u8>,
     /// Events not yet taken, in arrival order.
     events: VecDeque<Event>,
@@ -79,8 +88,11 @@ impl Visor {
                 control.display()
             ))
         })?;
+        let rings = Rings::attach(stream.as_raw_fd())
+            .map_err(|e| Error(format!("the daemon's rings: {e}")))?;
         Ok(Visor {
             stream,
+            rings,
             rbuf: Vec::new(),
             events: VecDeque::new(),
             closed: HashSet::new(),
@@ -142,7 +154,7 @@ impl Visor {
             data: buf.to_vec(),
         }
         .encode(&mut b);
-        self.stream.write_all(&b).map_err(|e| self.gone(e))?;
+        self.write_ring(&b)?;
         self.outstanding += 1;
         Ok(buf.len())
     }
@@ -295,24 +307,61 @@ impl Visor {
     }
 
     fn read_frame(&mut self) -> Result<Reply, Error> {
-        let mut buf = [0u8; 64 * 1024];
         loop {
             if let Some((op, body, used)) = proto::split(&self.rbuf).map_err(Error)? {
                 let r = proto::decode_reply(op, body).map_err(Error)?;
                 self.rbuf.drain(..used);
                 return Ok(r);
             }
-            match self.stream.read(&mut buf) {
-                Ok(0) => {
-                    return Err(Error(
-                        "the daemon closed the session (it stopped or restarted)".into(),
-                    ))
-                }
-                Ok(n) => self.rbuf.extend_from_slice(&buf[..n]),
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(self.gone(e)),
+            // 64 KB at a time: each frame taken moves the rest of the
+            // buffer down, so a whole ring at once would cost its square.
+            if self.rings.pop(&mut self.rbuf, 64 * 1024).map_err(Error)? == 0 {
+                self.park(Rings::pending)?;
             }
         }
+    }
+
+    /// Writes a whole frame into the requests' ring, waiting for room.
+    fn write_ring(&mut self, mut b: &[u8]) -> Result<(), Error> {
+        while !b.is_empty() {
+            let n = self.rings.push(b).map_err(Error)?;
+            b = &b[n..];
+            if n == 0 {
+                self.park(Rings::writable)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Blocks until `ready` holds or the daemon wakes this side; an error
+    /// if the session's socket speaks instead (the daemon ends sessions
+    /// only there).
+    fn park(&mut self, ready: fn(&Rings) -> bool) -> Result<(), Error> {
+        self.rings.park();
+        let socket = if ready(&self.rings) {
+            false
+        } else {
+            self.rings
+                .wait(self.stream.as_raw_fd())
+                .map_err(|e| self.gone(e))?
+        };
+        self.rings.unpark();
+        if socket {
+            return Err(self.ended());
+        }
+        Ok(())
+    }
+
+    /// The daemon's last word on the socket: its error frame, or the end.
+    fn ended(&mut self) -> Error {
+        let mut last = Vec::new();
+        let _ = self.stream.read_to_end(&mut last);
+        if let Ok(Some((op, body, _))) = proto::split(&last) {
+            if let Ok(Reply::Err { message }) = proto::decode_reply(op, body) {
+                return Error(message);
+            }
+        }
+        Error("the daemon closed the session (it stopped or restarted)".into())
     }
 
     /// The daemon's process id (its socket's peer credentials), for

@@ -5,6 +5,7 @@
 //!
 //! Modules, bottom up:
 //! - [`proto`]: the application-daemon frames.
+//! - [`ring`]: the shared-memory rings that carry them.
 //! - [`slab`]: the daemon's tables.
 //! - [`cred`]: a Unix socket's peer credentials.
 //! - [`link`]: what two daemons share (control messages, QPs, slots).
@@ -18,6 +19,7 @@ pub mod daemon;
 pub mod link;
 pub mod process;
 pub mod proto;
+pub mod ring;
 pub mod slab;
 
 pub use client::{Error, Event, Visor};

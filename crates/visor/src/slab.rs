@@ -52,6 +52,11 @@ impl<T> Slab<T> {
         out.extend((0..self.items.len()).filter(|&i| self.items[i].is_some()));
     }
 
+    /// The values in use, in index order.
+    pub fn values(&self) -> impl Iterator<Item = &T> {
+        self.items.iter().flatten()
+    }
+
     pub fn len(&self) -> usize {
         self.items.len() - self.free.len()
     }

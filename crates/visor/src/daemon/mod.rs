@@ -1,5 +1,7 @@
 //! The daemon (`rdmavisord`): one per host, one thread, one event loop.
-//! Local applications reach it over a Unix socket (`proto`); remote
+//! Local applications reach it over a Unix socket (control, `proto`'s
+//! frames) and a shared-memory area per session (`ring`: their sends in,
+//! replies, messages and events out, an eventfd each way); remote
 //! daemons over links (`link`): a TCP control connection each, and QPs
 //! on this daemon's one NIC (`datapath::endpoint`), shared by every
 //! logical connection between the two hosts (RDMAvisor §2.3). A logical
@@ -25,7 +27,7 @@
 //! This file holds the daemon's tables, its setup and loop, the
 //! requests and the completions; `sessions.rs` its local clients' side,
 //! `links.rs` its links', `own_qps.rs` the baselines' QPs, `one_sided.rs`
-//! messages by WRITE and READ. Uses `proto`, `link`, `slab`, and `datapath`'s
+//! messages by WRITE and READ. Uses `proto`, `ring`, `link`, `slab`, and `datapath`'s
 //! endpoint, region, socket and session modules.
 
 use std::collections::HashMap;
@@ -75,6 +77,10 @@ pub struct Config {
     pub one_sided_bytes: usize,
     pub rate_gbps: f64,
     pub rto_us: u64,
+    /// Bytes of each of a session's two shared-memory rings (a power of
+    /// two): how far a client's sends, and the daemon's output to it, run
+    /// ahead of the other side.
+    pub ring_bytes: usize,
 }
 
 const APPS: usize = EXTERNAL;
@@ -108,6 +114,7 @@ enum Wait {
 
 struct Session {
     stream: mio::net::UnixStream,
+    rings: crate::ring::Rings,
     uid: u32,
     pid: i32,
     rbuf: Vec<u8>,
@@ -115,7 +122,7 @@ struct Session {
     fds: HashMap<u32, Handle>,
     next_fd: u32,
     wait: Option<Wait>,
-    /// The socket may hold unread bytes (it was not read to WouldBlock).
+    /// The socket or the ring may hold unread bytes (not read to the end).
     unread: bool,
     /// Its QPs shared by its connections (`Sharing::Session`), by link.
     own_qps: HashMap<usize, usize>,
@@ -189,6 +196,16 @@ impl Daemon {
             return Err(format!(
                 "--slots must be at least --qps-per-peer x --recv-per-qp + {LEND} (lent for WRITEs) + 1 = {}",
                 per_link + 1
+            ));
+        }
+        if !cfg.ring_bytes.is_power_of_two()
+            || !(crate::ring::MIN_RING..=crate::ring::MAX_RING).contains(&cfg.ring_bytes)
+        {
+            return Err(format!(
+                "--ring-bytes must be a power of two in {}..={}, got {}",
+                crate::ring::MIN_RING,
+                crate::ring::MAX_RING,
+                cfg.ring_bytes
             ));
         }
         if cfg.own_recv_per_qp == 0 {
@@ -288,7 +305,16 @@ impl Daemon {
     /// Serves until `stop` is set.
     pub fn run(&mut self, stop: &AtomicBool) -> Result<(), String> {
         while !stop.load(Ordering::Relaxed) {
-            self.ep.turn(Duration::from_millis(10)).map_err(err)?;
+            // Parked, a session's client wakes the loop through its
+            // eventfd; busy, the loop looks at its rings each turn.
+            let busy = self.park_sessions();
+            let wait = if busy {
+                Duration::ZERO
+            } else {
+                Duration::from_millis(10)
+            };
+            self.ep.turn(wait).map_err(err)?;
+            self.unpark_sessions();
             self.chooser.tick();
             for t in self.ep.take_ready() {
                 match t {
@@ -298,6 +324,7 @@ impl Daemon {
                     t => {
                         let i = t - SESSION0;
                         if let Some(s) = self.sessions.get_mut(i) {
+                            s.rings.take_wakeup();
                             s.unread = true;
                         }
                     }
@@ -313,7 +340,11 @@ impl Daemon {
             let mut ids = std::mem::take(&mut self.ids);
             self.sessions.keys_into(&mut ids);
             for &i in &ids {
-                if self.sessions.get(i).is_some_and(|s| s.unread) {
+                if self
+                    .sessions
+                    .get(i)
+                    .is_some_and(|s| s.unread || s.rings.pending())
+                {
                     self.read_session(i);
                 }
                 self.flush_session(i);

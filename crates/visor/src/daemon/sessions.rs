@@ -1,16 +1,23 @@
 //! The daemon's side of its local clients: accepting sessions on the
-//! Unix socket (with the peer's credentials), reading and checking their
-//! frames, writing replies and events, and ending a session (its
-//! connections closed, its peers told).
+//! Unix socket (with the peer's credentials) and offering each its
+//! shared-memory rings, reading and checking their frames (control
+//! requests from the socket, sends from the ring, into one buffer: the
+//! client sends a control request only once its sends are answered),
+//! writing replies and events into the ring, parking before the loop
+//! blocks, and ending a session (its connections closed, its peers
+//! told; its last error on the socket).
 //!
-//! An `impl Daemon` block: uses the daemon's tables (`super`) and `proto`.
+//! An `impl Daemon` block: uses the daemon's tables (`super`), `proto`
+//! and `ring`.
 
 use std::collections::HashMap;
 use std::io::{self, Read, Write};
+use std::os::fd::AsRawFd;
 
 use super::{Daemon, Session, MAX_UNREAD, SESSION0};
 use crate::cred::peer_cred;
 use crate::proto::{self, Reply};
+use crate::ring::Rings;
 
 impl Daemon {
     pub(super) fn accept_apps(&mut self) {
@@ -23,8 +30,19 @@ impl Daemon {
             let Ok((uid, pid)) = peer_cred(&stream) else {
                 continue;
             };
+            let rings = match Rings::create(self.cfg.ring_bytes) {
+                Ok(r) => r,
+                Err(e) => {
+                    eprintln!("rdmavisord: client pid {pid}: no rings for it: {e}");
+                    continue;
+                }
+            };
+            if rings.offer(stream.as_raw_fd()).is_err() {
+                continue;
+            }
             let i = self.sessions.insert(Session {
                 stream,
+                rings,
                 uid,
                 pid,
                 rbuf: Vec::new(),
@@ -36,11 +54,19 @@ impl Daemon {
                 own_qps: HashMap::new(),
             });
             let s = self.sessions.get_mut(i).expect("just inserted");
-            let ok = self.ep.register(
-                &mut s.stream,
-                SESSION0 + i,
-                mio::Interest::READABLE | mio::Interest::WRITABLE,
-            );
+            // The socket (control, and its end) and the eventfd (the
+            // rings) wake the same session.
+            let wake = s.rings.wake_fd();
+            let ok = self
+                .ep
+                .register(&mut s.stream, SESSION0 + i, mio::Interest::READABLE)
+                .and_then(|()| {
+                    self.ep.register(
+                        &mut mio::unix::SourceFd(&wake),
+                        SESSION0 + i,
+                        mio::Interest::READABLE,
+                    )
+                });
             if ok.is_err() {
                 self.sessions.remove(i);
                 continue;
@@ -73,6 +99,14 @@ impl Daemon {
             if s.rbuf.len() > 2 * proto::MAX_FRAME {
                 s.unread = true;
                 return;
+            }
+            match s.rings.pop(&mut s.rbuf, buf.len()) {
+                Ok(0) => {}
+                Ok(_) => continue,
+                Err(e) => {
+                    self.close_session(i, Some(e));
+                    return;
+                }
             }
             match s.stream.read(&mut buf) {
                 Ok(0) => {
@@ -123,16 +157,13 @@ impl Daemon {
         let Some(s) = self.sessions.get_mut(i) else {
             return;
         };
-        while !s.wbuf.is_empty() {
-            match s.stream.write(&s.wbuf) {
-                Ok(0) => break,
+        if !s.wbuf.is_empty() {
+            match s.rings.push(&s.wbuf) {
                 Ok(n) => {
                     s.wbuf.drain(..n);
                 }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(_) => {
-                    self.close_session(i, None);
+                Err(e) => {
+                    self.close_session(i, Some(e));
                     return;
                 }
             }
@@ -160,8 +191,31 @@ impl Daemon {
             let _ = s.stream.write(&b);
         }
         let _ = self.ep.deregister(&mut s.stream);
+        // The client holds the eventfd too: it stays registered unless told.
+        let _ = self
+            .ep
+            .deregister(&mut mio::unix::SourceFd(&s.rings.wake_fd()));
         for (_, h) in s.fds.drain() {
             self.close_handle(h, true);
+        }
+    }
+
+    /// Before the loop may block: parks on every session's rings; whether
+    /// one already has work (bytes in, or room for its waiting output),
+    /// in which case the loop must not block.
+    pub(super) fn park_sessions(&mut self) -> bool {
+        let mut busy = false;
+        for s in self.sessions.values() {
+            s.rings.park();
+            busy |= s.wait.is_none() && (s.unread || s.rings.pending())
+                || !s.wbuf.is_empty() && s.rings.writable();
+        }
+        busy
+    }
+
+    pub(super) fn unpark_sessions(&mut self) {
+        for s in self.sessions.values() {
+            s.rings.unpark();
         }
     }
 }
