@@ -49,6 +49,7 @@ use crate::slab::Slab;
 
 mod links;
 mod one_sided;
+mod outbox;
 mod own_qps;
 mod sessions;
 
@@ -118,7 +119,7 @@ struct Session {
     uid: u32,
     pid: i32,
     rbuf: Vec<u8>,
-    wbuf: Vec<u8>,
+    wbuf: outbox::Outbox,
     fds: HashMap<u32, Handle>,
     next_fd: u32,
     wait: Option<Wait>,
@@ -555,7 +556,7 @@ impl Daemon {
                         // Straight from the slot into the session's
                         // output: one copy.
                         let data = &self.ep.mem.bytes()[start..start + len];
-                        proto::encode_deliver(fd, data, &mut s.wbuf);
+                        proto::encode_deliver(fd, data, s.wbuf.back());
                     }
                 }
                 let _ = self.ep.nic.post_recv_at(

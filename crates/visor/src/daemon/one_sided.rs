@@ -222,7 +222,7 @@ impl Daemon {
         let (si, fd) = (conn.session, conn.fd);
         if let Some(s) = self.sessions.get_mut(si) {
             let data = &self.ep.mem.bytes()[start..start + len];
-            proto::encode_deliver(fd, data, &mut s.wbuf);
+            proto::encode_deliver(fd, data, s.wbuf.back());
         }
     }
 

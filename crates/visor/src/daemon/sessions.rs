@@ -46,7 +46,7 @@ impl Daemon {
                 uid,
                 pid,
                 rbuf: Vec::new(),
-                wbuf: Vec::new(),
+                wbuf: Default::default(),
                 fds: HashMap::new(),
                 next_fd: 1,
                 wait: None,
@@ -150,7 +150,7 @@ impl Daemon {
     }
     pub(super) fn reply(&mut self, i: usize, r: Reply) {
         if let Some(s) = self.sessions.get_mut(i) {
-            r.encode(&mut s.wbuf);
+            r.encode(s.wbuf.back());
         }
     }
     pub(super) fn flush_session(&mut self, i: usize) {
@@ -158,10 +158,8 @@ impl Daemon {
             return;
         };
         if !s.wbuf.is_empty() {
-            match s.rings.push(&s.wbuf) {
-                Ok(n) => {
-                    s.wbuf.drain(..n);
-                }
+            match s.rings.push(s.wbuf.bytes()) {
+                Ok(n) => s.wbuf.take(n),
                 Err(e) => {
                     self.close_session(i, Some(e));
                     return;
