@@ -115,6 +115,30 @@ fn start(
     DaemonProcess::start(bin, control, &format!("{ip}:{port}"), &extra)
 }
 
+/// Two daemons on loopback (127.0.0.1 and .2) on one free port. The
+/// port is free when chosen, but another program may take it before the
+/// daemons bind it: then a new one is tried, three times at most.
+fn start_pair(
+    bin: &Path,
+    rate: f64,
+    own_qps: usize,
+) -> Result<(DaemonProcess, DaemonProcess), String> {
+    let mut last = String::new();
+    for _ in 0..3 {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map_err(|e| e.to_string())?
+            .port();
+        match start(bin, "127.0.0.1", port, rate, own_qps)
+            .and_then(|a| Ok((a, start(bin, "127.0.0.2", port, rate, own_qps)?)))
+        {
+            Ok(pair) => return Ok(pair),
+            Err(e) => last = e,
+        }
+    }
+    Err(last)
+}
+
 /// User plus system CPU seconds, and resident MB, of a process.
 pub fn usage(pid: u32) -> (f64, f64) {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
@@ -334,17 +358,12 @@ pub fn main(cmd: VisorCmd) -> Result<(), String> {
                 bin.display()
             ));
         }
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .map_err(|e| e.to_string())?
-            .port();
         let own_qps = match mode {
             Mode::Shared => 0,
             Mode::Naive => connections as usize,
             Mode::Locked => connections.div_ceil(q) as usize,
         };
-        let a = start(&bin, "127.0.0.1", port, rate_gbps, own_qps)?;
-        let b = start(&bin, "127.0.0.2", port, rate_gbps, own_qps)?;
+        let (a, b) = start_pair(&bin, rate_gbps, own_qps)?;
         let mut s = Visor::open(&b.control).map_err(|e| e.to_string())?;
         s.listen(7).map_err(|e| e.to_string())?;
         let receiver = std::thread::spawn(move || sink(&mut s, Some(connections)));

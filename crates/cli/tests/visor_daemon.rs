@@ -53,12 +53,17 @@ fn echo(control: &Path) -> Command {
 #[test]
 fn a_hundred_processes_of_ten_connections_move_verified_data() {
     let (a, b, _) = pair();
-    let server = echo(&b.control)
+    let mut server = echo(&b.control)
         .args(["serve", "--port", "81", "--expect", "1000"])
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(200));
+    // Clients start once the server listens (a fixed sleep was too short
+    // on a loaded machine: "nothing listens on port 81").
+    let mut said = std::io::BufReader::new(server.stdout.take().unwrap());
+    let mut first = String::new();
+    std::io::BufRead::read_line(&mut said, &mut first).unwrap();
+    assert!(first.contains("listening on port 81"), "{first}");
     let clients: Vec<Child> = (0..100)
         .map(|i| {
             echo(&a.control)
@@ -82,9 +87,9 @@ fn a_hundred_processes_of_ten_connections_move_verified_data() {
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         assert!(String::from_utf8_lossy(&o.stdout).contains("verified"));
     }
-    let o = server.wait_with_output().unwrap();
-    assert!(o.status.success());
-    let out = String::from_utf8_lossy(&o.stdout);
+    let mut out = String::new();
+    said.read_to_string(&mut out).unwrap();
+    assert!(server.wait().unwrap().success());
     assert!(out.contains("1000 connections, 4000 messages"), "{out}");
 }
 
@@ -505,4 +510,23 @@ fn a_hostile_link_is_ended_and_the_daemon_keeps_serving() {
         Event::Message { data, .. } => assert_eq!(data, b"still here"),
         e => panic!("{e:?}"),
     }
+}
+
+/// A daemon whose port is taken says so and leaves no control socket
+/// behind (a client finding one would be refused, not told why); one that
+/// starts has its socket listening the moment it appears.
+#[test]
+fn a_daemon_that_cannot_start_says_why_and_leaves_no_socket() {
+    let taken = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port();
+    let control = std::env::temp_dir().join(format!("visor-{}-taken.sock", std::process::id()));
+    let bin = Path::new(env!("CARGO_BIN_EXE_rdmavisord"));
+    let e = DaemonProcess::start(bin, control.clone(), &format!("127.0.0.1:{port}"), &[])
+        .err()
+        .expect("the port is taken");
+    assert!(e.contains("in use"), "{e}");
+    assert!(!control.exists(), "{}", control.display());
+    drop(taken);
+    let (a, _b, _) = pair();
+    Visor::open(&a.control).expect("listening as soon as it appears");
 }

@@ -91,6 +91,9 @@ fn intact(m: &[u8]) -> bool {
 
 fn serve(v: &mut Visor, port: u16, expect: Option<u64>, flags: Flags) -> Result<String, String> {
     let l = v.listen(port).map_err(|e| e.to_string())?;
+    // Scripts (and the tests) start clients once this line is out.
+    println!("visor-echo serve: listening on port {port}");
+    std::io::Write::flush(&mut std::io::stdout()).map_err(|e| e.to_string())?;
     let (mut accepted, mut closed, mut messages, mut bytes) = (0u64, 0u64, 0u64, 0u64);
     while expect.is_none_or(|n| closed < n) {
         match v.recv_any().map_err(|e| e.to_string())? {

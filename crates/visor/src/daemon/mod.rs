@@ -178,6 +178,23 @@ fn err(e: impl std::fmt::Display) -> String {
     e.to_string()
 }
 
+/// The control socket at `path`, listening before it appears there: it is
+/// bound under a temporary name and renamed into place, so a client that
+/// finds the path never meets a socket that refuses it (bound, not yet
+/// listening) and a daemon whose ports fail never leaves one behind.
+fn listen_at(path: &std::path::Path) -> Result<mio::net::UnixListener, String> {
+    let named = |e: std::io::Error| format!("{}: {e}", path.display());
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(format!(".{}.tmp", std::process::id()));
+    let tmp = PathBuf::from(tmp);
+    let _ = std::fs::remove_file(&tmp);
+    let apps = mio::net::UnixListener::bind(&tmp).map_err(named)?;
+    if let Err(e) = std::fs::rename(&tmp, path) {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(named(e));
+    }
+    Ok(apps)
+}
 impl Daemon {
     /// Binds the control socket (a stale file from a daemon that is gone
     /// is replaced; a live daemon's is not) and the link address.
@@ -222,11 +239,10 @@ impl Daemon {
             std::fs::remove_file(&cfg.control)
                 .map_err(|e| format!("{}: {e}", cfg.control.display()))?;
         }
-        let mut apps = mio::net::UnixListener::bind(&cfg.control)
-            .map_err(|e| format!("{}: {e}", cfg.control.display()))?;
         let sock = Socket::bind(cfg.bind).map_err(err)?;
         let links_listener = TcpListener::bind(sock.local)
             .map_err(|e| format!("cannot bind the link port {}: {e}", sock.local))?;
+        let mut apps = listen_at(&cfg.control)?;
         links_listener.set_nonblocking(true).map_err(err)?;
         let engine = match cfg.transport {
             TransportName::Roce => Engine::GoBackN,
