@@ -9,6 +9,10 @@ use crate::{Scenario, ScenarioError};
 use rayon::prelude::*;
 use std::path::Path;
 
+/// The longest [`Point::label`], in bytes: a folder's name, with room to
+/// spare under the usual 255.
+pub const MAX_LABEL: usize = 200;
+
 /// One point of a sweep: a seed and the overrides applied to the file.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Point {
@@ -18,6 +22,9 @@ pub struct Point {
 
 impl Point {
     /// A name usable as a folder: `seed3` or `seed3_switch.pfc=false`.
+    /// One longer than [`MAX_LABEL`] bytes (many overrides; a file name
+    /// has at most 255) keeps its start and ends with a hash of the
+    /// whole, so that distinct points keep distinct folders.
     pub fn label(&self) -> String {
         let mut l = format!("seed{}", self.seed);
         for (k, v) in &self.overrides {
@@ -25,6 +32,17 @@ impl Point {
             // A directory name: TOML's quotes go (a bare word is the same
             // string), slashes and spaces become dashes.
             l.push_str(&format!("{k}={v}").replace('"', "").replace(['/', ' '], "-"));
+        }
+        if l.len() > MAX_LABEL {
+            // FNV-1a: stable across builds and platforms, unlike std's hasher.
+            let hash = l.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+                (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+            });
+            let mut cut = MAX_LABEL - 18;
+            while !l.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            l = format!("{}_{hash:016x}", &l[..cut]);
         }
         l
     }

@@ -71,3 +71,43 @@ fn parallel_outputs_equal_sequential_outputs() {
     assert_ne!(a[0].fct_ns, a[2].fct_ns);
     std::fs::remove_dir_all(&base).ok();
 }
+
+/// A point with many overrides gets a folder name a file system takes
+/// (it failed with "File name too long"), distinct from its neighbour's,
+/// and its run writes there; short labels are as they were.
+#[test]
+fn a_point_with_many_overrides_runs_into_a_folder_of_a_legal_name() {
+    let many = |bytes: u32| Point {
+        seed: 1,
+        overrides: (0..30)
+            .map(|i| ("switch.buffer_mb".to_string(), (8 + i % 2).to_string()))
+            .take(29)
+            .chain([("traffic.0.bytes".to_string(), bytes.to_string())])
+            .collect(),
+    };
+    let (a, b) = (many(5000), many(6000));
+    assert!(
+        a.label().len() <= experiment::sweep::MAX_LABEL,
+        "{}",
+        a.label()
+    );
+    assert_ne!(a.label(), b.label());
+    assert!(a.label().starts_with("seed1_switch.buffer_mb=8_"));
+    let short = Point {
+        seed: 3,
+        overrides: vec![("switch.pfc".into(), "false".into())],
+    };
+    assert_eq!(short.label(), "seed3_switch.pfc=false");
+    let dir = std::env::temp_dir().join(format!("sweep-long-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    run(
+        TEXT,
+        Path::new("t.toml"),
+        std::slice::from_ref(&a),
+        1,
+        Some(&dir),
+    )
+    .unwrap();
+    assert!(dir.join(a.label()).join("summary.json").exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
