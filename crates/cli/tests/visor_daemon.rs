@@ -156,24 +156,29 @@ fn a_killed_client_is_cleaned_up_and_its_peer_sees_the_close() {
     }
 }
 
+/// 100 random messages: random bytes, and frames with a plausible length
+/// and a random op and body.
+fn junk(rng: &mut engine::Rng) -> Vec<u8> {
+    let mut junk = Vec::new();
+    for _ in 0..100 {
+        let n = rng.below(64) as usize;
+        if rng.bernoulli(0.5) {
+            junk.extend_from_slice(&(n as u32 + 1).to_le_bytes());
+            junk.push(rng.below(8) as u8);
+        }
+        junk.extend((0..n).map(|_| rng.next_u64() as u8));
+    }
+    junk
+}
+
 #[test]
 fn garbage_on_the_control_socket_ends_only_that_session() {
     let (a, b, _) = pair();
     let mut rng = engine::Rng::new(11, engine::StreamKind::Host, 0);
     for _ in 0..100 {
         let mut s = std::os::unix::net::UnixStream::connect(&a.control).unwrap();
-        let mut junk = Vec::new();
-        for _ in 0..100 {
-            // 10,000 random messages in all: random bytes, and frames
-            // with a plausible length and a random op and body.
-            let n = rng.below(64) as usize;
-            if rng.bernoulli(0.5) {
-                junk.extend_from_slice(&(n as u32 + 1).to_le_bytes());
-                junk.push(rng.below(8) as u8);
-            }
-            junk.extend((0..n).map(|_| rng.next_u64() as u8));
-        }
-        let _ = s.write_all(&junk);
+        // 10,000 random messages in all.
+        let _ = s.write_all(&junk(&mut rng));
     }
     std::thread::sleep(Duration::from_millis(200));
     let mut server = Visor::open(&b.control).unwrap();
@@ -192,18 +197,8 @@ fn garbage_in_the_shared_rings_ends_only_that_session() {
         let s = std::os::unix::net::UnixStream::connect(&a.control).unwrap();
         let mut rings = visor::ring::Rings::attach(s.as_raw_fd()).unwrap();
         if k % 2 == 0 {
-            // Garbage through the ring as the protocol has it: random
-            // bytes and plausible frames of random ops and bodies.
-            let mut junk = Vec::new();
-            for _ in 0..100 {
-                let n = rng.below(64) as usize;
-                if rng.bernoulli(0.5) {
-                    junk.extend_from_slice(&(n as u32 + 1).to_le_bytes());
-                    junk.push(rng.below(8) as u8);
-                }
-                junk.extend((0..n).map(|_| rng.next_u64() as u8));
-            }
-            let _ = rings.push(&junk);
+            // Garbage through the ring as the protocol has it.
+            let _ = rings.push(&junk(&mut rng));
         } else {
             // Random bytes over the whole area, indices included.
             let (base, len) = rings.area();

@@ -44,17 +44,7 @@ ports = [["leaf0", "h0"]]
 
 /// The points of series `name` in [from_us, to_us).
 fn points(o: &experiment::Outcome, name: &str, from_us: u64, to_us: u64) -> Vec<f64> {
-    let ts = o
-        .net
-        .series()
-        .iter()
-        .find(|s| s.name == name)
-        .unwrap_or_else(|| panic!("no series {name}"));
-    ts.points
-        .iter()
-        .filter(|(t, _)| *t / engine::time::US >= from_us && *t / engine::time::US < to_us)
-        .map(|&(_, v)| v)
-        .collect()
+    common::series_values(o, name, from_us as f64 / 1e3, to_us as f64 / 1e3)
 }
 
 /// The error building `text` gives (it must not build).
