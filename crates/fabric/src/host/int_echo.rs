@@ -18,9 +18,7 @@ impl Network {
         let int = self.arena.int_of(idx);
         if pkt.is_data() {
             self.int_echo
-                .waiting
-                .entry((h, pkt.dst_qp))
-                .or_default()
+                .queue(h, pkt.dst_qp)
                 .push_back((pkt.sent_at, int));
         } else {
             self.hosts[h as usize].nic.set_rx_int(int);
@@ -34,9 +32,7 @@ impl Network {
         if !matches!(pkt.kind, PacketKind::Ack | PacketKind::Nack) {
             return;
         }
-        let Some(q) = self.int_echo.waiting.get_mut(&(h, pkt.src_qp)) else {
-            return;
-        };
+        let q = self.int_echo.queue(h, pkt.src_qp);
         while let Some((sent_at, int)) = q.pop_front() {
             if sent_at == pkt.sent_at {
                 self.arena.set_int(idx, int);

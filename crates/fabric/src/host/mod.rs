@@ -16,11 +16,27 @@ use transport::driver::Wakeups;
 use transport::{IntStack, Nic};
 
 /// The records of data packets delivered and not yet answered, by
-/// (receiving host, its QP), in arrival order with their send times
-/// (`int_echo.rs`).
+/// receiving host, then its QP number (dense, as `Host::qp_flow`'s), in
+/// arrival order with their send times (`int_echo.rs`); grown on first
+/// use, so a run without HPCC holds nothing.
 #[derive(Default)]
 pub(crate) struct IntEcho {
-    pub waiting: HashMap<(u32, u32), VecDeque<(Time, IntStack)>>,
+    pub waiting: Vec<Vec<VecDeque<(Time, IntStack)>>>,
+}
+
+impl IntEcho {
+    /// The queue of host `h`'s QP `qp`.
+    pub fn queue(&mut self, h: u32, qp: u32) -> &mut VecDeque<(Time, IntStack)> {
+        let (h, qp) = (h as usize, qp as usize);
+        if self.waiting.len() <= h {
+            self.waiting.resize_with(h + 1, Vec::new);
+        }
+        let host = &mut self.waiting[h];
+        if host.len() <= qp {
+            host.resize_with(qp + 1, VecDeque::new);
+        }
+        &mut host[qp]
+    }
 }
 
 /// One host: its node, its one port, its NIC.
