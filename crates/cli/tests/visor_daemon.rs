@@ -4,7 +4,8 @@
 //! killed client cleaned up and its peer told; garbage on the control
 //! socket, and in the shared-memory rings, ending only that session; one
 //! session unable to use another's fds; a restarted daemon reported
-//! clearly; memory bounded under connection churn.
+//! clearly; memory bounded under connection churn; connections within
+//! one host; a client that does not read pausing its senders.
 
 use std::io::{Read, Write};
 use std::os::fd::AsRawFd;
@@ -18,28 +19,35 @@ use visor::{Event, Flags, Visor};
 
 static NEXT: AtomicU16 = AtomicU16::new(0);
 
-fn daemon(ip: &str, port: u16, tag: &str) -> DaemonProcess {
+/// The tests' daemons' options.
+const OPTIONS: [&str; 6] = [
+    "--slots",
+    "2048",
+    "--recv-per-qp",
+    "256",
+    "--rate-gbps",
+    "5",
+];
+
+fn daemon(ip: &str, port: u16, tag: &str, options: &[&str]) -> DaemonProcess {
     let control =
         std::env::temp_dir().join(format!("visor-{}-{port}-{tag}.sock", std::process::id()));
     let bin = Path::new(env!("CARGO_BIN_EXE_rdmavisord"));
-    let extra = [
-        "--slots",
-        "2048",
-        "--recv-per-qp",
-        "256",
-        "--rate-gbps",
-        "5",
-    ];
-    DaemonProcess::start(bin, control, &format!("{ip}:{port}"), &extra).unwrap()
+    DaemonProcess::start(bin, control, &format!("{ip}:{port}"), options).unwrap()
 }
 
 /// A pair of daemons on a port of their own.
 fn pair() -> (DaemonProcess, DaemonProcess, u16) {
+    pair_with(&OPTIONS)
+}
+
+/// [`pair`], the daemons given these options.
+fn pair_with(more: &[&str]) -> (DaemonProcess, DaemonProcess, u16) {
     let port =
         48000 + (std::process::id() % 1000) as u16 * 8 + NEXT.fetch_add(1, Ordering::Relaxed);
     (
-        daemon("127.0.0.1", port, "a"),
-        daemon("127.0.0.2", port, "b"),
+        daemon("127.0.0.1", port, "a", more),
+        daemon("127.0.0.2", port, "b", more),
         port,
     )
 }
@@ -524,4 +532,127 @@ fn a_daemon_that_cannot_start_says_why_and_leaves_no_socket() {
     drop(taken);
     let (a, _b, _) = pair();
     Visor::open(&a.control).expect("listening as soon as it appears");
+}
+
+/// Message `k` of a test stream: its index, then bytes that depend on it.
+fn message(k: u32, len: usize) -> Vec<u8> {
+    let mut m: Vec<u8> = (0..len)
+        .map(|i| (i as u32 ^ k.wrapping_mul(2654435761)) as u8)
+        .collect();
+    m[..4].copy_from_slice(&k.to_le_bytes());
+    m
+}
+
+/// A client connects to a listener of its own daemon: messages of every
+/// FLAGS go both ways, verified and in order; a port nobody listens on
+/// is refused; a close reaches the other end, and a send on it fails.
+#[test]
+fn connections_within_one_host_move_data_and_close() {
+    let (a, _b, _) = pair();
+    let mut server = Visor::open(&a.control).unwrap();
+    let l = server.listen(77).unwrap();
+    let mut client = Visor::open(&a.control).unwrap();
+    let e = client.connect("127.0.0.1:78").unwrap_err();
+    assert!(e.0.contains("nothing listens on port 78"), "{e}");
+    let c = client.connect("127.0.0.1:77").unwrap();
+    let s = server.accept(l).unwrap();
+    let flags = [Flags::Auto, Flags::Send, Flags::Write, Flags::Read];
+    for k in 0..40u32 {
+        let m = message(k, 4 + (k as usize * 1531) % 65000);
+        client.send(c, &m, flags[k as usize % 4]).unwrap();
+    }
+    client.flush().unwrap();
+    for k in 0..40u32 {
+        let got = server.recv_zero_copy(s).unwrap().unwrap();
+        assert_eq!(
+            got,
+            message(k, 4 + (k as usize * 1531) % 65000),
+            "message {k}"
+        );
+        server.send(s, &got[..4], Flags::Auto).unwrap();
+    }
+    server.flush().unwrap();
+    for k in 0..40u32 {
+        let got = client.recv_zero_copy(c).unwrap().unwrap();
+        assert_eq!(got, k.to_le_bytes(), "answer {k}");
+    }
+    client.close(c).unwrap();
+    let mut buf = [0u8; 8];
+    assert_eq!(
+        server.recv(s, &mut buf).unwrap(),
+        0,
+        "the close reached the server"
+    );
+    server.send(s, b"late", Flags::Auto).unwrap();
+    let e = server.flush().unwrap_err();
+    assert!(e.0.contains("no connection fd"), "{e}");
+}
+
+/// A client that does not read: its daemon, past `--backlog-bytes`, asks
+/// the sender to pause, so the sender's sends block (within one host,
+/// and across two daemons); once the client reads, every message
+/// arrives, once and intact, even the last ones, sent just before the
+/// sender's session ended (a close waits for the messages in flight).
+#[test]
+fn a_client_that_does_not_read_pauses_its_senders() {
+    const BACKLOG: usize = 1 << 20;
+    const RING: usize = 1 << 18;
+    const LEN: usize = 65000;
+    const N: u32 = 800;
+    const SLOTS: usize = 192;
+    let (a, b, _) = pair_with(&[
+        "--backlog-bytes",
+        "1048576",
+        "--ring-bytes",
+        "262144",
+        "--slots",
+        "192",
+        "--recv-per-qp",
+        "32",
+        "--rate-gbps",
+        "5",
+    ]);
+    for (to, server_daemon) in [("127.0.0.1:79", &a), ("127.0.0.2:79", &b)] {
+        let mut server = Visor::open(&server_daemon.control).unwrap();
+        let l = server.listen(79).unwrap();
+        let sent = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let count = sent.clone();
+        let control = a.control.clone();
+        let dest = to.to_string();
+        let sender = std::thread::spawn(move || {
+            let mut client = Visor::open(&control).unwrap();
+            let c = client.connect(&dest).unwrap();
+            for k in 0..N {
+                let flags = [Flags::Send, Flags::Write, Flags::Read][k as usize % 3];
+                client.send(c, &message(k, LEN), flags).unwrap();
+                count.fetch_add(LEN, Ordering::Relaxed);
+            }
+            client.flush().unwrap();
+        });
+        let s = server.accept(l).unwrap();
+        // Long enough for a sender that is not paused to send them all.
+        std::thread::sleep(Duration::from_millis(1500));
+        let before = sent.load(Ordering::Relaxed);
+        // The backlog, the two rings between (the server's events', the
+        // sender's requests'), and what the sending daemon holds in its
+        // slots (READs wait there to be pulled).
+        let bound = BACKLOG + 2 * RING + SLOTS * LEN;
+        assert!(
+            before <= bound,
+            "{to}: {before} bytes sent to a client that reads nothing (bound {bound})"
+        );
+        assert!(before >= BACKLOG, "{to}: only {before} bytes sent");
+        // Messages sent by different verbs may arrive out of order.
+        let mut seen = vec![false; N as usize];
+        for got in 0..N {
+            let m = server.recv_zero_copy(s).unwrap();
+            let m = m.unwrap_or_else(|| panic!("{to}: closed after {got} messages"));
+            let k = u32::from_le_bytes(m[..4].try_into().unwrap());
+            assert!(k < N && !seen[k as usize], "{to}: message {k} again");
+            assert!(m == message(k, LEN), "{to}: message {k} corrupted");
+            seen[k as usize] = true;
+        }
+        sender.join().unwrap();
+        eprintln!("{to}: {before} bytes sent before the client read");
+    }
 }

@@ -321,13 +321,36 @@ impl Visor {
         }
     }
 
-    /// Writes a whole frame into the requests' ring, waiting for room.
+    /// Writes a whole frame into the requests' ring, waiting for room,
+    /// and reading what the daemon writes meanwhile: two clients whose
+    /// sends to each other are paused (their daemons' back-pressure)
+    /// would otherwise each wait for the other to read.
     fn write_ring(&mut self, mut b: &[u8]) -> Result<(), Error> {
         while !b.is_empty() {
             let n = self.rings.push(b).map_err(Error)?;
             b = &b[n..];
             if n == 0 {
-                self.park(Rings::writable)?;
+                self.absorb()?;
+                self.park(|r| r.writable() || r.pending())?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Takes up to 64 KB the daemon wrote, without blocking: replies to
+    /// pipelined sends and events, into the queues.
+    fn absorb(&mut self) -> Result<(), Error> {
+        self.rings.pop(&mut self.rbuf, 64 * 1024).map_err(Error)?;
+        while let Some((op, body, used)) = proto::split(&self.rbuf).map_err(Error)? {
+            let r = proto::decode_reply(op, body).map_err(Error)?;
+            self.rbuf.drain(..used);
+            match r {
+                Reply::Ok { .. } => self.outstanding = self.outstanding.saturating_sub(1),
+                Reply::Err { message } => {
+                    self.outstanding = self.outstanding.saturating_sub(1);
+                    self.refused.get_or_insert(Error(message));
+                }
+                other => self.queue(other),
             }
         }
         Ok(())

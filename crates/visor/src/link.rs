@@ -59,6 +59,15 @@ pub enum LinkMsg {
     Close {
         vqpn: u32,
     },
+    /// The client of the connection that is `vqpn` here has fallen
+    /// behind at the sender of this message: stop sending on it until
+    /// `Resume` (per-connection back-pressure, `daemon/backlog.rs`).
+    Pause {
+        vqpn: u32,
+    },
+    Resume {
+        vqpn: u32,
+    },
     /// Buffers (addresses in the sender's region) the receiver may WRITE
     /// messages into, each until its `Written` is handled.
     Lend {

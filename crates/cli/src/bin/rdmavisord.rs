@@ -62,6 +62,11 @@ struct Args {
     /// moved 64 KB messages at a third of 1 MB's rate here.
     #[arg(long, default_value_t = 1 << 20)]
     ring_bytes: usize,
+    /// Bytes the daemon queues for a client beyond its ring before the
+    /// senders of the connections delivering to it are asked to pause
+    /// (they resume once the client has read half of it).
+    #[arg(long, default_value_t = 8 << 20)]
+    backlog_bytes: usize,
 }
 
 fn main() -> ExitCode {
@@ -83,6 +88,7 @@ fn main() -> ExitCode {
         rate_gbps: a.rate_gbps,
         rto_us: a.rto_us,
         ring_bytes: a.ring_bytes,
+        backlog_bytes: a.backlog_bytes,
     };
     let control = cfg.control.clone();
     let result = Daemon::bind(cfg).and_then(|mut d| {

@@ -239,6 +239,8 @@ impl Daemon {
                             link: l,
                             remote: Some(from),
                             own,
+                            paused: false,
+                            in_flight: 0,
                         });
                         let s = self.sessions.get_mut(si).expect("checked");
                         s.fds.insert(fd, Handle::Conn(v));
@@ -295,6 +297,8 @@ impl Daemon {
                 }
                 self.reply(si, Reply::Closed { fd });
             }
+            LinkMsg::Pause { vqpn } => self.pause_from(l, vqpn, true),
+            LinkMsg::Resume { vqpn } => self.pause_from(l, vqpn, false),
             m @ (LinkMsg::Lend { .. }
             | LinkMsg::Written { .. }
             | LinkMsg::ReadFrom { .. }

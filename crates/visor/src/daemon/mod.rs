@@ -47,7 +47,10 @@ use crate::link::{Link, LinkMsg};
 use crate::proto::{self, Reply, Request, Sharing};
 use crate::slab::Slab;
 
+mod backlog;
+mod closing;
 mod links;
+mod local;
 mod one_sided;
 mod outbox;
 mod own_qps;
@@ -82,6 +85,10 @@ pub struct Config {
     /// two): how far a client's sends, and the daemon's output to it, run
     /// ahead of the other side.
     pub ring_bytes: usize,
+    /// Bytes a daemon queues for a client beyond its ring before it asks
+    /// the senders of the connections delivering to it to pause
+    /// (`backlog.rs`); they resume once the client has read half of it.
+    pub backlog_bytes: usize,
 }
 
 const APPS: usize = EXTERNAL;
@@ -92,8 +99,16 @@ const LINK0: usize = EXTERNAL + (1 << 19);
 const SEND_TAG: u64 = 1 << 63;
 /// Where the region sits in the NIC's address space.
 const BASE: u64 = 0x4000_0000_0000;
-/// A session whose client does not read what it is sent is ended past this.
+/// A session whose client does not read what it is sent is ended past
+/// this: what its paused senders had in flight when they were told
+/// overshoots `backlog_bytes`, by a slot pool at most per sending daemon,
+/// so only a hostile or broken peer reaches it.
 const MAX_UNREAD: usize = 256 << 20;
+/// `Conn::link` of a connection within this host (`local.rs`).
+const LOCAL: usize = usize::MAX;
+/// `Conn::session` of a connection closed by its client whose messages
+/// are still in flight (`closing.rs`): it belongs to no session.
+const GONE: usize = usize::MAX;
 
 enum Handle {
     Conn(usize),
@@ -127,16 +142,24 @@ struct Session {
     unread: bool,
     /// Its QPs shared by its connections (`Sharing::Session`), by link.
     own_qps: HashMap<usize, usize>,
+    /// Its connections whose senders were asked to pause (`backlog.rs`).
+    pausing: Vec<usize>,
 }
 
 struct Conn {
     session: usize,
     fd: u32,
+    /// Its link, or `LOCAL`.
     link: usize,
     /// The vQPN at the other end, once it accepted.
     remote: Option<u32>,
     /// Its QP, if not the link's (the baselines): an index in `own_qps`.
     own: Option<usize>,
+    /// The other end asked this one to stop sending (its client is
+    /// behind): a send waits until it resumes.
+    paused: bool,
+    /// Its messages sent and not yet at the other end.
+    in_flight: u32,
 }
 
 struct Listener {
@@ -159,6 +182,8 @@ pub struct Daemon {
     own_qps: Slab<OwnQp>,
     /// Send slots in flight, and their link and QP.
     sending: HashMap<u32, (usize, QpId)>,
+    /// The connection whose message each send slot in flight holds.
+    sent_on: HashMap<u32, usize>,
     /// What the one-sided slots among them are for.
     one_sided: HashMap<u32, OneSided>,
     /// READs asked for, waiting for a slot: link, vQPN, address, length.
@@ -298,6 +323,7 @@ impl Daemon {
             free_slots,
             own_qps: Slab::default(),
             sending: HashMap::new(),
+            sent_on: HashMap::new(),
             one_sided: HashMap::new(),
             read_backlog: Default::default(),
             chooser: Chooser::new(one_sided_bytes),
@@ -381,9 +407,7 @@ impl Daemon {
                     Err(_) => return fail(format!("connect: `{addr}` is not an IPv4 ip:port")),
                 };
                 if to.ip() == self.cfg.bind.ip() {
-                    return fail(format!(
-                        "connect: {addr} is this host's daemon; connections within one host are not supported"
-                    ));
+                    return self.connect_local(i, to.port());
                 }
                 let link = match self.link_to(*to.ip()) {
                     Ok(l) => l,
@@ -409,6 +433,8 @@ impl Daemon {
                     link,
                     remote: None,
                     own,
+                    paused: false,
+                    in_flight: 0,
                 });
                 let s = self.sessions.get_mut(i)?;
                 s.fds.insert(fd, Handle::Conn(v));
@@ -482,6 +508,14 @@ impl Daemon {
                 message: format!("send: fd {fd} is not connected yet"),
             });
         };
+        if c.paused {
+            // Resumed by the other end (`backlog.rs`), not by a slot.
+            self.sessions.get_mut(i)?.wait = Some(Wait::Slot { fd, flags, data });
+            return None;
+        }
+        if c.link == LOCAL {
+            return self.send_local(remote as usize, data);
+        }
         let link = c.link;
         let qp = match c.own {
             Some(o) => self.own_qps.get(o)?.qp,
@@ -510,6 +544,7 @@ impl Daemon {
                 return Some(Reply::Err { message });
             }
             self.sending.insert(slot, (link, qp));
+            self.track_send(slot, v);
             self.ep.after_input();
             return Some(Reply::Ok { value: len as u64 });
         }
@@ -529,6 +564,7 @@ impl Daemon {
             });
         }
         self.sending.insert(slot, (link, qp));
+        self.track_send(slot, v);
         self.ep.after_input();
         Some(Reply::Ok { value: len as u64 })
     }
@@ -541,6 +577,7 @@ impl Daemon {
                 } else if c.wr_id & SEND_TAG != 0 {
                     let slot = c.wr_id as u32;
                     if self.sending.remove(&slot).is_some() {
+                        self.send_done(slot);
                         self.free_slots.push(slot);
                         self.resume_waiting();
                     }
@@ -573,6 +610,7 @@ impl Daemon {
                         // output: one copy.
                         let data = &self.ep.mem.bytes()[start..start + len];
                         proto::encode_deliver(fd, data, s.wbuf.back());
+                        self.note_backlog(si, c.imm as usize);
                     }
                 }
                 let _ = self.ep.nic.post_recv_at(
@@ -598,28 +636,33 @@ impl Daemon {
             let Some(i) = self.slot_waiters.pop_front() else {
                 return;
             };
-            let Some(s) = self.sessions.get_mut(i) else {
-                continue;
-            };
-            let Some(Wait::Slot { fd, flags, data }) =
-                s.wait.take_if(|w| matches!(w, Wait::Slot { .. }))
-            else {
-                continue;
-            };
-            let reply = match s.fds.get(&fd) {
-                Some(Handle::Conn(v)) => {
-                    let v = *v;
-                    self.send(i, fd, v, flags, data)
-                }
-                _ => Some(Reply::Err {
-                    message: format!("send: fd {fd} was closed"),
-                }),
-            };
-            if let Some(r) = reply {
-                self.reply(i, r);
-                if let Some(s) = self.sessions.get_mut(i) {
-                    s.unread = true;
-                }
+            self.retry_send(i);
+        }
+    }
+
+    /// Session `i`'s waiting send, tried again (it may wait again).
+    fn retry_send(&mut self, i: usize) {
+        let Some(s) = self.sessions.get_mut(i) else {
+            return;
+        };
+        let Some(Wait::Slot { fd, flags, data }) =
+            s.wait.take_if(|w| matches!(w, Wait::Slot { .. }))
+        else {
+            return;
+        };
+        let reply = match s.fds.get(&fd) {
+            Some(Handle::Conn(v)) => {
+                let v = *v;
+                self.send(i, fd, v, flags, data)
+            }
+            _ => Some(Reply::Err {
+                message: format!("send: fd {fd} was closed"),
+            }),
+        };
+        if let Some(r) = reply {
+            self.reply(i, r);
+            if let Some(s) = self.sessions.get_mut(i) {
+                s.unread = true;
             }
         }
     }
@@ -631,17 +674,16 @@ impl Daemon {
                 self.listeners.remove(&port);
             }
             Handle::Conn(v) => {
-                let Some(c) = self.drop_conn(v) else {
+                let Some(c) = self.conns.get(v) else {
                     return;
                 };
-                if let (true, Some(remote)) = (tell, c.remote) {
-                    let down = match self.links.get_mut(c.link) {
-                        Some(l) => l.ctl.send(&LinkMsg::Close { vqpn: remote }).is_err(),
-                        None => false,
-                    };
-                    if down {
-                        self.link_down(c.link);
-                    }
+                if c.link != LOCAL {
+                    return self.close_remote(v, tell);
+                }
+                let peer = c.remote;
+                self.drop_conn(v);
+                if let Some(peer) = peer {
+                    self.close_local_peer(peer as usize, v);
                 }
             }
         }
@@ -649,6 +691,7 @@ impl Daemon {
 
     /// Removes connection `v` (and its own QP, if it was the last of it).
     fn drop_conn(&mut self, v: usize) -> Option<Conn> {
+        self.detach(v);
         let c = self.conns.remove(v)?;
         if let Some(o) = c.own {
             self.release_own_qp(o);
@@ -665,6 +708,7 @@ impl Daemon {
             if !keep {
                 self.free_slots.push(slot);
                 self.one_sided.remove(&slot);
+                self.sent_on.remove(&slot);
             }
             keep
         });

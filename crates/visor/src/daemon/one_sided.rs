@@ -209,6 +209,8 @@ impl Daemon {
         if let Some(m) = notice {
             self.tell(l, &m);
         }
+        // After its notice: a close it lets go must not overtake it.
+        self.send_done(slot);
         self.resume_waiting();
     }
 
@@ -223,6 +225,7 @@ impl Daemon {
         if let Some(s) = self.sessions.get_mut(si) {
             let data = &self.ep.mem.bytes()[start..start + len];
             proto::encode_deliver(fd, data, s.wbuf.back());
+            self.note_backlog(si, v);
         }
     }
 
@@ -280,6 +283,7 @@ impl Daemon {
                 if ours {
                     self.one_sided.remove(&slot);
                     self.sending.remove(&slot);
+                    self.send_done(slot);
                     self.free_slots.push(slot);
                     self.resume_waiting();
                 }
@@ -288,17 +292,29 @@ impl Daemon {
         }
     }
 
-    /// Posts the READs waiting for a free slot, oldest first.
+    /// Posts the READs waiting for a free slot, oldest first. A READ for
+    /// a client over its backlog stays waiting (`backlog.rs`): a READ is
+    /// the receiver's pull, so holding it is this end's back-pressure,
+    /// and the message waits in the sender's slot.
     pub(super) fn start_reads(&mut self) {
+        let mut held = Vec::new();
         while !self.free_slots.is_empty() {
             let Some((l, to, addr, len)) = self.read_backlog.pop_front() else {
-                return;
+                break;
             };
             let Some(conn) = self.conns.get(to as usize).filter(|c| c.link == l) else {
                 // Closed here: the sender's slot is freed all the same.
                 self.tell(l, &LinkMsg::ReadDone { addr });
                 continue;
             };
+            let behind = self
+                .sessions
+                .get(conn.session)
+                .is_some_and(|s| s.wbuf.len() > self.cfg.backlog_bytes);
+            if behind {
+                held.push((l, to, addr, len));
+                continue;
+            }
             let qp = match conn.own {
                 Some(o) => self.own_qps.get(o).map(|q| q.qp),
                 None => self.links.get(l).map(|k| k.qp_for(to)),
@@ -322,6 +338,9 @@ impl Daemon {
             self.one_sided.insert(slot, OneSided::ReadIn { addr });
             self.sending.insert(slot, (l, qp));
             self.ep.after_input();
+        }
+        for r in held.into_iter().rev() {
+            self.read_backlog.push_front(r);
         }
     }
 }

@@ -52,6 +52,7 @@ impl Daemon {
                 wait: None,
                 unread: true,
                 own_qps: HashMap::new(),
+                pausing: Vec::new(),
             });
             let s = self.sessions.get_mut(i).expect("just inserted");
             // The socket (control, and its end) and the eventfd (the
@@ -168,7 +169,9 @@ impl Daemon {
         }
         if s.wbuf.len() > MAX_UNREAD {
             self.close_session(i, Some("the client does not read what it is sent".into()));
+            return;
         }
+        self.maybe_resume(i);
     }
     /// Ends session `i`: an error frame first if `why`, then every
     /// connection closed (peers told), listeners and buffers freed.
