@@ -656,3 +656,45 @@ fn a_client_that_does_not_read_pauses_its_senders() {
         eprintln!("{to}: {before} bytes sent before the client read");
     }
 }
+
+/// Two clients that only send to each other, neither reading until it
+/// has sent everything: each pauses the other, and each, blocked in
+/// `send`, still reads what its daemon writes, so both finish.
+#[test]
+fn two_clients_sending_to_each_other_do_not_wait_on_each_other() {
+    let (a, b, _) = pair_with(&[
+        "--backlog-bytes",
+        "1048576",
+        "--ring-bytes",
+        "262144",
+        "--rate-gbps",
+        "5",
+    ]);
+    let mut server = Visor::open(&b.control).unwrap();
+    let l = server.listen(81).unwrap();
+    let (done, finished) = std::sync::mpsc::channel();
+    // Sends 200 messages of 65000 bytes on `fd`, then reads as many.
+    let talk = |mut v: Visor, fd: u32, done: std::sync::mpsc::Sender<()>| {
+        move || {
+            for k in 0..200 {
+                v.send(fd, &message(k, 65000), Flags::Send).unwrap();
+            }
+            for k in 0..200 {
+                assert!(v.recv_zero_copy(fd).unwrap().unwrap() == message(k, 65000));
+            }
+            // Sends not yet answered when a session ends are dropped.
+            v.flush().unwrap();
+            done.send(()).unwrap();
+        }
+    };
+    let mut client = Visor::open(&a.control).unwrap();
+    let c = client.connect("127.0.0.2:81").unwrap();
+    let s = server.accept(l).unwrap();
+    std::thread::spawn(talk(client, c, done.clone()));
+    std::thread::spawn(talk(server, s, done));
+    for _ in 0..2 {
+        finished
+            .recv_timeout(Duration::from_secs(30))
+            .expect("the two clients wait on each other");
+    }
+}

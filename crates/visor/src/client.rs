@@ -160,6 +160,9 @@ impl Visor {
     }
 
     /// Reads until every pipelined send is answered; its first refusal.
+    /// A session that ends (dropped, or its process gone) with sends not
+    /// yet answered loses them; those answered reach the other end, as a
+    /// close waits for them (`close` flushes first).
     pub fn flush(&mut self) -> Result<(), Error> {
         while self.outstanding > 0 {
             self.collect_one()?;

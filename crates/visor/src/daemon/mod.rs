@@ -359,6 +359,15 @@ impl Daemon {
             self.ep.turn(wait).map_err(err)?;
             self.unpark_sessions();
             self.chooser.tick();
+            // Completions first: a message that arrived in this turn is
+            // delivered before a close read from its link in the same
+            // turn, which its sender sent after it.
+            let mut done = std::mem::take(&mut self.done);
+            done.append(&mut self.ep.completions);
+            for c in done.drain(..) {
+                self.on_completion(c);
+            }
+            self.done = done;
             for t in self.ep.take_ready() {
                 match t {
                     APPS => self.accept_apps(),
@@ -373,13 +382,7 @@ impl Daemon {
                     }
                 }
             }
-            // Both buffers are kept: a turn allocates nothing.
-            let mut done = std::mem::take(&mut self.done);
-            done.append(&mut self.ep.completions);
-            for c in done.drain(..) {
-                self.on_completion(c);
-            }
-            self.done = done;
+            // Kept across turns, as `done`: a turn allocates nothing.
             let mut ids = std::mem::take(&mut self.ids);
             self.sessions.keys_into(&mut ids);
             for &i in &ids {
