@@ -20,7 +20,7 @@
 //! A control request goes out only once every send is answered, so the
 //! daemon, which reads both, never sees the two interleaved.
 //!
-//! Uses `proto`, `ring` and `cred`.
+//! Uses `proto`, `ring`, `fifo` and `cred`.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::io::{Read, Write};
@@ -28,6 +28,7 @@ use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
 use std::path::Path;
 
+use crate::fifo::Fifo;
 use crate::proto::{self, Flags, Reply, Request, Sharing};
 use crate::ring::Rings;
 
@@ -68,7 +69,7 @@ pub const SEND_WINDOW: usize = 64;
 pub struct Visor {
     stream: UnixStream,
     rings: Rings,
-    rbuf: Vec<u8>,
+    rbuf: Fifo,
     /// Events not yet taken, in arrival order.
     events: VecDeque<Event>,
     closed: HashSet<u32>,
@@ -93,7 +94,7 @@ impl Visor {
         Ok(Visor {
             stream,
             rings,
-            rbuf: Vec::new(),
+            rbuf: Fifo::default(),
             events: VecDeque::new(),
             closed: HashSet::new(),
             incoming: HashMap::new(),
@@ -311,14 +312,12 @@ impl Visor {
 
     fn read_frame(&mut self) -> Result<Reply, Error> {
         loop {
-            if let Some((op, body, used)) = proto::split(&self.rbuf).map_err(Error)? {
+            if let Some((op, body, used)) = proto::split(self.rbuf.bytes()).map_err(Error)? {
                 let r = proto::decode_reply(op, body).map_err(Error)?;
-                self.rbuf.drain(..used);
+                self.rbuf.take(used);
                 return Ok(r);
             }
-            // 64 KB at a time: each frame taken moves the rest of the
-            // buffer down, so a whole ring at once would cost its square.
-            if self.rings.pop(&mut self.rbuf, 64 * 1024).map_err(Error)? == 0 {
+            if self.rings.pop(self.rbuf.back(), 64 * 1024).map_err(Error)? == 0 {
                 self.park(Rings::pending)?;
             }
         }
@@ -343,10 +342,10 @@ impl Visor {
     /// Takes up to 64 KB the daemon wrote, without blocking: replies to
     /// pipelined sends and events, into the queues.
     fn absorb(&mut self) -> Result<(), Error> {
-        self.rings.pop(&mut self.rbuf, 64 * 1024).map_err(Error)?;
-        while let Some((op, body, used)) = proto::split(&self.rbuf).map_err(Error)? {
+        self.rings.pop(self.rbuf.back(), 64 * 1024).map_err(Error)?;
+        while let Some((op, body, used)) = proto::split(self.rbuf.bytes()).map_err(Error)? {
             let r = proto::decode_reply(op, body).map_err(Error)?;
-            self.rbuf.drain(..used);
+            self.rbuf.take(used);
             match r {
                 Reply::Ok { .. } => self.outstanding = self.outstanding.saturating_sub(1),
                 Reply::Err { message } => {

@@ -5,6 +5,7 @@
 //!
 //! Modules, bottom up:
 //! - [`proto`]: the application-daemon frames.
+//! - [`fifo`]: a byte FIFO (frames read, output waiting).
 //! - [`ring`]: the shared-memory rings that carry them.
 //! - [`slab`]: the daemon's tables.
 //! - [`cred`]: a Unix socket's peer credentials.
@@ -16,6 +17,7 @@
 pub mod client;
 pub mod cred;
 pub mod daemon;
+pub mod fifo;
 pub mod link;
 pub mod process;
 pub mod proto;

@@ -27,8 +27,11 @@
 //! This file holds the daemon's tables, its setup and loop, the
 //! requests and the completions; `sessions.rs` its local clients' side,
 //! `links.rs` its links', `own_qps.rs` the baselines' QPs, `one_sided.rs`
-//! messages by WRITE and READ. Uses `proto`, `ring`, `link`, `slab`, and `datapath`'s
-//! endpoint, region, socket and session modules.
+//! messages by WRITE and READ, `local.rs` connections within the host,
+//! `backlog.rs` pausing the senders of a client that falls behind,
+//! `closing.rs` a close that waits for its messages in flight. Uses
+//! `proto`, `ring`, `fifo`, `link`, `slab`, and `datapath`'s endpoint,
+//! region, socket and session modules.
 
 use std::collections::HashMap;
 use std::net::{Ipv4Addr, SocketAddrV4, TcpListener};
@@ -43,6 +46,7 @@ use datapath::session::TransportName;
 use datapath::socket::Socket;
 use transport::{CompletionSide, Engine, IrnConfig, Nic, NicConfig, QpId, Verb, WorkRequest};
 
+use crate::fifo::Fifo;
 use crate::link::{Link, LinkMsg};
 use crate::proto::{self, Reply, Request, Sharing};
 use crate::slab::Slab;
@@ -52,7 +56,6 @@ mod closing;
 mod links;
 mod local;
 mod one_sided;
-mod outbox;
 mod own_qps;
 mod sessions;
 
@@ -133,8 +136,8 @@ struct Session {
     rings: crate::ring::Rings,
     uid: u32,
     pid: i32,
-    rbuf: Vec<u8>,
-    wbuf: outbox::Outbox,
+    rbuf: Fifo,
+    wbuf: Fifo,
     fds: HashMap<u32, Handle>,
     next_fd: u32,
     wait: Option<Wait>,

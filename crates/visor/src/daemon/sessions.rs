@@ -45,7 +45,7 @@ impl Daemon {
                 rings,
                 uid,
                 pid,
-                rbuf: Vec::new(),
+                rbuf: Default::default(),
                 wbuf: Default::default(),
                 fds: HashMap::new(),
                 next_fd: 1,
@@ -101,7 +101,7 @@ impl Daemon {
                 s.unread = true;
                 return;
             }
-            match s.rings.pop(&mut s.rbuf, buf.len()) {
+            match s.rings.pop(s.rbuf.back(), buf.len()) {
                 Ok(0) => {}
                 Ok(_) => continue,
                 Err(e) => {
@@ -114,7 +114,7 @@ impl Daemon {
                     self.close_session(i, None);
                     return;
                 }
-                Ok(n) => s.rbuf.extend_from_slice(&buf[..n]),
+                Ok(n) => s.rbuf.back().extend_from_slice(&buf[..n]),
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     if let Err(e) = self.process_frames(i) {
                         self.close_session(i, Some(e));
@@ -138,11 +138,11 @@ impl Daemon {
             if s.wait.is_some() {
                 return Ok(());
             }
-            let (req, used) = match proto::split(&s.rbuf)? {
+            let (req, used) = match proto::split(s.rbuf.bytes())? {
                 None => return Ok(()),
                 Some((op, body, used)) => (proto::decode_request(op, body)?, used),
             };
-            s.rbuf.drain(..used);
+            s.rbuf.take(used);
             let reply = self.request(i, req);
             if let Some(r) = reply {
                 self.reply(i, r);
