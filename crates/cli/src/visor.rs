@@ -8,8 +8,9 @@
 //! design). Without `--peer` it starts two daemons on loopback
 //! (127.0.0.1 and 127.0.0.2) and a sink, and counts what the sink
 //! received; with `--peer IP:PORT` it uses the daemon at `--daemon` and a
-//! sink already running there (`rdmalab visor sink`), and counts what the
-//! local daemon accepted. Prints one parseable line.
+//! sink already running there (`rdmalab visor sink`), and counts what
+//! that sink received, asking it on a connection of its own before and
+//! after (`REPORT`). Prints one parseable line.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -47,8 +48,9 @@ pub enum VisorCmd {
         #[arg(long, default_value_t = 25.0)]
         rate_gbps: f64,
     },
-    /// Accepts every connection on `--port` and discards what arrives
-    /// (the far end of `bench --peer`).
+    /// Accepts every connection on `--port` and discards what arrives,
+    /// counting it for the benches that ask (the far end of `bench
+    /// --peer`; one bench at a time).
     Sink {
         #[arg(long, default_value = "/tmp/rdmavisor.sock")]
         daemon: PathBuf,
@@ -168,6 +170,12 @@ pub fn usage(pid: u32) -> (f64, f64) {
 /// message to the last.
 type Counted = (u64, u64, f64);
 
+/// A message asking a sink for what it has counted since it started
+/// ("MESSAGES BYTES"), which it answers on the same connection and does
+/// not count. A bench's messages are all of one byte repeated, so never
+/// this.
+const REPORT: &[u8] = b"rdmalab visor sink: report";
+
 /// Receives on `listener` until `connections` connections closed (or
 /// forever, if None).
 fn sink(v: &mut Visor, connections: Option<u32>) -> Result<Counted, String> {
@@ -176,6 +184,12 @@ fn sink(v: &mut Visor, connections: Option<u32>) -> Result<Counted, String> {
     let mut last = Instant::now();
     while connections.is_none_or(|n| closed < n) {
         match v.recv_any().map_err(|e| e.to_string())? {
+            Event::Message { fd, data } if data == REPORT => {
+                let answer = format!("{msgs} {bytes}");
+                v.send(fd, answer.as_bytes(), Flags::Send)
+                    .and_then(|_| v.flush())
+                    .map_err(|e| e.to_string())?;
+            }
             Event::Message { data, .. } => {
                 first.get_or_insert_with(Instant::now);
                 last = Instant::now();
@@ -187,6 +201,39 @@ fn sink(v: &mut Visor, connections: Option<u32>) -> Result<Counted, String> {
         }
     }
     Ok((msgs, bytes, first.map_or(0.0, |f| (last - f).as_secs_f64())))
+}
+
+/// What the sink at `fd`'s other end has counted: messages and bytes.
+fn report(v: &mut Visor, fd: u32) -> Result<(u64, u64), String> {
+    let e = |e: visor::Error| e.to_string();
+    v.send(fd, REPORT, Flags::Send).map_err(e)?;
+    v.flush().map_err(e)?;
+    let answer = v.recv_zero_copy(fd).map_err(e)?.ok_or("the sink closed")?;
+    let text = String::from_utf8_lossy(&answer);
+    let mut n = text.split(' ').map(str::parse::<u64>);
+    match (n.next(), n.next(), n.next()) {
+        (Some(Ok(m)), Some(Ok(b)), None) => Ok((m, b)),
+        _ => Err(format!(
+            "the sink answered `{text}`, not a report (an older sink?)"
+        )),
+    }
+}
+
+/// Asks the sink until it has counted `sent` messages more than `since`,
+/// or its count stopped growing for 2 s: messages and bytes it received
+/// of this bench's.
+fn delivered(v: &mut Visor, fd: u32, since: (u64, u64), sent: u64) -> Result<(u64, u64), String> {
+    let mut last = report(v, fd)?;
+    let mut still = Instant::now();
+    while last.0 - since.0 < sent && still.elapsed() < Duration::from_secs(2) {
+        std::thread::sleep(Duration::from_millis(20));
+        let now = report(v, fd)?;
+        if now != last {
+            still = Instant::now();
+        }
+        last = now;
+    }
+    Ok((last.0 - since.0, last.1 - since.1))
 }
 
 struct Load {
@@ -338,16 +385,12 @@ pub fn main(cmd: VisorCmd) -> Result<(), String> {
             .and_then(|v| v.daemon_pid())
             .map_err(|e| e.to_string())?;
         let cpu0 = usage(pid).0;
+        let mut asker = Visor::open(&daemon).map_err(|e| e.to_string())?;
+        let rfd = asker.connect(&to).map_err(|e| e.to_string())?;
+        let before = report(&mut asker, rfd)?;
         let (sent, secs) = drive(&load(daemon, to))?;
-        (
-            sent,
-            sent * msg_bytes as u64,
-            secs,
-            vec![pid],
-            secs,
-            cpu0,
-            vec![],
-        )
+        let (msgs, bytes) = delivered(&mut asker, rfd, before, sent)?;
+        (msgs, bytes, secs, vec![pid], secs, cpu0, vec![])
     } else {
         let bin = std::env::current_exe()
             .map_err(|e| e.to_string())?

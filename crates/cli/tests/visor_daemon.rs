@@ -437,6 +437,61 @@ fn the_bench_line_parses_for_every_mode() {
     }
 }
 
+/// `visor bench --peer`: against daemons and a sink already running, it
+/// counts what the sink received (asked before and after), so a second
+/// bench counts its own messages, not the first's too.
+#[test]
+fn the_bench_with_a_peer_counts_what_the_sink_received() {
+    let (a, b, _) = pair();
+    let rdmalab = env!("CARGO_BIN_EXE_rdmalab");
+    let mut sink = Command::new(rdmalab)
+        .args(["visor", "sink", "--port", "9", "--daemon"])
+        .arg(&b.control)
+        .spawn()
+        .unwrap();
+    let bench = |seconds: &str| {
+        let t = Instant::now();
+        loop {
+            let out = Command::new(rdmalab)
+                .args([
+                    "visor",
+                    "bench",
+                    "--peer",
+                    "127.0.0.2:9",
+                    "--seconds",
+                    seconds,
+                ])
+                .args(["--msg-bytes", "1000", "--connections", "4", "--daemon"])
+                .arg(&a.control)
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            // The sink may not listen yet.
+            if !out.status.success() && err.contains("nothing listens") {
+                assert!(t.elapsed() < Duration::from_secs(10), "{err}");
+                std::thread::sleep(Duration::from_millis(50));
+                continue;
+            }
+            assert!(out.status.success(), "{err}");
+            let line = String::from_utf8_lossy(&out.stdout).trim().to_string();
+            let field = |k: &str| -> f64 {
+                let f = line.split(' ').find_map(|f| f.strip_prefix(k)).unwrap();
+                f.trim_start_matches('=').parse().unwrap()
+            };
+            return (field("msgs_per_s"), field("goodput_gbps"));
+        }
+    };
+    let (long, _) = bench("1.0");
+    let (short, gbps) = bench("0.15");
+    let _ = sink.kill();
+    let _ = sink.wait();
+    assert!(short > 0.0 && long > 0.0, "{short} {long}");
+    // Counting the first bench's messages too would make the second's
+    // rate about 7.7 times the first's.
+    assert!(short < 3.0 * long && long < 3.0 * short, "{long} {short}");
+    assert!((gbps - short * 8000.0 / 1e9).abs() < 1e-3 + 0.01 * gbps);
+}
+
 /// A remote daemon that names a buffer it was not lent, or asks for a
 /// READ longer than a slot, loses its link; the daemon keeps serving
 /// (hand-written link messages over TCP, as a broken or hostile daemon

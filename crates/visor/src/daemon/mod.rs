@@ -699,6 +699,11 @@ impl Daemon {
     fn drop_conn(&mut self, v: usize) -> Option<Conn> {
         self.detach(v);
         let c = self.conns.remove(v)?;
+        // Its number may be reused: a send of it completing later must
+        // not count against the new connection.
+        if c.in_flight > 0 {
+            self.sent_on.retain(|_, &mut w| w != v);
+        }
         if let Some(o) = c.own {
             self.release_own_qp(o);
         }
