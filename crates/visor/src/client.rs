@@ -152,7 +152,7 @@ impl Visor {
         Request::Send {
             fd,
             flags,
-            data: buf.to_vec(),
+            data: buf,
         }
         .encode(&mut b);
         self.write_ring(&b)?;

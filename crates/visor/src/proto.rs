@@ -43,7 +43,10 @@ pub enum Sharing {
 
 /// Application to daemon.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Request {
+/// A send's bytes are borrowed: the client encodes from the caller's
+/// buffer, and the daemon decodes in place from what it read, so neither
+/// copies a message to build or parse its frame.
+pub enum Request<'a> {
     /// Open a connection to `addr` ("ip:port": the daemon on `ip`, the
     /// listener on `port` there).
     Connect {
@@ -56,7 +59,7 @@ pub enum Request {
     Send {
         fd: u32,
         flags: Flags,
-        data: Vec<u8>,
+        data: &'a [u8],
     },
     Close {
         fd: u32,
@@ -109,7 +112,7 @@ fn frame(op: u8, body: &[&[u8]], out: &mut Vec<u8>) {
     }
 }
 
-impl Request {
+impl Request<'_> {
     pub fn encode(&self, out: &mut Vec<u8>) {
         match self {
             Request::Connect { addr, sharing } => {
@@ -152,7 +155,17 @@ impl Reply {
 /// Appends a [`Reply::Deliver`] frame of `data`, without making the
 /// reply (the daemon writes a message straight from its buffer slot).
 pub fn encode_deliver(fd: u32, data: &[u8], out: &mut Vec<u8>) {
-    frame(DELIVER, &[&fd.to_le_bytes(), data], out)
+    out.extend_from_slice(&deliver_head(fd, data.len()));
+    out.extend_from_slice(data);
+}
+
+/// The bytes of a `Deliver` frame before its message of `len` bytes.
+pub fn deliver_head(fd: u32, len: usize) -> [u8; 9] {
+    let mut h = [0u8; 9];
+    h[..4].copy_from_slice(&(len as u32 + 5).to_le_bytes());
+    h[4] = DELIVER;
+    h[5..].copy_from_slice(&fd.to_le_bytes());
+    h
 }
 
 /// A frame cut from a buffer: its op, its body, and the bytes it took.
@@ -189,7 +202,7 @@ fn exact(b: &[u8], n: usize, what: &str) -> Result<(), String> {
 }
 
 /// A request from its op and body.
-pub fn decode_request(op: u8, b: &[u8]) -> Result<Request, String> {
+pub fn decode_request(op: u8, b: &[u8]) -> Result<Request<'_>, String> {
     Ok(match op {
         CONNECT => {
             let sharing = match b.first() {
@@ -229,7 +242,7 @@ pub fn decode_request(op: u8, b: &[u8]) -> Result<Request, String> {
             Request::Send {
                 fd: u32_at(b)?,
                 flags,
-                data: b[5..].to_vec(),
+                data: &b[5..],
             }
         }
         CLOSE => {
@@ -288,7 +301,7 @@ mod tests {
             Request::Send {
                 fd: 9,
                 flags: Flags::Send,
-                data: vec![1, 2, 3],
+                data: &[1, 2, 3],
             },
             Request::Close { fd: 4 },
         ];

@@ -6,11 +6,10 @@
 //! FLAGS and the connection's sharing mean nothing here), and a close
 //! of either end closes both, the other's client told.
 //!
-//! An `impl Daemon` block: uses the daemon's tables (`super`) and
-//! `proto`.
+//! An `impl Daemon` block: uses the daemon's tables (`super`).
 
 use super::{Conn, Daemon, Handle, LOCAL};
-use crate::proto::{self, Reply};
+use crate::proto::Reply;
 
 impl Daemon {
     /// Session `i` connects to this host's listener on `port`: the
@@ -54,12 +53,12 @@ impl Daemon {
     }
 
     /// A message for the local connection `u` (the receiving end).
-    pub(super) fn send_local(&mut self, u: usize, data: Vec<u8>) -> Option<Reply> {
+    pub(super) fn send_local(&mut self, u: usize, data: &[u8]) -> Option<Reply> {
         let len = data.len() as u64;
         let c = self.conns.get(u)?;
         let (si, fd) = (c.session, c.fd);
         let s = self.sessions.get_mut(si)?;
-        proto::encode_deliver(fd, &data, s.wbuf.back());
+        super::sessions::output(s, fd, data);
         self.note_backlog(si, u);
         Some(Reply::Ok { value: len })
     }

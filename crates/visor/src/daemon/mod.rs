@@ -506,7 +506,7 @@ impl Daemon {
         fd: u32,
         v: usize,
         flags: proto::Flags,
-        data: Vec<u8>,
+        data: &[u8],
     ) -> Option<Reply> {
         let c = self.conns.get(v)?;
         let Some(remote) = c.remote else {
@@ -516,6 +516,7 @@ impl Daemon {
         };
         if c.paused {
             // Resumed by the other end (`backlog.rs`), not by a slot.
+            let data = data.to_vec();
             self.sessions.get_mut(i)?.wait = Some(Wait::Slot { fd, flags, data });
             return None;
         }
@@ -531,6 +532,7 @@ impl Daemon {
         let lent =
             verb != Verb::Write || self.links.get(link).is_some_and(|l| !l.borrowed.is_empty());
         let Some(slot) = self.free_slots.pop().filter(|_| lent) else {
+            let data = data.to_vec();
             self.sessions.get_mut(i)?.wait = Some(Wait::Slot { fd, flags, data });
             self.slot_waiters.push_back(i);
             return None;
@@ -538,7 +540,7 @@ impl Daemon {
         let addr = BASE + slot as u64 * self.cfg.slot_bytes as u64;
         let len = data.len();
         use transport::Memory;
-        self.ep.mem.write(addr, &data);
+        self.ep.mem.write(addr, data);
         if verb != Verb::Send {
             let posted = self.post_one_sided(verb, (v, remote, link, qp), slot, len);
             if !matches!(posted, Ok(true)) {
@@ -615,7 +617,7 @@ impl Daemon {
                         // Straight from the slot into the session's
                         // output: one copy.
                         let data = &self.ep.mem.bytes()[start..start + len];
-                        proto::encode_deliver(fd, data, s.wbuf.back());
+                        sessions::output(s, fd, data);
                         self.note_backlog(si, c.imm as usize);
                     }
                 }
@@ -659,7 +661,7 @@ impl Daemon {
         let reply = match s.fds.get(&fd) {
             Some(Handle::Conn(v)) => {
                 let v = *v;
-                self.send(i, fd, v, flags, data)
+                self.send(i, fd, v, flags, &data)
             }
             _ => Some(Reply::Err {
                 message: format!("send: fd {fd} was closed"),

@@ -24,7 +24,7 @@ use transport::{Completion, Verb, WorkRequest};
 
 use super::{Daemon, BASE};
 use crate::link::LinkMsg;
-use crate::proto::{self, Flags};
+use crate::proto::Flags;
 
 /// A one-sided work request's `wr_id`: this bit, the vQPN (bits 32-61)
 /// and the local slot (bits 0-31).
@@ -224,7 +224,7 @@ impl Daemon {
         let (si, fd) = (conn.session, conn.fd);
         if let Some(s) = self.sessions.get_mut(si) {
             let data = &self.ep.mem.bytes()[start..start + len];
-            proto::encode_deliver(fd, data, s.wbuf.back());
+            super::sessions::output(s, fd, data);
             self.note_backlog(si, v);
         }
     }

@@ -16,8 +16,24 @@ use std::os::fd::AsRawFd;
 
 use super::{Daemon, Session, MAX_UNREAD, SESSION0};
 use crate::cred::peer_cred;
+use crate::fifo::Fifo;
 use crate::proto::{self, Reply};
 use crate::ring::Rings;
+
+/// Hands a message for `fd` to session `s`'s client: straight into its
+/// ring while no output waits before it (one copy, from the slot), the
+/// rest after what waits. A ring the client broke takes nothing here;
+/// the next flush reports it.
+pub(super) fn output(s: &mut Session, fd: u32, data: &[u8]) {
+    let head = proto::deliver_head(fd, data.len());
+    for part in [&head[..], data] {
+        let mut n = 0;
+        if s.wbuf.is_empty() {
+            n = s.rings.push(part).unwrap_or(0);
+        }
+        s.wbuf.back().extend_from_slice(&part[n..]);
+    }
+}
 
 impl Daemon {
     pub(super) fn accept_apps(&mut self) {
@@ -130,20 +146,31 @@ impl Daemon {
         }
     }
     /// Handles the whole frames in session `i`'s buffer, until it waits.
+    /// The buffer is taken out meanwhile, so a send's bytes go from it
+    /// straight into a slot.
     pub(super) fn process_frames(&mut self, i: usize) -> Result<(), String> {
+        let Some(s) = self.sessions.get_mut(i) else {
+            return Ok(());
+        };
+        let mut rbuf = std::mem::take(&mut s.rbuf);
+        let r = self.frames_in(i, &mut rbuf);
+        // Gone if a request ended it (no session is opened meanwhile).
+        if let Some(s) = self.sessions.get_mut(i) {
+            s.rbuf = rbuf;
+        }
+        r
+    }
+
+    fn frames_in(&mut self, i: usize, rbuf: &mut Fifo) -> Result<(), String> {
         loop {
-            let Some(s) = self.sessions.get_mut(i) else {
-                return Ok(());
-            };
-            if s.wait.is_some() {
+            if self.sessions.get(i).is_none_or(|s| s.wait.is_some()) {
                 return Ok(());
             }
-            let (req, used) = match proto::split(s.rbuf.bytes())? {
-                None => return Ok(()),
-                Some((op, body, used)) => (proto::decode_request(op, body)?, used),
+            let Some((op, body, used)) = proto::split(rbuf.bytes())? else {
+                return Ok(());
             };
-            s.rbuf.take(used);
-            let reply = self.request(i, req);
+            let reply = self.request(i, proto::decode_request(op, body)?);
+            rbuf.take(used);
             if let Some(r) = reply {
                 self.reply(i, r);
             }
