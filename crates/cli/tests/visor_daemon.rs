@@ -429,59 +429,203 @@ fn the_bench_line_parses_for_every_mode() {
     }
 }
 
-/// A remote daemon that names a buffer it was not lent, or asks for a
-/// READ longer than a slot, loses its link; the daemon keeps serving
-/// (hand-written link messages over TCP, as a broken or hostile daemon
-/// would send them).
+/// A hand-made link to the daemon on 127.0.0.2:`port`, as a broken or
+/// hostile daemon would open one: the hello over TCP, and an endpoint of
+/// its own with one QP connected to the daemon's (IRN, the daemon's
+/// default). `hold` sees the link ended when the daemon closes it.
+struct FakeLink {
+    ctl: std::io::BufReader<std::net::TcpStream>,
+    ep: datapath::endpoint::Endpoint,
+    qp: transport::QpId,
+}
+
+const FAKE_BASE: u64 = 0x7000_0000_0000;
+
+impl FakeLink {
+    fn open(port: u16) -> FakeLink {
+        use datapath::endpoint::{Endpoint, Peer, PortOptions};
+        use std::io::BufRead;
+        use transport::{Engine, InitialPsns, IrnConfig, Nic, NicConfig, QpConfig};
+        let sock = datapath::socket::Socket::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        let local = sock.local;
+        let us = engine::time::US;
+        let nic = Nic::new(NicConfig {
+            mtu: 4096,
+            rto: 4000 * us,
+            line_rate_bps: 5_000_000_000,
+            engine: Engine::Irn(IrnConfig {
+                rto_high: 4000 * us,
+                rto_low: 1250 * us,
+                ..IrnConfig::default()
+            }),
+            ..NicConfig::default()
+        })
+        .unwrap();
+        let mem = datapath::region::Region::zeroed(FAKE_BASE, 1 << 20);
+        let opts = PortOptions {
+            rate_bps: 5_000_000_000,
+            gso: false,
+            impair: None,
+            pcap: None,
+            ecn_backlog: 0,
+        };
+        let mut ep = Endpoint::new(nic, mem, vec![sock], *local.ip(), opts).unwrap();
+        // The last link from this address may still be closing there.
+        let t = Instant::now();
+        let (ctl, ready) = loop {
+            let tcp = std::net::TcpStream::connect(("127.0.0.2", port)).unwrap();
+            tcp.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+            let mut ctl = std::io::BufReader::new(tcp);
+            writeln!(
+                ctl.get_mut(),
+                r#"{{"msg":"hello","version":1,"udp_port":{},"qpns":[0],"psns":[0]}}"#,
+                local.port()
+            )
+            .unwrap();
+            let mut got = String::new();
+            ctl.read_line(&mut got).unwrap();
+            let ready: serde_json::Value = serde_json::from_str(&got).unwrap();
+            if ready["msg"] == "ready" {
+                break (ctl, ready);
+            }
+            assert!(got.contains("a link from this host exists"), "{got}");
+            assert!(t.elapsed() < Duration::from_secs(5), "{got}");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let host = ep.add_peer(Peer {
+            addr: std::net::SocketAddrV4::new(
+                [127, 0, 0, 2].into(),
+                ready["udp_port"].as_u64().unwrap() as u16,
+            ),
+            ports: 1,
+        });
+        let cfg = QpConfig {
+            peer_host: host,
+            peer_qp: ready["qpns"][0].as_u64().unwrap() as u32,
+            sport: local.port(),
+        };
+        let psns = InitialPsns {
+            sq_psn: 0,
+            rq_psn: ready["psns"][0].as_u64().unwrap() as u32,
+        };
+        let qp = ep.nic.create_qp_with_psns(cfg, psns).unwrap();
+        // Room for the daemon's own notices (it lends buffers at once).
+        for k in 0..8u64 {
+            ep.nic
+                .post_recv_at(qp, k, FAKE_BASE + k * 65536, 65536)
+                .unwrap();
+        }
+        FakeLink { ctl, ep, qp }
+    }
+
+    /// Sends `bytes` as one SEND with immediate `imm`.
+    fn send(&mut self, imm: u32, bytes: &[u8]) {
+        use transport::Memory;
+        let at = FAKE_BASE + (1 << 19);
+        self.ep.mem.write(at, bytes);
+        let wr = transport::WorkRequest {
+            wr_id: 99,
+            verb: transport::Verb::Send,
+            len: bytes.len() as u64,
+            local_addr: at,
+            imm: imm.into(),
+            ..Default::default()
+        };
+        let now = self.ep.now();
+        self.ep.nic.post_send(now, self.qp, wr).unwrap();
+        self.ep.after_input();
+    }
+
+    /// Drives the endpoint until the daemon closes the control connection
+    /// (true) or `limit` passes (false).
+    fn ended_within(&mut self, limit: Duration) -> bool {
+        use std::io::BufRead;
+        self.ctl.get_ref().set_nonblocking(true).unwrap();
+        let t = Instant::now();
+        while t.elapsed() < limit {
+            self.ep.turn(Duration::from_millis(1)).unwrap();
+            let mut l = String::new();
+            match self.ctl.read_line(&mut l) {
+                Ok(0) => return true,
+                Ok(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                Err(e) => panic!("{e}"),
+            }
+        }
+        false
+    }
+}
+
+/// A remote daemon whose notices name a buffer it was not lent, ask for
+/// a READ longer than a slot, lend more than a link may borrow, or do
+/// not decode, loses its link; one that offers a bad QP has its
+/// connection refused; the daemon keeps serving. A well-formed notice
+/// keeps the link.
 #[test]
 fn a_hostile_link_is_ended_and_the_daemon_keeps_serving() {
-    use std::io::{BufRead, BufReader};
+    use std::io::BufRead;
+    use visor::notice::{encode_batch, Notice, IMM};
     let (a, b, port) = pair();
     let mut server = Visor::open(&b.control).unwrap();
     server.listen(95).unwrap();
-    let bad = [
-        r#"{"msg":"written","to":0,"addr":1,"len":5}"#.to_string(),
-        r#"{"msg":"readfrom","to":0,"addr":0,"len":4000000000}"#.into(),
-        r#"{"msg":"readdone","addr":3}"#.into(),
-        // More than a link may borrow.
-        format!(r#"{{"msg":"lend","addrs":[{}1]}}"#, "1,".repeat(300)),
-        r#"{"msg":"connect","from":1,"port":95,"qp":{"qpn":4294967295,"sq_psn":0,"rq_psn":0}}"#
-            .into(),
+    let batch = |ns: &[Notice]| {
+        let mut out = Vec::new();
+        assert_eq!(encode_batch(ns, 1 << 16, &mut out), ns.len());
+        out
+    };
+    let many = vec![Notice::Lend { addr: 1 }; 300];
+    let bad: [(&str, Vec<u8>); 6] = [
+        (
+            "written, not lent",
+            batch(&[Notice::Written {
+                to: 0,
+                addr: 1,
+                len: 5,
+            }]),
+        ),
+        (
+            "a read over a slot",
+            batch(&[Notice::ReadFrom {
+                to: 0,
+                addr: 0,
+                len: 4_000_000_000,
+            }]),
+        ),
+        ("read done, no slot", batch(&[Notice::ReadDone { addr: 3 }])),
+        ("more than a link may borrow", batch(&many)),
+        ("an unknown kind", vec![9; 17]),
+        (
+            "cut short",
+            batch(&[Notice::ReadDone { addr: 3 }])[..5].to_vec(),
+        ),
     ];
-    for (k, line) in bad.iter().enumerate() {
-        let tcp = std::net::TcpStream::connect(("127.0.0.2", port)).unwrap();
-        let mut r = BufReader::new(tcp.try_clone().unwrap());
-        let mut w = tcp;
-        writeln!(
-            w,
-            r#"{{"msg":"hello","version":1,"udp_port":9,"qpns":[{k}],"psns":[0]}}"#
-        )
-        .unwrap();
-        let mut got = String::new();
-        r.read_line(&mut got).unwrap();
-        assert!(got.contains("ready"), "{got}");
-        writeln!(w, "{line}").unwrap();
-        // Read until the daemon ends the link; a bad offer is refused
-        // instead (the connection, not the link, is wrong).
-        w.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-        let mut rest = String::new();
-        let ended = loop {
-            let mut l = String::new();
-            match r.read_line(&mut l) {
-                Ok(0) => break true,
-                Ok(_) => rest.push_str(&l),
-                Err(_) => break false,
-            }
-            if l.contains("refused") {
-                break false;
-            }
-        };
-        if line.contains("connect") {
-            assert!(rest.contains("over 24 bits"), "{rest}");
-        } else {
-            assert!(ended, "{line}: the link stayed: {rest}");
-        }
+    let mut fake = FakeLink::open(port);
+    fake.send(IMM, &batch(&[Notice::Lend { addr: 1 }]));
+    assert!(
+        !fake.ended_within(Duration::from_millis(300)),
+        "a good notice ended the link"
+    );
+    drop(fake);
+    for (what, bytes) in bad {
+        let mut fake = FakeLink::open(port);
+        fake.send(IMM, &bytes);
+        assert!(
+            fake.ended_within(Duration::from_secs(5)),
+            "{what}: the link stayed"
+        );
     }
+    // A bad offer is refused instead (the connection, not the link, is
+    // wrong).
+    let mut fake = FakeLink::open(port);
+    writeln!(
+        fake.ctl.get_mut(),
+        r#"{{"msg":"connect","from":1,"port":95,"qp":{{"qpn":4294967295,"sq_psn":0,"rq_psn":0}}}}"#
+    )
+    .unwrap();
+    let mut rest = String::new();
+    fake.ctl.read_line(&mut rest).unwrap();
+    assert!(rest.contains("over 24 bits"), "{rest}");
+    drop(fake);
     // The hand-written links came from 127.0.0.1, daemon a's address:
     // the last one may still be closing at b when a opens its own.
     let mut client = Visor::open(&a.control).unwrap();

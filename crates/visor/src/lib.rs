@@ -9,6 +9,7 @@
 //! - [`slab`]: the daemon's tables.
 //! - [`cred`]: a Unix socket's peer credentials.
 //! - [`link`]: what two daemons share (control messages, QPs, slots).
+//! - [`notice`]: the one-sided verbs' notices, as SENDs carry them.
 //! - [`daemon`]: the daemon's event loop.
 //! - [`client`]: the library applications link.
 //! - [`process`]: a daemon as a child process (benchmark, tests).
@@ -17,6 +18,7 @@ pub mod client;
 pub mod cred;
 pub mod daemon;
 pub mod link;
+pub mod notice;
 pub mod process;
 pub mod proto;
 pub mod ring;

@@ -14,8 +14,9 @@ use datapath::endpoint::Peer;
 use datapath::session::Control;
 use transport::{InitialPsns, QpConfig};
 
-use super::{err, Conn, Daemon, Handle, Wait, BASE, LEND, LINK0};
+use super::{err, Conn, Daemon, Handle, Wait, BASE, LEND, LINK0, NOTICE_RESERVE};
 use crate::link::{check_qps, Link, LinkMsg, VERSION};
+use crate::notice::MAX_VQPN;
 use crate::proto::Reply;
 
 /// A TCP connection to `to` from this daemon's own address: the other
@@ -139,7 +140,7 @@ impl Daemon {
     ) -> Result<usize, String> {
         let n = qpns.len();
         let need = n * self.cfg.recv_per_qp;
-        if self.free_slots.len() < need + LEND + 1 {
+        if self.free_slots.len() < need + LEND + NOTICE_RESERVE + 1 {
             return Err(format!(
                 "no buffer slots left for another link ({} free, {need} needed)",
                 self.free_slots.len()
@@ -184,6 +185,7 @@ impl Daemon {
             accepted: Default::default(),
             lent: Default::default(),
             borrowed: Vec::new(),
+            notices: Vec::new(),
         });
         self.ep
             .register(
@@ -223,6 +225,10 @@ impl Daemon {
                         let (si, lfd) = (li.session, li.fd);
                         if self.sessions.get(si).is_none() {
                             return;
+                        }
+                        if self.conns.len() >= MAX_VQPN {
+                            let reason = format!("{MAX_VQPN} connections open there");
+                            break 'accept LinkMsg::Refused { from, reason };
                         }
                         let own = match qp.map(|offer| self.own_qp_for_offer(l, offer)) {
                             None => None,
@@ -295,10 +301,6 @@ impl Daemon {
                 }
                 self.reply(si, Reply::Closed { fd });
             }
-            m @ (LinkMsg::Lend { .. }
-            | LinkMsg::Written { .. }
-            | LinkMsg::ReadFrom { .. }
-            | LinkMsg::ReadDone { .. }) => self.one_sided_msg(l, m),
             LinkMsg::Hello { .. } | LinkMsg::Ready { .. } | LinkMsg::Error { .. } => {
                 self.link_down(l)
             }

@@ -27,7 +27,8 @@
 //! This file holds the daemon's tables, its setup and loop, the
 //! requests and the completions; `sessions.rs` its local clients' side,
 //! `links.rs` its links', `own_qps.rs` the baselines' QPs, `one_sided.rs`
-//! messages by WRITE and READ. Uses `proto`, `ring`, `link`, `slab`, and `datapath`'s
+//! messages by WRITE and READ, `notices.rs` their notices' SENDs. Uses
+//! `proto`, `ring`, `link`, `notice`, `slab`, and `datapath`'s
 //! endpoint, region, socket and session modules.
 
 use std::collections::HashMap;
@@ -44,10 +45,12 @@ use datapath::socket::Socket;
 use transport::{CompletionSide, Engine, IrnConfig, Nic, NicConfig, QpId, Verb, WorkRequest};
 
 use crate::link::{Link, LinkMsg};
+use crate::notice::{IMM, MAX_VQPN};
 use crate::proto::{self, Reply, Request, Sharing};
 use crate::slab::Slab;
 
 mod links;
+mod notices;
 mod one_sided;
 mod outbox;
 mod own_qps;
@@ -92,6 +95,8 @@ const LINK0: usize = EXTERNAL + (1 << 19);
 const SEND_TAG: u64 = 1 << 63;
 /// Where the region sits in the NIC's address space.
 const BASE: u64 = 0x4000_0000_0000;
+/// Free slots only notices may take (`notices.rs`).
+const NOTICE_RESERVE: usize = 4;
 /// A session whose client does not read what it is sent is ended past this.
 const MAX_UNREAD: usize = 256 << 20;
 
@@ -172,6 +177,8 @@ pub struct Daemon {
     /// Buffers the loop reuses each turn: completions, session ids.
     done: Vec<transport::Completion>,
     ids: Vec<usize>,
+    /// Where a batch of notices is encoded.
+    batch: Vec<u8>,
 }
 
 fn err(e: impl std::fmt::Display) -> String {
@@ -209,11 +216,17 @@ impl Daemon {
         if cfg.qps_per_peer == 0 || cfg.recv_per_qp == 0 {
             return Err("--qps-per-peer and --recv-per-qp must be at least 1".into());
         }
-        let per_link = cfg.qps_per_peer as usize * cfg.recv_per_qp + LEND;
+        let per_link = cfg.qps_per_peer as usize * cfg.recv_per_qp + LEND + NOTICE_RESERVE;
         if cfg.slots < per_link + 1 || cfg.slots > u32::MAX as usize {
             return Err(format!(
-                "--slots must be at least --qps-per-peer x --recv-per-qp + {LEND} (lent for WRITEs) + 1 = {}",
+                "--slots must be at least --qps-per-peer x --recv-per-qp + {LEND} (lent for WRITEs) + {NOTICE_RESERVE} (for notices) + 1 = {}",
                 per_link + 1
+            ));
+        }
+        if cfg.slot_bytes < crate::notice::MAX_LEN {
+            return Err(format!(
+                "--slot-bytes must be at least {} (a notice)",
+                crate::notice::MAX_LEN
             ));
         }
         if !cfg.ring_bytes.is_power_of_two()
@@ -305,6 +318,7 @@ impl Daemon {
             slot_waiters: Default::default(),
             done: Vec::new(),
             ids: Vec::new(),
+            batch: Vec::new(),
         })
     }
 
@@ -367,6 +381,7 @@ impl Daemon {
                 self.flush_session(i);
             }
             self.ids = ids;
+            self.flush_notices();
         }
         Ok(())
     }
@@ -400,6 +415,9 @@ impl Daemon {
                     }
                 };
                 let qp = own.and_then(|o| self.own_qps.get(o)?.offer);
+                if self.conns.len() >= MAX_VQPN {
+                    return fail(format!("connect {addr}: {MAX_VQPN} connections open here"));
+                }
                 let s = self.sessions.get_mut(i)?;
                 let fd = s.next_fd;
                 s.next_fd += 1;
@@ -490,7 +508,9 @@ impl Daemon {
         let verb = self.chooser.verb(flags, data.len());
         let lent =
             verb != Verb::Write || self.links.get(link).is_some_and(|l| !l.borrowed.is_empty());
-        let Some(slot) = self.free_slots.pop().filter(|_| lent) else {
+        // (Popping first and filtering would lose the slot.)
+        let free = lent && self.free_slots.len() > NOTICE_RESERVE;
+        let Some(slot) = free.then(|| self.free_slots.pop()).flatten() else {
             self.sessions.get_mut(i)?.wait = Some(Wait::Slot { fd, flags, data });
             self.slot_waiters.push_back(i);
             return None;
@@ -549,6 +569,7 @@ impl Daemon {
             // A WRITE's responder completion (it took no receive) is
             // the data landing in a lent buffer: its notice follows.
             CompletionSide::Responder if c.verb != Verb::Send => {}
+            CompletionSide::Responder if c.imm == u64::from(IMM) => self.on_notices(&c),
             CompletionSide::Responder => {
                 let slot = c.wr_id as u32;
                 let addr = BASE + slot as u64 * self.cfg.slot_bytes as u64;
@@ -592,7 +613,7 @@ impl Daemon {
     fn resume_waiting(&mut self) {
         self.start_reads();
         for _ in 0..self.slot_waiters.len() {
-            if self.free_slots.is_empty() {
+            if self.free_slots.len() <= NOTICE_RESERVE {
                 return;
             }
             let Some(i) = self.slot_waiters.pop_front() else {

@@ -2,8 +2,8 @@
 //! daemon's own choice for `Flags::Auto`). The vQPN rides in the work
 //! request's `wr_id` (RDMAvisor §2.3: a one-sided verb's completion is
 //! the requester's, so it names the connection there), with the local
-//! slot; the other daemon learns of the message on the link's control
-//! connection:
+//! slot; the other daemon learns of the message by a notice (`notice`,
+//! sent in batches on the link's QPs: `notices.rs`):
 //! - WRITE: each daemon lends the other `LEND` of its slots when a link
 //!   opens; a WRITE goes into one, and once it completes, `Written`
 //!   names the connection and the buffer; the receiver hands the message
@@ -15,15 +15,15 @@
 //! Messages of one connection sent with different verbs may arrive out
 //! of order (a SEND overtakes a WRITE's notice).
 //!
-//! An `impl Daemon` block: uses the daemon's tables (`super`), `link` and
-//! the transport's work requests.
+//! An `impl Daemon` block: uses the daemon's tables (`super`), `link`,
+//! `notice` and the transport's work requests.
 
 use std::time::Instant;
 
 use transport::{Completion, Verb, WorkRequest};
 
-use super::{Daemon, BASE};
-use crate::link::LinkMsg;
+use super::{Daemon, BASE, NOTICE_RESERVE};
+use crate::notice::Notice;
 use crate::proto::{self, Flags};
 
 /// A one-sided work request's `wr_id`: this bit, the vQPN (bits 32-61)
@@ -131,10 +131,17 @@ impl Daemon {
             return Err("no buffer slots left to lend".into());
         }
         let slots: Vec<u32> = self.free_slots.split_off(self.free_slots.len() - LEND);
-        let addrs = slots.iter().map(|&s| self.slot_addr(s)).collect();
+        for &s in &slots {
+            self.tell(
+                l,
+                Notice::Lend {
+                    addr: self.slot_addr(s),
+                },
+            );
+        }
         let link = self.links.get_mut(l).ok_or("the link went away")?;
         link.lent.extend(slots);
-        link.ctl.send(&LinkMsg::Lend { addrs })
+        Ok(())
     }
 
     /// Starts a one-sided message (`verb` WRITE or READ) of connection
@@ -150,11 +157,11 @@ impl Daemon {
         let local = self.slot_addr(slot);
         let l = self.links.get_mut(link).ok_or("the link went away")?;
         if verb == Verb::Read {
-            l.ctl.send(&LinkMsg::ReadFrom {
+            l.notices.push(Notice::ReadFrom {
                 to,
                 addr: local,
                 len: len as u32,
-            })?;
+            });
             self.one_sided.insert(slot, OneSided::ReadOut);
             return Ok(true);
         }
@@ -196,18 +203,18 @@ impl Daemon {
             return;
         };
         let notice = match self.one_sided.remove(&slot) {
-            Some(OneSided::Write { to, addr, len }) => Some(LinkMsg::Written { to, addr, len }),
+            Some(OneSided::Write { to, addr, len }) => Some(Notice::Written { to, addr, len }),
             Some(OneSided::ReadIn { addr }) => {
                 let start = (self.slot_addr(slot) - BASE) as usize;
                 let len = (c.len as usize).min(self.cfg.slot_bytes);
                 self.deliver(v, l, start, len);
-                Some(LinkMsg::ReadDone { addr })
+                Some(Notice::ReadDone { addr })
             }
             Some(OneSided::ReadOut) | None => None,
         };
         self.free_slots.push(slot);
         if let Some(m) = notice {
-            self.tell(l, &m);
+            self.tell(l, m);
         }
         self.resume_waiting();
     }
@@ -226,34 +233,30 @@ impl Daemon {
         }
     }
 
-    /// Sends `m` on link `l`, or ends the link.
-    pub(super) fn tell(&mut self, l: usize, m: &LinkMsg) {
-        let down = match self.links.get_mut(l) {
-            Some(link) => link.ctl.send(m).is_err(),
-            None => false,
-        };
-        if down {
-            self.link_down(l);
+    /// Queues `m` for link `l` (sent at the end of the turn).
+    pub(super) fn tell(&mut self, l: usize, m: Notice) {
+        if let Some(link) = self.links.get_mut(l) {
+            link.notices.push(m);
         }
     }
 
-    /// The one-sided messages of link `l`'s control connection. A
-    /// buffer that is not this daemon's to name, or a length over a slot,
-    /// ends the link: the other daemon is broken or hostile.
-    pub(super) fn one_sided_msg(&mut self, l: usize, m: LinkMsg) {
+    /// A notice from link `l`'s daemon. A buffer that is not this
+    /// daemon's to name, or a length over a slot, ends the link: the
+    /// other daemon is broken or hostile.
+    pub(super) fn on_notice(&mut self, l: usize, m: Notice) {
         let max = self.cfg.slot_bytes;
         match m {
-            LinkMsg::Lend { addrs } => {
+            Notice::Lend { addr } => {
                 let Some(link) = self.links.get_mut(l) else {
                     return;
                 };
-                if link.borrowed.len() + addrs.len() > MAX_BORROWED {
+                if link.borrowed.len() >= MAX_BORROWED {
                     return self.link_down(l);
                 }
-                link.borrowed.extend(addrs);
+                link.borrowed.push(addr);
                 self.resume_waiting();
             }
-            LinkMsg::Written { to, addr, len } => {
+            Notice::Written { to, addr, len } => {
                 let slot = self.slot_at(addr);
                 let lent =
                     slot.is_some_and(|s| self.links.get(l).is_some_and(|k| k.lent.contains(&s)));
@@ -262,16 +265,16 @@ impl Daemon {
                 }
                 let start = (addr - BASE) as usize;
                 self.deliver(to as usize, l, start, len as usize);
-                self.tell(l, &LinkMsg::Lend { addrs: vec![addr] });
+                self.tell(l, Notice::Lend { addr });
             }
-            LinkMsg::ReadFrom { to, addr, len } => {
+            Notice::ReadFrom { to, addr, len } => {
                 if len as usize > max {
                     return self.link_down(l);
                 }
                 self.read_backlog.push_back((l, to, addr, len));
                 self.start_reads();
             }
-            LinkMsg::ReadDone { addr } => {
+            Notice::ReadDone { addr } => {
                 let Some(slot) = self.slot_at(addr) else {
                     return self.link_down(l);
                 };
@@ -284,19 +287,18 @@ impl Daemon {
                     self.resume_waiting();
                 }
             }
-            _ => {}
         }
     }
 
     /// Posts the READs waiting for a free slot, oldest first.
     pub(super) fn start_reads(&mut self) {
-        while !self.free_slots.is_empty() {
+        while self.free_slots.len() > NOTICE_RESERVE {
             let Some((l, to, addr, len)) = self.read_backlog.pop_front() else {
                 return;
             };
             let Some(conn) = self.conns.get(to as usize).filter(|c| c.link == l) else {
                 // Closed here: the sender's slot is freed all the same.
-                self.tell(l, &LinkMsg::ReadDone { addr });
+                self.tell(l, Notice::ReadDone { addr });
                 continue;
             };
             let qp = match conn.own {
@@ -316,7 +318,7 @@ impl Daemon {
             let now = self.ep.now();
             if self.ep.nic.post_send(now, qp, wr).is_err() {
                 self.free_slots.push(slot);
-                self.tell(l, &LinkMsg::ReadDone { addr });
+                self.tell(l, Notice::ReadDone { addr });
                 continue;
             }
             self.one_sided.insert(slot, OneSided::ReadIn { addr });
