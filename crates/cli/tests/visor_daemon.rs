@@ -651,6 +651,84 @@ fn a_hostile_link_is_ended_and_the_daemon_keeps_serving() {
     }
 }
 
+/// A remote daemon that floods its link with connects and never reads
+/// the answers does not stall the daemon: its answers wait in the link's
+/// outbox, the daemon keeps serving its clients meanwhile, and the link
+/// is ended once the outbox passes its bound (before, the daemon blocked
+/// in a write once the TCP buffers filled, for good).
+#[test]
+fn a_link_that_does_not_read_is_ended_and_does_not_stall_the_daemon() {
+    use std::io::Read;
+    let (a, b, port) = pair();
+    let mut fake = FakeLink::open(port);
+    let mut w = fake.ctl.get_ref().try_clone().unwrap();
+    w.set_write_timeout(Some(Duration::from_secs(5))).unwrap();
+    // About 17 MB of refusals: past the kernel's buffers (4 MB of send
+    // buffer at most here, a small receive window unread) and the 4 MB
+    // outbox.
+    let flood = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        for from in 0..250_000 {
+            writeln!(buf, r#"{{"msg":"connect","from":{from},"port":9}}"#).unwrap();
+            if buf.len() > 64 << 10 && w.write_all(&std::mem::take(&mut buf)).is_err() {
+                return;
+            }
+        }
+        let _ = w.write_all(&buf);
+    });
+    // Meanwhile the daemon serves a client of its own.
+    let control = b.control.clone();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(500));
+        let mut v = Visor::open(&control).unwrap();
+        tx.send(v.listen(96).map_err(|e| e.0)).unwrap();
+        std::thread::sleep(Duration::from_secs(60));
+    });
+    let listened = rx.recv_timeout(Duration::from_secs(10));
+    assert!(
+        matches!(listened, Ok(Ok(_))),
+        "the daemon stalled: {listened:?}"
+    );
+    flood.join().unwrap();
+    // The link was ended: its answers end in EOF (or a reset), not a
+    // wait.
+    let s = fake.ctl.get_mut();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut sink = vec![0u8; 1 << 16];
+    let mut got = 0usize;
+    let ended = loop {
+        match s.read(&mut sink) {
+            Ok(0) => break Ok(got),
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => break Ok(got),
+            Err(e) => break Err(e),
+        }
+    };
+    assert!(ended.is_ok(), "the link stayed: {ended:?}");
+    drop(fake);
+    // And the host's link can be opened again.
+    let mut server = Visor::open(&b.control).unwrap();
+    server.listen(97).unwrap();
+    let mut client = Visor::open(&a.control).unwrap();
+    let t = Instant::now();
+    let fd = loop {
+        match client.connect("127.0.0.2:97") {
+            Ok(fd) => break fd,
+            Err(e) if e.0.contains("a link from this host exists") => {
+                assert!(t.elapsed() < Duration::from_secs(5), "{e}");
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(e) => panic!("{e}"),
+        }
+    };
+    client.send(fd, b"after", Flags::Send).unwrap();
+    match server.recv_any().unwrap() {
+        Event::Incoming { .. } => {}
+        e => panic!("{e:?}"),
+    }
+}
+
 /// A daemon whose port is taken says so and leaves no control socket
 /// behind (a client finding one would be refused, not told why); one that
 /// starts has its socket listening the moment it appears.

@@ -7,6 +7,7 @@
 //! - [`proto`]: the application-daemon frames.
 //! - [`ring`]: the shared-memory rings that carry them.
 //! - [`slab`]: the daemon's tables.
+//! - `outbox`: output waiting for room (a ring's, a socket's).
 //! - [`cred`]: a Unix socket's peer credentials.
 //! - [`link`]: what two daemons share (control messages, QPs, slots).
 //! - [`notice`]: the one-sided verbs' notices, as SENDs carry them.
@@ -19,6 +20,7 @@ pub mod cred;
 pub mod daemon;
 pub mod link;
 pub mod notice;
+mod outbox;
 pub mod process;
 pub mod proto;
 pub mod ring;

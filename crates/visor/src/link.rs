@@ -90,7 +90,10 @@ impl QpOffer {
 
 /// One link, as a daemon holds it.
 pub struct Link {
+    /// Non-blocking once the link is up; what it could not take yet
+    /// waits in `out` (`daemon/link_out.rs`).
     pub ctl: datapath::session::Control,
+    pub(crate) out: crate::outbox::Outbox,
     /// The other daemon's UDP address, and its host number in the
     /// endpoint.
     pub peer: SocketAddrV4,

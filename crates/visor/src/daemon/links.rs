@@ -175,6 +175,7 @@ impl Daemon {
                 recv_slots.push(slot);
             }
         }
+        ctl.stream().set_nonblocking(true).map_err(err)?;
         let fd = ctl.stream().as_raw_fd();
         let l = self.links.insert(Link {
             ctl,
@@ -186,12 +187,14 @@ impl Daemon {
             lent: Default::default(),
             borrowed: Vec::new(),
             notices: Vec::new(),
+            out: Default::default(),
         });
+        // Writable too: a turn that finds room flushes what waits.
         self.ep
             .register(
                 &mut mio::unix::SourceFd(&fd),
                 LINK0 + l,
-                mio::Interest::READABLE,
+                mio::Interest::READABLE | mio::Interest::WRITABLE,
             )
             .map_err(err)?;
         self.link_of.insert(*peer.ip(), l);
@@ -199,6 +202,7 @@ impl Daemon {
         Ok(l)
     }
     pub(super) fn read_link(&mut self, l: usize) {
+        self.flush_link(l);
         loop {
             let Some(link) = self.links.get_mut(l) else {
                 return;
@@ -256,11 +260,7 @@ impl Daemon {
                         }
                     }
                 };
-                if let Some(link) = self.links.get_mut(l) {
-                    if link.ctl.send(&answer).is_err() {
-                        self.link_down(l);
-                    }
-                }
+                let _ = self.link_send(l, &answer);
             }
             LinkMsg::Accepted { from, to, qpn } => {
                 let Some(c) = self.conns.get_mut(from as usize).filter(|c| c.link == l) else {

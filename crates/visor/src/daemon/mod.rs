@@ -27,7 +27,8 @@
 //! This file holds the daemon's tables, its setup and loop, the
 //! requests and the completions; `sessions.rs` its local clients' side,
 //! `links.rs` its links', `own_qps.rs` the baselines' QPs, `one_sided.rs`
-//! messages by WRITE and READ, `notices.rs` their notices' SENDs. Uses
+//! messages by WRITE and READ, `notices.rs` their notices' SENDs,
+//! `link_out.rs` the links' control output. Uses
 //! `proto`, `ring`, `link`, `notice`, `slab`, and `datapath`'s
 //! endpoint, region, socket and session modules.
 
@@ -49,10 +50,10 @@ use crate::notice::{IMM, MAX_VQPN};
 use crate::proto::{self, Reply, Request, Sharing};
 use crate::slab::Slab;
 
+mod link_out;
 mod links;
 mod notices;
 mod one_sided;
-mod outbox;
 mod own_qps;
 mod sessions;
 
@@ -124,7 +125,7 @@ struct Session {
     uid: u32,
     pid: i32,
     rbuf: Vec<u8>,
-    wbuf: outbox::Outbox,
+    wbuf: crate::outbox::Outbox,
     fds: HashMap<u32, Handle>,
     next_fd: u32,
     wait: Option<Wait>,
@@ -436,8 +437,7 @@ impl Daemon {
                     port: to.port(),
                     qp,
                 };
-                if let Err(e) = self.links.get_mut(link)?.ctl.send(&msg) {
-                    self.link_down(link);
+                if let Err(e) = self.link_send(link, &msg) {
                     return fail(format!("connect {addr}: {e}"));
                 }
                 None
@@ -656,13 +656,7 @@ impl Daemon {
                     return;
                 };
                 if let (true, Some(remote)) = (tell, c.remote) {
-                    let down = match self.links.get_mut(c.link) {
-                        Some(l) => l.ctl.send(&LinkMsg::Close { vqpn: remote }).is_err(),
-                        None => false,
-                    };
-                    if down {
-                        self.link_down(c.link);
-                    }
+                    let _ = self.link_send(c.link, &LinkMsg::Close { vqpn: remote });
                 }
             }
         }

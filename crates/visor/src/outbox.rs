@@ -1,5 +1,6 @@
-//! A session's output waiting for room in its ring: bytes appended at the
-//! back, taken from the front as the ring accepts them.
+//! Output waiting for room: a session's for its ring, a link's for its
+//! TCP control connection. Bytes appended at the back, taken from the
+//! front as the ring (or the socket) accepts them.
 //!
 //! Taking from the front of a plain `Vec` moves everything behind it: with
 //! a client slower than its peers, the daemon's backlog grew to 160 MB and
@@ -11,7 +12,7 @@
 //! Touches nothing else.
 
 #[derive(Default)]
-pub(super) struct Outbox {
+pub(crate) struct Outbox {
     buf: Vec<u8>,
     start: usize,
 }
