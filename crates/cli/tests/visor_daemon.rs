@@ -536,6 +536,47 @@ impl FakeLink {
         self.ep.after_input();
     }
 
+    /// Drives the endpoint for `d`: the notices the daemon sent (their
+    /// receives re-posted), and the work requests completed here.
+    fn drive(&mut self, d: Duration) -> (Vec<visor::notice::Notice>, Vec<u64>) {
+        let (mut notices, mut done) = (Vec::new(), Vec::new());
+        let t = Instant::now();
+        while t.elapsed() < d {
+            self.ep.turn(Duration::from_millis(1)).unwrap();
+            for c in std::mem::take(&mut self.ep.completions) {
+                if c.side == transport::CompletionSide::Requester {
+                    done.push(c.wr_id);
+                    continue;
+                }
+                let at = FAKE_BASE + c.wr_id * 65536;
+                let start = (at - FAKE_BASE) as usize;
+                let bytes = &self.ep.mem.bytes()[start..start + c.len as usize];
+                assert_eq!(c.imm, u64::from(visor::notice::IMM));
+                visor::notice::decode_batch(bytes, &mut notices).unwrap();
+                self.ep
+                    .nic
+                    .post_recv_at(self.qp, c.wr_id, at, 65536)
+                    .unwrap();
+            }
+        }
+        (notices, done)
+    }
+
+    /// Posts a one-sided `verb` of `len` bytes at the daemon's `remote`.
+    fn one_sided(&mut self, wr_id: u64, verb: transport::Verb, remote: u64, len: u64) {
+        let wr = transport::WorkRequest {
+            wr_id,
+            verb,
+            len,
+            local_addr: FAKE_BASE + (1 << 19),
+            remote_addr: remote,
+            ..Default::default()
+        };
+        let now = self.ep.now();
+        self.ep.nic.post_send(now, self.qp, wr).unwrap();
+        self.ep.after_input();
+    }
+
     /// Drives the endpoint until the daemon closes the control connection
     /// (true) or `limit` passes (false).
     fn ended_within(&mut self, limit: Duration) -> bool {
@@ -648,6 +689,49 @@ fn a_hostile_link_is_ended_and_the_daemon_keeps_serving() {
     match server.recv_any().unwrap() {
         Event::Message { data, .. } => assert_eq!(data, b"still here"),
         e => panic!("{e:?}"),
+    }
+}
+
+/// A linked daemon reaches only the windows opened to it: a WRITE into
+/// a buffer it was lent completes; a WRITE into another slot (here the
+/// link's own receive buffers, which hold other applications' messages)
+/// and a READ of the lent buffer (writable, not readable) are dropped
+/// before the NIC, and the daemon logs the count.
+#[test]
+fn a_linked_daemon_reaches_only_the_windows_opened_to_it() {
+    use transport::Verb;
+    use visor::notice::Notice;
+    let (_a, b, port) = pair();
+    let mut fake = FakeLink::open(port);
+    let (notices, _) = fake.drive(Duration::from_millis(300));
+    let lent: Vec<u64> = notices
+        .iter()
+        .filter_map(|n| match n {
+            Notice::Lend { addr } => Some(*addr),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(lent.len(), 64, "{notices:?}");
+    fake.one_sided(1, Verb::Write, lent[0], 1000);
+    let (_, done) = fake.drive(Duration::from_millis(300));
+    assert_eq!(done, [1], "the WRITE into a lent buffer");
+    // The daemon's region starts at slot 0, never lent (receives are
+    // posted first).
+    let slot0 = 0x4000_0000_0000;
+    assert!(!lent.contains(&slot0));
+    fake.one_sided(2, Verb::Write, slot0, 1000);
+    fake.one_sided(3, Verb::Read, lent[1], 1000);
+    let (_, done) = fake.drive(Duration::from_millis(500));
+    assert!(done.is_empty(), "{done:?}");
+    let log = format!("{}.log", b.control.display());
+    let t = Instant::now();
+    loop {
+        let text = std::fs::read_to_string(&log).unwrap();
+        if text.contains("outside the windows open to their sender") {
+            break;
+        }
+        assert!(t.elapsed() < Duration::from_secs(5), "not logged: {text}");
+        fake.drive(Duration::from_millis(50));
     }
 }
 

@@ -352,6 +352,7 @@ impl Daemon {
         for &qp in &link.qps {
             let _ = self.ep.nic.destroy_qp(qp);
         }
+        self.close_windows(link.host);
         self.free_slots.append(&mut link.recv_slots);
         self.free_slots.extend(link.lent.drain());
         self.free_sending(|k, _| k == l);

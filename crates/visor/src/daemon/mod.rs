@@ -56,6 +56,7 @@ mod notices;
 mod one_sided;
 mod own_qps;
 mod sessions;
+mod windows;
 
 use one_sided::{Chooser, OneSided, LEND, ONE_SIDED_TAG};
 use own_qps::OwnQp;
@@ -180,6 +181,8 @@ pub struct Daemon {
     ids: Vec<usize>,
     /// Where a batch of notices is encoded.
     batch: Vec<u8>,
+    /// Packets dropped outside windows when last logged, and when.
+    window_drops_logged: (u64, std::time::Instant),
 }
 
 fn err(e: impl std::fmt::Display) -> String {
@@ -288,6 +291,7 @@ impl Daemon {
         let (mem, huge_pages) = Region::zeroed_huge(BASE, cfg.slots * cfg.slot_bytes);
         let port = settings.options()?;
         let mut ep = Endpoint::new(nic, mem, vec![sock], *cfg.bind.ip(), port).map_err(err)?;
+        ep.windows = Some(datapath::window::Windows::default());
         ep.register(&mut apps, APPS, mio::Interest::READABLE)
             .map_err(err)?;
         let fd = links_listener.as_raw_fd();
@@ -320,6 +324,7 @@ impl Daemon {
             done: Vec::new(),
             ids: Vec::new(),
             batch: Vec::new(),
+            window_drops_logged: (0, std::time::Instant::now()),
         })
     }
 
@@ -383,6 +388,7 @@ impl Daemon {
             }
             self.ids = ids;
             self.flush_notices();
+            self.log_window_drops();
         }
         Ok(())
     }
@@ -675,14 +681,22 @@ impl Daemon {
     /// QP or link was destroyed: no completion will come).
     fn free_sending(&mut self, gone: impl Fn(usize, QpId) -> bool) {
         let before = self.free_slots.len();
+        let mut offered = Vec::new();
         self.sending.retain(|&slot, &mut (l, qp)| {
             let keep = !gone(l, qp);
             if !keep {
                 self.free_slots.push(slot);
-                self.one_sided.remove(&slot);
+                if let Some(OneSided::ReadOut) = self.one_sided.remove(&slot) {
+                    offered.push((l, slot));
+                }
             }
             keep
         });
+        // A freed slot is no longer the peer's to READ.
+        for (l, slot) in offered {
+            let addr = BASE + u64::from(slot) * self.cfg.slot_bytes as u64;
+            self.close_window(l, addr);
+        }
         if self.free_slots.len() > before {
             self.resume_waiting();
         }

@@ -20,6 +20,7 @@
 
 use std::time::Instant;
 
+use datapath::window::Access;
 use transport::{Completion, Verb, WorkRequest};
 
 use super::{Daemon, BASE, NOTICE_RESERVE};
@@ -132,16 +133,19 @@ impl Daemon {
         }
         let slots: Vec<u32> = self.free_slots.split_off(self.free_slots.len() - LEND);
         for &s in &slots {
-            self.tell(
-                l,
-                Notice::Lend {
-                    addr: self.slot_addr(s),
-                },
-            );
+            self.lend_slot(l, self.slot_addr(s));
         }
         let link = self.links.get_mut(l).ok_or("the link went away")?;
         link.lent.extend(slots);
         Ok(())
+    }
+
+    /// Lends the slot at `addr` to link `l`'s daemon: writable by it
+    /// until its `Written`.
+    fn lend_slot(&mut self, l: usize, addr: u64) {
+        let len = self.cfg.slot_bytes as u64;
+        self.open_window(l, addr, len, Access::Write);
+        self.tell(l, Notice::Lend { addr });
     }
 
     /// Starts a one-sided message (`verb` WRITE or READ) of connection
@@ -163,6 +167,7 @@ impl Daemon {
                 len: len as u32,
             });
             self.one_sided.insert(slot, OneSided::ReadOut);
+            self.open_window(link, local, len as u64, Access::Read);
             return Ok(true);
         }
         let Some(addr) = l.borrowed.pop() else {
@@ -263,9 +268,12 @@ impl Daemon {
                 if !lent || len as usize > max {
                     return self.link_down(l);
                 }
+                // The loan ends with its notice; the buffer is lent
+                // again once its message is handed on.
+                self.close_window(l, addr);
                 let start = (addr - BASE) as usize;
                 self.deliver(to as usize, l, start, len as usize);
-                self.tell(l, Notice::Lend { addr });
+                self.lend_slot(l, addr);
             }
             Notice::ReadFrom { to, addr, len } => {
                 if len as usize > max {
@@ -281,6 +289,7 @@ impl Daemon {
                 let ours = matches!(self.one_sided.get(&slot), Some(OneSided::ReadOut))
                     && self.sending.get(&slot).is_some_and(|&(k, _)| k == l);
                 if ours {
+                    self.close_window(l, addr);
                     self.one_sided.remove(&slot);
                     self.sending.remove(&slot);
                     self.free_slots.push(slot);
