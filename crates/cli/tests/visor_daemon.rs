@@ -4,7 +4,11 @@
 //! killed client cleaned up and its peer told; garbage on the control
 //! socket, and in the shared-memory rings, ending only that session; one
 //! session unable to use another's fds; a restarted daemon reported
-//! clearly; memory bounded under connection churn.
+//! clearly; memory bounded under connection churn. A hand-made link (a
+//! TCP hello and an endpoint of the test's own, `FakeLink`) plays a
+//! broken or hostile daemon: bad notices end its link, a link that does
+//! not read is ended without stalling the daemon, and its one-sided
+//! verbs reach only the windows opened to it.
 
 use std::io::{Read, Write};
 use std::os::fd::AsRawFd;
