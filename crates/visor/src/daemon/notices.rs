@@ -35,7 +35,7 @@ impl Daemon {
                 };
                 let n = notice::encode_batch(&link.notices, self.cfg.slot_bytes, &mut self.batch);
                 link.notices.drain(..n);
-                let qp = link.qps[0];
+                let (qp, ip) = (link.qps[0], *link.peer.ip());
                 let addr = BASE + u64::from(slot) * self.cfg.slot_bytes as u64;
                 use transport::Memory;
                 self.ep.mem.write(addr, &self.batch);
@@ -50,7 +50,9 @@ impl Daemon {
                 let now = self.ep.now();
                 if let Err(e) = self.ep.nic.post_send(now, qp, wr) {
                     self.free_slots.push(slot);
-                    eprintln!("rdmavisord: link {l}: a notice could not be sent ({e}): link ended");
+                    eprintln!(
+                        "rdmavisord: link to {ip}: a notice could not be sent ({e}): link ended"
+                    );
                     self.link_down(l);
                     break;
                 }
@@ -75,11 +77,11 @@ impl Daemon {
             .nic
             .post_recv_at(c.qp, u64::from(slot), addr, self.cfg.slot_bytes as u64);
         let on_link = self.links.iter().find(|(_, k)| k.qps.contains(&c.qp));
-        let Some((l, _)) = on_link else {
+        let Some((l, link)) = on_link else {
             return;
         };
         if let Err(e) = decoded {
-            eprintln!("rdmavisord: link {l}: {e}: link ended");
+            eprintln!("rdmavisord: link to {}: {e}: link ended", link.peer.ip());
             return self.link_down(l);
         }
         for m in got {
