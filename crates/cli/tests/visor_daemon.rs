@@ -441,6 +441,8 @@ struct FakeLink {
     ctl: std::io::BufReader<std::net::TcpStream>,
     ep: datapath::endpoint::Endpoint,
     qp: transport::QpId,
+    /// Notice SENDs received.
+    batches: usize,
 }
 
 const FAKE_BASE: u64 = 0x7000_0000_0000;
@@ -519,7 +521,12 @@ impl FakeLink {
                 .post_recv_at(qp, k, FAKE_BASE + k * 65536, 65536)
                 .unwrap();
         }
-        FakeLink { ctl, ep, qp }
+        FakeLink {
+            ctl,
+            ep,
+            qp,
+            batches: 0,
+        }
     }
 
     /// Sends `bytes` as one SEND with immediate `imm`.
@@ -556,6 +563,7 @@ impl FakeLink {
                 let start = (at - FAKE_BASE) as usize;
                 let bytes = &self.ep.mem.bytes()[start..start + c.len as usize];
                 assert_eq!(c.imm, u64::from(visor::notice::IMM));
+                self.batches += 1;
                 visor::notice::decode_batch(bytes, &mut notices).unwrap();
                 self.ep
                     .nic
@@ -716,6 +724,7 @@ fn a_linked_daemon_reaches_only_the_windows_opened_to_it() {
         })
         .collect();
     assert_eq!(lent.len(), 64, "{notices:?}");
+    assert_eq!(fake.batches, 1, "the 64 loans of one turn in one SEND");
     fake.one_sided(1, Verb::Write, lent[0], 1000);
     let (_, done) = fake.drive(Duration::from_millis(300));
     assert_eq!(done, [1], "the WRITE into a lent buffer");
