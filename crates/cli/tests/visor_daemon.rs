@@ -728,6 +728,18 @@ fn a_linked_daemon_reaches_only_the_windows_opened_to_it() {
     fake.one_sided(1, Verb::Write, lent[0], 1000);
     let (_, done) = fake.drive(Duration::from_millis(300));
     assert_eq!(done, [1], "the WRITE into a lent buffer");
+    // WRITEs with immediate into the lent buffer take the link's posted
+    // receives (256 here): each is re-posted, so 300 all complete (before
+    // the dropped ones below, which hold later completions back).
+    for k in 0..300 {
+        fake.one_sided(100 + k, Verb::WriteImm, lent[0], 100);
+    }
+    let t = Instant::now();
+    let mut n = 0;
+    while n < 300 && t.elapsed() < Duration::from_secs(10) {
+        n += fake.drive(Duration::from_millis(50)).1.len();
+    }
+    assert_eq!(n, 300, "WRITEs with immediate completed");
     // The daemon's region starts at slot 0, never lent (receives are
     // posted first).
     let slot0 = 0x4000_0000_0000;

@@ -574,6 +574,14 @@ impl Daemon {
             }
             // A WRITE's responder completion (it took no receive) is
             // the data landing in a lent buffer: its notice follows.
+            // A WRITE with immediate (no daemon sends one; the windows
+            // let it only into a lent buffer) took a posted receive,
+            // which goes back, or the QP would run out of them.
+            CompletionSide::Responder if c.verb == Verb::WriteImm => {
+                let (slot, sb) = (c.wr_id as u32, self.cfg.slot_bytes as u64);
+                let addr = BASE + u64::from(slot) * sb;
+                let _ = self.ep.nic.post_recv_at(c.qp, u64::from(slot), addr, sb);
+            }
             CompletionSide::Responder if c.verb != Verb::Send => {}
             CompletionSide::Responder if c.imm == u64::from(IMM) => self.on_notices(&c),
             CompletionSide::Responder => {
