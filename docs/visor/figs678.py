@@ -16,8 +16,8 @@ on 127.0.0.2. "daemon": every application uses one shared daemon on
 private daemon (its own NIC, QPs, registered buffers and polling thread,
 on 127.0.0.(10+k)), as applications that link RDMA directly do. Every
 daemon of the sending host registers 256 slots of 4 KB (what one link
-needs: 128 receives, 64 lent for WRITEs, 64 for sends). Measured
-on the sending host over --seconds while all run: the sum of resident
+needs: 128 receives, 64 lent for WRITEs, 60 for sends, 4 kept for
+notices). Measured on the sending host over --seconds while all run: the sum of resident
 memory (applications and their daemons) and of CPU time over the window,
 and both per application, normalised to one naive application (the
 paper's unit).
@@ -34,8 +34,8 @@ import tempfile
 import time
 
 # The sending host's daemons, shared or private, register what one link
-# needs: 128 receives on its QP, 64 slots lent for WRITEs, 64 for sends,
-# of 4 KB (the messages' size).
+# needs: 128 receives on its QP, 64 slots lent for WRITEs, 60 for sends
+# and 4 kept for notices, of 4 KB (the messages' size).
 SLOTS = 256
 
 

@@ -5,7 +5,11 @@
 //! socket, and in the shared-memory rings, ending only that session; one
 //! session unable to use another's fds; a restarted daemon reported
 //! clearly; memory bounded under connection churn; connections within
-//! one host; a client that does not read pausing its senders.
+//! one host; a client that does not read pausing its senders. A
+//! hand-made link (a TCP hello and an endpoint of the test's own,
+//! `FakeLink`) plays a broken or hostile daemon: bad notices end its
+//! link, a link that does not read is ended without stalling the daemon,
+//! and its one-sided verbs reach only the windows opened to it.
 
 use std::io::{Read, Write};
 use std::os::fd::AsRawFd;
@@ -492,59 +496,252 @@ fn the_bench_with_a_peer_counts_what_the_sink_received() {
     assert!((gbps - short * 8000.0 / 1e9).abs() < 1e-3 + 0.01 * gbps);
 }
 
-/// A remote daemon that names a buffer it was not lent, or asks for a
-/// READ longer than a slot, loses its link; the daemon keeps serving
-/// (hand-written link messages over TCP, as a broken or hostile daemon
-/// would send them).
+/// A hand-made link to the daemon on 127.0.0.2:`port`, as a broken or
+/// hostile daemon would open one: the hello over TCP, and an endpoint of
+/// its own with one QP connected to the daemon's (IRN, the daemon's
+/// default). `hold` sees the link ended when the daemon closes it.
+struct FakeLink {
+    ctl: std::io::BufReader<std::net::TcpStream>,
+    ep: datapath::endpoint::Endpoint,
+    qp: transport::QpId,
+    /// Notice SENDs received.
+    batches: usize,
+}
+
+const FAKE_BASE: u64 = 0x7000_0000_0000;
+
+impl FakeLink {
+    fn open(port: u16) -> FakeLink {
+        use datapath::endpoint::{Endpoint, Peer, PortOptions};
+        use std::io::BufRead;
+        use transport::{Engine, InitialPsns, IrnConfig, Nic, NicConfig, QpConfig};
+        let sock = datapath::socket::Socket::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        let local = sock.local;
+        let us = engine::time::US;
+        let nic = Nic::new(NicConfig {
+            mtu: 4096,
+            rto: 4000 * us,
+            line_rate_bps: 5_000_000_000,
+            engine: Engine::Irn(IrnConfig {
+                rto_high: 4000 * us,
+                rto_low: 1250 * us,
+                ..IrnConfig::default()
+            }),
+            ..NicConfig::default()
+        })
+        .unwrap();
+        let mem = datapath::region::Region::zeroed(FAKE_BASE, 1 << 20);
+        let opts = PortOptions {
+            rate_bps: 5_000_000_000,
+            gso: false,
+            impair: None,
+            pcap: None,
+            ecn_backlog: 0,
+        };
+        let mut ep = Endpoint::new(nic, mem, vec![sock], *local.ip(), opts).unwrap();
+        // The last link from this address may still be closing there.
+        let t = Instant::now();
+        let (ctl, ready) = loop {
+            let tcp = std::net::TcpStream::connect(("127.0.0.2", port)).unwrap();
+            tcp.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+            let mut ctl = std::io::BufReader::new(tcp);
+            writeln!(
+                ctl.get_mut(),
+                r#"{{"msg":"hello","version":1,"udp_port":{},"qpns":[0],"psns":[0]}}"#,
+                local.port()
+            )
+            .unwrap();
+            let mut got = String::new();
+            ctl.read_line(&mut got).unwrap();
+            let ready: serde_json::Value = serde_json::from_str(&got).unwrap();
+            if ready["msg"] == "ready" {
+                break (ctl, ready);
+            }
+            assert!(got.contains("a link from this host exists"), "{got}");
+            assert!(t.elapsed() < Duration::from_secs(5), "{got}");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let host = ep.add_peer(Peer {
+            addr: std::net::SocketAddrV4::new(
+                [127, 0, 0, 2].into(),
+                ready["udp_port"].as_u64().unwrap() as u16,
+            ),
+            ports: 1,
+        });
+        let cfg = QpConfig {
+            peer_host: host,
+            peer_qp: ready["qpns"][0].as_u64().unwrap() as u32,
+            sport: local.port(),
+        };
+        let psns = InitialPsns {
+            sq_psn: 0,
+            rq_psn: ready["psns"][0].as_u64().unwrap() as u32,
+        };
+        let qp = ep.nic.create_qp_with_psns(cfg, psns).unwrap();
+        // Room for the daemon's own notices (it lends buffers at once).
+        for k in 0..8u64 {
+            ep.nic
+                .post_recv_at(qp, k, FAKE_BASE + k * 65536, 65536)
+                .unwrap();
+        }
+        FakeLink {
+            ctl,
+            ep,
+            qp,
+            batches: 0,
+        }
+    }
+
+    /// Sends `bytes` as one SEND with immediate `imm`.
+    fn send(&mut self, imm: u32, bytes: &[u8]) {
+        use transport::Memory;
+        let at = FAKE_BASE + (1 << 19);
+        self.ep.mem.write(at, bytes);
+        let wr = transport::WorkRequest {
+            wr_id: 99,
+            verb: transport::Verb::Send,
+            len: bytes.len() as u64,
+            local_addr: at,
+            imm: imm.into(),
+            ..Default::default()
+        };
+        let now = self.ep.now();
+        self.ep.nic.post_send(now, self.qp, wr).unwrap();
+        self.ep.after_input();
+    }
+
+    /// Drives the endpoint for `d`: the notices the daemon sent (their
+    /// receives re-posted), and the work requests completed here.
+    fn drive(&mut self, d: Duration) -> (Vec<visor::notice::Notice>, Vec<u64>) {
+        let (mut notices, mut done) = (Vec::new(), Vec::new());
+        let t = Instant::now();
+        while t.elapsed() < d {
+            self.ep.turn(Duration::from_millis(1)).unwrap();
+            for c in std::mem::take(&mut self.ep.completions) {
+                if c.side == transport::CompletionSide::Requester {
+                    done.push(c.wr_id);
+                    continue;
+                }
+                let at = FAKE_BASE + c.wr_id * 65536;
+                let start = (at - FAKE_BASE) as usize;
+                let bytes = &self.ep.mem.bytes()[start..start + c.len as usize];
+                assert_eq!(c.imm, u64::from(visor::notice::IMM));
+                self.batches += 1;
+                visor::notice::decode_batch(bytes, &mut notices).unwrap();
+                self.ep
+                    .nic
+                    .post_recv_at(self.qp, c.wr_id, at, 65536)
+                    .unwrap();
+            }
+        }
+        (notices, done)
+    }
+
+    /// Posts a one-sided `verb` of `len` bytes at the daemon's `remote`.
+    fn one_sided(&mut self, wr_id: u64, verb: transport::Verb, remote: u64, len: u64) {
+        let wr = transport::WorkRequest {
+            wr_id,
+            verb,
+            len,
+            local_addr: FAKE_BASE + (1 << 19),
+            remote_addr: remote,
+            ..Default::default()
+        };
+        let now = self.ep.now();
+        self.ep.nic.post_send(now, self.qp, wr).unwrap();
+        self.ep.after_input();
+    }
+
+    /// Drives the endpoint until the daemon closes the control connection
+    /// (true) or `limit` passes (false).
+    fn ended_within(&mut self, limit: Duration) -> bool {
+        use std::io::BufRead;
+        self.ctl.get_ref().set_nonblocking(true).unwrap();
+        let t = Instant::now();
+        while t.elapsed() < limit {
+            self.ep.turn(Duration::from_millis(1)).unwrap();
+            let mut l = String::new();
+            match self.ctl.read_line(&mut l) {
+                Ok(0) => return true,
+                Ok(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                Err(e) => panic!("{e}"),
+            }
+        }
+        false
+    }
+}
+
+/// A remote daemon whose notices name a buffer it was not lent, ask for
+/// a READ longer than a slot, lend more than a link may borrow, or do
+/// not decode, loses its link; one that offers a bad QP has its
+/// connection refused; the daemon keeps serving. A well-formed notice
+/// keeps the link.
 #[test]
 fn a_hostile_link_is_ended_and_the_daemon_keeps_serving() {
-    use std::io::{BufRead, BufReader};
+    use std::io::BufRead;
+    use visor::notice::{encode_batch, Notice, IMM};
     let (a, b, port) = pair();
     let mut server = Visor::open(&b.control).unwrap();
     server.listen(95).unwrap();
-    let bad = [
-        r#"{"msg":"written","to":0,"addr":1,"len":5}"#.to_string(),
-        r#"{"msg":"readfrom","to":0,"addr":0,"len":4000000000}"#.into(),
-        r#"{"msg":"readdone","addr":3}"#.into(),
-        // More than a link may borrow.
-        format!(r#"{{"msg":"lend","addrs":[{}1]}}"#, "1,".repeat(300)),
-        r#"{"msg":"connect","from":1,"port":95,"qp":{"qpn":4294967295,"sq_psn":0,"rq_psn":0}}"#
-            .into(),
+    let batch = |ns: &[Notice]| {
+        let mut out = Vec::new();
+        assert_eq!(encode_batch(ns, 1 << 16, &mut out), ns.len());
+        out
+    };
+    let many = vec![Notice::Lend { addr: 1 }; 300];
+    let bad: [(&str, Vec<u8>); 6] = [
+        (
+            "written, not lent",
+            batch(&[Notice::Written {
+                to: 0,
+                addr: 1,
+                len: 5,
+            }]),
+        ),
+        (
+            "a read over a slot",
+            batch(&[Notice::ReadFrom {
+                to: 0,
+                addr: 0,
+                len: 4_000_000_000,
+            }]),
+        ),
+        ("read done, no slot", batch(&[Notice::ReadDone { addr: 3 }])),
+        ("more than a link may borrow", batch(&many)),
+        ("an unknown kind", vec![9; 17]),
+        (
+            "cut short",
+            batch(&[Notice::ReadDone { addr: 3 }])[..5].to_vec(),
+        ),
     ];
-    for (k, line) in bad.iter().enumerate() {
-        let tcp = std::net::TcpStream::connect(("127.0.0.2", port)).unwrap();
-        let mut r = BufReader::new(tcp.try_clone().unwrap());
-        let mut w = tcp;
-        writeln!(
-            w,
-            r#"{{"msg":"hello","version":1,"udp_port":9,"qpns":[{k}],"psns":[0]}}"#
-        )
-        .unwrap();
-        let mut got = String::new();
-        r.read_line(&mut got).unwrap();
-        assert!(got.contains("ready"), "{got}");
-        writeln!(w, "{line}").unwrap();
-        // Read until the daemon ends the link; a bad offer is refused
-        // instead (the connection, not the link, is wrong).
-        w.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-        let mut rest = String::new();
-        let ended = loop {
-            let mut l = String::new();
-            match r.read_line(&mut l) {
-                Ok(0) => break true,
-                Ok(_) => rest.push_str(&l),
-                Err(_) => break false,
-            }
-            if l.contains("refused") {
-                break false;
-            }
-        };
-        if line.contains("connect") {
-            assert!(rest.contains("over 24 bits"), "{rest}");
-        } else {
-            assert!(ended, "{line}: the link stayed: {rest}");
-        }
+    let mut fake = FakeLink::open(port);
+    fake.send(IMM, &batch(&[Notice::Lend { addr: 1 }]));
+    assert!(
+        !fake.ended_within(Duration::from_millis(300)),
+        "a good notice ended the link"
+    );
+    drop(fake);
+    for (what, bytes) in bad {
+        let mut fake = FakeLink::open(port);
+        fake.send(IMM, &bytes);
+        assert!(
+            fake.ended_within(Duration::from_secs(5)),
+            "{what}: the link stayed"
+        );
     }
+    // A bad offer is refused instead (the connection, not the link, is
+    // wrong).
+    let mut fake = FakeLink::open(port);
+    writeln!(
+        fake.ctl.get_mut(),
+        r#"{{"msg":"connect","from":1,"port":95,"qp":{{"qpn":4294967295,"sq_psn":0,"rq_psn":0}}}}"#
+    )
+    .unwrap();
+    let mut rest = String::new();
+    fake.ctl.read_line(&mut rest).unwrap();
+    assert!(rest.contains("over 24 bits"), "{rest}");
+    drop(fake);
     // The hand-written links came from 127.0.0.1, daemon a's address:
     // the last one may still be closing at b when a opens its own.
     let mut client = Visor::open(&a.control).unwrap();
@@ -566,6 +763,140 @@ fn a_hostile_link_is_ended_and_the_daemon_keeps_serving() {
     }
     match server.recv_any().unwrap() {
         Event::Message { data, .. } => assert_eq!(data, b"still here"),
+        e => panic!("{e:?}"),
+    }
+}
+
+/// A linked daemon reaches only the windows opened to it: a WRITE into
+/// a buffer it was lent completes; a WRITE into another slot (here the
+/// link's own receive buffers, which hold other applications' messages)
+/// and a READ of the lent buffer (writable, not readable) are dropped
+/// before the NIC, and the daemon logs the count.
+#[test]
+fn a_linked_daemon_reaches_only_the_windows_opened_to_it() {
+    use transport::Verb;
+    use visor::notice::Notice;
+    let (_a, b, port) = pair();
+    let mut fake = FakeLink::open(port);
+    let (notices, _) = fake.drive(Duration::from_millis(300));
+    let lent: Vec<u64> = notices
+        .iter()
+        .filter_map(|n| match n {
+            Notice::Lend { addr } => Some(*addr),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(lent.len(), 64, "{notices:?}");
+    assert_eq!(fake.batches, 1, "the 64 loans of one turn in one SEND");
+    fake.one_sided(1, Verb::Write, lent[0], 1000);
+    let (_, done) = fake.drive(Duration::from_millis(300));
+    assert_eq!(done, [1], "the WRITE into a lent buffer");
+    // WRITEs with immediate into the lent buffer take the link's posted
+    // receives (256 here): each is re-posted, so 300 all complete (before
+    // the dropped ones below, which hold later completions back).
+    for k in 0..300 {
+        fake.one_sided(100 + k, Verb::WriteImm, lent[0], 100);
+    }
+    let t = Instant::now();
+    let mut n = 0;
+    while n < 300 && t.elapsed() < Duration::from_secs(10) {
+        n += fake.drive(Duration::from_millis(50)).1.len();
+    }
+    assert_eq!(n, 300, "WRITEs with immediate completed");
+    // The daemon's region starts at slot 0, never lent (receives are
+    // posted first).
+    let slot0 = 0x4000_0000_0000;
+    assert!(!lent.contains(&slot0));
+    fake.one_sided(2, Verb::Write, slot0, 1000);
+    fake.one_sided(3, Verb::Read, lent[1], 1000);
+    let (_, done) = fake.drive(Duration::from_millis(500));
+    assert!(done.is_empty(), "{done:?}");
+    let log = format!("{}.log", b.control.display());
+    let t = Instant::now();
+    loop {
+        let text = std::fs::read_to_string(&log).unwrap();
+        if text.contains("outside the windows open to their sender") {
+            break;
+        }
+        assert!(t.elapsed() < Duration::from_secs(5), "not logged: {text}");
+        fake.drive(Duration::from_millis(50));
+    }
+}
+
+/// A remote daemon that floods its link with connects and never reads
+/// the answers does not stall the daemon: its answers wait in the link's
+/// outbox, the daemon keeps serving its clients meanwhile, and the link
+/// is ended once the outbox passes its bound (before, the daemon blocked
+/// in a write once the TCP buffers filled, for good).
+#[test]
+fn a_link_that_does_not_read_is_ended_and_does_not_stall_the_daemon() {
+    use std::io::Read;
+    let (a, b, port) = pair();
+    let mut fake = FakeLink::open(port);
+    let mut w = fake.ctl.get_ref().try_clone().unwrap();
+    w.set_write_timeout(Some(Duration::from_secs(5))).unwrap();
+    // About 17 MB of refusals: past the kernel's buffers (4 MB of send
+    // buffer at most here, a small receive window unread) and the 4 MB
+    // outbox.
+    let flood = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        for from in 0..250_000 {
+            writeln!(buf, r#"{{"msg":"connect","from":{from},"port":9}}"#).unwrap();
+            if buf.len() > 64 << 10 && w.write_all(&std::mem::take(&mut buf)).is_err() {
+                return;
+            }
+        }
+        let _ = w.write_all(&buf);
+    });
+    // Meanwhile the daemon serves a client of its own.
+    let control = b.control.clone();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(500));
+        let mut v = Visor::open(&control).unwrap();
+        tx.send(v.listen(96).map_err(|e| e.0)).unwrap();
+        std::thread::sleep(Duration::from_secs(60));
+    });
+    let listened = rx.recv_timeout(Duration::from_secs(10));
+    assert!(
+        matches!(listened, Ok(Ok(_))),
+        "the daemon stalled: {listened:?}"
+    );
+    flood.join().unwrap();
+    // The link was ended: its answers end in EOF (or a reset), not a
+    // wait.
+    let s = fake.ctl.get_mut();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut sink = vec![0u8; 1 << 16];
+    let mut got = 0usize;
+    let ended = loop {
+        match s.read(&mut sink) {
+            Ok(0) => break Ok(got),
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => break Ok(got),
+            Err(e) => break Err(e),
+        }
+    };
+    assert!(ended.is_ok(), "the link stayed: {ended:?}");
+    drop(fake);
+    // And the host's link can be opened again.
+    let mut server = Visor::open(&b.control).unwrap();
+    server.listen(97).unwrap();
+    let mut client = Visor::open(&a.control).unwrap();
+    let t = Instant::now();
+    let fd = loop {
+        match client.connect("127.0.0.2:97") {
+            Ok(fd) => break fd,
+            Err(e) if e.0.contains("a link from this host exists") => {
+                assert!(t.elapsed() < Duration::from_secs(5), "{e}");
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(e) => panic!("{e}"),
+        }
+    };
+    client.send(fd, b"after", Flags::Send).unwrap();
+    match server.recv_any().unwrap() {
+        Event::Incoming { .. } => {}
         e => panic!("{e:?}"),
     }
 }

@@ -20,10 +20,13 @@
 //! address and ports, pass the impairment layer, parse as a RoCEv2 frame
 //! with every checksum right (`codec`), and then the NIC checks QP, PSN
 //! and addresses (its own counters: unknown QPs, duplicates, accesses
-//! outside the region). Each drop is counted by its reason ([`Drops`]).
+//! outside the region). An endpoint given memory windows
+//! ([`Endpoint::windows`], `window`) also drops a request that reads or
+//! writes outside the windows open to its sender, before the NIC. Each
+//! drop is counted by its reason ([`Drops`]).
 //!
-//! Uses `codec`, `impair`, `region`, `socket`, `pcap` and the transport's
-//! public API.
+//! Uses `codec`, `impair`, `region`, `socket`, `pcap`, `window` and the
+//! transport's public API.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -42,6 +45,7 @@ use crate::impair::{Datagram, Impair, ImpairCounts, ImpairSpec};
 use crate::pcap::Pcap;
 use crate::region::Region;
 use crate::socket::Socket;
+use crate::window::Windows;
 
 /// The NIC's own host id, and its first peer's: the datapath knows hosts
 /// by address, the NIC by these (peer `i` is `PEER_HOST + i`).
@@ -87,6 +91,8 @@ pub struct Drops {
     pub malformed: u64,
     /// The ICRC (or the rebuilt IPv4 checksum) disagrees.
     pub checksum: u64,
+    /// A READ, WRITE or atomic outside the windows open to its sender.
+    pub outside_window: u64,
 }
 
 /// Datagrams and system calls, both ways.
@@ -217,6 +223,8 @@ pub struct Endpoint {
     pub completions: Vec<Completion>,
     pub drops: Drops,
     pub io: IoCounts,
+    /// Memory windows: when set, what each peer may READ and WRITE.
+    pub windows: Option<Windows>,
 }
 
 impl Endpoint {
@@ -292,6 +300,7 @@ impl Endpoint {
             completions: Vec::new(),
             drops: Drops::default(),
             io: IoCounts::default(),
+            windows: None,
         })
     }
 
@@ -311,9 +320,17 @@ impl Endpoint {
     }
 
     /// Adds a peer: the NIC's QPs to it name it by the host id returned.
+    /// A peer added again keeps its id (a received datagram is named by
+    /// the first peer that sent it: a second entry would never be).
     pub fn add_peer(&mut self, peer: Peer) -> u32 {
-        self.peers.push(peer);
-        PEER_HOST + self.peers.len() as u32 - 1
+        let i = match self.peers.iter().position(|p| *p == peer) {
+            Some(i) => i,
+            None => {
+                self.peers.push(peer);
+                self.peers.len() - 1
+            }
+        };
+        PEER_HOST + i as u32
     }
 
     /// Replaces a peer's address (its daemon came back elsewhere).
@@ -620,6 +637,10 @@ impl Endpoint {
         let mut pkt = dec.packet;
         pkt.src = PEER_HOST + i as u32;
         pkt.dst = SELF_HOST;
+        if self.windows.as_ref().is_some_and(|w| !w.admits(&pkt)) {
+            self.drops.outside_window += 1;
+            return;
+        }
         self.nic
             .on_packet_with(now, &pkt, dec.payload, &mut self.mem);
         self.timeouts_heard = self.nic.stats().timeouts;

@@ -12,6 +12,7 @@
 //!   datagrams, for tests.
 //! - [`socket`]: the UDP sockets (quinn-udp: GSO, GRO, recvmmsg, ECN).
 //! - [`pcap`]: `--pcap`, the frames sent and received.
+//! - [`window`]: which parts of the region each peer may reach.
 //! - [`endpoint`]: a NIC, its region and sockets on the wall clock,
 //!   through `transport::driver`; hostile datagrams counted by reason.
 //! - [`session`]: the job both ends agree on and the control messages
@@ -29,6 +30,7 @@ pub mod report;
 pub mod server;
 pub mod session;
 pub mod socket;
+pub mod window;
 
 pub use client::{run, RunOptions};
 pub use report::Report;

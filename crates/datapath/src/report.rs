@@ -137,6 +137,7 @@ pub fn drops_list(d: &Drops) -> Vec<(String, u64)> {
         ("truncated".into(), d.truncated),
         ("malformed".into(), d.malformed),
         ("bad_checksum".into(), d.checksum),
+        ("outside_window".into(), d.outside_window),
     ]
 }
 

@@ -189,3 +189,105 @@ fn forged_packets_are_counted_by_reason_and_stay_inside_the_region() {
         "nothing else was written"
     );
 }
+
+/// With memory windows set, a peer reaches only what was opened to it:
+/// a WRITE inside its write window lands and a READ inside its read
+/// window is answered, while a WRITE outside any window, a WRITE into a
+/// read-only window and a READ of a write-only window are dropped
+/// before the NIC and counted (the NIC never sees them: its PSN stays).
+#[test]
+fn with_windows_a_peer_reaches_only_what_was_opened_to_it() {
+    use datapath::window::{Access, Windows};
+    let job = Job {
+        transport: TransportName::Roce,
+        verb: VerbName::Write,
+        cc: datapath::CcName::None,
+        bytes: 4096,
+        msg_bytes: 4096,
+        qps: 1,
+        mtu: 1024,
+        paths: 1,
+        rto_us: 1000,
+        seed: 1,
+    };
+    let sock = Socket::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let local = sock.local;
+    let mut nic = job.nic(10_000_000_000).unwrap();
+    job.create_qps(&mut nic, local.port(), &[0], &[100])
+        .unwrap();
+    let port = PortOptions {
+        rate_bps: 10_000_000_000,
+        gso: true,
+        impair: None,
+        pcap: None,
+        ecn_backlog: 0,
+    };
+    let mem = Region::zeroed(SERVER_BASE, 8192);
+    let mut ep = Endpoint::new(nic, mem, vec![sock], *local.ip(), port).unwrap();
+    let peer = UdpSocket::bind("127.0.0.1:0").unwrap();
+    peer.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+    let std::net::SocketAddr::V4(from) = peer.local_addr().unwrap() else {
+        panic!("bound to IPv4");
+    };
+    let host = ep.add_peer(Peer {
+        addr: from,
+        ports: 1,
+    });
+    let mut w = Windows::default();
+    w.open(host, SERVER_BASE, 1024, Access::Write);
+    w.open(host, SERVER_BASE + 4096, 1024, Access::Read);
+    ep.windows = Some(w);
+    let mut frame = Vec::new();
+    let mut dgram = |p: &Packet, payload: &[u8]| {
+        codec::encode(p, from, local, payload, &mut frame).unwrap();
+        frame[wire::roce::BTH_AT..].to_vec()
+    };
+    let read = |psn: u32, addr: u64, len: u32| Packet {
+        verb: Verb::Read,
+        payload: 0,
+        msg_len: u64::from(len),
+        ..write(psn, 0, addr, 0, from.port())
+    };
+    let payload = vec![0xab; 1024];
+    let sport = from.port();
+    let sends = [
+        // Outside every window, into a read-only one, a READ of a
+        // write-only one: all with the PSN the NIC expects next.
+        dgram(&write(100, 0, SERVER_BASE + 1024, 1024, sport), &payload),
+        dgram(&write(100, 0, SERVER_BASE + 4096, 1024, sport), &payload),
+        dgram(&read(100, SERVER_BASE, 1024), &[]),
+        // Inside: the WRITE lands, then the READ is answered.
+        dgram(&write(100, 0, SERVER_BASE, 1024, sport), &payload),
+        dgram(&read(101, SERVER_BASE + 4096, 1024), &[]),
+    ];
+    for s in &sends {
+        peer.send_to(s, local).unwrap();
+        ep.turn(Duration::ZERO).unwrap();
+    }
+    for _ in 0..50 {
+        ep.turn(Duration::from_millis(1)).unwrap();
+    }
+    assert_eq!(ep.drops.outside_window, 3, "{:?}", ep.drops);
+    let s = ep.nic.stats();
+    assert_eq!(
+        (s.access_errors, s.duplicates_received, s.malformed_dropped),
+        (0, 0, 0),
+        "the NIC saw only the two good ones"
+    );
+    let bytes = ep.mem.bytes();
+    assert!(bytes[..1024].iter().all(|&b| b == 0xab), "the WRITE landed");
+    assert!(bytes[1024..].iter().all(|&b| b == 0), "nothing else did");
+    // The READ's response (and the WRITE's ACK) came back to the peer.
+    let mut got = vec![0u8; 2048];
+    let mut sizes = Vec::new();
+    while let Ok(n) = peer.recv(&mut got) {
+        sizes.push(n);
+        if n > 1024 {
+            break;
+        }
+    }
+    assert!(
+        sizes.iter().any(|&n| n > 1024),
+        "no READ response: {sizes:?}"
+    );
+}

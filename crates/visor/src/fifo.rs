@@ -1,7 +1,7 @@
 //! A byte FIFO: bytes appended at the back, taken from the front. The
-//! daemon's output to a session waiting for room in its ring, and the
-//! frames read from a ring (by the daemon and by the client) waiting to
-//! be parsed.
+//! daemon's output to a session waiting for room in its ring, or to a
+//! link waiting for room in its TCP connection, and the frames read from
+//! a ring (by the daemon and by the client) waiting to be parsed.
 //!
 //! Taking from the front of a plain `Vec` moves everything behind it: with
 //! a client slower than its peers, the daemon's backlog grew to 160 MB and

@@ -5,11 +5,13 @@
 //!
 //! Modules, bottom up:
 //! - [`proto`]: the application-daemon frames.
-//! - [`fifo`]: a byte FIFO (frames read, output waiting).
+//! - [`fifo`]: a byte FIFO (frames read; output waiting for a ring or a
+//!   link's socket).
 //! - [`ring`]: the shared-memory rings that carry them.
 //! - [`slab`]: the daemon's tables.
 //! - [`cred`]: a Unix socket's peer credentials.
 //! - [`link`]: what two daemons share (control messages, QPs, slots).
+//! - [`notice`]: the one-sided verbs' notices, as SENDs carry them.
 //! - [`daemon`]: the daemon's event loop.
 //! - [`client`]: the library applications link.
 //! - [`process`]: a daemon as a child process (benchmark, tests).
@@ -19,6 +21,7 @@ pub mod cred;
 pub mod daemon;
 pub mod fifo;
 pub mod link;
+pub mod notice;
 pub mod process;
 pub mod proto;
 pub mod ring;

@@ -1,11 +1,11 @@
 //! A link: what two daemons share. One TCP control connection (JSON
 //! lines, `datapath::session::Control`) carries the link's setup and the
 //! logical connections' life (connect, accepted, refused, close); the
-//! data goes over the link's QPs (`qps_per_peer` of them, shared by
-//! every logical connection between the two hosts), each with its own
-//! receive slots posted.
+//! data, and the one-sided verbs' notices (`notice`), go over the link's
+//! QPs (`qps_per_peer` of them, shared by every logical connection
+//! between the two hosts), each with its own receive slots posted.
 //!
-//! Uses `datapath::session::Control` and the transport's API.
+//! Uses `datapath::session::Control`, `notice` and the transport's API.
 
 use std::net::SocketAddrV4;
 
@@ -54,11 +54,6 @@ pub enum LinkMsg {
         from: u32,
         reason: String,
     },
-    /// The other end closed its side of the connection that is `vqpn`
-    /// here.
-    Close {
-        vqpn: u32,
-    },
     /// The client of the connection that is `vqpn` here has fallen
     /// behind at the sender of this message: stop sending on it until
     /// `Resume` (per-connection back-pressure, `daemon/backlog.rs`).
@@ -67,28 +62,6 @@ pub enum LinkMsg {
     },
     Resume {
         vqpn: u32,
-    },
-    /// Buffers (addresses in the sender's region) the receiver may WRITE
-    /// messages into, each until its `Written` is handled.
-    Lend {
-        addrs: Vec<u64>,
-    },
-    /// A message of `len` bytes for connection `to` was written into the
-    /// lent buffer at `addr`.
-    Written {
-        to: u32,
-        addr: u64,
-        len: u32,
-    },
-    /// A message of `len` bytes for connection `to` waits at `addr` in
-    /// the sender's region: READ it, then say `ReadDone`.
-    ReadFrom {
-        to: u32,
-        addr: u64,
-        len: u32,
-    },
-    ReadDone {
-        addr: u64,
     },
     /// The daemon that sent it refuses the link (a bad hello).
     Error {
@@ -121,7 +94,10 @@ impl QpOffer {
 
 /// One link, as a daemon holds it.
 pub struct Link {
+    /// Non-blocking once the link is up; what it could not take yet
+    /// waits in `out` (`daemon/link_out.rs`).
     pub ctl: datapath::session::Control,
+    pub(crate) out: crate::fifo::Fifo,
     /// The other daemon's UDP address, and its host number in the
     /// endpoint.
     pub peer: SocketAddrV4,
@@ -138,6 +114,8 @@ pub struct Link {
     pub lent: std::collections::HashSet<u32>,
     /// Buffers the other daemon lent this one, free to WRITE into.
     pub borrowed: Vec<u64>,
+    /// Notices for the other daemon, sent at the end of the loop's turn.
+    pub notices: Vec<crate::notice::Notice>,
 }
 
 impl Link {

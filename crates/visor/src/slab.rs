@@ -52,6 +52,14 @@ impl<T> Slab<T> {
         out.extend((0..self.items.len()).filter(|&i| self.items[i].is_some()));
     }
 
+    /// The indices in use and their values, in index order.
+    pub fn iter(&self) -> impl Iterator<Item = (usize, &T)> {
+        self.items
+            .iter()
+            .enumerate()
+            .filter_map(|(i, v)| Some((i, v.as_ref()?)))
+    }
+
     /// The values in use, in index order.
     pub fn values(&self) -> impl Iterator<Item = &T> {
         self.items.iter().flatten()
@@ -85,5 +93,7 @@ mod tests {
         let mut keys = vec![9];
         s.keys_into(&mut keys);
         assert_eq!((s.len(), s.capacity(), keys), (2, 2, vec![0, 1]));
+        s.remove(a);
+        assert_eq!(s.iter().collect::<Vec<_>>(), [(b, &2)]);
     }
 }

@@ -65,7 +65,7 @@ impl Daemon {
         } else {
             LinkMsg::Resume { vqpn: remote }
         };
-        self.tell(l, &m);
+        let _ = self.link_send(l, &m);
     }
 
     /// Link `l` asks connection `vqpn` here to pause or resume (one on

@@ -1,20 +1,22 @@
 //! Closing a connection to a remote host without losing what it sent.
 //! A send is answered once posted, so when a client closes a connection
-//! (or its session ends) messages of it may still be on their way, and
-//! the close travels on the link's control connection, which could
-//! overtake them. So a connection with messages in flight leaves its
-//! session at once (`Conn::session` becomes `GONE`: nothing is
-//! delivered to it any more, and it names no session's fd) and tells the
-//! other end only when the last of them has arrived: a SEND or WRITE
-//! acknowledged, a READ of it done. A client killed mid-transfer closes
-//! the same way. Its link's end drops it at once, as every connection
-//! over that link.
+//! (or its session ends) messages of it may still be on their way. So a
+//! connection with messages in flight leaves its session at once
+//! (`Conn::session` becomes `GONE`: nothing is delivered to it any
+//! more, and it names no session's fd) and tells the other end only when
+//! the last of them has arrived: a SEND acknowledged, a WRITE
+//! acknowledged and its `Written` queued, a READ of it done. The close
+//! is a notice (`notice::Notice::Close`), queued after that `Written`
+//! and carried in the same batch, not a control message on the link's
+//! TCP connection, which could overtake it. A client killed mid-transfer
+//! closes the same way. Its link's end drops it at once, as every
+//! connection over that link.
 //!
 //! An `impl Daemon` block: uses the daemon's tables (`super`) and
-//! `link`'s messages.
+//! `notice`.
 
 use super::{Daemon, Wait, GONE};
-use crate::link::LinkMsg;
+use crate::notice::Notice;
 use crate::proto::Reply;
 
 impl Daemon {
@@ -63,8 +65,22 @@ impl Daemon {
             return;
         };
         if let Some(remote) = c.remote {
-            self.tell(c.link, &LinkMsg::Close { vqpn: remote });
+            self.tell(c.link, Notice::Close { vqpn: remote });
         }
+    }
+
+    /// Link `l`'s daemon closed the connection that is `vqpn` here (one
+    /// on another link is not its to name): its client is told.
+    pub(super) fn closed_by_peer(&mut self, l: usize, vqpn: u32) {
+        let Some(c) = self.conns.get(vqpn as usize).filter(|c| c.link == l) else {
+            return;
+        };
+        let (si, fd) = (c.session, c.fd);
+        self.drop_conn(vqpn as usize);
+        if let Some(s) = self.sessions.get_mut(si) {
+            s.fds.remove(&fd);
+        }
+        self.reply(si, Reply::Closed { fd });
     }
 
     /// Connection `v` leaves its session: no longer one of the senders

@@ -14,8 +14,9 @@ use datapath::endpoint::Peer;
 use datapath::session::Control;
 use transport::{InitialPsns, QpConfig};
 
-use super::{err, Conn, Daemon, Handle, Wait, BASE, LEND, LINK0};
+use super::{err, Conn, Daemon, Handle, Wait, BASE, LEND, LINK0, NOTICE_RESERVE};
 use crate::link::{check_qps, Link, LinkMsg, VERSION};
+use crate::notice::MAX_VQPN;
 use crate::proto::Reply;
 
 /// A TCP connection to `to` from this daemon's own address: the other
@@ -139,7 +140,7 @@ impl Daemon {
     ) -> Result<usize, String> {
         let n = qpns.len();
         let need = n * self.cfg.recv_per_qp;
-        if self.free_slots.len() < need + LEND + 1 {
+        if self.free_slots.len() < need + LEND + NOTICE_RESERVE + 1 {
             return Err(format!(
                 "no buffer slots left for another link ({} free, {need} needed)",
                 self.free_slots.len()
@@ -174,6 +175,7 @@ impl Daemon {
                 recv_slots.push(slot);
             }
         }
+        ctl.stream().set_nonblocking(true).map_err(err)?;
         let fd = ctl.stream().as_raw_fd();
         let l = self.links.insert(Link {
             ctl,
@@ -184,12 +186,15 @@ impl Daemon {
             accepted: Default::default(),
             lent: Default::default(),
             borrowed: Vec::new(),
+            notices: Vec::new(),
+            out: Default::default(),
         });
+        // Writable too: a turn that finds room flushes what waits.
         self.ep
             .register(
                 &mut mio::unix::SourceFd(&fd),
                 LINK0 + l,
-                mio::Interest::READABLE,
+                mio::Interest::READABLE | mio::Interest::WRITABLE,
             )
             .map_err(err)?;
         self.link_of.insert(*peer.ip(), l);
@@ -197,6 +202,7 @@ impl Daemon {
         Ok(l)
     }
     pub(super) fn read_link(&mut self, l: usize) {
+        self.flush_link(l);
         loop {
             let Some(link) = self.links.get_mut(l) else {
                 return;
@@ -223,6 +229,10 @@ impl Daemon {
                         let (si, lfd) = (li.session, li.fd);
                         if self.sessions.get(si).is_none() {
                             return;
+                        }
+                        if self.conns.len() >= MAX_VQPN {
+                            let reason = format!("{MAX_VQPN} connections open there");
+                            break 'accept LinkMsg::Refused { from, reason };
                         }
                         let own = match qp.map(|offer| self.own_qp_for_offer(l, offer)) {
                             None => None,
@@ -252,11 +262,7 @@ impl Daemon {
                         }
                     }
                 };
-                if let Some(link) = self.links.get_mut(l) {
-                    if link.ctl.send(&answer).is_err() {
-                        self.link_down(l);
-                    }
-                }
+                let _ = self.link_send(l, &answer);
             }
             LinkMsg::Accepted { from, to, qpn } => {
                 let Some(c) = self.conns.get_mut(from as usize).filter(|c| c.link == l) else {
@@ -286,23 +292,8 @@ impl Daemon {
                     },
                 );
             }
-            LinkMsg::Close { vqpn } => {
-                let Some(c) = self.conns.get(vqpn as usize).filter(|c| c.link == l) else {
-                    return;
-                };
-                let (si, fd) = (c.session, c.fd);
-                self.drop_conn(vqpn as usize);
-                if let Some(s) = self.sessions.get_mut(si) {
-                    s.fds.remove(&fd);
-                }
-                self.reply(si, Reply::Closed { fd });
-            }
             LinkMsg::Pause { vqpn } => self.pause_from(l, vqpn, true),
             LinkMsg::Resume { vqpn } => self.pause_from(l, vqpn, false),
-            m @ (LinkMsg::Lend { .. }
-            | LinkMsg::Written { .. }
-            | LinkMsg::ReadFrom { .. }
-            | LinkMsg::ReadDone { .. }) => self.one_sided_msg(l, m),
             LinkMsg::Hello { .. } | LinkMsg::Ready { .. } | LinkMsg::Error { .. } => {
                 self.link_down(l)
             }
@@ -354,6 +345,7 @@ impl Daemon {
         for &qp in &link.qps {
             let _ = self.ep.nic.destroy_qp(qp);
         }
+        self.close_windows(link.host);
         self.free_slots.append(&mut link.recv_slots);
         self.free_slots.extend(link.lent.drain());
         self.free_sending(|k, _| k == l);

@@ -27,11 +27,13 @@
 //! This file holds the daemon's tables, its setup and loop, the
 //! requests and the completions; `sessions.rs` its local clients' side,
 //! `links.rs` its links', `own_qps.rs` the baselines' QPs, `one_sided.rs`
-//! messages by WRITE and READ, `local.rs` connections within the host,
-//! `backlog.rs` pausing the senders of a client that falls behind,
-//! `closing.rs` a close that waits for its messages in flight. Uses
-//! `proto`, `ring`, `fifo`, `link`, `slab`, and `datapath`'s endpoint,
-//! region, socket and session modules.
+//! messages by WRITE and READ, `notices.rs` their notices' SENDs,
+//! `link_out.rs` the links' control output, `windows.rs` the peers'
+//! memory windows, `local.rs` connections within the host, `backlog.rs`
+//! pausing the senders of a client that falls behind, `closing.rs` a
+//! close that waits for its messages in flight. Uses `proto`, `ring`,
+//! `fifo`, `link`, `notice`, `slab`, and `datapath`'s endpoint, region,
+//! socket and session modules.
 
 use std::collections::HashMap;
 use std::net::{Ipv4Addr, SocketAddrV4, TcpListener};
@@ -48,16 +50,20 @@ use transport::{CompletionSide, Engine, IrnConfig, Nic, NicConfig, QpId, Verb, W
 
 use crate::fifo::Fifo;
 use crate::link::{Link, LinkMsg};
+use crate::notice::{IMM, MAX_VQPN};
 use crate::proto::{self, Reply, Request, Sharing};
 use crate::slab::Slab;
 
 mod backlog;
 mod closing;
+mod link_out;
 mod links;
 mod local;
+mod notices;
 mod one_sided;
 mod own_qps;
 mod sessions;
+mod windows;
 
 use one_sided::{Chooser, OneSided, LEND, ONE_SIDED_TAG};
 use own_qps::OwnQp;
@@ -102,6 +108,8 @@ const LINK0: usize = EXTERNAL + (1 << 19);
 const SEND_TAG: u64 = 1 << 63;
 /// Where the region sits in the NIC's address space.
 const BASE: u64 = 0x4000_0000_0000;
+/// Free slots only notices may take (`notices.rs`).
+const NOTICE_RESERVE: usize = 4;
 /// A session whose client does not read what it is sent is ended past
 /// this: what its paused senders had in flight when they were told
 /// overshoots `backlog_bytes`, by a slot pool at most per sending daemon,
@@ -200,6 +208,10 @@ pub struct Daemon {
     /// Buffers the loop reuses each turn: completions, session ids.
     done: Vec<transport::Completion>,
     ids: Vec<usize>,
+    /// Where a batch of notices is encoded.
+    batch: Vec<u8>,
+    /// Packets dropped outside windows when last logged, and when.
+    window_drops_logged: (u64, std::time::Instant),
 }
 
 fn err(e: impl std::fmt::Display) -> String {
@@ -237,11 +249,17 @@ impl Daemon {
         if cfg.qps_per_peer == 0 || cfg.recv_per_qp == 0 {
             return Err("--qps-per-peer and --recv-per-qp must be at least 1".into());
         }
-        let per_link = cfg.qps_per_peer as usize * cfg.recv_per_qp + LEND;
+        let per_link = cfg.qps_per_peer as usize * cfg.recv_per_qp + LEND + NOTICE_RESERVE;
         if cfg.slots < per_link + 1 || cfg.slots > u32::MAX as usize {
             return Err(format!(
-                "--slots must be at least --qps-per-peer x --recv-per-qp + {LEND} (lent for WRITEs) + 1 = {}",
+                "--slots must be at least --qps-per-peer x --recv-per-qp + {LEND} (lent for WRITEs) + {NOTICE_RESERVE} (for notices) + 1 = {}",
                 per_link + 1
+            ));
+        }
+        if cfg.slot_bytes < crate::notice::MAX_LEN {
+            return Err(format!(
+                "--slot-bytes must be at least {} (a notice)",
+                crate::notice::MAX_LEN
             ));
         }
         if !cfg.ring_bytes.is_power_of_two()
@@ -302,6 +320,7 @@ impl Daemon {
         let (mem, huge_pages) = Region::zeroed_huge(BASE, cfg.slots * cfg.slot_bytes);
         let port = settings.options()?;
         let mut ep = Endpoint::new(nic, mem, vec![sock], *cfg.bind.ip(), port).map_err(err)?;
+        ep.windows = Some(datapath::window::Windows::default());
         ep.register(&mut apps, APPS, mio::Interest::READABLE)
             .map_err(err)?;
         let fd = links_listener.as_raw_fd();
@@ -334,6 +353,8 @@ impl Daemon {
             slot_waiters: Default::default(),
             done: Vec::new(),
             ids: Vec::new(),
+            batch: Vec::new(),
+            window_drops_logged: (0, std::time::Instant::now()),
         })
     }
 
@@ -399,6 +420,8 @@ impl Daemon {
                 self.flush_session(i);
             }
             self.ids = ids;
+            self.flush_notices();
+            self.log_window_drops();
         }
         Ok(())
     }
@@ -430,6 +453,9 @@ impl Daemon {
                     }
                 };
                 let qp = own.and_then(|o| self.own_qps.get(o)?.offer);
+                if self.conns.len() >= MAX_VQPN {
+                    return fail(format!("connect {addr}: {MAX_VQPN} connections open here"));
+                }
                 let s = self.sessions.get_mut(i)?;
                 let fd = s.next_fd;
                 s.next_fd += 1;
@@ -450,8 +476,7 @@ impl Daemon {
                     port: to.port(),
                     qp,
                 };
-                if let Err(e) = self.links.get_mut(link)?.ctl.send(&msg) {
-                    self.link_down(link);
+                if let Err(e) = self.link_send(link, &msg) {
                     return fail(format!("connect {addr}: {e}"));
                 }
                 None
@@ -531,7 +556,9 @@ impl Daemon {
         let verb = self.chooser.verb(flags, data.len());
         let lent =
             verb != Verb::Write || self.links.get(link).is_some_and(|l| !l.borrowed.is_empty());
-        let Some(slot) = self.free_slots.pop().filter(|_| lent) else {
+        // (Popping first and filtering would lose the slot.)
+        let free = lent && self.free_slots.len() > NOTICE_RESERVE;
+        let Some(slot) = free.then(|| self.free_slots.pop()).flatten() else {
             let data = data.to_vec();
             self.sessions.get_mut(i)?.wait = Some(Wait::Slot { fd, flags, data });
             self.slot_waiters.push_back(i);
@@ -593,7 +620,16 @@ impl Daemon {
             }
             // A WRITE's responder completion (it took no receive) is
             // the data landing in a lent buffer: its notice follows.
+            // A WRITE with immediate (no daemon sends one; the windows
+            // let it only into a lent buffer) took a posted receive,
+            // which goes back, or the QP would run out of them.
+            CompletionSide::Responder if c.verb == Verb::WriteImm => {
+                let (slot, sb) = (c.wr_id as u32, self.cfg.slot_bytes as u64);
+                let addr = BASE + u64::from(slot) * sb;
+                let _ = self.ep.nic.post_recv_at(c.qp, u64::from(slot), addr, sb);
+            }
             CompletionSide::Responder if c.verb != Verb::Send => {}
+            CompletionSide::Responder if c.imm == u64::from(IMM) => self.on_notices(&c),
             CompletionSide::Responder => {
                 let slot = c.wr_id as u32;
                 let addr = BASE + slot as u64 * self.cfg.slot_bytes as u64;
@@ -638,7 +674,7 @@ impl Daemon {
     fn resume_waiting(&mut self) {
         self.start_reads();
         for _ in 0..self.slot_waiters.len() {
-            if self.free_slots.is_empty() {
+            if self.free_slots.len() <= NOTICE_RESERVE {
                 return;
             }
             let Some(i) = self.slot_waiters.pop_front() else {
@@ -716,15 +752,23 @@ impl Daemon {
     /// QP or link was destroyed: no completion will come).
     fn free_sending(&mut self, gone: impl Fn(usize, QpId) -> bool) {
         let before = self.free_slots.len();
+        let mut offered = Vec::new();
         self.sending.retain(|&slot, &mut (l, qp)| {
             let keep = !gone(l, qp);
             if !keep {
                 self.free_slots.push(slot);
-                self.one_sided.remove(&slot);
                 self.sent_on.remove(&slot);
+                if let Some(OneSided::ReadOut) = self.one_sided.remove(&slot) {
+                    offered.push((l, slot));
+                }
             }
             keep
         });
+        // A freed slot is no longer the peer's to READ.
+        for (l, slot) in offered {
+            let addr = BASE + u64::from(slot) * self.cfg.slot_bytes as u64;
+            self.close_window(l, addr);
+        }
         if self.free_slots.len() > before {
             self.resume_waiting();
         }

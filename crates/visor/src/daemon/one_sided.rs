@@ -2,8 +2,8 @@
 //! daemon's own choice for `Flags::Auto`). The vQPN rides in the work
 //! request's `wr_id` (RDMAvisor §2.3: a one-sided verb's completion is
 //! the requester's, so it names the connection there), with the local
-//! slot; the other daemon learns of the message on the link's control
-//! connection:
+//! slot; the other daemon learns of the message by a notice (`notice`,
+//! sent in batches on the link's QPs: `notices.rs`):
 //! - WRITE: each daemon lends the other `LEND` of its slots when a link
 //!   opens; a WRITE goes into one, and once it completes, `Written`
 //!   names the connection and the buffer; the receiver hands the message
@@ -15,15 +15,16 @@
 //! Messages of one connection sent with different verbs may arrive out
 //! of order (a SEND overtakes a WRITE's notice).
 //!
-//! An `impl Daemon` block: uses the daemon's tables (`super`), `link` and
-//! the transport's work requests.
+//! An `impl Daemon` block: uses the daemon's tables (`super`), `link`,
+//! `notice` and the transport's work requests.
 
 use std::time::Instant;
 
+use datapath::window::Access;
 use transport::{Completion, Verb, WorkRequest};
 
-use super::{Daemon, BASE};
-use crate::link::LinkMsg;
+use super::{Daemon, BASE, NOTICE_RESERVE};
+use crate::notice::Notice;
 use crate::proto::Flags;
 
 /// A one-sided work request's `wr_id`: this bit, the vQPN (bits 32-61)
@@ -131,10 +132,20 @@ impl Daemon {
             return Err("no buffer slots left to lend".into());
         }
         let slots: Vec<u32> = self.free_slots.split_off(self.free_slots.len() - LEND);
-        let addrs = slots.iter().map(|&s| self.slot_addr(s)).collect();
+        for &s in &slots {
+            self.lend_slot(l, self.slot_addr(s));
+        }
         let link = self.links.get_mut(l).ok_or("the link went away")?;
         link.lent.extend(slots);
-        link.ctl.send(&LinkMsg::Lend { addrs })
+        Ok(())
+    }
+
+    /// Lends the slot at `addr` to link `l`'s daemon: writable by it
+    /// until its `Written`.
+    fn lend_slot(&mut self, l: usize, addr: u64) {
+        let len = self.cfg.slot_bytes as u64;
+        self.open_window(l, addr, len, Access::Write);
+        self.tell(l, Notice::Lend { addr });
     }
 
     /// Starts a one-sided message (`verb` WRITE or READ) of connection
@@ -150,12 +161,13 @@ impl Daemon {
         let local = self.slot_addr(slot);
         let l = self.links.get_mut(link).ok_or("the link went away")?;
         if verb == Verb::Read {
-            l.ctl.send(&LinkMsg::ReadFrom {
+            l.notices.push(Notice::ReadFrom {
                 to,
                 addr: local,
                 len: len as u32,
-            })?;
+            });
             self.one_sided.insert(slot, OneSided::ReadOut);
+            self.open_window(link, local, len as u64, Access::Read);
             return Ok(true);
         }
         let Some(addr) = l.borrowed.pop() else {
@@ -196,18 +208,18 @@ impl Daemon {
             return;
         };
         let notice = match self.one_sided.remove(&slot) {
-            Some(OneSided::Write { to, addr, len }) => Some(LinkMsg::Written { to, addr, len }),
+            Some(OneSided::Write { to, addr, len }) => Some(Notice::Written { to, addr, len }),
             Some(OneSided::ReadIn { addr }) => {
                 let start = (self.slot_addr(slot) - BASE) as usize;
                 let len = (c.len as usize).min(self.cfg.slot_bytes);
                 self.deliver(v, l, start, len);
-                Some(LinkMsg::ReadDone { addr })
+                Some(Notice::ReadDone { addr })
             }
             Some(OneSided::ReadOut) | None => None,
         };
         self.free_slots.push(slot);
         if let Some(m) = notice {
-            self.tell(l, &m);
+            self.tell(l, m);
         }
         // After its notice: a close it lets go must not overtake it.
         self.send_done(slot);
@@ -229,58 +241,59 @@ impl Daemon {
         }
     }
 
-    /// Sends `m` on link `l`, or ends the link.
-    pub(super) fn tell(&mut self, l: usize, m: &LinkMsg) {
-        let down = match self.links.get_mut(l) {
-            Some(link) => link.ctl.send(m).is_err(),
-            None => false,
-        };
-        if down {
-            self.link_down(l);
+    /// Queues `m` for link `l` (sent at the end of the turn).
+    pub(super) fn tell(&mut self, l: usize, m: Notice) {
+        if let Some(link) = self.links.get_mut(l) {
+            link.notices.push(m);
         }
     }
 
-    /// The one-sided messages of link `l`'s control connection. A
-    /// buffer that is not this daemon's to name, or a length over a slot,
-    /// ends the link: the other daemon is broken or hostile.
-    pub(super) fn one_sided_msg(&mut self, l: usize, m: LinkMsg) {
+    /// A notice from link `l`'s daemon. A buffer that is not this
+    /// daemon's to name, or a length over a slot, ends the link: the
+    /// other daemon is broken or hostile.
+    pub(super) fn on_notice(&mut self, l: usize, m: Notice) {
         let max = self.cfg.slot_bytes;
         match m {
-            LinkMsg::Lend { addrs } => {
+            Notice::Lend { addr } => {
                 let Some(link) = self.links.get_mut(l) else {
                     return;
                 };
-                if link.borrowed.len() + addrs.len() > MAX_BORROWED {
+                if link.borrowed.len() >= MAX_BORROWED {
                     return self.link_down(l);
                 }
-                link.borrowed.extend(addrs);
+                link.borrowed.push(addr);
                 self.resume_waiting();
             }
-            LinkMsg::Written { to, addr, len } => {
+            Notice::Written { to, addr, len } => {
                 let slot = self.slot_at(addr);
                 let lent =
                     slot.is_some_and(|s| self.links.get(l).is_some_and(|k| k.lent.contains(&s)));
                 if !lent || len as usize > max {
                     return self.link_down(l);
                 }
+                // The loan ends with its notice; the buffer is lent
+                // again once its message is handed on.
+                self.close_window(l, addr);
                 let start = (addr - BASE) as usize;
                 self.deliver(to as usize, l, start, len as usize);
-                self.tell(l, &LinkMsg::Lend { addrs: vec![addr] });
+                self.lend_slot(l, addr);
             }
-            LinkMsg::ReadFrom { to, addr, len } => {
+            Notice::ReadFrom { to, addr, len } => {
                 if len as usize > max {
                     return self.link_down(l);
                 }
                 self.read_backlog.push_back((l, to, addr, len));
                 self.start_reads();
             }
-            LinkMsg::ReadDone { addr } => {
+            Notice::Close { vqpn } => self.closed_by_peer(l, vqpn),
+            Notice::ReadDone { addr } => {
                 let Some(slot) = self.slot_at(addr) else {
                     return self.link_down(l);
                 };
                 let ours = matches!(self.one_sided.get(&slot), Some(OneSided::ReadOut))
                     && self.sending.get(&slot).is_some_and(|&(k, _)| k == l);
                 if ours {
+                    self.close_window(l, addr);
                     self.one_sided.remove(&slot);
                     self.sending.remove(&slot);
                     self.send_done(slot);
@@ -288,7 +301,6 @@ impl Daemon {
                     self.resume_waiting();
                 }
             }
-            _ => {}
         }
     }
 
@@ -298,13 +310,13 @@ impl Daemon {
     /// and the message waits in the sender's slot.
     pub(super) fn start_reads(&mut self) {
         let mut held = Vec::new();
-        while !self.free_slots.is_empty() {
+        while self.free_slots.len() > NOTICE_RESERVE {
             let Some((l, to, addr, len)) = self.read_backlog.pop_front() else {
                 break;
             };
             let Some(conn) = self.conns.get(to as usize).filter(|c| c.link == l) else {
                 // Closed here: the sender's slot is freed all the same.
-                self.tell(l, &LinkMsg::ReadDone { addr });
+                self.tell(l, Notice::ReadDone { addr });
                 continue;
             };
             let behind = self
@@ -332,7 +344,7 @@ impl Daemon {
             let now = self.ep.now();
             if self.ep.nic.post_send(now, qp, wr).is_err() {
                 self.free_slots.push(slot);
-                self.tell(l, &LinkMsg::ReadDone { addr });
+                self.tell(l, Notice::ReadDone { addr });
                 continue;
             }
             self.one_sided.insert(slot, OneSided::ReadIn { addr });

@@ -12,7 +12,7 @@
 
 use transport::{InitialPsns, QpConfig, QpId};
 
-use super::{err, Daemon, BASE};
+use super::{err, Daemon, BASE, NOTICE_RESERVE};
 use crate::link::QpOffer;
 
 /// A placeholder peer number for a reserved QP: over any QP number a
@@ -52,7 +52,8 @@ impl Daemon {
         key: OwnKey,
     ) -> Result<usize, String> {
         let need = self.cfg.own_recv_per_qp;
-        if self.free_slots.len() < need + 1 {
+        // The slots kept for notices stay free.
+        if self.free_slots.len() < need + NOTICE_RESERVE + 1 {
             return Err(format!(
                 "no buffer slots left for another QP ({} free, {need} needed)",
                 self.free_slots.len()
