@@ -7,7 +7,7 @@
 
 mod common;
 
-use std::net::UdpSocket;
+use std::net::{SocketAddrV4, UdpSocket};
 use std::time::Duration;
 
 use datapath::codec;
@@ -74,8 +74,9 @@ fn write(psn: u32, dst_qp: u32, addr: u64, len: u32, sport: u16) -> Packet {
     }
 }
 
-#[test]
-fn forged_packets_are_counted_by_reason_and_stay_inside_the_region() {
+/// A responder endpoint on loopback: one go-back-N QP expecting PSN 100
+/// first, over `len` bytes of memory at `SERVER_BASE`; and its address.
+fn responder(len: usize) -> (Endpoint, SocketAddrV4) {
     let job = Job {
         transport: TransportName::Roce,
         verb: VerbName::Write,
@@ -91,10 +92,8 @@ fn forged_packets_are_counted_by_reason_and_stay_inside_the_region() {
     let sock = Socket::bind("127.0.0.1:0".parse().unwrap()).unwrap();
     let local = sock.local;
     let mut nic = job.nic(10_000_000_000).unwrap();
-    // The responder expects PSN 100 first.
     job.create_qps(&mut nic, local.port(), &[0], &[100])
         .unwrap();
-    let mem = Region::zeroed(SERVER_BASE, 4096);
     let port = PortOptions {
         rate_bps: 10_000_000_000,
         gso: true,
@@ -102,7 +101,14 @@ fn forged_packets_are_counted_by_reason_and_stay_inside_the_region() {
         pcap: None,
         ecn_backlog: 0,
     };
-    let mut ep = Endpoint::new(nic, mem, vec![sock], *local.ip(), port).unwrap();
+    let mem = Region::zeroed(SERVER_BASE, len);
+    let ep = Endpoint::new(nic, mem, vec![sock], *local.ip(), port).unwrap();
+    (ep, local)
+}
+
+#[test]
+fn forged_packets_are_counted_by_reason_and_stay_inside_the_region() {
+    let (mut ep, local) = responder(4096);
     let attacker = UdpSocket::bind("127.0.0.1:0").unwrap();
     let std::net::SocketAddr::V4(from) = attacker.local_addr().unwrap() else {
         panic!("bound to IPv4");
@@ -198,32 +204,7 @@ fn forged_packets_are_counted_by_reason_and_stay_inside_the_region() {
 #[test]
 fn with_windows_a_peer_reaches_only_what_was_opened_to_it() {
     use datapath::window::{Access, Windows};
-    let job = Job {
-        transport: TransportName::Roce,
-        verb: VerbName::Write,
-        cc: datapath::CcName::None,
-        bytes: 4096,
-        msg_bytes: 4096,
-        qps: 1,
-        mtu: 1024,
-        paths: 1,
-        rto_us: 1000,
-        seed: 1,
-    };
-    let sock = Socket::bind("127.0.0.1:0".parse().unwrap()).unwrap();
-    let local = sock.local;
-    let mut nic = job.nic(10_000_000_000).unwrap();
-    job.create_qps(&mut nic, local.port(), &[0], &[100])
-        .unwrap();
-    let port = PortOptions {
-        rate_bps: 10_000_000_000,
-        gso: true,
-        impair: None,
-        pcap: None,
-        ecn_backlog: 0,
-    };
-    let mem = Region::zeroed(SERVER_BASE, 8192);
-    let mut ep = Endpoint::new(nic, mem, vec![sock], *local.ip(), port).unwrap();
+    let (mut ep, local) = responder(8192);
     let peer = UdpSocket::bind("127.0.0.1:0").unwrap();
     peer.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
     let std::net::SocketAddr::V4(from) = peer.local_addr().unwrap() else {

@@ -72,15 +72,12 @@ impl Daemon {
     /// Link `l`'s daemon closed the connection that is `vqpn` here (one
     /// on another link is not its to name): its client is told.
     pub(super) fn closed_by_peer(&mut self, l: usize, vqpn: u32) {
-        let Some(c) = self.conns.get(vqpn as usize).filter(|c| c.link == l) else {
+        if self.conns.get(vqpn as usize).is_none_or(|c| c.link != l) {
             return;
-        };
-        let (si, fd) = (c.session, c.fd);
-        self.drop_conn(vqpn as usize);
-        if let Some(s) = self.sessions.get_mut(si) {
-            s.fds.remove(&fd);
         }
-        self.reply(si, Reply::Closed { fd });
+        if let Some((si, fd)) = self.unlink_conn(vqpn as usize) {
+            self.reply(si, Reply::Closed { fd });
+        }
     }
 
     /// Connection `v` leaves its session: no longer one of the senders

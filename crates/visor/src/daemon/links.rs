@@ -14,7 +14,7 @@ use datapath::endpoint::Peer;
 use datapath::session::Control;
 use transport::{InitialPsns, QpConfig};
 
-use super::{err, Conn, Daemon, Handle, Wait, BASE, LEND, LINK0, NOTICE_RESERVE};
+use super::{err, Daemon, Wait, BASE, LEND, LINK0, NOTICE_RESERVE};
 use crate::link::{check_qps, Link, LinkMsg, VERSION};
 use crate::notice::MAX_VQPN;
 use crate::proto::Reply;
@@ -240,20 +240,9 @@ impl Daemon {
                             Some(Err(reason)) => break 'accept LinkMsg::Refused { from, reason },
                         };
                         let qpn = own.and_then(|o| Some(self.own_qps.get(o)?.qp));
-                        let s = self.sessions.get_mut(si).expect("checked");
-                        let fd = s.next_fd;
-                        s.next_fd += 1;
-                        let v = self.conns.insert(Conn {
-                            session: si,
-                            fd,
-                            link: l,
-                            remote: Some(from),
-                            own,
-                            paused: false,
-                            in_flight: 0,
-                        });
-                        let s = self.sessions.get_mut(si).expect("checked");
-                        s.fds.insert(fd, Handle::Conn(v));
+                        let Some((v, fd)) = self.open_conn(si, l, Some(from), own) else {
+                            return;
+                        };
                         self.reply(si, Reply::Incoming { listener: lfd, fd });
                         LinkMsg::Accepted {
                             from,
@@ -276,14 +265,12 @@ impl Daemon {
                 self.end_connect_wait(si, fd, Reply::Ok { value: fd.into() });
             }
             LinkMsg::Refused { from, reason } => {
-                let Some(c) = self.conns.get(from as usize).filter(|c| c.link == l) else {
+                if self.conns.get(from as usize).is_none_or(|c| c.link != l) {
+                    return;
+                }
+                let Some((si, fd)) = self.unlink_conn(from as usize) else {
                     return;
                 };
-                let (si, fd) = (c.session, c.fd);
-                self.drop_conn(from as usize);
-                if let Some(s) = self.sessions.get_mut(si) {
-                    s.fds.remove(&fd);
-                }
                 self.end_connect_wait(
                     si,
                     fd,
@@ -325,11 +312,10 @@ impl Daemon {
             let Some(c) = self.conns.get(v).filter(|c| c.link == l) else {
                 continue;
             };
-            let (si, fd, connected) = (c.session, c.fd, c.remote.is_some());
-            self.drop_conn(v);
-            if let Some(s) = self.sessions.get_mut(si) {
-                s.fds.remove(&fd);
-            }
+            let connected = c.remote.is_some();
+            let Some((si, fd)) = self.unlink_conn(v) else {
+                continue;
+            };
             if connected {
                 self.reply(si, Reply::Closed { fd });
             } else {

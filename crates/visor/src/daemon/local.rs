@@ -8,7 +8,8 @@
 //!
 //! An `impl Daemon` block: uses the daemon's tables (`super`).
 
-use super::{Conn, Daemon, Handle, LOCAL};
+use super::{Daemon, LOCAL};
+use crate::notice::MAX_VQPN;
 use crate::proto::Reply;
 
 impl Daemon {
@@ -23,24 +24,13 @@ impl Daemon {
         };
         let (si, lfd) = (li.session, li.fd);
         self.sessions.get(si)?;
-        let end = |d: &mut Daemon, s: usize, remote: Option<u32>| {
-            let sess = d.sessions.get_mut(s)?;
-            let fd = sess.next_fd;
-            sess.next_fd += 1;
-            let v = d.conns.insert(Conn {
-                session: s,
-                fd,
-                link: LOCAL,
-                remote,
-                own: None,
-                paused: false,
-                in_flight: 0,
+        if self.conns.len() + 2 > MAX_VQPN {
+            return Some(Reply::Err {
+                message: format!("connect: {MAX_VQPN} connections open here"),
             });
-            d.sessions.get_mut(s)?.fds.insert(fd, Handle::Conn(v));
-            Some((v, fd))
-        };
-        let (v, fd) = end(self, i, None)?;
-        let (u, pfd) = end(self, si, Some(v as u32))?;
+        }
+        let (v, fd) = self.open_conn(i, LOCAL, None, None)?;
+        let (u, pfd) = self.open_conn(si, LOCAL, Some(v as u32), None)?;
         self.conns.get_mut(v)?.remote = Some(u as u32);
         self.reply(
             si,
@@ -65,18 +55,15 @@ impl Daemon {
 
     /// Local connection `v` was closed: its other end `u` goes too.
     pub(super) fn close_local_peer(&mut self, u: usize, v: usize) {
-        let Some(c) = self
+        let ours = self
             .conns
             .get(u)
-            .filter(|c| c.link == LOCAL && c.remote == Some(v as u32))
-        else {
+            .is_some_and(|c| c.link == LOCAL && c.remote == Some(v as u32));
+        if !ours {
             return;
-        };
-        let (si, fd) = (c.session, c.fd);
-        self.drop_conn(u);
-        if let Some(s) = self.sessions.get_mut(si) {
-            s.fds.remove(&fd);
         }
-        self.reply(si, Reply::Closed { fd });
+        if let Some((si, fd)) = self.unlink_conn(u) {
+            self.reply(si, Reply::Closed { fd });
+        }
     }
 }

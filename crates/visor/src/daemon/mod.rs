@@ -438,6 +438,9 @@ impl Daemon {
                 if to.ip() == self.cfg.bind.ip() {
                     return self.connect_local(i, to.port());
                 }
+                if self.conns.len() >= MAX_VQPN {
+                    return fail(format!("connect {addr}: {MAX_VQPN} connections open here"));
+                }
                 let link = match self.link_to(*to.ip()) {
                     Ok(l) => l,
                     Err(e) => return fail(format!("connect {addr}: {e}")),
@@ -453,24 +456,8 @@ impl Daemon {
                     }
                 };
                 let qp = own.and_then(|o| self.own_qps.get(o)?.offer);
-                if self.conns.len() >= MAX_VQPN {
-                    return fail(format!("connect {addr}: {MAX_VQPN} connections open here"));
-                }
-                let s = self.sessions.get_mut(i)?;
-                let fd = s.next_fd;
-                s.next_fd += 1;
-                let v = self.conns.insert(Conn {
-                    session: i,
-                    fd,
-                    link,
-                    remote: None,
-                    own,
-                    paused: false,
-                    in_flight: 0,
-                });
-                let s = self.sessions.get_mut(i)?;
-                s.fds.insert(fd, Handle::Conn(v));
-                s.wait = Some(Wait::Connect { fd });
+                let (v, fd) = self.open_conn(i, link, None, own)?;
+                self.sessions.get_mut(i)?.wait = Some(Wait::Connect { fd });
                 let msg = LinkMsg::Connect {
                     from: v as u32,
                     port: to.port(),
@@ -731,6 +718,41 @@ impl Daemon {
                 }
             }
         }
+    }
+
+    /// A new connection of session `si` over `link` (or `LOCAL`), and
+    /// its fd there: its vQPN and fd.
+    fn open_conn(
+        &mut self,
+        si: usize,
+        link: usize,
+        remote: Option<u32>,
+        own: Option<usize>,
+    ) -> Option<(usize, u32)> {
+        let s = self.sessions.get_mut(si)?;
+        let fd = s.next_fd;
+        s.next_fd += 1;
+        let v = self.conns.insert(Conn {
+            session: si,
+            fd,
+            link,
+            remote,
+            own,
+            paused: false,
+            in_flight: 0,
+        });
+        self.sessions.get_mut(si)?.fds.insert(fd, Handle::Conn(v));
+        Some((v, fd))
+    }
+
+    /// Removes connection `v` and its fd from its session: the session
+    /// and the fd it was.
+    fn unlink_conn(&mut self, v: usize) -> Option<(usize, u32)> {
+        let c = self.drop_conn(v)?;
+        if let Some(s) = self.sessions.get_mut(c.session) {
+            s.fds.remove(&c.fd);
+        }
+        Some((c.session, c.fd))
     }
 
     /// Removes connection `v` (and its own QP, if it was the last of it).
