@@ -64,6 +64,10 @@ pub enum Event {
 
 /// Sends whose replies may be outstanding.
 pub const SEND_WINDOW: usize = 64;
+/// Messages from this size are read from the ring straight into the
+/// buffer `recv_zero_copy` hands over; smaller ones come with the frames
+/// around them, 64 KB at a time.
+const DIRECT: usize = 4096;
 
 /// A session with the local daemon.
 pub struct Visor {
@@ -148,14 +152,9 @@ impl Visor {
             self.collect_one()?;
             self.take_refusal()?;
         }
-        let mut b = Vec::with_capacity(buf.len() + 16);
-        Request::Send {
-            fd,
-            flags,
-            data: buf,
-        }
-        .encode(&mut b);
-        self.write_ring(&b)?;
+        // The head, then the caller's bytes straight into the ring.
+        self.write_ring(&proto::send_head(fd, flags, buf.len()))?;
+        self.write_ring(buf)?;
         self.outstanding += 1;
         Ok(buf.len())
     }
@@ -317,7 +316,23 @@ impl Visor {
                 self.rbuf.take(used);
                 return Ok(r);
             }
-            if self.rings.pop(self.rbuf.back(), 64 * 1024).map_err(Error)? == 0 {
+            if let Some((fd, len)) = proto::deliver_alone(self.rbuf.bytes(), DIRECT) {
+                // A large message's bytes go from the ring straight into
+                // the buffer handed over.
+                self.rbuf.take(9);
+                let mut data = Vec::with_capacity(len);
+                while data.len() < len {
+                    let want = len - data.len();
+                    if self.rings.pop(&mut data, want).map_err(Error)? == 0 {
+                        self.park(Rings::pending)?;
+                    }
+                }
+                return Ok(Reply::Deliver { fd, data });
+            }
+            // With nothing waiting, a frame's head alone first: if it
+            // starts a large message, the message skips this buffer.
+            let max = if self.rbuf.is_empty() { 9 } else { 64 * 1024 };
+            if self.rings.pop(self.rbuf.back(), max).map_err(Error)? == 0 {
                 self.park(Rings::pending)?;
             }
         }

@@ -125,13 +125,8 @@ impl Request<'_> {
             }
             Request::Listen { port } => frame(LISTEN, &[&port.to_le_bytes()], out),
             Request::Send { fd, flags, data } => {
-                let f = match flags {
-                    Flags::Auto => 0u8,
-                    Flags::Send => 1,
-                    Flags::Write => 2,
-                    Flags::Read => 3,
-                };
-                frame(SEND, &[&fd.to_le_bytes(), &[f], data], out)
+                out.extend_from_slice(&send_head(*fd, *flags, data.len()));
+                out.extend_from_slice(data);
             }
             Request::Close { fd } => frame(CLOSE, &[&fd.to_le_bytes()], out),
         }
@@ -157,6 +152,32 @@ impl Reply {
 pub fn encode_deliver(fd: u32, data: &[u8], out: &mut Vec<u8>) {
     out.extend_from_slice(&deliver_head(fd, data.len()));
     out.extend_from_slice(data);
+}
+
+/// The bytes of a `Send` request before its message of `len` bytes.
+pub fn send_head(fd: u32, flags: Flags, len: usize) -> [u8; 10] {
+    let mut h = [0u8; 10];
+    h[..4].copy_from_slice(&(len as u32 + 6).to_le_bytes());
+    h[4] = SEND;
+    h[5..9].copy_from_slice(&fd.to_le_bytes());
+    h[9] = match flags {
+        Flags::Auto => 0,
+        Flags::Send => 1,
+        Flags::Write => 2,
+        Flags::Read => 3,
+    };
+    h
+}
+
+/// `buf` is exactly the head of a `Deliver` frame (`deliver_head`) of a
+/// message of at least `min` bytes: its fd and the message's length.
+pub fn deliver_alone(buf: &[u8], min: usize) -> Option<(u32, usize)> {
+    if buf.len() != 9 || buf[4] != DELIVER {
+        return None;
+    }
+    let len = (u32_at(buf).ok()? as usize).checked_sub(5)?;
+    let fd = u32_at(&buf[5..]).ok()?;
+    (min..=MAX_MESSAGE).contains(&len).then_some((fd, len))
 }
 
 /// The bytes of a `Deliver` frame before its message of `len` bytes.
@@ -331,6 +352,23 @@ mod tests {
             let (op, body, _) = split(&b).unwrap().unwrap();
             assert_eq!(decode_reply(op, body).unwrap(), r);
         }
+    }
+
+    #[test]
+    fn a_deliver_head_alone_names_its_message() {
+        let h = deliver_head(3, 5000);
+        assert_eq!(deliver_alone(&h, 4096), Some((3, 5000)));
+        assert_eq!(deliver_alone(&h, 8000), None, "smaller than asked");
+        let mut b = Vec::new();
+        encode_deliver(3, &[7; 5000], &mut b);
+        assert_eq!(deliver_alone(&b, 4096), None, "not the head alone");
+        assert_eq!(deliver_alone(&b[..9], 4096), Some((3, 5000)));
+        let mut short = h;
+        short[..4].copy_from_slice(&4u32.to_le_bytes());
+        assert_eq!(deliver_alone(&short, 0), None, "a length under its head");
+        let mut ok = h;
+        ok[4] = OK;
+        assert_eq!(deliver_alone(&ok, 0), None, "another op");
     }
 
     #[test]
