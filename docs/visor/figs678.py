@@ -158,9 +158,14 @@ def fig78(bindir, counts, seconds, gap_us):
     print("| applications | naive MB | daemon MB | naive mem units | daemon mem units "
           "| naive CPU % | daemon CPU % | naive CPU units | daemon CPU units |")
     print("|---|---|---|---|---|---|---|---|---|")
+    def units(x, u):
+        # One naive application's CPU can measure 0 over a short window
+        # (clock ticks of 10 ms): no unit, so n/a rather than a quotient.
+        return f"{x / u:.2f}" if u > 0 else "n/a"
+
     for n, (nm, nc), (sm, sc) in rows:
-        print(f"| {n} | {nm:.1f} | {sm:.1f} | {nm / unit[0]:.2f} | {sm / unit[0]:.2f} "
-              f"| {nc:.1f} | {sc:.1f} | {nc / max(unit[1], 1e-9):.2f} | {sc / max(unit[1], 1e-9):.2f} |")
+        print(f"| {n} | {nm:.1f} | {sm:.1f} | {units(nm, unit[0])} | {units(sm, unit[0])} "
+              f"| {nc:.1f} | {sc:.1f} | {units(nc, unit[1])} | {units(sc, unit[1])} |")
     print()
 
 
