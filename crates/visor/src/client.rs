@@ -64,10 +64,6 @@ pub enum Event {
 
 /// Sends whose replies may be outstanding.
 pub const SEND_WINDOW: usize = 64;
-/// Messages from this size are read from the ring straight into the
-/// buffer `recv_zero_copy` hands over; smaller ones come with the frames
-/// around them, 64 KB at a time.
-const DIRECT: usize = 4096;
 
 /// A session with the local daemon.
 pub struct Visor {
@@ -79,9 +75,12 @@ pub struct Visor {
     closed: HashSet<u32>,
     /// Connections that arrived, by listener, not yet accepted.
     incoming: HashMap<u32, VecDeque<u32>>,
-    /// Send replies not yet read, and the first refusal among those read.
-    outstanding: usize,
+    /// The fds of the sends whose replies are not yet read, in order, and
+    /// the first refusal among those read.
+    outstanding: VecDeque<u32>,
     refused: Option<Error>,
+    /// A small send's frame, built here and written in one piece.
+    frame: Vec<u8>,
 }
 
 impl Visor {
@@ -102,8 +101,9 @@ impl Visor {
             events: VecDeque::new(),
             closed: HashSet::new(),
             incoming: HashMap::new(),
-            outstanding: 0,
+            outstanding: VecDeque::new(),
             refused: None,
+            frame: Vec::new(),
         })
     }
 
@@ -148,15 +148,41 @@ impl Visor {
     /// call, as a socket's asynchronous error does).
     pub fn send(&mut self, fd: u32, buf: &[u8], flags: Flags) -> Result<usize, Error> {
         self.take_refusal()?;
-        while self.outstanding >= SEND_WINDOW {
+        if self.closed.contains(&fd) {
+            return Err(Error(format!("send: fd {fd} was closed by its peer")));
+        }
+        while self.outstanding.len() >= SEND_WINDOW {
             self.collect_one()?;
             self.take_refusal()?;
         }
-        // The head, then the caller's bytes straight into the ring.
-        self.write_ring(&proto::send_head(fd, flags, buf.len()))?;
-        self.write_ring(buf)?;
-        self.outstanding += 1;
+        if buf.len() >= proto::DIRECT {
+            // The head, then the caller's bytes straight into the ring.
+            self.write_ring(&proto::send_head(fd, flags, buf.len()))?;
+            self.write_ring(buf)?;
+        } else {
+            // One frame, one write: the ring's indices and wake-up are
+            // touched once per small message, not twice.
+            let mut frame = std::mem::take(&mut self.frame);
+            frame.clear();
+            let send = Request::Send {
+                fd,
+                flags,
+                data: buf,
+            };
+            send.encode(&mut frame);
+            let written = self.write_ring(&frame);
+            self.frame = frame;
+            written?;
+        }
+        self.outstanding.push_back(fd);
         Ok(buf.len())
+    }
+
+    /// Whether the peer closed connection `fd` (its `Closed` event read
+    /// from the daemon, taken by the application or not): a send on it
+    /// fails.
+    pub fn peer_closed(&self, fd: u32) -> bool {
+        self.closed.contains(&fd)
     }
 
     /// Reads until every pipelined send is answered; its first refusal.
@@ -164,7 +190,7 @@ impl Visor {
     /// yet answered loses them; those answered reach the other end, as a
     /// close waits for them (`close` flushes first).
     pub fn flush(&mut self) -> Result<(), Error> {
-        while self.outstanding > 0 {
+        while !self.outstanding.is_empty() {
             self.collect_one()?;
         }
         self.take_refusal()
@@ -180,17 +206,38 @@ impl Visor {
     /// Reads frames until one send's reply.
     fn collect_one(&mut self) -> Result<(), Error> {
         loop {
-            match self.read_frame()? {
-                Reply::Ok { .. } => break,
-                Reply::Err { message } => {
-                    self.refused.get_or_insert(Error(message));
-                    break;
-                }
-                other => self.queue(other),
+            let r = self.read_frame()?;
+            if self.take_reply(r) {
+                return Ok(());
             }
         }
-        self.outstanding -= 1;
-        Ok(())
+    }
+
+    /// Takes one frame read while sends are outstanding: a send's reply
+    /// (true), or an event, queued. A send refused because the peer
+    /// closed the connection after it was sent (`send` refuses one on a
+    /// connection known closed) is no error: its `Closed` event, which
+    /// the daemon wrote before the refusal, says what happened, as a
+    /// datagram to a closed socket is lost (an echo server answering a
+    /// client that has just gone must not fail on it).
+    fn take_reply(&mut self, r: Reply) -> bool {
+        match r {
+            Reply::Ok { .. } => {
+                self.outstanding.pop_front();
+                true
+            }
+            Reply::Err { message } => {
+                let fd = self.outstanding.pop_front();
+                if !fd.is_some_and(|fd| self.closed.contains(&fd)) {
+                    self.refused.get_or_insert(Error(message));
+                }
+                true
+            }
+            other => {
+                self.queue(other);
+                false
+            }
+        }
     }
 
     /// The next message on `fd` into `buf`: its length, or 0 once the peer
@@ -281,7 +328,7 @@ impl Visor {
     /// Reads one pushed event into the queues (an unexpected reply is the
     /// daemon's error).
     fn read_one(&mut self) -> Result<(), Error> {
-        if self.outstanding > 0 {
+        if !self.outstanding.is_empty() {
             return self.collect_one();
         }
         match self.read_frame()? {
@@ -316,7 +363,7 @@ impl Visor {
                 self.rbuf.take(used);
                 return Ok(r);
             }
-            if let Some((fd, len)) = proto::deliver_alone(self.rbuf.bytes(), DIRECT) {
+            if let Some((fd, len)) = proto::deliver_alone(self.rbuf.bytes(), proto::DIRECT) {
                 // A large message's bytes go from the ring straight into
                 // the buffer handed over.
                 self.rbuf.take(9);
@@ -361,14 +408,7 @@ impl Visor {
         while let Some((op, body, used)) = proto::split(self.rbuf.bytes()).map_err(Error)? {
             let r = proto::decode_reply(op, body).map_err(Error)?;
             self.rbuf.take(used);
-            match r {
-                Reply::Ok { .. } => self.outstanding = self.outstanding.saturating_sub(1),
-                Reply::Err { message } => {
-                    self.outstanding = self.outstanding.saturating_sub(1);
-                    self.refused.get_or_insert(Error(message));
-                }
-                other => self.queue(other),
-            }
+            self.take_reply(r);
         }
         Ok(())
     }

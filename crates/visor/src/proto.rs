@@ -8,6 +8,12 @@
 //!
 //! Plain data: uses nothing else of the crate.
 
+/// Messages from this size are copied between a ring and a buffer of
+/// their own directly (the frame's head apart); smaller ones travel
+/// inside frames built and read in batches, since each ring write costs
+/// its indices' atomics and a wake-up check.
+pub const DIRECT: usize = 4096;
+
 /// The longest frame: a message of [`MAX_MESSAGE`] bytes and its header.
 pub const MAX_MESSAGE: usize = 1 << 20;
 pub const MAX_FRAME: usize = MAX_MESSAGE + 64;

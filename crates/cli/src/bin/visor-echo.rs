@@ -105,7 +105,13 @@ fn serve(v: &mut Visor, port: u16, expect: Option<u64>, flags: Flags) -> Result<
                 }
                 messages += 1;
                 bytes += data.len() as u64;
-                v.send(fd, &data, flags).map_err(|e| e.to_string())?;
+                // A client that closed right after sending has nothing
+                // to be answered on.
+                if let Err(e) = v.send(fd, &data, flags) {
+                    if !v.peer_closed(fd) {
+                        return Err(e.to_string());
+                    }
+                }
             }
             Event::Closed { fd } => {
                 closed += 1;

@@ -20,11 +20,16 @@ use crate::fifo::Fifo;
 use crate::proto::{self, Reply};
 use crate::ring::Rings;
 
-/// Hands a message for `fd` to session `s`'s client: straight into its
-/// ring while no output waits before it (one copy, from the slot), the
-/// rest after what waits. A ring the client broke takes nothing here;
-/// the next flush reports it.
+/// Hands a message for `fd` to session `s`'s client. A large one goes
+/// straight into its ring while no output waits before it (one copy,
+/// from the slot), the rest after what waits; a small one joins the
+/// output, which the turn's flush writes in one piece. A ring the client
+/// broke takes nothing here; the next flush reports it.
 pub(super) fn output(s: &mut Session, fd: u32, data: &[u8]) {
+    if data.len() < proto::DIRECT {
+        proto::encode_deliver(fd, data, s.wbuf.back());
+        return;
+    }
     let head = proto::deliver_head(fd, data.len());
     for part in [&head[..], data] {
         let mut n = 0;
