@@ -264,6 +264,69 @@ fn one_session_cannot_use_another_sessions_connection() {
     first.flush().unwrap();
 }
 
+/// Run by `a_second_users_process_cannot_reach_the_first_users_connection`
+/// as another user (a no-op otherwise): opens a session on
+/// `VISOR_OTHER_SOCK` and tries the first user's fd `VISOR_OTHER_FD`.
+#[test]
+fn as_another_user() {
+    let (Ok(sock), Ok(fd)) = (
+        std::env::var("VISOR_OTHER_SOCK"),
+        std::env::var("VISOR_OTHER_FD"),
+    ) else {
+        return;
+    };
+    let fd: u32 = fd.parse().unwrap();
+    let mut v = Visor::open(Path::new(&sock)).unwrap();
+    v.send(fd, b"stolen", Flags::Auto).unwrap();
+    let e = v.flush().unwrap_err();
+    assert!(e.0.contains(&format!("no connection fd {fd}")), "{e}");
+    assert!(v.close(fd).is_err());
+    // SAFETY: getuid has no preconditions.
+    println!("isolated as uid {}", unsafe { libc::getuid() });
+}
+
+/// The test, literally: a process of another user (uid 65534,
+/// run as root; skipped otherwise) opens a session on the same daemon
+/// (its socket is open to every user, `--socket-mode 666`) and cannot
+/// send on or close the first user's connection, which still works.
+#[test]
+fn a_second_users_process_cannot_reach_the_first_users_connection() {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: running a process as another user needs root");
+        return;
+    }
+    let (a, b, _) = pair();
+    let mut server = Visor::open(&b.control).unwrap();
+    server.listen(95).unwrap();
+    let mut first = Visor::open(&a.control).unwrap();
+    let fd = first.connect("127.0.0.2:95").unwrap();
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "as_another_user", "--nocapture"])
+        .env("VISOR_OTHER_SOCK", &a.control)
+        .env("VISOR_OTHER_FD", fd.to_string())
+        .uid(65534)
+        .gid(65534)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && text.contains("isolated as uid 65534"),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    first.send(fd, b"mine", Flags::Auto).unwrap();
+    first.flush().unwrap();
+    loop {
+        match server.recv_any().unwrap() {
+            Event::Message { data, .. } => break assert_eq!(data, b"mine"),
+            Event::Incoming { .. } => {}
+            e => panic!("unexpected {e:?}"),
+        }
+    }
+}
+
 #[test]
 fn a_client_of_a_restarted_daemon_gets_a_clear_error() {
     let (a, b, port) = pair();

@@ -24,6 +24,12 @@ struct Args {
     /// The Unix socket applications connect to.
     #[arg(long, default_value = "/tmp/rdmavisor.sock")]
     control: PathBuf,
+    /// The control socket's permission bits, octal: who may open a
+    /// session. Every local user by default (the daemon serves the
+    /// host; each session reaches only its own connections); 660 and a
+    /// group, or 600, to restrict it.
+    #[arg(long, default_value = "666", value_parser = octal)]
+    socket_mode: u32,
     /// This host's address for RoCEv2 (UDP) and the daemons' links (TCP);
     /// every daemon of a cluster uses the same port.
     #[arg(long, default_value = "127.0.0.1:4791")]
@@ -69,10 +75,15 @@ struct Args {
     backlog_bytes: usize,
 }
 
+fn octal(s: &str) -> Result<u32, String> {
+    u32::from_str_radix(s, 8).map_err(|_| format!("`{s}` is not an octal mode such as 660"))
+}
+
 fn main() -> ExitCode {
     let a = Args::parse();
     let cfg = Config {
         control: a.control,
+        socket_mode: a.socket_mode,
         bind: a.bind,
         transport: match a.transport {
             Transport::Roce => TransportName::Roce,

@@ -73,6 +73,9 @@ use own_qps::OwnQp;
 pub struct Config {
     /// The Unix socket applications connect to.
     pub control: PathBuf,
+    /// Its permission bits: who may open a session (every session sees
+    /// only its own connections, whoever its user).
+    pub socket_mode: u32,
     /// UDP (RoCEv2) and TCP (links) address; every daemon of a cluster
     /// uses the same port.
     pub bind: SocketAddrV4,
@@ -219,17 +222,21 @@ fn err(e: impl std::fmt::Display) -> String {
 }
 
 /// The control socket at `path`, listening before it appears there: it is
-/// bound under a temporary name and renamed into place, so a client that
-/// finds the path never meets a socket that refuses it (bound, not yet
-/// listening) and a daemon whose ports fail never leaves one behind.
-fn listen_at(path: &std::path::Path) -> Result<mio::net::UnixListener, String> {
+/// bound under a temporary name, given `mode` (who may open sessions),
+/// and renamed into place, so a client that finds the path never meets a
+/// socket that refuses it (bound, not yet listening, or not yet open to
+/// it) and a daemon whose ports fail never leaves one behind.
+fn listen_at(path: &std::path::Path, mode: u32) -> Result<mio::net::UnixListener, String> {
+    use std::os::unix::fs::PermissionsExt;
     let named = |e: std::io::Error| format!("{}: {e}", path.display());
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(format!(".{}.tmp", std::process::id()));
     let tmp = PathBuf::from(tmp);
     let _ = std::fs::remove_file(&tmp);
     let apps = mio::net::UnixListener::bind(&tmp).map_err(named)?;
-    if let Err(e) = std::fs::rename(&tmp, path) {
+    let placed = std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(mode))
+        .and_then(|()| std::fs::rename(&tmp, path));
+    if let Err(e) = placed {
         let _ = std::fs::remove_file(&tmp);
         return Err(named(e));
     }
@@ -272,6 +279,12 @@ impl Daemon {
                 cfg.ring_bytes
             ));
         }
+        if cfg.socket_mode > 0o777 {
+            return Err(format!(
+                "--socket-mode must be permission bits (at most 777 octal), got {:o}",
+                cfg.socket_mode
+            ));
+        }
         if cfg.own_recv_per_qp == 0 {
             return Err("--own-recv-per-qp must be at least 1".into());
         }
@@ -288,7 +301,7 @@ impl Daemon {
         let sock = Socket::bind(cfg.bind).map_err(err)?;
         let links_listener = TcpListener::bind(sock.local)
             .map_err(|e| format!("cannot bind the link port {}: {e}", sock.local))?;
-        let mut apps = listen_at(&cfg.control)?;
+        let mut apps = listen_at(&cfg.control, cfg.socket_mode)?;
         links_listener.set_nonblocking(true).map_err(err)?;
         let engine = match cfg.transport {
             TransportName::Roce => Engine::GoBackN,
