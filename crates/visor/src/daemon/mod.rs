@@ -25,7 +25,7 @@
 //! based sharing), made as the connection opens (`own_qps.rs`).
 //!
 //! This file holds the daemon's tables, its setup and loop, the
-//! requests and the completions; `sessions.rs` its local clients' side,
+//! requests and the completions; `config.rs` its settings; `sessions.rs` its local clients' side,
 //! `links.rs` its links', `own_qps.rs` the baselines' QPs, `one_sided.rs`
 //! messages by WRITE and READ, `notices.rs` their notices' SENDs,
 //! `link_out.rs` the links' control output, `windows.rs` the peers'
@@ -56,6 +56,7 @@ use crate::slab::Slab;
 
 mod backlog;
 mod closing;
+mod config;
 mod link_out;
 mod links;
 mod local;
@@ -65,43 +66,9 @@ mod own_qps;
 mod sessions;
 mod windows;
 
+pub use config::Config;
 use one_sided::{Chooser, OneSided, LEND, ONE_SIDED_TAG};
 use own_qps::OwnQp;
-
-/// The daemon's settings (`rdmavisord --help`).
-#[derive(Clone, Debug)]
-pub struct Config {
-    /// The Unix socket applications connect to.
-    pub control: PathBuf,
-    /// Its permission bits: who may open a session (every session sees
-    /// only its own connections, whoever its user).
-    pub socket_mode: u32,
-    /// UDP (RoCEv2) and TCP (links) address; every daemon of a cluster
-    /// uses the same port.
-    pub bind: SocketAddrV4,
-    pub transport: TransportName,
-    pub qps_per_peer: u32,
-    pub mtu: u32,
-    /// The largest message, and the size of every buffer slot.
-    pub slot_bytes: usize,
-    pub slots: usize,
-    pub recv_per_qp: usize,
-    /// Receive buffers of each baseline QP (naive, locked).
-    pub own_recv_per_qp: usize,
-    /// `Flags::Auto`: messages from this size go by WRITE (the threshold
-    /// falls under load, `one_sided::Chooser`).
-    pub one_sided_bytes: usize,
-    pub rate_gbps: f64,
-    pub rto_us: u64,
-    /// Bytes of each of a session's two shared-memory rings (a power of
-    /// two): how far a client's sends, and the daemon's output to it, run
-    /// ahead of the other side.
-    pub ring_bytes: usize,
-    /// Bytes a daemon queues for a client beyond its ring before it asks
-    /// the senders of the connections delivering to it to pause
-    /// (`backlog.rs`); they resume once the client has read half of it.
-    pub backlog_bytes: usize,
-}
 
 const APPS: usize = EXTERNAL;
 const LINKS: usize = EXTERNAL + 1;
@@ -246,48 +213,7 @@ impl Daemon {
     /// Binds the control socket (a stale file from a daemon that is gone
     /// is replaced; a live daemon's is not) and the link address.
     pub fn bind(cfg: Config) -> Result<Daemon, String> {
-        if cfg.slot_bytes == 0 || cfg.slot_bytes > proto::MAX_MESSAGE {
-            return Err(format!(
-                "--slot-bytes must be in 1..={}, got {}",
-                proto::MAX_MESSAGE,
-                cfg.slot_bytes
-            ));
-        }
-        if cfg.qps_per_peer == 0 || cfg.recv_per_qp == 0 {
-            return Err("--qps-per-peer and --recv-per-qp must be at least 1".into());
-        }
-        let per_link = cfg.qps_per_peer as usize * cfg.recv_per_qp + LEND + NOTICE_RESERVE;
-        if cfg.slots < per_link + 1 || cfg.slots > u32::MAX as usize {
-            return Err(format!(
-                "--slots must be at least --qps-per-peer x --recv-per-qp + {LEND} (lent for WRITEs) + {NOTICE_RESERVE} (for notices) + 1 = {}",
-                per_link + 1
-            ));
-        }
-        if cfg.slot_bytes < crate::notice::MAX_LEN {
-            return Err(format!(
-                "--slot-bytes must be at least {} (a notice)",
-                crate::notice::MAX_LEN
-            ));
-        }
-        if !cfg.ring_bytes.is_power_of_two()
-            || !(crate::ring::MIN_RING..=crate::ring::MAX_RING).contains(&cfg.ring_bytes)
-        {
-            return Err(format!(
-                "--ring-bytes must be a power of two in {}..={}, got {}",
-                crate::ring::MIN_RING,
-                crate::ring::MAX_RING,
-                cfg.ring_bytes
-            ));
-        }
-        if cfg.socket_mode > 0o777 {
-            return Err(format!(
-                "--socket-mode must be permission bits (at most 777 octal), got {:o}",
-                cfg.socket_mode
-            ));
-        }
-        if cfg.own_recv_per_qp == 0 {
-            return Err("--own-recv-per-qp must be at least 1".into());
-        }
+        cfg.check()?;
         if cfg.control.exists() {
             if std::os::unix::net::UnixStream::connect(&cfg.control).is_ok() {
                 return Err(format!(

@@ -1,0 +1,98 @@
+//! The daemon's settings (`rdmavisord --help`) and their checks, made
+//! before anything is bound.
+//!
+//! Uses `proto`, `ring` and `notice`'s bounds, and the daemon's slot
+//! reserves (`super`).
+
+use std::net::SocketAddrV4;
+use std::path::PathBuf;
+
+use datapath::session::TransportName;
+
+use super::{LEND, NOTICE_RESERVE};
+use crate::proto;
+
+/// The daemon's settings (`rdmavisord --help`).
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// The Unix socket applications connect to.
+    pub control: PathBuf,
+    /// Its permission bits: who may open a session (every session sees
+    /// only its own connections, whoever its user).
+    pub socket_mode: u32,
+    /// UDP (RoCEv2) and TCP (links) address; every daemon of a cluster
+    /// uses the same port.
+    pub bind: SocketAddrV4,
+    pub transport: TransportName,
+    pub qps_per_peer: u32,
+    pub mtu: u32,
+    /// The largest message, and the size of every buffer slot.
+    pub slot_bytes: usize,
+    pub slots: usize,
+    pub recv_per_qp: usize,
+    /// Receive buffers of each baseline QP (naive, locked).
+    pub own_recv_per_qp: usize,
+    /// `Flags::Auto`: messages from this size go by WRITE (the threshold
+    /// falls under load, `one_sided::Chooser`).
+    pub one_sided_bytes: usize,
+    pub rate_gbps: f64,
+    pub rto_us: u64,
+    /// Bytes of each of a session's two shared-memory rings (a power of
+    /// two): how far a client's sends, and the daemon's output to it, run
+    /// ahead of the other side.
+    pub ring_bytes: usize,
+    /// Bytes a daemon queues for a client beyond its ring before it asks
+    /// the senders of the connections delivering to it to pause
+    /// (`backlog.rs`); they resume once the client has read half of it.
+    pub backlog_bytes: usize,
+}
+
+impl Config {
+    /// Every setting within its bounds, or the first that is not, named
+    /// by its flag.
+    pub fn check(&self) -> Result<(), String> {
+        if self.slot_bytes == 0 || self.slot_bytes > proto::MAX_MESSAGE {
+            return Err(format!(
+                "--slot-bytes must be in 1..={}, got {}",
+                proto::MAX_MESSAGE,
+                self.slot_bytes
+            ));
+        }
+        if self.qps_per_peer == 0 || self.recv_per_qp == 0 {
+            return Err("--qps-per-peer and --recv-per-qp must be at least 1".into());
+        }
+        let per_link = self.qps_per_peer as usize * self.recv_per_qp + LEND + NOTICE_RESERVE;
+        if self.slots < per_link + 1 || self.slots > u32::MAX as usize {
+            return Err(format!(
+                "--slots must be at least --qps-per-peer x --recv-per-qp + {LEND} (lent for WRITEs) + {NOTICE_RESERVE} (for notices) + 1 = {}",
+                per_link + 1
+            ));
+        }
+        if self.slot_bytes < crate::notice::MAX_LEN {
+            return Err(format!(
+                "--slot-bytes must be at least {} (a notice)",
+                crate::notice::MAX_LEN
+            ));
+        }
+        if !self.ring_bytes.is_power_of_two()
+            || !(crate::ring::MIN_RING..=crate::ring::MAX_RING).contains(&self.ring_bytes)
+        {
+            return Err(format!(
+                "--ring-bytes must be a power of two in {}..={}, got {}",
+                crate::ring::MIN_RING,
+                crate::ring::MAX_RING,
+                self.ring_bytes
+            ));
+        }
+        if self.socket_mode > 0o777 {
+            return Err(format!(
+                "--socket-mode must be permission bits (at most 777 octal), got {:o}",
+                self.socket_mode
+            ));
+        }
+        if self.own_recv_per_qp == 0 {
+            return Err("--own-recv-per-qp must be at least 1".into());
+        }
+        Ok(())
+    }
+}
