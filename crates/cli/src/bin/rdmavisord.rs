@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 
 use clap::{Parser, ValueEnum};
+use datapath::impair::ImpairSpec;
 use datapath::session::TransportName;
 use visor::daemon::{Config, Daemon};
 
@@ -73,6 +74,12 @@ struct Args {
     /// (they resume once the client has read half of it).
     #[arg(long, default_value_t = 8 << 20)]
     backlog_bytes: usize,
+    /// Impair the datagrams this daemon receives, e.g.
+    /// loss=0.01,reorder=0.05,reorder_us=100 (also dup, delay_us, seed),
+    /// as `rdmalab net run --impair`: the transport's recovery under
+    /// loss on a network that has none.
+    #[arg(long, value_parser = ImpairSpec::parse)]
+    impair: Option<ImpairSpec>,
 }
 
 fn octal(s: &str) -> Result<u32, String> {
@@ -100,6 +107,7 @@ fn main() -> ExitCode {
         rto_us: a.rto_us,
         ring_bytes: a.ring_bytes,
         backlog_bytes: a.backlog_bytes,
+        impair: a.impair,
     };
     let control = cfg.control.clone();
     let result = Daemon::bind(cfg).and_then(|mut d| {

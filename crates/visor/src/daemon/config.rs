@@ -7,6 +7,7 @@
 use std::net::SocketAddrV4;
 use std::path::PathBuf;
 
+use datapath::impair::ImpairSpec;
 use datapath::session::TransportName;
 
 use super::{LEND, NOTICE_RESERVE};
@@ -45,6 +46,9 @@ pub struct Config {
     /// the senders of the connections delivering to it to pause
     /// (`backlog.rs`); they resume once the client has read half of it.
     pub backlog_bytes: usize,
+    /// Impair the datagrams this daemon receives (loss, duplication,
+    /// reordering; `datapath::impair`), to test it on a clean network.
+    pub impair: Option<ImpairSpec>,
 }
 
 impl Config {

@@ -244,7 +244,7 @@ impl Daemon {
             rate_gbps: cfg.rate_gbps,
             gso: true,
             ecn_backlog: 64,
-            impair: None,
+            impair: cfg.impair,
             pcap: None,
         };
         let rate = settings.rate_bps()?;
