@@ -100,3 +100,50 @@ impl Config {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn good() -> Config {
+        Config {
+            control: "/tmp/x.sock".into(),
+            socket_mode: 0o666,
+            bind: "127.0.0.1:4800".parse().unwrap(),
+            transport: TransportName::Irn,
+            qps_per_peer: 1,
+            mtu: 4096,
+            slot_bytes: 65536,
+            slots: 1024,
+            recv_per_qp: 128,
+            own_recv_per_qp: 32,
+            one_sided_bytes: 16384,
+            rate_gbps: 25.0,
+            rto_us: 4000,
+            ring_bytes: 1 << 20,
+            backlog_bytes: 8 << 20,
+            impair: None,
+        }
+    }
+
+    #[test]
+    fn each_bad_setting_is_named_by_its_flag() {
+        assert_eq!(good().check(), Ok(()));
+        let bad: [(fn(&mut Config), &str); 8] = [
+            (|c| c.slot_bytes = 0, "--slot-bytes"),
+            (|c| c.slot_bytes = 8, "--slot-bytes"),
+            (|c| c.qps_per_peer = 0, "--qps-per-peer"),
+            (|c| c.slots = 100, "--slots"),
+            (|c| c.ring_bytes = 3000, "--ring-bytes"),
+            (|c| c.ring_bytes = 1 << 31, "--ring-bytes"),
+            (|c| c.socket_mode = 0o1777, "--socket-mode"),
+            (|c| c.own_recv_per_qp = 0, "--own-recv-per-qp"),
+        ];
+        for (spoil, flag) in bad {
+            let mut c = good();
+            spoil(&mut c);
+            let e = c.check().unwrap_err();
+            assert!(e.starts_with(flag), "{flag}: {e}");
+        }
+    }
+}
