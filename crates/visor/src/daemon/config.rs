@@ -126,10 +126,13 @@ mod tests {
         }
     }
 
+    /// Spoils one setting.
+    type Spoil = fn(&mut Config);
+
     #[test]
     fn each_bad_setting_is_named_by_its_flag() {
         assert_eq!(good().check(), Ok(()));
-        let bad: [(fn(&mut Config), &str); 8] = [
+        let bad: [(Spoil, &str); 8] = [
             (|c| c.slot_bytes = 0, "--slot-bytes"),
             (|c| c.slot_bytes = 8, "--slot-bytes"),
             (|c| c.qps_per_peer = 0, "--qps-per-peer"),
