@@ -15,6 +15,7 @@
 # Usage: scripts/net_netns.sh [RDMALAB_BINARY] [BYTES]   (default:
 # target/release/rdmalab, 16Mi)
 set -euo pipefail
+source "$(dirname "$0")/netns_pair.sh"
 bin=$(realpath "${1:-target/release/rdmalab}")
 bytes=${2:-16Mi}
 a=rdmalab-a-$$
@@ -26,17 +27,9 @@ if ! ip netns add "$a" 2>/dev/null; then
 fi
 cleanup() { ip netns del "$a" 2>/dev/null || true; ip netns del "$b" 2>/dev/null || true; }
 trap cleanup EXIT
-ip netns add "$b"
-ip link add veth-rl-a netns "$a" type veth peer name veth-rl-b netns "$b"
-ip -n "$a" addr add 10.77.0.1/24 dev veth-rl-a
-ip -n "$b" addr add 10.77.0.2/24 dev veth-rl-b
-for ns in "$a" "$b"; do ip -n "$ns" link set lo up; done
-ip -n "$a" link set veth-rl-a mtu 1500 up
-ip -n "$b" link set veth-rl-b mtu 1500 up
-
 impair=()
-if ip netns exec "$a" tc qdisc add dev veth-rl-a root netem loss 1% delay 100us reorder 95% 2>/dev/null \
-   && ip netns exec "$b" tc qdisc add dev veth-rl-b root netem loss 1% delay 100us reorder 95%; then
+netns_pair "$a" "$b" veth-rl 10.77.0
+if netns_netem "$a" "$b" veth-rl; then
   echo "net_netns: tc netem on both veth ends: 1% loss, 5% of packets sent ahead of the 100 us delay"
 else
   echo "net_netns: this kernel has no netem qdisc; using the endpoints' --impair loss=0.01,reorder=0.05 instead"

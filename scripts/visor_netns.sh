@@ -20,6 +20,7 @@
 # Usage: scripts/visor_netns.sh [BINARY_DIR] [SECONDS]   (default:
 # target/release, 1)
 set -euo pipefail
+source "$(dirname "$0")/netns_pair.sh"
 dir=$(realpath "${1:-target/release}")
 seconds=${2:-1}
 a=rdmavisor-a-$$
@@ -39,15 +40,8 @@ cleanup() {
   rm -rf "$tmp"
 }
 trap cleanup EXIT
-ip netns add "$b"
-ip link add veth-rv-a netns "$a" type veth peer name veth-rv-b netns "$b"
-ip -n "$a" addr add 10.78.0.1/24 dev veth-rv-a
-ip -n "$b" addr add 10.78.0.2/24 dev veth-rv-b
-for ns in "$a" "$b"; do ip -n "$ns" link set lo up; done
-ip -n "$a" link set veth-rv-a mtu 1500 up
-ip -n "$b" link set veth-rv-b mtu 1500 up
-if ip netns exec "$a" tc qdisc add dev veth-rv-a root netem loss 1% delay 100us reorder 95% 2>/dev/null \
-   && ip netns exec "$b" tc qdisc add dev veth-rv-b root netem loss 1% delay 100us reorder 95%; then
+netns_pair "$a" "$b" veth-rv 10.78.0
+if netns_netem "$a" "$b" veth-rv; then
   echo "visor_netns: tc netem on both veth ends: 1% loss, 5% of packets sent ahead of the 100 us delay"
   impair=()
 else
