@@ -297,12 +297,23 @@ fn a_second_users_process_cannot_reach_the_first_users_connection() {
         eprintln!("skipped: running a process as another user needs root");
         return;
     }
+    // The other user runs this very binary: every folder on its path
+    // must let others through (a clone under a private home does not).
+    let exe = std::env::current_exe().unwrap();
+    let others_may = |p: &Path| {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::metadata(p).is_ok_and(|m| m.permissions().mode() & 0o001 != 0)
+    };
+    if !exe.ancestors().all(others_may) {
+        eprintln!("skipped: other users cannot run {}", exe.display());
+        return;
+    }
     let (a, b, _) = pair();
     let mut server = Visor::open(&b.control).unwrap();
     server.listen(95).unwrap();
     let mut first = Visor::open(&a.control).unwrap();
     let fd = first.connect("127.0.0.2:95").unwrap();
-    let out = Command::new(std::env::current_exe().unwrap())
+    let out = Command::new(&exe)
         .args(["--exact", "as_another_user", "--nocapture"])
         .env("VISOR_OTHER_SOCK", &a.control)
         .env("VISOR_OTHER_FD", fd.to_string())
