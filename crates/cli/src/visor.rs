@@ -16,38 +16,14 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use clap::{Subcommand, ValueEnum};
+use clap::{Args, Subcommand, ValueEnum};
 use visor::process::DaemonProcess;
 use visor::{Event, Flags, Sharing, Visor};
 
 #[derive(Subcommand)]
 pub enum VisorCmd {
     /// Throughput of logical connections through a pair of daemons.
-    Bench {
-        /// A sink's address (`rdmalab visor sink` behind the daemon on
-        /// that ip); without it, daemons and a sink on loopback.
-        #[arg(long)]
-        peer: Option<String>,
-        /// With --peer: the local daemon's control socket.
-        #[arg(long, default_value = "/tmp/rdmavisor.sock")]
-        daemon: PathBuf,
-        #[arg(long, default_value_t = 16)]
-        connections: u32,
-        #[arg(long, value_enum, default_value = "send")]
-        verb: BenchVerb,
-        #[arg(long, default_value_t = 4096)]
-        msg_bytes: usize,
-        #[arg(long, default_value_t = 3.0)]
-        seconds: f64,
-        #[arg(long, value_enum, default_value = "shared")]
-        mode: Mode,
-        /// --mode locked: connections (and threads) per QP.
-        #[arg(long, default_value_t = 3)]
-        q: u32,
-        /// The daemons' pacing rate, Gb/s (without --peer).
-        #[arg(long, default_value_t = 25.0)]
-        rate_gbps: f64,
-    },
+    Bench(Bench),
     /// Accepts every connection on `--port` and discards what arrives,
     /// counting it for the benches that ask (the far end of `bench
     /// --peer`; one bench at a time).
@@ -57,6 +33,34 @@ pub enum VisorCmd {
         #[arg(long, default_value_t = 7)]
         port: u16,
     },
+}
+
+/// `rdmalab visor bench`'s options.
+#[derive(Args)]
+pub struct Bench {
+    /// A sink's address (`rdmalab visor sink` behind the daemon on
+    /// that ip); without it, daemons and a sink on loopback.
+    #[arg(long)]
+    peer: Option<String>,
+    /// With --peer: the local daemon's control socket.
+    #[arg(long, default_value = "/tmp/rdmavisor.sock")]
+    daemon: PathBuf,
+    #[arg(long, default_value_t = 16)]
+    connections: u32,
+    #[arg(long, value_enum, default_value = "send")]
+    verb: BenchVerb,
+    #[arg(long, default_value_t = 4096)]
+    msg_bytes: usize,
+    #[arg(long, default_value_t = 3.0)]
+    seconds: f64,
+    #[arg(long, value_enum, default_value = "shared")]
+    mode: Mode,
+    /// --mode locked: connections (and threads) per QP.
+    #[arg(long, default_value_t = 3)]
+    q: u32,
+    /// The daemons' pacing rate, Gb/s (without --peer).
+    #[arg(long, default_value_t = 25.0)]
+    rate_gbps: f64,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -328,33 +332,23 @@ fn drive(l: &Load) -> Result<(u64, f64), String> {
 }
 
 pub fn main(cmd: VisorCmd) -> Result<(), String> {
-    let (peer, daemon, connections, verb, msg_bytes, seconds, mode, q, rate_gbps) = match cmd {
+    let Bench {
+        peer,
+        daemon,
+        connections,
+        verb,
+        msg_bytes,
+        seconds,
+        mode,
+        q,
+        rate_gbps,
+    } = match cmd {
         VisorCmd::Sink { daemon, port } => {
             let mut v = Visor::open(&daemon).map_err(|e| e.to_string())?;
             v.listen(port).map_err(|e| e.to_string())?;
             return sink(&mut v, None).map(|_| ());
         }
-        VisorCmd::Bench {
-            peer,
-            daemon,
-            connections,
-            verb,
-            msg_bytes,
-            seconds,
-            mode,
-            q,
-            rate_gbps,
-        } => (
-            peer,
-            daemon,
-            connections,
-            verb,
-            msg_bytes,
-            seconds,
-            mode,
-            q,
-            rate_gbps,
-        ),
+        VisorCmd::Bench(b) => b,
     };
     if connections == 0 || q == 0 || !(seconds > 0.0 && seconds <= 3600.0) {
         return Err("--connections and --q must be at least 1 and --seconds in (0, 3600]".into());

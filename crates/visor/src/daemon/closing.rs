@@ -15,22 +15,26 @@
 //! An `impl Daemon` block: uses the daemon's tables (`super`) and
 //! `notice`.
 
+use transport::QpId;
+
 use super::{Daemon, Wait, GONE};
 use crate::notice::Notice;
 use crate::proto::Reply;
 
 impl Daemon {
-    /// `slot` holds a message of connection `v` on its way.
-    pub(super) fn track_send(&mut self, slot: u32, v: usize) {
-        self.sent_on.insert(slot, v);
+    /// `slot` holds a message of connection `v` on its way over `link`'s
+    /// `qp`.
+    pub(super) fn track_send(&mut self, slot: u32, (link, qp): (usize, QpId), v: usize) {
+        self.sending.insert(slot, (link, qp, Some(v)));
         if let Some(c) = self.conns.get_mut(v) {
             c.in_flight += 1;
         }
     }
 
-    /// The message in `slot` (if a connection's) reached the other end.
-    pub(super) fn send_done(&mut self, slot: u32) {
-        let Some(v) = self.sent_on.remove(&slot) else {
+    /// A message of connection `conn` (if it was one's) reached the
+    /// other end.
+    pub(super) fn send_done(&mut self, conn: Option<usize>) {
+        let Some(v) = conn else {
             return;
         };
         let Some(c) = self.conns.get_mut(v) else {

@@ -81,9 +81,9 @@ const BASE: u64 = 0x4000_0000_0000;
 /// Free slots only notices may take (`notices.rs`).
 const NOTICE_RESERVE: usize = 4;
 /// A session whose client does not read what it is sent is ended past
-/// this: what its paused senders had in flight when they were told
-/// overshoots `backlog_bytes`, by a slot pool at most per sending daemon,
-/// so only a hostile or broken peer reaches it.
+/// this: its paused senders overshoot `backlog_bytes` by what they had
+/// in flight and sent while the pause travelled (8-17 MB across two
+/// daemons in the tests), so only a hostile or broken peer reaches it.
 const MAX_UNREAD: usize = 256 << 20;
 /// `Conn::link` of a connection within this host (`local.rs`).
 const LOCAL: usize = usize::MAX;
@@ -161,10 +161,9 @@ pub struct Daemon {
     free_slots: Vec<u32>,
     /// The baselines' QPs.
     own_qps: Slab<OwnQp>,
-    /// Send slots in flight, and their link and QP.
-    sending: HashMap<u32, (usize, QpId)>,
-    /// The connection whose message each send slot in flight holds.
-    sent_on: HashMap<u32, usize>,
+    /// Send slots in flight: their link and QP, and the connection whose
+    /// message each holds (none for notices and READs into a slot).
+    sending: HashMap<u32, (usize, QpId, Option<usize>)>,
     /// What the one-sided slots among them are for.
     one_sided: HashMap<u32, OneSided>,
     /// READs asked for, waiting for a slot: link, vQPN, address, length.
@@ -284,7 +283,6 @@ impl Daemon {
             free_slots,
             own_qps: Slab::default(),
             sending: HashMap::new(),
-            sent_on: HashMap::new(),
             one_sided: HashMap::new(),
             read_backlog: Default::default(),
             chooser: Chooser::new(one_sided_bytes),
@@ -504,8 +502,7 @@ impl Daemon {
                 };
                 return Some(Reply::Err { message });
             }
-            self.sending.insert(slot, (link, qp));
-            self.track_send(slot, v);
+            self.track_send(slot, (link, qp), v);
             self.ep.after_input();
             return Some(Reply::Ok { value: len as u64 });
         }
@@ -524,8 +521,7 @@ impl Daemon {
                 message: format!("send: {e}"),
             });
         }
-        self.sending.insert(slot, (link, qp));
-        self.track_send(slot, v);
+        self.track_send(slot, (link, qp), v);
         self.ep.after_input();
         Some(Reply::Ok { value: len as u64 })
     }
@@ -537,8 +533,8 @@ impl Daemon {
                     self.one_sided_done(&c);
                 } else if c.wr_id & SEND_TAG != 0 {
                     let slot = c.wr_id as u32;
-                    if self.sending.remove(&slot).is_some() {
-                        self.send_done(slot);
+                    if let Some((_, _, conn)) = self.sending.remove(&slot) {
+                        self.send_done(conn);
                         self.free_slots.push(slot);
                         self.resume_waiting();
                     }
@@ -701,7 +697,9 @@ impl Daemon {
         // Its number may be reused: a send of it completing later must
         // not count against the new connection.
         if c.in_flight > 0 {
-            self.sent_on.retain(|_, &mut w| w != v);
+            for (_, _, conn) in self.sending.values_mut() {
+                conn.take_if(|w| *w == v);
+            }
         }
         if let Some(o) = c.own {
             self.release_own_qp(o);
@@ -714,11 +712,10 @@ impl Daemon {
     fn free_sending(&mut self, gone: impl Fn(usize, QpId) -> bool) {
         let before = self.free_slots.len();
         let mut offered = Vec::new();
-        self.sending.retain(|&slot, &mut (l, qp)| {
+        self.sending.retain(|&slot, &mut (l, qp, _)| {
             let keep = !gone(l, qp);
             if !keep {
                 self.free_slots.push(slot);
-                self.sent_on.remove(&slot);
                 if let Some(OneSided::ReadOut) = self.one_sided.remove(&slot) {
                     offered.push((l, slot));
                 }

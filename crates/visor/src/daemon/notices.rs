@@ -56,7 +56,7 @@ impl Daemon {
                     self.link_down(l);
                     break;
                 }
-                self.sending.insert(slot, (l, qp));
+                self.sending.insert(slot, (l, qp, None));
                 self.ep.after_input();
             }
         }

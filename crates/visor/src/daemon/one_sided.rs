@@ -204,7 +204,7 @@ impl Daemon {
     pub(super) fn one_sided_done(&mut self, c: &Completion) {
         let slot = c.wr_id as u32;
         let v = ((c.wr_id >> 32) & ((1 << 30) - 1)) as usize;
-        let Some((l, _)) = self.sending.remove(&slot) else {
+        let Some((l, _, conn)) = self.sending.remove(&slot) else {
             return;
         };
         let notice = match self.one_sided.remove(&slot) {
@@ -222,7 +222,7 @@ impl Daemon {
             self.tell(l, m);
         }
         // After its notice: a close it lets go must not overtake it.
-        self.send_done(slot);
+        self.send_done(conn);
         self.resume_waiting();
     }
 
@@ -291,12 +291,12 @@ impl Daemon {
                     return self.link_down(l);
                 };
                 let ours = matches!(self.one_sided.get(&slot), Some(OneSided::ReadOut))
-                    && self.sending.get(&slot).is_some_and(|&(k, _)| k == l);
+                    && self.sending.get(&slot).is_some_and(|&(k, _, _)| k == l);
                 if ours {
                     self.close_window(l, addr);
                     self.one_sided.remove(&slot);
-                    self.sending.remove(&slot);
-                    self.send_done(slot);
+                    let conn = self.sending.remove(&slot).and_then(|s| s.2);
+                    self.send_done(conn);
                     self.free_slots.push(slot);
                     self.resume_waiting();
                 }
@@ -348,7 +348,7 @@ impl Daemon {
                 continue;
             }
             self.one_sided.insert(slot, OneSided::ReadIn { addr });
-            self.sending.insert(slot, (l, qp));
+            self.sending.insert(slot, (l, qp, None));
             self.ep.after_input();
         }
         for r in held.into_iter().rev() {
