@@ -8,8 +8,10 @@
 //! with it its session (a session's requests are served in order), so
 //! its client's requests ring fills and its sends block, as a blocking
 //! socket's do. Messages already in flight when the pause is asked
-//! still arrive: the overshoot is what the senders had in flight, which
-//! their slots bound. READs for a client over its backlog are not
+//! still arrive, and so does what a sender sends while the pause
+//! travels: the overshoot is what the senders had in flight, which their
+//! slots bound, and that, which nothing bounds (credits would; this is
+//! on and off). READs for a client over its backlog are not
 //! started (`one_sided::start_reads`) until it has caught up.
 //!
 //! An `impl Daemon` block: uses the daemon's tables (`super`) and
