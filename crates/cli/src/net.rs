@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand, ValueEnum};
 use datapath::endpoint::PortSettings;
 use datapath::impair::ImpairSpec;
-use datapath::{CcName, Job, RunOptions, ServeOptions, Server, TransportName, VerbName};
+use datapath::{CcName, EngineKind, Job, RunOptions, ServeOptions, Server, VerbName};
 
 #[derive(Subcommand)]
 pub enum NetCmd {
@@ -38,8 +38,10 @@ pub enum NetCmd {
         /// Bytes to move (K, M, G: 1000s; Ki, Mi, Gi: 1024s).
         #[arg(long, value_parser = bytes)]
         bytes: u64,
-        #[arg(long, value_enum)]
-        transport: Transport,
+        /// The engine: a name of the transport's table ("roce", "irn",
+        /// "mprdma", or an alias; an unknown name's error lists them).
+        #[arg(long, value_parser = EngineKind::from_name)]
+        transport: EngineKind,
         /// QPs the bytes are split over.
         #[arg(long, default_value_t = 1)]
         qps: u32,
@@ -127,14 +129,6 @@ pub enum Cc {
     Dcqcn,
 }
 
-#[derive(Clone, Copy, ValueEnum)]
-pub enum Transport {
-    /// RoCEv2 with go-back-N.
-    Roce,
-    Irn,
-    Mprdma,
-}
-
 /// A byte count with an optional K/M/G (1000s) or Ki/Mi/Gi (1024s).
 fn bytes(s: &str) -> Result<u64, String> {
     let t = s.trim();
@@ -202,21 +196,12 @@ pub fn main(cmd: NetCmd) -> Result<(), String> {
             max_silent_timeouts,
             peer_timeout_ms,
         } => {
-            let transport = match transport {
-                Transport::Roce => TransportName::Roce,
-                Transport::Irn => TransportName::Irn,
-                Transport::Mprdma => TransportName::Mprdma,
-            };
             let verb = match verb {
                 Verb::Write => VerbName::Write,
                 Verb::Read => VerbName::Read,
                 Verb::Send => VerbName::Send,
             };
-            let paths = paths.unwrap_or(if transport == TransportName::Mprdma {
-                8
-            } else {
-                1
-            });
+            let paths = paths.unwrap_or(if transport.engine().multipath() { 8 } else { 1 });
             let opts = RunOptions {
                 to,
                 job: Job {

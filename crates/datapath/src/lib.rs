@@ -35,4 +35,5 @@ pub mod window;
 pub use client::{run, RunOptions};
 pub use report::Report;
 pub use server::{ServeOptions, Server};
-pub use session::{CcName, Job, TransportName, VerbName};
+pub use session::{irn_rtos, CcName, Job, VerbName};
+pub use transport::EngineKind;

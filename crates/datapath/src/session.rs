@@ -19,8 +19,8 @@ use std::time::Duration;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use transport::{
-    check_work_request, CcConfig, DcqcnParams, Engine, InitialPsns, IrnConfig, MpRdmaConfig, Nic,
-    NicConfig, QpConfig, Verb, WorkRequest,
+    check_work_request, CcConfig, DcqcnParams, Engine, EngineKind, InitialPsns, IrnConfig,
+    MpRdmaConfig, Nic, NicConfig, QpConfig, Verb, WorkRequest,
 };
 
 use crate::endpoint::{Endpoint, PEER_HOST};
@@ -40,27 +40,25 @@ pub const SERVER_BASE: u64 = 0x2000_0000_0000;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum TransportName {
-    Roce,
-    Irn,
-    Mprdma,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
 pub enum VerbName {
     Write,
     Read,
     Send,
 }
 
-impl TransportName {
-    pub fn name(self) -> &'static str {
-        match self {
-            TransportName::Roce => "roce",
-            TransportName::Irn => "irn",
-            TransportName::Mprdma => "mprdma",
-        }
+/// A job's transport in control messages: its name in the transport's
+/// table of engines ([`EngineKind::from_name`], aliases accepted).
+mod engine_name {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use transport::EngineKind;
+
+    pub fn serialize<S: Serializer>(k: &EngineKind, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(k.name())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<EngineKind, D::Error> {
+        let s = String::deserialize(d)?;
+        EngineKind::from_name(&s).map_err(serde::de::Error::custom)
     }
 }
 
@@ -103,12 +101,24 @@ impl CcName {
     }
 }
 
+/// IRN's RTOs (100 and 320 us in the paper) are an RNIC's; a user-space
+/// endpoint on a shared core is descheduled for longer, so they scale with
+/// `rto_us` (RTO_high), keeping the paper's ratio (RTO_low 10/32 of it).
+pub fn irn_rtos(c: IrnConfig, rto_us: u64) -> IrnConfig {
+    IrnConfig {
+        rto_high: rto_us * engine::time::US,
+        rto_low: (rto_us * engine::time::US * 10 / 32).max(1),
+        ..c
+    }
+}
+
 /// A transfer: the client moves `bytes` (split evenly over `qps` QPs, in
 /// messages of at most `msg_bytes`) to the server (write, send) or from
 /// it (read).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Job {
-    pub transport: TransportName,
+    #[serde(with = "engine_name")]
+    pub transport: EngineKind,
     pub verb: VerbName,
     pub cc: CcName,
     pub bytes: u64,
@@ -125,23 +135,16 @@ pub struct Job {
 }
 
 impl Job {
-    /// The engine both ends run.
+    /// The engine both ends run: its defaults, with the job's values for
+    /// the parameters it has.
     pub fn engine(&self) -> Engine {
-        match self.transport {
-            TransportName::Roce => Engine::GoBackN,
-            // IRN's RTOs (100 and 320 us in the paper) are an RNIC's; a
-            // user-space endpoint on a shared core is descheduled for
-            // longer, so they scale with --rto-us (RTO_high), keeping
-            // the paper's ratio.
-            TransportName::Irn => Engine::Irn(IrnConfig {
-                rto_high: self.rto_us * engine::time::US,
-                rto_low: (self.rto_us * engine::time::US * 10 / 32).max(1),
-                ..IrnConfig::default()
-            }),
-            TransportName::Mprdma => Engine::MpRdma(MpRdmaConfig {
+        match self.transport.engine() {
+            Engine::Irn(c) => Engine::Irn(irn_rtos(c, self.rto_us)),
+            Engine::MpRdma(c) => Engine::MpRdma(MpRdmaConfig {
                 num_vps: self.paths,
-                ..MpRdmaConfig::default()
+                ..c
             }),
+            e => e,
         }
     }
 
@@ -169,11 +172,19 @@ impl Job {
                 self.paths
             ));
         }
-        if self.cc != CcName::None && self.transport == TransportName::Mprdma {
-            return Err("--cc dcqcn cannot drive mprdma, which keeps its own ECN window".into());
+        let engine = self.transport.engine();
+        if self.cc != CcName::None && engine.keeps_own_window() {
+            return Err(format!(
+                "--cc {} cannot drive {}, which keeps its own window",
+                self.cc.name(),
+                self.transport
+            ));
         }
-        if self.paths > 1 && self.transport != TransportName::Mprdma {
-            return Err("--paths above 1 needs --transport mprdma (its virtual paths)".into());
+        if self.paths > 1 && !engine.multipath() {
+            return Err(format!(
+                "--paths above 1 needs --transport {} (its virtual paths)",
+                EngineKind::names_where(Engine::multipath).join(" or ")
+            ));
         }
         if !(1..=10_000_000).contains(&self.rto_us) {
             return Err(format!(
@@ -408,7 +419,7 @@ mod tests {
 
     fn job() -> Job {
         Job {
-            transport: TransportName::Irn,
+            transport: EngineKind::from_name("irn").unwrap(),
             verb: VerbName::Write,
             cc: CcName::None,
             bytes: 10_000,
@@ -448,7 +459,7 @@ mod tests {
             ),
             (
                 Box::new(|j| {
-                    j.transport = TransportName::Mprdma;
+                    j.transport = EngineKind::from_name("mprdma").unwrap();
                     j.verb = VerbName::Read
                 }),
                 "--transport mprdma with --verb read",
@@ -456,7 +467,7 @@ mod tests {
             (Box::new(|j| j.msg_bytes = 1), "messages: at most"),
             (
                 Box::new(|j| {
-                    j.transport = TransportName::Mprdma;
+                    j.transport = EngineKind::from_name("mprdma").unwrap();
                     j.cc = CcName::Dcqcn
                 }),
                 "--cc dcqcn cannot drive mprdma",

@@ -15,7 +15,7 @@ use datapath::endpoint::{Endpoint, Peer, PortOptions};
 use datapath::region::Region;
 use datapath::session::SERVER_BASE;
 use datapath::socket::Socket;
-use datapath::{Job, TransportName, VerbName};
+use datapath::{EngineKind, Job, VerbName};
 use engine::{Rng, StreamKind};
 use transport::{Packet, PacketKind, Verb};
 
@@ -42,7 +42,7 @@ fn a_transfer_survives_a_spray_of_garbage() {
             sent
         })
     };
-    let o = common::options(addr, TransportName::Irn, VerbName::Write, 8 << 20);
+    let o = common::options(addr, "irn", VerbName::Write, 8 << 20);
     let report = datapath::run(&o);
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     let sent = sprayer.join().unwrap();
@@ -78,7 +78,7 @@ fn write(psn: u32, dst_qp: u32, addr: u64, len: u32, sport: u16) -> Packet {
 /// first, over `len` bytes of memory at `SERVER_BASE`; and its address.
 fn responder(len: usize) -> (Endpoint, SocketAddrV4) {
     let job = Job {
-        transport: TransportName::Roce,
+        transport: EngineKind::from_name("roce").unwrap(),
         verb: VerbName::Write,
         cc: datapath::CcName::None,
         bytes: 4096,

@@ -7,9 +7,9 @@
 mod common;
 
 use datapath::impair::ImpairSpec;
-use datapath::{TransportName, VerbName};
+use datapath::VerbName;
 
-fn transfer(transport: TransportName, verb: VerbName, impaired: bool) -> datapath::Report {
+fn transfer(transport: &str, verb: VerbName, impaired: bool) -> datapath::Report {
     let spec = impaired
         .then(|| ImpairSpec::parse("loss=0.01,reorder=0.01,reorder_us=100,seed=3").unwrap());
     let (addr, server) = common::serve_once(spec, 64);
@@ -23,13 +23,13 @@ fn transfer(transport: TransportName, verb: VerbName, impaired: bool) -> datapat
 #[test]
 fn every_transport_moves_verified_bytes() {
     for (t, v) in [
-        (TransportName::Roce, VerbName::Write),
-        (TransportName::Roce, VerbName::Read),
-        (TransportName::Roce, VerbName::Send),
-        (TransportName::Irn, VerbName::Write),
-        (TransportName::Irn, VerbName::Read),
-        (TransportName::Mprdma, VerbName::Write),
-        (TransportName::Mprdma, VerbName::Send),
+        ("roce", VerbName::Write),
+        ("roce", VerbName::Read),
+        ("roce", VerbName::Send),
+        ("irn", VerbName::Write),
+        ("irn", VerbName::Read),
+        ("mprdma", VerbName::Write),
+        ("mprdma", VerbName::Send),
     ] {
         let r = transfer(t, v, false);
         assert_eq!(
@@ -50,10 +50,10 @@ fn every_transport_moves_verified_bytes() {
 #[test]
 fn every_transport_recovers_from_loss_and_reordering() {
     for (t, v) in [
-        (TransportName::Roce, VerbName::Write),
-        (TransportName::Irn, VerbName::Write),
-        (TransportName::Irn, VerbName::Read),
-        (TransportName::Mprdma, VerbName::Write),
+        ("roce", VerbName::Write),
+        ("irn", VerbName::Write),
+        ("irn", VerbName::Read),
+        ("mprdma", VerbName::Write),
     ] {
         let r = transfer(t, v, true);
         let lost = r.impaired.dropped;
@@ -69,7 +69,7 @@ fn every_transport_recovers_from_loss_and_reordering() {
 fn dcqcn_cuts_its_rate_on_the_receivers_marks() {
     for (backlog, marked) in [(1, true), (0, false)] {
         let (addr, server) = common::serve_once(None, backlog);
-        let mut o = common::options(addr, TransportName::Irn, VerbName::Write, 8 << 20);
+        let mut o = common::options(addr, "irn", VerbName::Write, 8 << 20);
         o.job.cc = datapath::CcName::Dcqcn;
         o.port.rate_gbps = 40.0;
         let r = datapath::run(&o).unwrap();

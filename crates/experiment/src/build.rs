@@ -105,7 +105,7 @@ fn compose(sc: &Scenario, file: &str, src: Source, seed: u64) -> Result<Built, S
         let engine = t.engine(k, c, probe)?;
         cfg.nic
             .cc
-            .check_engine(engine.name())
+            .check_engine(&engine)
             .map_err(|m| c.err("transport.cc", m))?;
         cfg.nic
             .check_ordering(&engine)

@@ -88,12 +88,14 @@ impl Default for NicConfig {
 
 impl NicConfig {
     /// Whether a QP running `engine` may sit under this NIC's ordering
-    /// layer: MP-RDMA orders its own packets, so it runs without one.
+    /// layer: an engine that orders its own packets
+    /// ([`Engine::orders_itself`], MP-RDMA) runs without one.
     pub fn check_ordering(&self, engine: &Engine) -> Result<(), String> {
-        if self.ordering != OrderingKind::None && matches!(engine, Engine::MpRdma(_)) {
+        if self.ordering != OrderingKind::None && engine.orders_itself() {
             return Err(format!(
-                "ordering = \"{}\" cannot sit under mprdma, which orders its own packets with its bitmap (use ordering = \"none\")",
-                self.ordering.name()
+                "ordering = \"{}\" cannot sit under {}, which orders its own packets (use ordering = \"none\")",
+                self.ordering.name(),
+                engine.name()
             ));
         }
         Ok(())

@@ -5,10 +5,14 @@
 //! says which of them an engine can run.
 //!
 //! Uses `crate::dcqcn`, `crate::hpcc`, `crate::timely`, `crate::dctcp`,
-//! `crate::int` and `crate::packet`; `crate::api` holds its configuration.
+//! `crate::int`, `crate::packet` and the engines' plain configuration
+//! (`engine::config`, `engine::names`: which engines a control can run
+//! under); `crate::api` holds its configuration.
 
 use crate::dcqcn::{Dcqcn, DcqcnParams, Notification};
 use crate::dctcp::{Dctcp, DctcpParams};
+use crate::engine::config::Engine;
+use crate::engine::names::EngineKind;
 use crate::hpcc::{Hpcc, HpccParams};
 use crate::int::IntStack;
 use crate::packet::Packet;
@@ -81,19 +85,27 @@ impl CcConfig {
         }
     }
 
-    /// Whether an engine named `engine` can run this control: MP-RDMA
-    /// keeps its own window control, and the ACK-driven controls (HPCC,
-    /// TIMELY, DCTCP) read a cumulative ACK it does not send.
-    pub fn check_engine(&self, engine: &str) -> Result<(), String> {
-        let ack_driven = matches!(
+    /// Whether it reacts to ACKs (HPCC, TIMELY, DCTCP): it reads the
+    /// cumulative ACK of request PSNs and the QP's span.
+    pub fn reads_acks(&self) -> bool {
+        matches!(
             self,
             CcConfig::Hpcc(_) | CcConfig::Timely(_) | CcConfig::Dctcp(_)
-        );
-        if ack_driven && engine == "mprdma" {
+        )
+    }
+
+    /// Whether `engine` can run this control: one that keeps its own
+    /// window ([`Engine::keeps_own_window`], MP-RDMA) cannot run one that
+    /// reads ACKs.
+    pub fn check_engine(&self, engine: &Engine) -> Result<(), String> {
+        if self.reads_acks() && engine.keeps_own_window() {
             return Err(format!(
-                "cc = \"{}\" cannot run under mprdma, which keeps its own window control \
-                 (use cc = \"none\" or \"dcqcn\" with mprdma, or kind = \"roce\" or \"irn\")",
-                self.name()
+                "cc = \"{}\" cannot run under {}, which keeps its own window control \
+                 (use cc = \"none\" or \"dcqcn\" with {}, or kind = {})",
+                self.name(),
+                engine.name(),
+                engine.name(),
+                EngineKind::quoted_where(|e| !e.keeps_own_window())
             ));
         }
         Ok(())

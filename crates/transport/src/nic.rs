@@ -139,7 +139,7 @@ impl Nic {
         let invalid = |e| QpError::Config(ConfigError::new(e));
         cc.validate().map_err(invalid)?;
         engine.validate().map_err(invalid)?;
-        cc.check_engine(engine.name()).map_err(invalid)?;
+        cc.check_engine(&engine).map_err(invalid)?;
         self.cfg.check_ordering(&engine).map_err(invalid)?;
         let id = QpId::try_from(self.qps.len()).map_err(|_| QpError::Exhausted)?;
         let state = Cc::new(&cc, self.cfg.line_rate_bps, self.cfg.mtu);
@@ -205,7 +205,7 @@ impl Nic {
         q.check(&wr, mtu)?;
         self.now = self.now.max(now);
         q.post(now, wr, opts.sync, mtu);
-        if q.engine.is_mprdma() {
+        if q.engine_cfg.honours_sync() {
             self.stats.mp_sync_messages += u64::from(opts.sync);
             // A synchronise gate may need a timer.
             q.sync_timer(&mut self.timers);

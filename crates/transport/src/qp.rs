@@ -18,7 +18,7 @@ use crate::cc::Cc;
 use crate::dcqcn::Notification;
 use crate::engine::{Engine, EngineState};
 use crate::memory::Dma;
-use crate::packet::{Packet, Verb};
+use crate::packet::Packet;
 use crate::psn::{Psn, MAX_PSN_SPAN};
 use crate::rc::{wqe_npkts, Conn, Ctx, RecvWqe};
 use crate::sched::SchedState;
@@ -54,16 +54,12 @@ impl LineRate {
 }
 
 /// Whether a QP running `engine` with packets of `mtu` payload bytes can
-/// carry `wr`: its verb (MP-RDMA: WRITE and SEND) and its length in
+/// carry `wr`: its verb ([`Engine::carries`]) and its length in
 /// packets (at most [`MAX_PSN_SPAN`], the PSNs a QP may have in use).
 /// [`crate::Nic::post_send`] refuses what this refuses; callers that plan
 /// work ahead (a scenario's flows) ask it first.
 pub fn check_work_request(engine: &Engine, wr: &WorkRequest, mtu: u32) -> Result<(), WrError> {
-    let carried = match engine {
-        Engine::GoBackN | Engine::Irn(_) => true,
-        Engine::MpRdma(_) => matches!(wr.verb, Verb::Write | Verb::Send),
-    };
-    if !carried {
+    if !engine.carries(wr.verb) {
         return Err(WrError::Unsupported(wr.verb));
     }
     if wqe_npkts(wr.verb, wr.len, mtu).is_none_or(|n| n > MAX_PSN_SPAN) {
@@ -231,6 +227,17 @@ impl Qp {
             cc: &mut self.cc,
         };
         self.engine.on_packet(cx, &mut conn, pkt)
+    }
+
+    /// Eunomia's SACK or NACK for this QP's requester
+    /// ([`EngineState::on_order_ack`]).
+    pub fn on_order_ack(&mut self, cx: &mut Ctx, pkt: &Packet, sack: bool) -> bool {
+        let mut conn = Conn {
+            notification: self.notification,
+            last_cnp: &mut self.last_cnp,
+            cc: &mut self.cc,
+        };
+        self.engine.on_order_ack(cx, &mut conn, pkt, sack)
     }
 
     /// The PSN of the next request the engine takes in order (None: the

@@ -6,16 +6,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 
-use clap::{Parser, ValueEnum};
+use clap::Parser;
 use datapath::impair::ImpairSpec;
-use datapath::session::TransportName;
+use datapath::EngineKind;
 use visor::daemon::{Config, Daemon};
-
-#[derive(Clone, Copy, ValueEnum)]
-enum Transport {
-    Roce,
-    Irn,
-}
 
 /// RDMA as a service: serves local applications over a Unix socket and
 /// shares one set of QPs per remote daemon among all their connections.
@@ -35,8 +29,11 @@ struct Args {
     /// every daemon of a cluster uses the same port.
     #[arg(long, default_value = "127.0.0.1:4791")]
     bind: SocketAddrV4,
-    #[arg(long, value_enum, default_value = "irn")]
-    transport: Transport,
+    /// The engine of the daemon's QPs: a name of the transport's table
+    /// that carries every verb the daemon posts ("roce", "irn"; an
+    /// unknown name's error lists them).
+    #[arg(long, default_value = "irn", value_parser = EngineKind::from_name)]
+    transport: EngineKind,
     /// QPs shared by all connections to one remote daemon.
     #[arg(long, default_value_t = 1)]
     qps_per_peer: u32,
@@ -92,10 +89,7 @@ fn main() -> ExitCode {
         control: a.control,
         socket_mode: a.socket_mode,
         bind: a.bind,
-        transport: match a.transport {
-            Transport::Roce => TransportName::Roce,
-            Transport::Irn => TransportName::Irn,
-        },
+        transport: a.transport,
         qps_per_peer: a.qps_per_peer,
         mtu: a.mtu,
         slot_bytes: a.slot_bytes,

@@ -6,7 +6,7 @@ use std::thread::JoinHandle;
 
 use datapath::endpoint::PortSettings;
 use datapath::impair::ImpairSpec;
-use datapath::{Job, RunOptions, ServeOptions, Server, TransportName, VerbName};
+use datapath::{EngineKind, Job, RunOptions, ServeOptions, Server, VerbName};
 
 /// A server for one session on an ephemeral loopback port: its address,
 /// and the thread serving it (its result: the session's).
@@ -36,7 +36,9 @@ pub fn settings(impair: Option<ImpairSpec>, ecn_backlog: usize) -> PortSettings 
     }
 }
 
-pub fn options(to: SocketAddr, transport: TransportName, verb: VerbName, bytes: u64) -> RunOptions {
+/// A job of the transport named `transport` (the engines' table).
+pub fn options(to: SocketAddr, transport: &str, verb: VerbName, bytes: u64) -> RunOptions {
+    let transport = EngineKind::from_name(transport).unwrap();
     RunOptions {
         to,
         job: Job {
@@ -47,11 +49,7 @@ pub fn options(to: SocketAddr, transport: TransportName, verb: VerbName, bytes: 
             msg_bytes: 256 * 1024,
             qps: 2,
             mtu: 4096,
-            paths: if transport == TransportName::Mprdma {
-                8
-            } else {
-                1
-            },
+            paths: if transport.engine().multipath() { 8 } else { 1 },
             rto_us: 2000,
             seed: 7,
         },

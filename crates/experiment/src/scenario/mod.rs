@@ -16,6 +16,8 @@ pub mod topology;
 pub mod traffic;
 pub mod transport;
 
+pub use self::transport::{CcKind, TransportCfg};
+pub use ::transport::EngineKind;
 pub use check::{Files, ScenarioError, Source};
 pub use faults::{DirectionCfg, FaultActionCfg, FaultCfg};
 pub use host::{HostCfg, NicCfg, QpSharingCfg};
@@ -29,7 +31,6 @@ pub use traffic::{
 pub use transport::dcqcn::{DcqcnOverrides, DcqcnPreset};
 pub use transport::irn::{BdpBytes, IrnOverrides};
 pub use transport::mprdma::{MpRdmaOverrides, SyncModeCfg};
-pub use transport::{CcKind, EngineKind, TransportCfg};
 
 use check::{line_of, Check};
 use serde::Deserialize;
@@ -173,7 +174,7 @@ bytes = 1000
         let irn =
             |extra: &str| format!("{OK}[transport]\nkind = \"irn\"\n[transport.irn]\n{extra}\n");
         let s = Scenario::parse(&irn("bdp_bytes = 156000\nrto_low_us = 50"), "i.toml").unwrap();
-        assert_eq!(s.transport.kind, EngineKind::Irn);
+        assert_eq!(s.transport.kind.name(), "irn");
         assert_eq!(s.transport.irn.bdp_bytes, Some(BdpBytes::Bytes(156_000)));
         assert_eq!(s.transport.irn.rto_low_us, Some(50.0));
         let s = Scenario::parse(&irn("bdp_bytes = \"auto\""), "i.toml").unwrap();
@@ -200,7 +201,7 @@ bytes = 1000
         };
         let s =
             Scenario::parse(&mp("delta = 16\nsync_mode = \"stop_and_wait\""), "m.toml").unwrap();
-        assert_eq!(s.transport.kind, EngineKind::Mprdma);
+        assert_eq!(s.transport.kind.name(), "mprdma");
         assert_eq!(s.transport.mprdma.delta, Some(16));
         assert_eq!(s.transport.mprdma.sync_mode, Some(SyncModeCfg::StopAndWait));
         let e = Scenario::parse(&mp("deltaa = 16"), "m.toml").unwrap_err();

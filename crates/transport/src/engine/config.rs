@@ -10,6 +10,7 @@
 
 use crate::engine::irn::config::IrnConfig;
 use crate::engine::mprdma::config::{state_bytes, MpRdmaConfig};
+use crate::packet::Verb;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub enum Engine {
@@ -51,13 +52,42 @@ impl Engine {
         }
     }
 
-    /// Short name, as scenario files and summaries spell it.
-    pub fn name(&self) -> &'static str {
+    /// Whether its QPs carry work requests of `verb` (MP-RDMA: WRITE and
+    /// SEND only); `crate::check_work_request` asks.
+    pub fn carries(&self, verb: Verb) -> bool {
         match self {
-            Engine::GoBackN => "roce",
-            Engine::Irn(_) => "irn",
-            Engine::MpRdma(_) => "mprdma",
+            Engine::GoBackN | Engine::Irn(_) => true,
+            Engine::MpRdma(_) => matches!(verb, Verb::Write | Verb::Send),
         }
+    }
+
+    /// Whether it places received packets in order itself (MP-RDMA's
+    /// bitmap), so that no ordering layer (`crate::order`) may sit under
+    /// it: it answers no `expected_request_psn`.
+    pub fn orders_itself(&self) -> bool {
+        matches!(self, Engine::MpRdma(_))
+    }
+
+    /// Whether it keeps its own window control (MP-RDMA's per-ACK ECN
+    /// window): a congestion control that reads ACKs
+    /// ([`crate::CcConfig::reads_acks`]) cannot run under it, as its
+    /// ACKs are per path and not the cumulative ones such a control reads.
+    pub fn keeps_own_window(&self) -> bool {
+        matches!(self, Engine::MpRdma(_))
+    }
+
+    /// Whether it honours a work request's synchronise flag (MP-RDMA):
+    /// the NIC counts such messages, and its gate may need a timer after
+    /// a post. The others deliver in order anyway.
+    pub fn honours_sync(&self) -> bool {
+        matches!(self, Engine::MpRdma(_))
+    }
+
+    /// Whether it spreads a QP's packets over many paths (UDP source
+    /// ports) itself: the real datapath then gives the QP more than one
+    /// socket.
+    pub fn multipath(&self) -> bool {
+        matches!(self, Engine::MpRdma(_))
     }
 
     pub fn state_bytes(&self) -> StateBytes {

@@ -19,8 +19,10 @@ pub mod config;
 pub(crate) mod gbn;
 pub mod irn;
 pub mod mprdma;
+pub mod names;
 
 pub use config::{Engine, StateBytes};
+pub use names::EngineKind;
 
 use crate::api::{InitialPsns, NicConfig, NicStats, QpConfig, QpId, WorkRequest};
 use crate::memory::Dma;
@@ -71,6 +73,23 @@ pub(crate) trait EngineOps {
     /// Handles one packet for the QP; true if it may have something new to
     /// send.
     fn on_packet(&mut self, cx: &mut Ctx, conn: &mut Conn, pkt: &Packet) -> bool;
+    /// Eunomia's SACK (`sack`) or NACK (`crate::order::eunomia`) at the
+    /// requester; true if the QP may have something to send. An engine
+    /// with a selective-repeat sender (IRN) marks the SACKed PSN received
+    /// without recovery, or recovers everything unSACKed through the
+    /// NACKed one. By default (go-back-N) the SACK is ignored and the NACK
+    /// is a plain NACK of the gap (the ordering layer's flags cleared).
+    fn on_order_ack(&mut self, cx: &mut Ctx, conn: &mut Conn, pkt: &Packet, sack: bool) -> bool {
+        if sack {
+            return false;
+        }
+        let plain = Packet {
+            mp_flags: 0,
+            sack_psn: pkt.psn,
+            ..*pkt
+        };
+        self.on_packet(cx, conn, &plain)
+    }
     /// The PSN of the next request packet the responder takes in order
     /// (for an ordering layer, `crate::order`); None if the engine orders
     /// its own packets.
@@ -141,11 +160,6 @@ impl EngineState {
     }
 
     #[inline(always)]
-    pub fn is_mprdma(&self) -> bool {
-        matches!(self, EngineState::MpRdma(_))
-    }
-
-    #[inline(always)]
     pub fn req_has_data(&self) -> bool {
         dispatch!(self, e => e.req_has_data())
     }
@@ -211,21 +225,15 @@ impl EngineState {
         dispatch!(self, e => e.on_packet(cx, conn, pkt))
     }
 
-    /// Eunomia's SACK (`sack`) or NACK (`crate::order::eunomia`) at the
-    /// requester, for engines with a selective-repeat sender: IRN marks
-    /// the SACKed PSN received without recovery, or recovers everything
-    /// unSACKed through the NACKed one. None for the others (go-back-N:
-    /// the caller ignores the SACK and hands the NACK on as a plain one).
-    /// Some(true) if the QP may have something to send.
-    pub fn on_order_ack(&mut self, cx: &mut Ctx, pkt: &Packet, sack: bool) -> Option<bool> {
-        let EngineState::Irn(q) = self else {
-            return None;
-        };
-        let out = q.req.on_order_ack(cx.now, cx.qp, pkt, sack, cx.events);
-        if out.malformed {
-            cx.stats.malformed_dropped += 1;
-        }
-        Some(!sack && !out.malformed)
+    /// [`EngineOps::on_order_ack`].
+    pub fn on_order_ack(
+        &mut self,
+        cx: &mut Ctx,
+        conn: &mut Conn,
+        pkt: &Packet,
+        sack: bool,
+    ) -> bool {
+        dispatch!(self, e => e.on_order_ack(cx, conn, pkt, sack))
     }
 
     #[inline]
@@ -359,6 +367,13 @@ impl EngineOps for irn::IrnQp {
     #[inline]
     fn on_packet(&mut self, cx: &mut Ctx, conn: &mut Conn, pkt: &Packet) -> bool {
         halves::on_packet(self, cx, conn, pkt)
+    }
+    fn on_order_ack(&mut self, cx: &mut Ctx, _conn: &mut Conn, pkt: &Packet, sack: bool) -> bool {
+        let out = self.req.on_order_ack(cx.now, cx.qp, pkt, sack, cx.events);
+        if out.malformed {
+            cx.stats.malformed_dropped += 1;
+        }
+        !sack && !out.malformed
     }
     fn expected_request_psn(&self) -> Option<Psn> {
         Some(self.resp.expected())

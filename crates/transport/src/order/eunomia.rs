@@ -364,21 +364,8 @@ fn reply(cx: &mut Ctx, kind: PacketKind, flag: u8, expected: Psn, sack_psn: u32,
     });
 }
 
-/// The sender agent's reaction to the receiver agent's SACK or NACK.
+/// The sender agent's reaction to the receiver agent's SACK or NACK
+/// (the engine's [`crate::engine::EngineOps::on_order_ack`]).
 fn sender_agent(qp: &mut Qp, cx: &mut Ctx, pkt: &Packet) -> bool {
-    let sack = pkt.mp_flags & SACK != 0;
-    if let Some(r) = qp.engine.on_order_ack(cx, pkt, sack) {
-        return r;
-    }
-    if sack {
-        // Go-back-N: ignored.
-        return false;
-    }
-    // Go-back-N's recovery: a plain NACK of the gap.
-    let plain = Packet {
-        mp_flags: 0,
-        sack_psn: pkt.psn,
-        ..*pkt
-    };
-    qp.on_packet(cx, &plain)
+    qp.on_order_ack(cx, pkt, pkt.mp_flags & SACK != 0)
 }

@@ -8,7 +8,7 @@ use std::net::SocketAddrV4;
 use std::path::PathBuf;
 
 use datapath::impair::ImpairSpec;
-use datapath::session::TransportName;
+use transport::{Engine, EngineKind, Verb};
 
 use super::{LEND, NOTICE_RESERVE};
 use crate::proto;
@@ -24,7 +24,9 @@ pub struct Config {
     /// UDP (RoCEv2) and TCP (links) address; every daemon of a cluster
     /// uses the same port.
     pub bind: SocketAddrV4,
-    pub transport: TransportName,
+    /// The engine of its QPs, which must carry every verb the daemon
+    /// posts ([`DAEMON_VERBS`]).
+    pub transport: EngineKind,
     pub qps_per_peer: u32,
     pub mtu: u32,
     /// The largest message, and the size of every buffer slot.
@@ -51,10 +53,26 @@ pub struct Config {
     pub impair: Option<ImpairSpec>,
 }
 
+/// The verbs the daemon posts (READ and WRITE for one-sided messages,
+/// SEND for the others and for notices).
+pub const DAEMON_VERBS: [Verb; 3] = [Verb::Send, Verb::Write, Verb::Read];
+
+/// Whether the daemon can run `engine`: it carries every verb it posts.
+fn runs(engine: &Engine) -> bool {
+    DAEMON_VERBS.iter().all(|&v| engine.carries(v))
+}
+
 impl Config {
     /// Every setting within its bounds, or the first that is not, named
     /// by its flag.
     pub fn check(&self) -> Result<(), String> {
+        if !runs(&self.transport.engine()) {
+            return Err(format!(
+                "--transport {}: the daemon runs {} (it posts SEND, WRITE and READ)",
+                self.transport,
+                EngineKind::names_where(runs).join(" or ")
+            ));
+        }
         if self.slot_bytes == 0 || self.slot_bytes > proto::MAX_MESSAGE {
             return Err(format!(
                 "--slot-bytes must be in 1..={}, got {}",
@@ -110,7 +128,7 @@ mod tests {
             control: "/tmp/x.sock".into(),
             socket_mode: 0o666,
             bind: "127.0.0.1:4800".parse().unwrap(),
-            transport: TransportName::Irn,
+            transport: EngineKind::from_name("irn").unwrap(),
             qps_per_peer: 1,
             mtu: 4096,
             slot_bytes: 65536,
@@ -132,7 +150,11 @@ mod tests {
     #[test]
     fn each_bad_setting_is_named_by_its_flag() {
         assert_eq!(good().check(), Ok(()));
-        let bad: [(Spoil, &str); 8] = [
+        let bad: [(Spoil, &str); 9] = [
+            (
+                |c| c.transport = EngineKind::from_name("mprdma").unwrap(),
+                "--transport mprdma: the daemon runs roce or irn",
+            ),
             (|c| c.slot_bytes = 0, "--slot-bytes"),
             (|c| c.slot_bytes = 8, "--slot-bytes"),
             (|c| c.qps_per_peer = 0, "--qps-per-peer"),

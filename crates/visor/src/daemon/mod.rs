@@ -44,9 +44,9 @@ use std::time::Duration;
 
 use datapath::endpoint::{Endpoint, PortSettings, EXTERNAL};
 use datapath::region::Region;
-use datapath::session::TransportName;
+use datapath::session::irn_rtos;
 use datapath::socket::Socket;
-use transport::{CompletionSide, Engine, IrnConfig, Nic, NicConfig, QpId, Verb, WorkRequest};
+use transport::{CompletionSide, Engine, Nic, NicConfig, QpId, Verb, WorkRequest};
 
 use crate::fifo::Fifo;
 use crate::link::{Link, LinkMsg};
@@ -228,16 +228,9 @@ impl Daemon {
             .map_err(|e| format!("cannot bind the link port {}: {e}", sock.local))?;
         let mut apps = listen_at(&cfg.control, cfg.socket_mode)?;
         links_listener.set_nonblocking(true).map_err(err)?;
-        let engine = match cfg.transport {
-            TransportName::Roce => Engine::GoBackN,
-            TransportName::Irn => Engine::Irn(IrnConfig {
-                rto_high: cfg.rto_us * engine::time::US,
-                rto_low: (cfg.rto_us * engine::time::US * 10 / 32).max(1),
-                ..IrnConfig::default()
-            }),
-            TransportName::Mprdma => {
-                return Err("--transport mprdma: the daemon runs roce or irn".into())
-            }
+        let engine = match cfg.transport.engine() {
+            Engine::Irn(c) => Engine::Irn(irn_rtos(c, cfg.rto_us)),
+            e => e,
         };
         let settings = PortSettings {
             rate_gbps: cfg.rate_gbps,

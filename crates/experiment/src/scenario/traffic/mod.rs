@@ -7,9 +7,10 @@
 pub mod plan;
 
 use super::check::{Check, ScenarioError};
-use super::transport::EngineKind;
+use super::transport::some_engine_kind;
 use serde::Deserialize;
 use std::path::PathBuf;
+use transport::EngineKind;
 
 /// The most flows a scenario may have (all entries together), checked
 /// before any is generated.
@@ -35,6 +36,7 @@ pub struct FlowCfg {
     #[serde(default)]
     pub verb: VerbCfg,
     /// This flow's engine, overriding `[transport] kind`.
+    #[serde(default, deserialize_with = "some_engine_kind")]
     pub transport: Option<EngineKind>,
     /// See [`MessagesCfg`].
     pub messages: Option<u32>,
@@ -79,6 +81,7 @@ pub struct Traffic {
 #[serde(deny_unknown_fields)]
 struct TrafficRaw {
     pattern: PatternKind,
+    #[serde(default, deserialize_with = "some_engine_kind")]
     transport: Option<EngineKind>,
     messages: Option<u32>,
     sync_ratio: Option<f64>,

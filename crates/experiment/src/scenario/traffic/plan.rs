@@ -5,13 +5,13 @@
 //! count) and added to it in one global order.
 
 use super::super::check::{us, Check, ScenarioError, Source};
-use super::super::transport::{EngineKind, TransportCfg};
+use super::super::transport::TransportCfg;
 use super::MAX_FLOWS;
 use super::{DestinationsCfg, FlowCfg, MessagesCfg, PoissonCfg, Traffic, TrafficCfg, VerbCfg};
 use engine::{Rng, StreamKind};
 use fabric::{Flow, Network, NodeKind};
 use std::path::Path;
-use transport::{Engine, Verb, WorkRequest, WrError};
+use transport::{Engine, EngineKind, Verb, WorkRequest, WrError};
 use workload::FlowSpec;
 
 /// How an entry's flows are posted: as [`Flow::messages`] work requests,
@@ -36,13 +36,13 @@ fn message_split(
     m.validate(key, c)?;
     let messages = m.messages.unwrap_or(1) as u16;
     let ratio = m.sync_ratio.unwrap_or(0.0);
-    if ratio > 0.0 && kind != EngineKind::Mprdma {
+    if ratio > 0.0 && !kind.engine().honours_sync() {
         return Err(c.err(
             format!("{key}.sync_ratio"),
             format!(
-                "synchronise operations need transport \"mprdma\" (this entry's is \
-                 \"{}\", which delivers in order anyway)",
-                format!("{kind:?}").to_lowercase()
+                "synchronise operations need transport {} (this entry's is \
+                 \"{kind}\", which delivers in order anyway)",
+                EngineKind::quoted_where(Engine::honours_sync)
             ),
         ));
     }

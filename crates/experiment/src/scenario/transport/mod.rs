@@ -20,7 +20,7 @@ use irn::IrnOverrides;
 use mprdma::MpRdmaOverrides;
 use ordering::{EunomiaOverrides, StaticBitmapOverrides};
 use serde::Deserialize;
-use transport::{CcConfig, Engine, IrnConfig, OrderingKind};
+use transport::{CcConfig, Engine, EngineKind, IrnConfig, OrderingKind};
 
 #[derive(Debug, Deserialize, Clone)]
 #[serde(deny_unknown_fields, default)]
@@ -45,8 +45,9 @@ pub struct TransportCfg {
     pub timely: TimelyOverrides,
     /// DCTCP's values (with `cc = "dctcp"`).
     pub dctcp: DctcpOverrides,
-    /// Engine of every QP: "roce" (go-back-N), "irn" or
-    /// "mprdma".
+    /// Engine of every QP: a name of `transport::EngineKind`'s table
+    /// ("roce" (go-back-N), "irn", "mprdma", or an alias).
+    #[serde(deserialize_with = "engine_kind")]
     pub kind: EngineKind,
     /// IRN values replacing the defaults (used with `kind = "irn"`).
     pub irn: IrnOverrides,
@@ -62,23 +63,18 @@ pub struct TransportCfg {
     pub static_bitmap: StaticBitmapOverrides,
 }
 
-#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum EngineKind {
-    #[default]
-    Roce,
-    Irn,
-    Mprdma,
+/// `kind = "..."`: a name of the transport's table of engines
+/// ([`EngineKind::from_name`], whose error lists them).
+fn engine_kind<'de, D: serde::Deserializer<'de>>(d: D) -> Result<EngineKind, D::Error> {
+    let s = String::deserialize(d)?;
+    EngineKind::from_name(&s).map_err(serde::de::Error::custom)
 }
 
-impl EngineKind {
-    pub fn name(self) -> &'static str {
-        match self {
-            EngineKind::Roce => "roce",
-            EngineKind::Irn => "irn",
-            EngineKind::Mprdma => "mprdma",
-        }
-    }
+/// A flow's or traffic entry's `transport = "..."`, as [`engine_kind`].
+pub(crate) fn some_engine_kind<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<EngineKind>, D::Error> {
+    engine_kind(d).map(Some)
 }
 
 #[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq, Default)]
@@ -108,7 +104,7 @@ impl Default for TransportCfg {
             hpcc: HpccOverrides::default(),
             timely: TimelyOverrides::default(),
             dctcp: DctcpOverrides::default(),
-            kind: EngineKind::Roce,
+            kind: EngineKind::default(),
             irn: IrnOverrides::default(),
             mprdma: MpRdmaOverrides::default(),
             ordering: OrderingKind::None.name().to_string(),
@@ -234,15 +230,7 @@ impl TransportCfg {
         }
         // Checked here so that a mistake is found before any topology is
         // built; `engine` builds them again for every kind in use.
-        match self.kind {
-            EngineKind::Roce => {}
-            EngineKind::Irn => {
-                self.irn.config(self.mtu, c)?;
-            }
-            EngineKind::Mprdma => {
-                self.mprdma.config(c)?;
-            }
-        }
+        self.with_parameters(self.kind, c)?;
         // What the section's own checks did not see, in the NIC's words.
         cfg.nic
             .validate()
@@ -267,16 +255,23 @@ impl TransportCfg {
         c: Check,
         probe: impl FnOnce() -> Result<Network, ScenarioError>,
     ) -> Result<Engine, ScenarioError> {
-        Ok(match kind {
-            EngineKind::Roce => Engine::GoBackN,
-            EngineKind::Irn => {
-                let mut cfg = self.irn.config(self.mtu, c)?;
-                if self.irn.auto_bdp() {
-                    IrnOverrides::set_auto_bdp(&mut cfg, &probe()?, self.mtu, c)?;
-                }
-                Engine::Irn(cfg)
+        let mut engine = self.with_parameters(kind, c)?;
+        if let Engine::Irn(cfg) = &mut engine {
+            if self.irn.auto_bdp() {
+                IrnOverrides::set_auto_bdp(cfg, &probe()?, self.mtu, c)?;
             }
-            EngineKind::Mprdma => Engine::MpRdma(self.mprdma.config(c)?),
+        }
+        Ok(engine)
+    }
+
+    /// The engine of `kind` with the values of its table
+    /// (`[transport.irn]`, `[transport.mprdma]`) over its defaults; an
+    /// engine without a table of its own runs its defaults.
+    fn with_parameters(&self, kind: EngineKind, c: Check) -> Result<Engine, ScenarioError> {
+        Ok(match kind.engine() {
+            Engine::Irn(_) => Engine::Irn(self.irn.config(self.mtu, c)?),
+            Engine::MpRdma(_) => Engine::MpRdma(self.mprdma.config(c)?),
+            e => e,
         })
     }
 }
