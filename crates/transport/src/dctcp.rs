@@ -6,8 +6,14 @@
 //! until the PSN sent then is acknowledged; each new window outside it
 //! adds `rai`.
 //!
-//! Plain state the QP calls (`crate::cc`); uses nothing of the crate.
+//! Plain state the QP calls through the congestion-control hooks
+//! (`crate::cc::hooks`, which it implements); uses `crate::int` and
+//! `crate::packet` only for the hooks' signature.
 
+use crate::cc::hooks::{CongestionControl, ControlParams};
+use crate::int::IntStack;
+use crate::packet::Packet;
+use engine::Time;
 /// DCTCP's parameters.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct DctcpParams {
@@ -138,6 +144,38 @@ impl Dctcp {
         if self.cwr_until.is_none() && new_window {
             self.rate = (self.rate + self.p.rai_bps).min(self.line);
         }
+    }
+}
+
+impl ControlParams for DctcpParams {
+    type State = Dctcp;
+    fn state(&self, line_rate_bps: u64, mtu: u32) -> Dctcp {
+        Dctcp::new(*self, line_rate_bps, mtu)
+    }
+    fn validate(&self) -> Result<(), String> {
+        DctcpParams::validate(self)
+    }
+}
+
+/// DCTCP's rate and window move on ACKs, from the ECN echoes they carry
+/// (it reads its echoes there, not as notifications).
+impl CongestionControl for Dctcp {
+    const READS_ACKS: bool = true;
+    #[inline(always)]
+    fn rate(&mut self, _now: Time, _decreases: &mut u64) -> u64 {
+        self.rate
+    }
+    #[inline(always)]
+    fn rate_at(&self, _now: Time) -> u64 {
+        self.rate
+    }
+    #[inline(always)]
+    fn on_ack(&mut self, _now: Time, pkt: &Packet, _int: &IntStack, ack: u32, nxt: u32) {
+        Dctcp::on_ack(self, ack, nxt, pkt.ecn_echo)
+    }
+    #[inline(always)]
+    fn window(&self) -> Option<(u64, u32)> {
+        Dctcp::window(self).map(|w| (w, self.mtu))
     }
 }
 

@@ -11,9 +11,13 @@
 //! rate from the reference without moving it. The window is the rate
 //! times `T` (`var_win`), or a fixed `window_bytes`, or none.
 //!
-//! Plain state the QP calls (`crate::cc`); uses only `crate::int`.
+//! Plain state the QP calls through the congestion-control hooks
+//! (`crate::cc::hooks`, which it implements); uses `crate::int` and
+//! `crate::packet`.
 
+use crate::cc::hooks::{CongestionControl, ControlParams};
 use crate::int::{IntHop, IntStack};
+use crate::packet::Packet;
 use engine::Time;
 
 /// HPCC's parameters. The window and base RTT depend on the topology
@@ -220,6 +224,43 @@ impl Hpcc {
             self.rate_ref = rate;
             self.stage = stage;
         }
+    }
+}
+
+impl ControlParams for HpccParams {
+    type State = Hpcc;
+    fn state(&self, line_rate_bps: u64, mtu: u32) -> Hpcc {
+        Hpcc::new(*self, line_rate_bps, mtu)
+    }
+    fn validate(&self) -> Result<(), String> {
+        HpccParams::validate(self)
+    }
+    fn wire_bytes(&self) -> u32 {
+        IntStack::WIRE_BYTES
+    }
+    fn wants_int(&self) -> bool {
+        true
+    }
+}
+
+/// HPCC's rate and window move on ACKs, from their telemetry.
+impl CongestionControl for Hpcc {
+    const READS_ACKS: bool = true;
+    #[inline(always)]
+    fn rate(&mut self, _now: Time, _decreases: &mut u64) -> u64 {
+        self.rate
+    }
+    #[inline(always)]
+    fn rate_at(&self, _now: Time) -> u64 {
+        self.rate
+    }
+    #[inline(always)]
+    fn on_ack(&mut self, _now: Time, _pkt: &Packet, int: &IntStack, ack: u32, nxt: u32) {
+        Hpcc::on_ack(self, ack, nxt, int)
+    }
+    #[inline(always)]
+    fn window(&self) -> Option<(u64, u32)> {
+        Hpcc::window(self).map(|w| (w, self.mtu))
     }
 }
 

@@ -9,8 +9,13 @@
 //! the gradient being that difference over `min_rtt`. After five
 //! consecutive increases each step is the hyper-additive `rhai`.
 //!
-//! Plain state the QP calls (`crate::cc`); uses nothing of the crate.
+//! Plain state the QP calls through the congestion-control hooks
+//! (`crate::cc::hooks`, which it implements); uses `crate::int` and
+//! `crate::packet` only for the hooks' signature.
 
+use crate::cc::hooks::{CongestionControl, ControlParams};
+use crate::int::IntStack;
+use crate::packet::Packet;
 use engine::Time;
 
 /// TIMELY's parameters.
@@ -144,6 +149,38 @@ impl Timely {
             self.last_update = Some(snd_nxt);
             self.prev_rtt = rtt;
         }
+    }
+}
+
+impl ControlParams for TimelyParams {
+    type State = Timely;
+    fn state(&self, line_rate_bps: u64, _mtu: u32) -> Timely {
+        Timely::new(*self, line_rate_bps)
+    }
+    fn validate(&self) -> Result<(), String> {
+        TimelyParams::validate(self)
+    }
+    /// Its timestamp (ns-3's `IntHeader` in `TS` mode).
+    fn wire_bytes(&self) -> u32 {
+        8
+    }
+}
+
+/// TIMELY's rate moves on ACKs, from the RTT each measures (now minus the
+/// echoed send time).
+impl CongestionControl for Timely {
+    const READS_ACKS: bool = true;
+    #[inline(always)]
+    fn rate(&mut self, _now: Time, _decreases: &mut u64) -> u64 {
+        self.rate
+    }
+    #[inline(always)]
+    fn rate_at(&self, _now: Time) -> u64 {
+        self.rate
+    }
+    #[inline(always)]
+    fn on_ack(&mut self, now: Time, pkt: &Packet, _int: &IntStack, ack: u32, nxt: u32) {
+        Timely::on_ack(self, ack, nxt, now.saturating_sub(pkt.sent_at))
     }
 }
 

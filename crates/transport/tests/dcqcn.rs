@@ -53,7 +53,10 @@ fn ack(psn: u32, ecn_echo: bool) -> Packet {
 }
 
 fn alpha(nic: &Nic, t: Time) -> f64 {
-    nic.qp_cc(0).unwrap().as_dcqcn().unwrap().alpha_at(t)
+    match nic.qp_cc(0).unwrap().state() {
+        Some(transport::CcState::Dcqcn(d)) => d.alpha_at(t),
+        s => panic!("not DCQCN: {s:?}"),
+    }
 }
 
 /// Sends one packet at `t`, then polls as told by `Transmit::At` until the

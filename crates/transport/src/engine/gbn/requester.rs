@@ -41,8 +41,8 @@ use crate::memory::Dma;
 use crate::packet::{Packet, PacketKind, Verb, ATOMIC_BYTES};
 use crate::psn::Psn;
 use crate::rc::{
-    offset_of, payload_of, psn_room, reserve_psns, response_payload, wqe_npkts, Ctx, Outcome,
-    MAX_RD_ATOMIC,
+    data_packet, fetch_payload, offset_of, payload_of, psn_room, reserve_psns, response_payload,
+    wqe_npkts, Ctx, Data, Outcome, MAX_RD_ATOMIC,
 };
 use engine::Time;
 
@@ -219,23 +219,14 @@ impl Requester {
         let idx = psn.since(w.first_psn);
         let mtu = cfg.mtu;
         let off = offset_of(mtu, idx).min(w.len);
-        let (payload, wire, msg_len, first, last, next) = if w.verb.reads() {
+        let (payload, msg_len, first, last, next) = if w.verb.reads() {
             // Re-issued READs ask only for the remainder.
             let asked = w.len - off;
-            (0, cfg.header_bytes, asked, idx == 0, true, w.end())
+            (0, asked, idx == 0, true, w.end())
         } else {
             let pl = payload_of(w.len, mtu, idx);
-            if !dma.fetch(w.local_addr + off, pl) {
-                stats.access_errors += 1;
-            }
-            (
-                pl,
-                pl + cfg.header_bytes,
-                w.len,
-                idx == 0,
-                idx + 1 == w.npkts,
-                psn + 1,
-            )
+            fetch_payload(dma, stats, w.local_addr + off, pl);
+            (pl, w.len, idx == 0, idx + 1 == w.npkts, psn + 1)
         };
         let addr = match w.verb {
             Verb::Send => off,
@@ -254,33 +245,22 @@ impl Requester {
         if self.rto_deadline.is_none() {
             self.rto_deadline = Some(now + cfg.rto);
         }
-        Packet {
-            src: 0,
-            dst: 0,
-            src_qp: 0,
-            dst_qp: 0,
-            sport: 0,
+        let data = Data {
             kind: PacketKind::Request,
             verb: w.verb,
             psn: psn.wire(),
+            // A READ request asks for `msg_len` bytes from its own.
+            ipsn: if w.verb.reads() { 0 } else { idx },
             payload,
-            wire,
-            priority: cfg.data_priority,
-            ce: false,
-            ecn_echo: false,
             first,
             last,
             msg_len,
-            sent_at: now,
             addr,
             imm: w.imm,
             compare: w.compare,
             wqe_sn: 0,
-            // The iPSN (a READ request asks for `msg_len` bytes from its own).
-            sack_psn: if w.verb.reads() { 0 } else { idx },
-            vp: 0,
-            mp_flags: 0,
-        }
+        };
+        data_packet(cfg, now, data)
     }
 
     /// Cumulative ACK: the responder expects `psn` (24 bits) next.

@@ -37,7 +37,10 @@ use crate::api::{Completion, CompletionSide, Event, NicConfig, NicStats};
 use crate::memory::Dma;
 use crate::packet::{Packet, PacketKind, Verb, ATOMIC_BYTES};
 use crate::psn::{Psn, MAX_PSN_SPAN};
-use crate::rc::{npkts, offset_of, response_payload, Ctx, RecvWqe, Reply, RxOutcome, ATOMIC_CACHE};
+use crate::rc::{
+    data_packet, fetch_payload, npkts, offset_of, response_payload, Ctx, Data, RecvWqe, Reply,
+    RxOutcome, ATOMIC_CACHE,
+};
 use engine::Time;
 
 #[derive(Clone, Copy, Debug)]
@@ -366,30 +369,21 @@ impl Responder {
         let payload = response_payload(job.verb, job.msg_len, cfg.mtu, idx);
         if job.verb.is_atomic() {
             dma.put(&job.value.to_le_bytes());
-        } else if !dma.fetch(job.addr + offset_of(cfg.mtu, idx), payload) {
-            stats.access_errors += 1;
+        } else {
+            fetch_payload(dma, stats, job.addr + offset_of(cfg.mtu, idx), payload);
         }
-        let pkt = Packet {
-            src: 0,
-            dst: 0,
-            src_qp: 0,
-            dst_qp: 0,
-            sport: 0,
+        let data = Data {
             kind: PacketKind::ReadResponse,
             verb: job.verb,
             psn: psn.wire(),
+            ipsn: idx,
             payload,
-            wire: payload + cfg.header_bytes,
-            priority: cfg.data_priority,
-            ce: false,
-            ecn_echo: false,
             first: psn == job.first_psn,
             last: psn + 1 == job.end_psn,
             msg_len: job.msg_len,
-            sent_at: now,
-            sack_psn: idx,
-            ..Packet::default()
+            ..Data::default()
         };
+        let pkt = data_packet(cfg, now, data);
         job.next_psn += 1;
         if job.next_psn == job.end_psn {
             self.reads.pop_front();

@@ -28,7 +28,8 @@ use crate::memory::Dma;
 use crate::packet::{Packet, PacketKind, Verb, ATOMIC_BYTES};
 use crate::psn::{Msn, Psn};
 use crate::rc::{
-    offset_of, payload_of, psn_room, reserve_psns, response_payload, wqe_npkts, Ctx, Outcome,
+    data_packet, fetch_payload, offset_of, payload_of, psn_room, reserve_psns, response_payload,
+    wqe_npkts, Ctx, Data, Outcome,
 };
 use engine::Time;
 
@@ -182,9 +183,7 @@ impl Requester {
             (0, w.remote_addr, true)
         } else {
             let pl = payload_of(w.len, mtu, idx);
-            if !dma.fetch(w.local_addr + off, pl) {
-                stats.access_errors += 1;
-            }
+            fetch_payload(dma, stats, w.local_addr + off, pl);
             let addr = if w.verb == Verb::Send {
                 off
             } else {
@@ -196,25 +195,22 @@ impl Requester {
         if !rtx && psn + 1 == w.s_end() {
             self.cursor += 1;
         }
-        Packet {
+        let data = Data {
             kind: PacketKind::Request,
             verb: w.verb,
             psn: psn.wire(),
+            // A READ request asks for `msg_len` bytes from its own.
+            ipsn: if w.verb.reads() { 0 } else { idx },
             payload,
-            wire: payload + cfg.header_bytes,
-            priority: cfg.data_priority,
             first: idx == 0,
             last,
             msg_len: w.len,
-            sent_at: now,
             addr,
             imm: w.imm,
             compare: w.compare,
             wqe_sn: w.sn.wire(),
-            // The iPSN (a READ request asks for `msg_len` bytes from its own).
-            sack_psn: if w.verb.reads() { 0 } else { idx },
-            ..Packet::default()
-        }
+        };
+        data_packet(cfg, now, data)
     }
 
     /// ACK or NACK (with its SACK) of request PSNs.

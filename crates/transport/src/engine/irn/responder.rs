@@ -37,7 +37,10 @@ use crate::api::{Completion, CompletionSide, Event, NicConfig, NicStats, QpId};
 use crate::memory::Dma;
 use crate::packet::{Packet, PacketKind, Verb, ATOMIC_BYTES};
 use crate::psn::{Msn, Psn, MAX_PSN_SPAN};
-use crate::rc::{npkts, offset_of, response_payload, Ctx, Outcome, RecvWqe, Reply, RxOutcome};
+use crate::rc::{
+    data_packet, fetch_payload, npkts, offset_of, response_payload, Ctx, Data, Outcome, RecvWqe,
+    Reply, RxOutcome,
+};
 use engine::Time;
 
 /// What the last packet of a message does once everything before it arrived.
@@ -344,29 +347,27 @@ impl Responder {
         let off = offset_of(cfg.mtu, idx);
         if job.verb.is_atomic() {
             dma.put(&job.value.to_le_bytes());
-        } else if !dma.fetch(job.addr + off, payload) {
-            stats.access_errors += 1;
+        } else {
+            fetch_payload(dma, stats, job.addr + off, payload);
         }
         self.win.on_sent(r, now, &self.cfg);
         if !rtx && r + 1 == job.r_end() {
             self.cursor += 1;
         }
-        Packet {
+        let data = Data {
             kind: PacketKind::ReadResponse,
             verb: job.verb,
             psn: r.wire(),
+            ipsn: idx,
             payload,
-            wire: payload + cfg.header_bytes,
-            priority: cfg.data_priority,
             first: idx == 0,
             last: idx + 1 == job.r_n,
             msg_len: job.len,
-            sent_at: now,
             addr: job.addr + off,
             wqe_sn: job.sn,
-            sack_psn: idx,
-            ..Packet::default()
-        }
+            ..Data::default()
+        };
+        data_packet(cfg, now, data)
     }
 
     /// A read ACK/NACK from the requester.

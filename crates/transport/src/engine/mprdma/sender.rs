@@ -34,7 +34,9 @@ use crate::api::{Completion, Event, NicConfig, NicStats, QpId, WorkRequest};
 use crate::memory::Dma;
 use crate::packet::{MpHeader, Packet, PacketKind, Verb};
 use crate::psn::{Msn, Psn};
-use crate::rc::{npkts, offset_of, payload_of, psn_room, reserve_psns};
+use crate::rc::{
+    data_packet, fetch_payload, npkts, offset_of, payload_of, psn_room, reserve_psns, Data,
+};
 use engine::{Rng, Time};
 
 /// An ACK clocks out at most this many packets on its VP.
@@ -458,34 +460,28 @@ impl Sender {
         let idx = psn.since(w.first_psn);
         let payload = payload_of(w.len, cfg.mtu, idx);
         let off = offset_of(cfg.mtu, idx).min(w.len);
-        if !dma.fetch(w.local_addr + off, payload) {
-            stats.access_errors += 1;
-        }
+        fetch_payload(dma, stats, w.local_addr + off, payload);
         let addr = match w.verb {
             Verb::Send => off,
             _ => w.remote_addr + off,
         };
-        let mut pkt = Packet {
-            src: 0,
-            dst: 0,
-            src_qp: 0,
-            dst_qp: 0,
-            sport: vp,
+        let data = Data {
             kind: PacketKind::Request,
             verb: w.verb,
             psn: psn.wire(),
+            ipsn: idx,
             payload,
-            wire: payload + cfg.header_bytes,
-            priority: cfg.data_priority,
-            ce: false,
-            ecn_echo: false,
             first: idx == 0,
             last: idx + 1 == w.npkts,
             msg_len: w.len,
-            sent_at: now,
             addr,
             imm: w.imm,
-            ..Packet::default()
+            ..Data::default()
+        };
+        // The engine chooses the VP (`EngineOps::chooses_sport`).
+        let mut pkt = Packet {
+            sport: vp,
+            ..data_packet(cfg, now, data)
         };
         MpHeader {
             msn: w.msn,

@@ -1,13 +1,17 @@
 //! Congestion control selection: the configuration enum [`CcConfig`] and the
 //! per-QP runtime state [`Cc`], an enum with static dispatch (no trait
 //! objects on the hot path). Each algorithm lives in its own module
-//! (`dcqcn`, `hpcc`, `timely`, `dctcp`); this file only dispatches, and
-//! says which of them an engine can run.
+//! (`dcqcn`, `hpcc`, `timely`, `dctcp`) and implements the hooks of
+//! [`hooks`] (every one with a default that does nothing); this file only
+//! dispatches to them (the `params!` and `state!` matches), and says
+//! which of them an engine can run.
 //!
 //! Uses `crate::dcqcn`, `crate::hpcc`, `crate::timely`, `crate::dctcp`,
 //! `crate::int`, `crate::packet` and the engines' plain configuration
 //! (`engine::config`, `engine::names`: which engines a control can run
 //! under); `crate::api` holds its configuration.
+
+pub mod hooks;
 
 use crate::dcqcn::{Dcqcn, DcqcnParams, Notification};
 use crate::dctcp::{Dctcp, DctcpParams};
@@ -18,6 +22,7 @@ use crate::int::IntStack;
 use crate::packet::Packet;
 use crate::timely::{Timely, TimelyParams};
 use engine::Time;
+use hooks::{CongestionControl, ControlParams};
 
 /// Which congestion control a QP runs.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -35,6 +40,37 @@ pub enum CcConfig {
     Dctcp(DctcpParams),
 }
 
+/// The one match over the configured controls: `params!(cfg, none, p =>
+/// p.method())`, `none` for [`CcConfig::None`].
+macro_rules! params {
+    ($cfg:expr, $none:expr, $p:ident => $body:expr) => {
+        match $cfg {
+            CcConfig::None => $none,
+            CcConfig::Dcqcn($p) => $body,
+            CcConfig::Hpcc($p) => $body,
+            CcConfig::Timely($p) => $body,
+            CcConfig::Dctcp($p) => $body,
+        }
+    };
+}
+
+/// The one match over the controls' states: `state!(s, c => c.hook())`.
+macro_rules! state {
+    ($s:expr, $c:ident => $body:expr) => {
+        match $s {
+            CcState::Dcqcn($c) => $body,
+            CcState::Hpcc($c) => $body,
+            CcState::Timely($c) => $body,
+            CcState::Dctcp($c) => $body,
+        }
+    };
+}
+
+/// Whether the state of a control configured by `P` reads ACKs.
+fn reads_acks<P: ControlParams>(_: &P) -> bool {
+    P::State::READS_ACKS
+}
+
 impl CcConfig {
     /// The name scenario files use (`[transport] cc`).
     pub fn name(&self) -> &'static str {
@@ -47,51 +83,35 @@ impl CcConfig {
         }
     }
 
-    /// How this NIC's QPs, as notification points, report CE marks.
+    /// How this NIC's QPs, as notification points, report CE marks
+    /// ([`ControlParams::notification`]; no control: none).
     pub fn notification(&self) -> Notification {
-        match self {
-            CcConfig::None => Notification::Off,
-            CcConfig::Dcqcn(p) => p.notification,
-            _ => Notification::AckEcho,
-        }
+        params!(self, Notification::Off, p => p.notification())
     }
 
-    /// Header bytes the control adds to every data packet and ACK: HPCC's
-    /// INT stack; TIMELY's timestamp (ns-3's `IntHeader` in `TS` mode).
-    /// They are part of [`crate::NicConfig`]'s `header_bytes` and
-    /// `ctrl_bytes` (the scenario adds them), so that a packet costs no
-    /// more to build with a control that adds none; an ideal FCT leaves
-    /// them out, as ns-3's does.
+    /// Header bytes the control adds to every data packet and ACK
+    /// ([`ControlParams::wire_bytes`]). They are part of
+    /// [`crate::NicConfig`]'s `header_bytes` and `ctrl_bytes` (the
+    /// scenario adds them), so that a packet costs no more to build with a
+    /// control that adds none; an ideal FCT leaves them out, as ns-3's does.
     pub fn wire_bytes(&self) -> u32 {
-        match self {
-            CcConfig::Hpcc(_) => IntStack::WIRE_BYTES,
-            CcConfig::Timely(_) => 8,
-            _ => 0,
-        }
+        params!(self, 0, p => p.wire_bytes())
     }
 
     /// Whether switches stamp in-band telemetry for this control.
     pub fn wants_int(&self) -> bool {
-        matches!(self, CcConfig::Hpcc(_))
+        params!(self, false, p => p.wants_int())
     }
 
     pub fn validate(&self) -> Result<(), String> {
-        match self {
-            CcConfig::None => Ok(()),
-            CcConfig::Dcqcn(p) => p.validate(),
-            CcConfig::Hpcc(p) => p.validate(),
-            CcConfig::Timely(p) => p.validate(),
-            CcConfig::Dctcp(p) => p.validate(),
-        }
+        params!(self, Ok(()), p => ControlParams::validate(p))
     }
 
-    /// Whether it reacts to ACKs (HPCC, TIMELY, DCTCP): it reads the
-    /// cumulative ACK of request PSNs and the QP's span.
+    /// Whether it reacts to ACKs (HPCC, TIMELY, DCTCP:
+    /// [`CongestionControl::READS_ACKS`]): it reads the cumulative ACK of
+    /// request PSNs and the QP's span.
     pub fn reads_acks(&self) -> bool {
-        matches!(
-            self,
-            CcConfig::Hpcc(_) | CcConfig::Timely(_) | CcConfig::Dctcp(_)
-        )
+        params!(self, false, p => reads_acks(p))
     }
 
     /// Whether `engine` can run this control: one that keeps its own
@@ -137,12 +157,13 @@ impl Cc {
     /// The state of a new QP of a NIC of `line_rate_bps` sending packets
     /// of `mtu` payload bytes.
     pub fn new(cfg: &CcConfig, line_rate_bps: u64, mtu: u32) -> Cc {
+        let (line, mtu) = (line_rate_bps, mtu);
         let state = match cfg {
             CcConfig::None => return Cc::None,
-            CcConfig::Dcqcn(p) => CcState::Dcqcn(Dcqcn::new(*p, line_rate_bps)),
-            CcConfig::Hpcc(p) => CcState::Hpcc(Hpcc::new(*p, line_rate_bps, mtu)),
-            CcConfig::Timely(p) => CcState::Timely(Timely::new(*p, line_rate_bps)),
-            CcConfig::Dctcp(p) => CcState::Dctcp(Dctcp::new(*p, line_rate_bps, mtu)),
+            CcConfig::Dcqcn(p) => CcState::Dcqcn(p.state(line, mtu)),
+            CcConfig::Hpcc(p) => CcState::Hpcc(p.state(line, mtu)),
+            CcConfig::Timely(p) => CcState::Timely(p.state(line, mtu)),
+            CcConfig::Dctcp(p) => CcState::Dctcp(p.state(line, mtu)),
         };
         Cc::On(Box::new(state))
     }
@@ -155,15 +176,7 @@ impl Cc {
         let Cc::On(s) = self else {
             return line;
         };
-        match &mut **s {
-            CcState::Dcqcn(d) => {
-                *decreases += d.advance(now);
-                d.rate()
-            }
-            CcState::Hpcc(h) => h.rate(),
-            CcState::Timely(t) => t.rate(),
-            CcState::Dctcp(d) => d.rate(),
-        }
+        state!(&mut **s, c => CongestionControl::rate(c, now, decreases))
     }
 
     /// The rate at `now` (`line` without congestion control), without
@@ -172,42 +185,39 @@ impl Cc {
         let Cc::On(s) = self else {
             return line;
         };
-        match &**s {
-            CcState::Dcqcn(d) => d.rate_at(now),
-            CcState::Hpcc(h) => h.rate(),
-            CcState::Timely(t) => t.rate(),
-            CcState::Dctcp(d) => d.rate(),
-        }
+        state!(&**s, c => CongestionControl::rate_at(c, now))
     }
 
     /// After `rate(now)`: the next time the rate may increase on its own
-    /// (see [`Dcqcn::next_increase`]). The others change their rate only on
-    /// an ACK, which wakes the QP.
+    /// ([`CongestionControl::next_increase`]).
     #[inline]
     pub fn next_increase(&self) -> Option<Time> {
-        self.dcqcn().and_then(Dcqcn::next_increase)
+        let Cc::On(s) = self else {
+            return None;
+        };
+        state!(&**s, c => CongestionControl::next_increase(c))
     }
 
-    /// A congestion notification (CNP or ECN echo) arrived. DCTCP reads
-    /// its echoes in [`Cc::on_ack`].
+    /// A congestion notification (CNP or ECN echo) arrived.
     #[inline]
     pub fn on_congestion(&mut self, now: Time, decreases: &mut u64) {
-        if let Some(d) = self.dcqcn_mut() {
-            *decreases += d.on_cnp(now);
+        if let Cc::On(s) = self {
+            *decreases += state!(&mut **s, c => c.on_congestion(now));
         }
     }
 
     /// A data packet of `wire` bytes left at `now`.
     #[inline]
     pub fn on_sent(&mut self, now: Time, wire: u64, decreases: &mut u64) {
-        if let Some(d) = self.dcqcn_mut() {
-            *decreases += d.on_sent(now, wire);
+        if let Cc::On(s) = self {
+            *decreases += state!(&mut **s, c => CongestionControl::on_sent(c, now, wire));
         }
     }
 
     /// An ACK or NACK of requests arrived at `now` with telemetry `int`.
-    /// `span` gives, only when a control asks, the PSN it acknowledges
-    /// below and the next PSN the QP would send, as 32-bit serial numbers.
+    /// `span` gives, only when a control reads ACKs, the PSN it
+    /// acknowledges below and the next PSN the QP would send, as 32-bit
+    /// serial numbers.
     #[inline(always)]
     pub fn on_ack(
         &mut self,
@@ -219,7 +229,7 @@ impl Cc {
         let Cc::On(s) = self else {
             return;
         };
-        if matches!(**s, CcState::Dcqcn(_)) {
+        if !s.reads_acks() {
             return;
         }
         let (ack, nxt) = span();
@@ -235,12 +245,10 @@ impl Cc {
         let Cc::On(s) = self else {
             return true;
         };
-        let (w, mtu) = match &**s {
-            CcState::Hpcc(h) => (h.window(), h.mtu()),
-            CcState::Dctcp(d) => (d.window(), d.mtu()),
-            _ => return true,
-        };
-        w.is_none_or(|w| (in_flight() as u64) * (mtu as u64) < w)
+        match state!(&**s, c => CongestionControl::window(c)) {
+            None => true,
+            Some((w, mtu)) => (in_flight() as u64) * (mtu as u64) < w,
+        }
     }
 
     #[inline]
@@ -254,46 +262,11 @@ impl Cc {
         }
     }
 
-    fn dcqcn_mut(&mut self) -> Option<&mut Dcqcn> {
+    /// The control's state (None without congestion control), for
+    /// diagnostics and tests.
+    pub fn state(&self) -> Option<&CcState> {
         match self {
-            Cc::On(s) => match &mut **s {
-                CcState::Dcqcn(d) => Some(d),
-                _ => None,
-            },
-            Cc::None => None,
-        }
-    }
-
-    fn dcqcn(&self) -> Option<&Dcqcn> {
-        match self {
-            Cc::On(s) => match &**s {
-                CcState::Dcqcn(d) => Some(d),
-                _ => None,
-            },
-            Cc::None => None,
-        }
-    }
-
-    pub fn as_dcqcn(&self) -> Option<&Dcqcn> {
-        self.dcqcn()
-    }
-
-    pub fn as_hpcc(&self) -> Option<&Hpcc> {
-        match self {
-            Cc::On(s) => match &**s {
-                CcState::Hpcc(h) => Some(h),
-                _ => None,
-            },
-            Cc::None => None,
-        }
-    }
-
-    pub fn as_dctcp(&self) -> Option<&Dctcp> {
-        match self {
-            Cc::On(s) => match &**s {
-                CcState::Dctcp(d) => Some(d),
-                _ => None,
-            },
+            Cc::On(s) => Some(s),
             Cc::None => None,
         }
     }
@@ -308,15 +281,19 @@ impl Cc {
 }
 
 impl CcState {
+    /// Whether the control reads ACKs ([`CongestionControl::READS_ACKS`]).
+    #[inline(always)]
+    fn reads_acks(&self) -> bool {
+        fn reads<C: CongestionControl>(_: &C) -> bool {
+            C::READS_ACKS
+        }
+        state!(self, c => reads(c))
+    }
+
     /// [`Cc::on_ack`] of the controls that read ACKs, out of line.
     #[inline(never)]
     fn on_ack(&mut self, now: Time, pkt: &Packet, int: &IntStack, ack: u32, nxt: u32) {
-        match self {
-            CcState::Dcqcn(_) => {}
-            CcState::Hpcc(h) => h.on_ack(ack, nxt, int),
-            CcState::Timely(t) => t.on_ack(ack, nxt, now.saturating_sub(pkt.sent_at)),
-            CcState::Dctcp(d) => d.on_ack(ack, nxt, pkt.ecn_echo),
-        }
+        state!(self, c => CongestionControl::on_ack(c, now, pkt, int, ack, nxt))
     }
 }
 
