@@ -80,7 +80,7 @@ impl Default for NicConfig {
             ctrl_priority: 0,
             ordering: OrderingKind::None,
             cc: CcConfig::None,
-            engine: Engine::GoBackN,
+            engine: Engine::default(),
             qp_cache: QpCacheConfig::default(),
         }
     }

@@ -11,18 +11,20 @@
 //! drive this same code.
 //!
 //! Layers, bottom up (a file uses only the layers below it):
-//! - [`psn`], [`int`], [`packet`], [`memory`], [`dcqcn`], [`hpcc`],
-//!   [`timely`], [`dctcp`], [`cc`], [`reorder`],
+//! - [`psn`], [`int`], [`packet`], [`memory`], `cc::hooks` (the
+//!   interface every congestion control implements), [`dcqcn`], [`hpcc`],
+//!   [`timely`], [`dctcp`], [`cc`] (their dispatch), [`reorder`],
 //!   [`qp_cache`]: sequence numbers (32-bit serial in the NIC, 24 bits on
 //!   the wire), packets, DMA, congestion control, reordering counters, the
 //!   QP-context cache; plain data and their own state machines.
 //! - [`api`]: the types of the NIC's API (QpId, QpConfig, InitialPsns,
 //!   WorkRequest, Completion, Event, Transmit, NicConfig, NicStats,
 //!   SendOptions) and the engines' configuration files they hold
-//!   (`engine::config` and each engine's `config`).
+//!   (`engine::config` with the engines' capabilities, `engine::names`
+//!   with the one table of engine names, and each engine's `config`).
 //! - `rc`: what every reliable-connection engine shares (segmentation,
-//!   WQE types, the handler context, control packets, the packet handling
-//!   of requester/responder engines).
+//!   the one data-packet builder, WQE types, the handler context, control
+//!   packets, the packet handling of requester/responder engines).
 //! - [`engine`]: one folder per engine (`gbn`, [`irn`], [`mprdma`]), the
 //!   [`Engine`] choice and the one dispatch over the engines' runtime
 //!   state.

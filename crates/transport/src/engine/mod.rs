@@ -7,9 +7,12 @@
 //! - [`EngineOps`]: what the QP asks of an engine; [`dispatch!`] is the one
 //!   match over the variants.
 //!
+//! - [`EngineKind`] (in `names`): the one table of engine names.
+//!
 //! Adding an engine: a folder implementing [`EngineOps`], its variant in
-//! [`Engine`] (with its configuration) and in [`EngineState`], its line in
-//! `dispatch!` and in [`EngineState::new`].
+//! [`Engine`] (with its configuration and capabilities) and in
+//! [`EngineState`], its row in `names`, its line in `dispatch!` and in
+//! [`EngineState::new`].
 //!
 //! May use `crate::api`, `crate::rc`, `crate::packet`, `crate::psn`,
 //! `crate::memory` and the engine folders; never the QP (`crate::qp`) or
