@@ -5,6 +5,7 @@
 //! nodes and runs alone between windows. Plain data: touches nothing.
 
 use crate::hash::mix64;
+use crate::host::app::AppId;
 use crate::net::window::Tie;
 use engine::Time;
 
@@ -26,6 +27,9 @@ pub(crate) enum Ev {
     /// A deadline of the switch that owns the port (a load balancer's:
     /// ConWeave's flush of a held queue); each runs every deadline due.
     SwitchTimer(u32),
+    /// An application's timer at a host is due (one event per timer:
+    /// each runs the host's earliest, `host/app/`).
+    AppTimer(u32),
 }
 
 impl Tie for Ev {
@@ -45,6 +49,7 @@ impl Tie for Ev {
             Ev::Timer(_) => 3 << 32,
             Ev::SwitchTimer(_) => 4 << 32,
             Ev::Late(p) => 5 << 32 | p as u64,
+            Ev::AppTimer(_) => 6 << 32,
         };
         mix64(code ^ at.wrapping_mul(0x9e37_79b9_7f4a_7c15))
     }
@@ -56,16 +61,20 @@ pub(crate) fn node_of(port_node: &[u32], host_node: &[u32], ev: Ev) -> u32 {
     match ev {
         Ev::TxDone(p) | Ev::SwitchTimer(p) => port_node[p as usize],
         Ev::Arrive(p) | Ev::Late(p) => port_node[p as usize ^ 1],
-        Ev::NicWake(h) | Ev::Timer(h) => host_node[h as usize],
+        Ev::NicWake(h) | Ev::Timer(h) | Ev::AppTimer(h) => host_node[h as usize],
     }
 }
 
-/// Events that touch more than one node (a flow's start creates QPs at
-/// both ends; a fault acts on both ends of a link; a sample reads the
-/// whole fabric): each runs alone, between two windows.
+/// Events that touch more than one node (an application's start or
+/// fabric timer, a flow's start among them, may create QPs at two hosts;
+/// a fault acts on both ends of a link; a sample reads the whole fabric):
+/// each runs alone, between two windows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Global {
-    FlowStart(u32),
+    AppStart(AppId),
+    /// An application's fabric timer, with its token (the flows: a flow's
+    /// start, by id).
+    AppTimer(AppId, u64),
     Fault(u32),
     /// Random failure schedule `i` fails its next set (`link/random_failures.rs`).
     Failures(u32),
