@@ -224,8 +224,10 @@ impl Network {
             requester_qp: u32::MAX,
             responder_qp: u32::MAX,
         });
-        self.globals
-            .push(flow.start.max(self.now), Global::AppTimer(AppId::FLOWS, id as u64));
+        self.globals.push(
+            flow.start.max(self.now),
+            Global::AppTimer(AppId::FLOWS, id as u64),
+        );
         Ok(id)
     }
 }

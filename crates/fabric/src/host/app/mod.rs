@@ -163,7 +163,11 @@ impl HostCtx<'_> {
     /// other; returns their numbers (at `a`, at `b`). Only in
     /// [`Scope::Fabric`]: it changes two hosts.
     pub fn connect(&mut self, a: u32, b: u32, spec: QpSpec) -> Result<(QpId, QpId), QpError> {
-        assert_eq!(self.scope, Scope::Fabric, "connect outside the fabric scope");
+        assert_eq!(
+            self.scope,
+            Scope::Fabric,
+            "connect outside the fabric scope"
+        );
         let owner = QpOwner {
             app: self.app,
             tag: spec.tag,
@@ -248,7 +252,11 @@ impl HostCtx<'_> {
     /// [`Scope::Fabric`] (from a host, it could fall inside the window
     /// running).
     pub fn arm_fabric(&mut self, at: Time, token: u64) {
-        assert_eq!(self.scope, Scope::Fabric, "arm_fabric outside the fabric scope");
+        assert_eq!(
+            self.scope,
+            Scope::Fabric,
+            "arm_fabric outside the fabric scope"
+        );
         let at = at.max(self.now);
         self.net.globals.push(at, Global::AppTimer(self.app, token));
     }

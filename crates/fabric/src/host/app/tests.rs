@@ -170,16 +170,23 @@ fn round_trip(p: &PingPong) -> (Time, Time) {
 fn closed_loop_rounds_take_their_round_trips() {
     let mut net = Network::new(star(2), FabricConfig::default()).unwrap();
     let rounds = 50;
-    let id = net.add_app(Box::new(PingPong::new(0, 1, rounds, 0)), 0).unwrap();
+    let id = net
+        .add_app(Box::new(PingPong::new(0, 1, rounds, 0)), 0)
+        .unwrap();
     assert_eq!(id, AppId(1));
     run(&mut net);
     let p = net.app::<PingPong>(id).unwrap();
     assert_eq!(p.ends.len(), rounds);
-    assert_eq!(p.seen, [rounds; 4], "every completion, to this app");
+    // Every completion, to this app; the run ends with the last round,
+    // before the ACK of the last answer reaches B.
+    assert_eq!(p.seen, [rounds, rounds - 1, rounds, rounds]);
     let (min, slack) = round_trip(p);
     for (i, (s, e)) in p.starts.iter().zip(&p.ends).enumerate() {
         let took = e - s;
-        assert!(took >= min && took <= min + slack, "round {i}: {took} ps, {min} at least");
+        assert!(
+            took >= min && took <= min + slack,
+            "round {i}: {took} ps, {min} at least"
+        );
     }
     // Each round starts when the one before ends: the loop is closed.
     assert_eq!(p.starts[1..], p.ends[..rounds - 1]);
@@ -232,7 +239,9 @@ fn loops_and_flows_share_a_fabric() {
     };
     let mut net = Network::new(star(6), cfg).unwrap();
     let rounds = 30;
-    let one = net.add_app(Box::new(PingPong::new(0, 1, rounds, 0)), 0).unwrap();
+    let one = net
+        .add_app(Box::new(PingPong::new(0, 1, rounds, 0)), 0)
+        .unwrap();
     let ids: Vec<u32> = [(2, 3), (2, 3), (4, 5), (2, 3), (0, 1), (4, 1)]
         .iter()
         .enumerate()
@@ -254,7 +263,8 @@ fn loops_and_flows_share_a_fabric() {
     for id in [one, two] {
         let p = net.app::<PingPong>(id).unwrap();
         assert_eq!(p.ends.len(), rounds);
-        assert_eq!(p.seen, [rounds; 4]);
+        assert!(p.seen[1] >= rounds - 1);
+        assert_eq!([p.seen[0], p.seen[2], p.seen[3]], [rounds; 3]);
         let (min, _) = round_trip(p);
         for (s, e) in p.starts.iter().zip(&p.ends) {
             assert!(e - s >= min);
@@ -283,7 +293,7 @@ fn completions_go_by_qp_owner_not_work_request_id() {
     assert_eq!(net.flows_done(), 1);
     let p = net.app::<PingPong>(id).unwrap();
     assert_eq!(p.qps, (1, 1));
-    assert_eq!(p.seen, [5; 4]);
+    assert_eq!(p.seen, [5, 4, 5, 5]);
 }
 
 /// An application that posts at a host other than the one whose
