@@ -26,8 +26,8 @@ pub(crate) mod window;
 
 use crate::config::FabricConfig;
 use crate::config::QpSharing;
-use crate::host::app::{Apps, Flows};
-use crate::host::flows::FlowResult;
+use crate::host::app::Apps;
+use crate::host::flows::{FlowResult, Flows};
 use crate::host::{Host, IntEcho};
 use crate::link::port::{End, Port, PortEnds};
 use crate::link::{FailureState, Fault, Reorder};

@@ -1,54 +1,21 @@
-//! The flow lists, the application every fabric has ([`AppId::FLOWS`]):
-//! adding flows (checked), the engines they may choose, and the
-//! application itself ([`Flows`]): a flow starts at a fabric timer armed
+//! The flow lists as the application every fabric has
+//! ([`AppId::FLOWS`]): adding flows (checked), the engines they may
+//! choose, and the application (`Flows`, whose records `host/flows.rs`
+//! holds): a flow starts at a fabric timer armed
 //! when it is added (a QP at each end, or the pair its two hosts share
 //! under `QpSharing::PerPeer`; its work requests posted) and finishes at
 //! its last message's completion. Touches the flow records, the hosts'
 //! NICs (checks only) and the event queues; starts flows through the
 //! application context only.
 
-use std::collections::HashMap;
-
 use crate::host::app::{sport_of, App, AppId, HostCtx, QpSpec, Scope};
-use crate::host::flows::{Flow, FlowResult};
+use crate::host::flows::{Flow, FlowResult, Flows};
 use crate::net::event::Global;
 use crate::net::Network;
 use engine::Time;
 use transport::{Completion, CompletionSide, Engine, QpError, SendOptions, WorkRequest};
 
-/// The flows and what became of them.
-#[derive(Default)]
-pub(crate) struct Flows {
-    pub records: Vec<FlowResult>,
-    pub done: usize,
-    /// When the last flow finished.
-    pub last_finish: Time,
-    /// Engines flows may use instead of their NICs' own
-    /// (`Flow::engine` - 1 indexes this).
-    pub engines: Vec<Engine>,
-    /// Each flow's UDP source port (ns-3's numbering under its hash, else
-    /// drawn from the seed by flow id).
-    sports: Vec<u16>,
-    /// Payload bytes of each flow that reached the data's destination
-    /// (duplicates included), counted from the start of sampling; empty
-    /// (and not counted) unless flows are sampled, which spares each
-    /// delivery two loads.
-    pub rx_bytes: Vec<u64>,
-    /// `QpSharing::PerPeer`: the QP pair the flows from a requester to a
-    /// responder (under an engine) share, by (requester, responder,
-    /// engine); None when each flow has its own.
-    pub shared: Option<HashMap<(u32, u32, u8), (u32, u32)>>,
-}
-
 impl Flows {
-    /// No flows yet; `per_peer`: under `QpSharing::PerPeer`.
-    pub fn new(per_peer: bool) -> Flows {
-        Flows {
-            shared: per_peer.then(HashMap::new),
-            ..Flows::default()
-        }
-    }
-
     /// Starts flow `id`: its QP at each end, its work requests posted.
     fn start(&mut self, id: u32, ctx: &mut HostCtx) -> Result<(), QpError> {
         let r = self.records[id as usize];
