@@ -107,6 +107,9 @@ impl FlowResult {
     }
 }
 
+/// A requester's QP and its responder's.
+pub(crate) type QpPair = (u32, u32);
+
 /// The flows and what became of them.
 #[derive(Default)]
 pub(crate) struct Flows {
@@ -128,7 +131,7 @@ pub(crate) struct Flows {
     /// `QpSharing::PerPeer`: the QP pair the flows from a requester to a
     /// responder (under an engine) share, by (requester, responder,
     /// engine); None when each flow has its own.
-    pub shared: Option<HashMap<(u32, u32, u8), (u32, u32)>>,
+    pub shared: Option<HashMap<(u32, u32, u8), QpPair>>,
 }
 
 impl Flows {

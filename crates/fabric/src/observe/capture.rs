@@ -81,10 +81,8 @@ impl Network {
         let Some(c) = self.capture.as_deref_mut() else {
             return;
         };
-        if !c.flows.is_empty() {
-            if !flow.is_some_and(|f| c.flows[f as usize]) {
-                return;
-            }
+        if !c.flows.is_empty() && !flow.is_some_and(|f| c.flows[f as usize]) {
+            return;
         }
         let n = pkt.payload as usize;
         if c.zeros.len() < n {
