@@ -3,8 +3,9 @@
 //! the NIC and its wake-ups, the port, the event queue, the applications
 //! its completions go to, `app/`), and the entry points the rest of the
 //! fabric calls: a free port (`host_transmit`), a packet delivered
-//! (`deliver`), a wake-up or timer event (`nic_wake`, `nic_timer`), an
-//! application's posts (`after_nic_input`).
+//! (`deliver`), a wake-up or timer event (`nic_wake`, `host_timer`: the
+//! NIC's timers and the applications'), an application's posts
+//! (`after_nic_input`).
 //! Touches the host and its NIC through the transport's public API only;
 //! hands what it sends and receives to the pcap capture when one is on
 //! (`observe/capture.rs`).
@@ -131,11 +132,15 @@ impl Network {
         driver::wake(self, now, h);
     }
 
-    /// One of host `h`'s NIC timers is due: the NIC runs it, as an input
-    /// of its own.
+    /// One of host `h`'s timers is due: an application's if one is due
+    /// (`app/`), else the NIC's, which it runs as an input of its own.
     #[inline(always)]
-    pub(crate) fn nic_timer(&mut self, now: Time, h: u32) {
-        driver::timer(self, now, h);
+    pub(crate) fn host_timer(&mut self, now: Time, h: u32) {
+        if self.hosts[h as usize].app_timers.due(now) {
+            self.app_timer(now, h);
+        } else {
+            driver::timer(self, now, h);
+        }
     }
 
     /// After the application's posts to host `h`'s NIC.

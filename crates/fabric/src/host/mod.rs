@@ -51,6 +51,6 @@ pub(crate) struct Host {
     /// The application and tag of each QP, by QP number (a QP flows
     /// share: its first flow's id).
     pub qp_owner: Vec<QpOwner>,
-    /// The applications' timers at this host (`Ev::AppTimer`).
+    /// The applications' timers at this host (run by its `Ev::Timer`s).
     pub app_timers: AppTimers,
 }

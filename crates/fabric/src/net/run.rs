@@ -205,10 +205,9 @@ impl Network {
             }
             Ev::Arrive(p) => self.arrive::<HOOKS>(now, p),
             Ev::NicWake(h) => self.nic_wake(now, h),
-            Ev::Timer(h) => self.nic_timer(now, h),
+            Ev::Timer(h) => self.host_timer(now, h),
             Ev::SwitchTimer(p) => self.switch_timer(now, p),
             Ev::Late(p) => self.arrive_late::<HOOKS>(now, p),
-            Ev::AppTimer(h) => self.app_timer(now, h),
         }
     }
 

@@ -1,7 +1,8 @@
 //! The context an application acts through ([`HostCtx`]: QPs, work
 //! requests, timers, within its call's scope) and the network's calls of
 //! its applications: their starts and fabric timers (global events), the
-//! completions of their QPs and their host timers (`Ev::AppTimer`).
+//! completions of their QPs and their host timers (`Ev::Timer`, shared
+//! with the NICs' timers).
 //! Touches the hosts' NICs (their public verbs), the QP owners, the
 //! hosts' timers, the applications and the event queues; nothing else.
 
@@ -137,7 +138,7 @@ impl HostCtx<'_> {
         self.net.hosts[h as usize]
             .app_timers
             .push(at, self.app, token);
-        self.net.schedule(at, Ev::AppTimer(h));
+        self.net.schedule(at, Ev::Timer(h));
     }
 
     /// Arms a fabric timer due at `at` (not before now): the application's
@@ -258,7 +259,9 @@ impl Network {
         }
     }
 
-    /// Host `h`'s earliest application timer is due (`Ev::AppTimer`).
+    /// Host `h`'s earliest application timer is due (an `Ev::Timer`).
+    #[inline(never)]
+    #[cold]
     pub(crate) fn app_timer(&mut self, now: Time, h: u32) {
         let Some((at, app, token)) = self.hosts[h as usize].app_timers.pop() else {
             return;

@@ -95,23 +95,45 @@ pub(crate) struct QpOwner {
 }
 
 /// A host's pending application timers: (due, arming order, app, token),
-/// earliest first (each `Ev::AppTimer` of the host runs the earliest).
-#[derive(Default)]
+/// earliest first. Each has an `Ev::Timer` of the host, the kind its
+/// NIC's timers have: the event runs the earliest application timer if
+/// one is due, else the NIC's.
 pub(crate) struct AppTimers {
     heap: BinaryHeap<Reverse<(Time, u64, AppId, u64)>>,
     seq: u64,
+    /// The earliest one's due time (`Time::MAX`: none): the one load a
+    /// NIC's timer event makes.
+    next: Time,
+}
+
+impl Default for AppTimers {
+    fn default() -> Self {
+        AppTimers {
+            heap: BinaryHeap::new(),
+            seq: 0,
+            next: Time::MAX,
+        }
+    }
 }
 
 impl AppTimers {
     pub fn push(&mut self, at: Time, app: AppId, token: u64) {
         self.seq += 1;
         self.heap.push(Reverse((at, self.seq, app, token)));
+        self.next = self.next.min(at);
+    }
+
+    /// Whether one is due at `now`.
+    #[inline(always)]
+    pub fn due(&self, now: Time) -> bool {
+        self.next <= now
     }
 
     /// The earliest timer (the one armed first among those due with it):
     /// (due, app, token).
     pub fn pop(&mut self) -> Option<(Time, AppId, u64)> {
         let Reverse((at, _, app, token)) = self.heap.pop()?;
+        self.next = self.heap.peek().map_or(Time::MAX, |Reverse(t)| t.0);
         Some((at, app, token))
     }
 }
