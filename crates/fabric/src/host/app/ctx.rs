@@ -240,23 +240,15 @@ impl Network {
         }
     }
 
-    /// A completion at host `h`: to the application that owns its QP (the
-    /// flows' without a context to build). Out of line and cold: the
-    /// NIC's drive loop is inlined into every delivery, and calls this
-    /// once per message.
-    #[inline(never)]
-    #[cold]
+    /// A completion at host `h`: to the application that owns its QP.
+    #[inline]
     pub(crate) fn app_completion(&mut self, now: Time, h: u32, c: Completion) {
         let Some(&owner) = self.hosts[h as usize].qp_owner.get(c.qp as usize) else {
             return;
         };
-        if owner.app == AppId::FLOWS {
-            self.flows.complete(now, c);
-        } else {
-            self.call_app(now, owner.app, Scope::Host(h), false, |a, ctx| {
-                a.on_completion(now, h, c, ctx)
-            });
-        }
+        self.call_app(now, owner.app, Scope::Host(h), false, |a, ctx| {
+            a.on_completion(now, h, c, ctx)
+        });
     }
 
     /// Host `h`'s earliest application timer is due (an `Ev::Timer`).

@@ -68,26 +68,10 @@ impl App for Flows {
     /// Each flow's start is a fabric timer armed by `Network::add_flow`.
     fn on_start(&mut self, _now: Time, _ctx: &mut HostCtx) {}
 
-    /// See [`Flows::complete`] (what the network calls).
-    fn on_completion(&mut self, now: Time, _host: u32, c: Completion, _ctx: &mut HostCtx) {
-        self.complete(now, c);
-    }
-
-    /// Flow `token` starts. `add_flow` checked what the NICs could refuse:
-    /// a flow refused anyway would not start, and the run would end
-    /// without finishing it rather than panic.
-    fn on_timer(&mut self, _now: Time, _scope: Scope, token: u64, ctx: &mut HostCtx) {
-        let _ = self.start(token as u32, ctx);
-    }
-}
-
-impl Flows {
     /// The requester's completion of a flow's last message finishes the
-    /// flow. It needs no context: the network calls it directly, inline in
-    /// the NIC's drive loop (`Network::app_completion`), as it did before
-    /// there were other applications.
+    /// flow.
     #[inline(always)]
-    pub(crate) fn complete(&mut self, now: Time, c: Completion) {
+    fn on_completion(&mut self, now: Time, _host: u32, c: Completion, _ctx: &mut HostCtx) {
         if c.side == CompletionSide::Requester {
             let f = &mut self.records[c.wr_id as u32 as usize];
             let last = (c.wr_id >> 32) as u16 + 1 == f.flow.messages;
@@ -97,6 +81,13 @@ impl Flows {
                 self.last_finish = self.last_finish.max(now);
             }
         }
+    }
+
+    /// Flow `token` starts. `add_flow` checked what the NICs could refuse:
+    /// a flow refused anyway would not start, and the run would end
+    /// without finishing it rather than panic.
+    fn on_timer(&mut self, _now: Time, _scope: Scope, token: u64, ctx: &mut HostCtx) {
+        let _ = self.start(token as u32, ctx);
     }
 }
 
