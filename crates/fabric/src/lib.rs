@@ -21,6 +21,7 @@ pub use config::{EcnSetting, FabricConfig, QpSharing};
 
 /// The largest frame (payload and headers) the fabric carries, in bytes.
 pub const MAX_FRAME_BYTES: u32 = net::arena::Hdr::MAX_WIRE;
+pub use host::app::{App, AppId, HostCtx, QpSpec, Scope};
 pub use host::flows::{Flow, FlowResult};
 pub use link::port::{Port, PortStats};
 pub use link::{Fault, FaultAction, RandomFailures};

@@ -1,9 +1,11 @@
 //! The simulator's side of a host's NIC: the host as the environment of
 //! the transport's one drive loop (`transport::driver`, through its `Io`:
-//! the NIC and its wake-ups, the port, the event queue, the flows), and
-//! the entry points the rest of the fabric calls: a free port
-//! (`host_transmit`), a packet delivered (`deliver`), a wake-up or timer
-//! event (`nic_wake`, `nic_timer`), a flow's posts (`after_nic_input`).
+//! the NIC and its wake-ups, the port, the event queue, the applications
+//! its completions go to, `app/`), and the entry points the rest of the
+//! fabric calls: a free port (`host_transmit`), a packet delivered
+//! (`deliver`), a wake-up or timer event (`nic_wake`, `host_timer`: the
+//! NIC's timers and the applications'), an application's posts
+//! (`after_nic_input`).
 //! Touches the host and its NIC through the transport's public API only;
 //! hands what it sends and receives to the pcap capture when one is on
 //! (`observe/capture.rs`).
@@ -60,8 +62,8 @@ impl Io for Network {
     }
 
     #[inline(always)]
-    fn completion(&mut self, now: Time, _h: u32, c: Completion) {
-        self.complete(now, c);
+    fn completion(&mut self, now: Time, h: u32, c: Completion) {
+        self.app_completion(now, h, c);
     }
 }
 
@@ -87,9 +89,9 @@ impl Network {
         self.counters.delivered_bytes += pkt.wire as u64;
         if pkt.is_data() {
             self.counters.delivered_payload_bytes += pkt.payload as u64;
-            if !self.flow_rx_bytes.is_empty() {
-                if let Some(&f) = self.hosts[h as usize].qp_flow.get(pkt.dst_qp as usize) {
-                    self.flow_rx_bytes[f as usize] += pkt.payload as u64;
+            if !self.flows.rx_bytes.is_empty() {
+                if let Some(f) = self.flow_of_qp(h, pkt.dst_qp) {
+                    self.flows.rx_bytes[f as usize] += pkt.payload as u64;
                 }
             }
         }
@@ -130,11 +132,15 @@ impl Network {
         driver::wake(self, now, h);
     }
 
-    /// One of host `h`'s NIC timers is due: the NIC runs it, as an input
-    /// of its own.
+    /// One of host `h`'s timers is due: an application's if one is due
+    /// (`app/`), else the NIC's, which it runs as an input of its own.
     #[inline(always)]
-    pub(crate) fn nic_timer(&mut self, now: Time, h: u32) {
-        driver::timer(self, now, h);
+    pub(crate) fn host_timer(&mut self, now: Time, h: u32) {
+        if self.hosts[h as usize].app_timers.due(now) {
+            self.app_timer(now, h);
+        } else {
+            driver::timer(self, now, h);
+        }
     }
 
     /// After the application's posts to host `h`'s NIC.

@@ -1,9 +1,12 @@
 //! Flows as the fabric runs them: what to send (source, destination,
-//! bytes, verb, start, how many messages and which are synchronise) and
-//! what happened (finish time, ideal time).
+//! bytes, verb, start, how many messages and which are synchronise), what
+//! happened (finish time, ideal time), and the records of all of them
+//! that the flows application keeps (`Flows`; `app/flows.rs` runs it).
+
+use std::collections::HashMap;
 
 use engine::Time;
-use transport::Verb;
+use transport::{Engine, Verb};
 
 /// A flow moves `bytes` from `src` to `dst` with one RC queue pair. For
 /// READ the destination is the requester (it reads the source's memory).
@@ -100,6 +103,43 @@ impl FlowResult {
             self.flow.src
         } else {
             self.flow.dst
+        }
+    }
+}
+
+/// A requester's QP and its responder's.
+pub(crate) type QpPair = (u32, u32);
+
+/// The flows and what became of them.
+#[derive(Default)]
+pub(crate) struct Flows {
+    pub records: Vec<FlowResult>,
+    pub done: usize,
+    /// When the last flow finished.
+    pub last_finish: Time,
+    /// Engines flows may use instead of their NICs' own
+    /// (`Flow::engine` - 1 indexes this).
+    pub engines: Vec<Engine>,
+    /// Each flow's UDP source port (ns-3's numbering under its hash, else
+    /// drawn from the seed by flow id).
+    pub sports: Vec<u16>,
+    /// Payload bytes of each flow that reached the data's destination
+    /// (duplicates included), counted from the start of sampling; empty
+    /// (and not counted) unless flows are sampled, which spares each
+    /// delivery two loads.
+    pub rx_bytes: Vec<u64>,
+    /// `QpSharing::PerPeer`: the QP pair the flows from a requester to a
+    /// responder (under an engine) share, by (requester, responder,
+    /// engine); None when each flow has its own.
+    pub shared: Option<HashMap<(u32, u32, u8), QpPair>>,
+}
+
+impl Flows {
+    /// No flows yet; `per_peer`: under `QpSharing::PerPeer`.
+    pub fn new(per_peer: bool) -> Flows {
+        Flows {
+            shared: per_peer.then(HashMap::new),
+            ..Flows::default()
         }
     }
 }

@@ -1,22 +1,24 @@
 //! Hosts: each wraps a transport NIC (`driver.rs` drives it), and the
-//! application that gives it work (`app.rs`, the flows of `flows.rs`).
-//! This file holds a host's own state and the hosts' table of HPCC
-//! telemetry awaiting its echo (`int_echo.rs` uses it); it touches nothing
-//! else.
+//! applications that give the NICs work (`app/`: the interface, and the
+//! flows of `flows.rs`). This file holds a host's own state and the
+//! hosts' table of HPCC telemetry awaiting its echo (`int_echo.rs` uses
+//! it); it touches nothing else.
 
-mod app;
+pub mod app;
 mod driver;
 pub mod flows;
 mod int_echo;
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
+
+use app::{AppTimers, QpOwner};
 
 use engine::Time;
 use transport::driver::Wakeups;
 use transport::{IntStack, Nic};
 
 /// The records of data packets delivered and not yet answered, by
-/// receiving host, then its QP number (dense, as `Host::qp_flow`'s), in
+/// receiving host, then its QP number (dense, as `Host::qp_owner`'s), in
 /// arrival order with their send times (`int_echo.rs`); grown on first
 /// use, so a run without HPCC holds nothing.
 #[derive(Default)]
@@ -46,9 +48,9 @@ pub(crate) struct Host {
     pub nic: Nic,
     /// The NicWake and Timer events asked for and not yet run.
     pub wakeups: Wakeups,
-    /// Flow id of each QP, by QP number (a shared QP: its first flow's).
-    pub qp_flow: Vec<u32>,
-    /// `QpSharing::PerPeer`: the QP this host's flows to a peer (under an
-    /// engine) share, and the peer's QP, by (peer, engine).
-    pub shared: HashMap<(u32, u8), (u32, u32)>,
+    /// The application and tag of each QP, by QP number (a QP flows
+    /// share: its first flow's id).
+    pub qp_owner: Vec<QpOwner>,
+    /// The applications' timers at this host (run by its `Ev::Timer`s).
+    pub app_timers: AppTimers,
 }

@@ -163,11 +163,10 @@ impl Network {
 
     /// Notes the flow of a packet lost to a failed link.
     fn note_hit(&mut self, hdr: Hdr) {
-        let flow = self.arena.dst_qp(hdr.idx).and_then(|qp| {
-            self.hosts
-                .get(hdr.dst as usize)
-                .and_then(|h| h.qp_flow.get(qp as usize).copied())
-        });
+        let flow = self
+            .arena
+            .dst_qp(hdr.idx)
+            .and_then(|qp| self.flow_of_qp(hdr.dst, qp));
         if let Some(f) = flow {
             self.link_down_flows.insert(f);
         }

@@ -25,7 +25,9 @@ mod run;
 pub(crate) mod window;
 
 use crate::config::FabricConfig;
-use crate::host::flows::FlowResult;
+use crate::config::QpSharing;
+use crate::host::app::Apps;
+use crate::host::flows::{FlowResult, Flows};
 use crate::host::{Host, IntEcho};
 use crate::link::port::{End, Port, PortEnds};
 use crate::link::{FailureState, Fault, Reorder};
@@ -48,7 +50,7 @@ use crate::topo::routing::Routes;
 use crate::topo::topology::{NodeKind, Topology};
 use engine::Time;
 use transport::driver::Wakeups;
-use transport::{Engine, Nic, NicConfig};
+use transport::{Nic, NicConfig};
 
 /// What a node is: a host or a switch, and its index among them.
 pub(crate) enum NodeRole {
@@ -59,13 +61,14 @@ pub(crate) enum NodeRole {
 /// Why `run_until` returned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RunState {
-    /// Every flow finished.
+    /// Every flow and every application finished.
     Done,
     /// Simulated time reached the limit.
     TimeLimit,
     /// The event budget of this call ran out; call again.
     Budget,
-    /// No events are left but flows are unfinished (e.g. no route).
+    /// No events are left but flows or applications are unfinished (e.g.
+    /// no route).
     Stuck,
 }
 
@@ -104,8 +107,10 @@ pub struct Network {
     /// HPCC's telemetry waiting for its echo (`host/int_echo.rs`; empty
     /// unless switches stamp it).
     pub(crate) int_echo: IntEcho,
-    pub(crate) flows: Vec<FlowResult>,
-    pub(crate) flows_done: usize,
+    /// The flow lists (the application `AppId::FLOWS`) and the other
+    /// applications (`host/app/`).
+    pub(crate) flows: Flows,
+    pub(crate) apps: Apps,
     pub(crate) faults: Vec<Fault>,
     /// Recurring random failure schedules (`link/random_failures.rs`).
     pub(crate) failures: Vec<FailureState>,
@@ -114,11 +119,6 @@ pub struct Network {
     pub(crate) reorder: std::collections::BTreeMap<u32, Reorder>,
     /// Flows that lost a packet to a down link.
     pub(crate) link_down_flows: std::collections::BTreeSet<u32>,
-    /// Payload bytes of each flow that reached the data's destination
-    /// (duplicates included), counted from the start of sampling; empty
-    /// (and not counted) unless flows are sampled, which spares each
-    /// delivery two loads.
-    pub(crate) flow_rx_bytes: Vec<u64>,
     pub(crate) sampling: Option<Sampling>,
     /// The pcap trace (`observe/capture.rs`, `observe/pcap.rs`; none unless asked for), and
     /// whether it still takes records.
@@ -128,9 +128,6 @@ pub struct Network {
     /// telemetry echo): the one flag the hosts' send and receive paths
     /// test (`host/driver.rs`).
     pub(crate) host_hooks: bool,
-    /// Engines flows may use instead of their NICs' own
-    /// (`Flow::engine` - 1 indexes this).
-    pub(crate) engines: Vec<Engine>,
     pub counters: Counters,
     /// The latest time handled (see [`Network::now`]).
     pub(crate) now: Time,
@@ -159,8 +156,6 @@ pub struct Network {
     /// The node of each port and of each host, for grouping events.
     pub(crate) port_node: Vec<u32>,
     pub(crate) host_node: Vec<u32>,
-    /// When the last flow finished.
-    pub(crate) last_finish: Time,
 }
 
 impl Network {
@@ -259,8 +254,8 @@ impl Network {
                         port: node_ports[node][0],
                         nic,
                         wakeups: Wakeups::default(),
-                        qp_flow: Vec::new(),
-                        shared: Default::default(),
+                        qp_owner: Vec::new(),
+                        app_timers: Default::default(),
                     });
                 }
                 NodeRole::Switch(_) => {
@@ -296,6 +291,7 @@ impl Network {
                 Srpt::new(cfg.nic.data_priority, cfg.nic.mtu, dequeue, ports.len())
             }
         };
+        let per_peer = cfg.qp_sharing == QpSharing::PerPeer;
         let mut net = Network {
             cfg,
             topo,
@@ -315,18 +311,16 @@ impl Network {
             routes: Routes::default(),
             arena: Arena::with_int(int_multi),
             int_echo: IntEcho::default(),
-            flows: Vec::new(),
-            flows_done: 0,
+            flows: Flows::new(per_peer),
+            apps: Apps::default(),
             faults: Vec::new(),
             failures: Vec::new(),
             reorder: Default::default(),
             link_down_flows: Default::default(),
-            flow_rx_bytes: Vec::new(),
             sampling: None,
             capture: None,
             capturing: false,
             host_hooks: int_multi != 0,
-            engines: Vec::new(),
             counters: Counters::default(),
             now: 0,
             globals: Globals::default(),
@@ -340,7 +334,6 @@ impl Network {
             deferred_latest: 0,
             port_node: Vec::new(),
             host_node: Vec::new(),
-            last_finish: 0,
         };
         net.port_node = net.ports.iter().map(|p| p.node).collect();
         net.host_node = net.hosts.iter().map(|h| h.node).collect();
@@ -456,17 +449,17 @@ impl Network {
     }
 
     /// How far the run has got: the latest event time handled, or, once
-    /// every flow is done, when the last one finished.
+    /// every flow and application is done, when the last one finished.
     pub fn now(&self) -> Time {
         self.now
     }
 
     pub fn flows(&self) -> &[FlowResult] {
-        &self.flows
+        &self.flows.records
     }
 
     pub fn flows_done(&self) -> usize {
-        self.flows_done
+        self.flows.done
     }
 
     pub fn ports(&self) -> &[Port] {
@@ -486,6 +479,7 @@ impl Network {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use transport::Engine;
 
     /// Hosts star-wired to switches of 256 ports.
     fn stars(hosts: usize) -> Topology {

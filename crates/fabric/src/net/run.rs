@@ -1,5 +1,6 @@
-//! The event loop: [`Network::run_until`] runs the global events (flow
-//! starts, faults, samples) alone and everything else in windows of the
+//! The event loop: [`Network::run_until`] runs the global events
+//! (applications' starts and fabric timers, flow starts among them;
+//! faults; samples) alone and everything else in windows of the
 //! lookahead, node by node (`window.rs`); the deferred transmission ends
 //! of calm switches (`catch_up`); the packets a switch refused during an
 //! event, handed to DIBS after it (`switch/deflect.rs`); and the one
@@ -13,13 +14,13 @@ use crate::net::{Network, NodeRole, RunState};
 use engine::Time;
 
 impl Network {
-    /// Runs until every flow is done, simulated time passes `until`, or
-    /// `budget` events have been processed.
+    /// Runs until every flow and application is done, simulated time
+    /// passes `until`, or `budget` events have been processed.
     pub fn run_until(&mut self, until: Time, budget: u64) -> RunState {
         let mut n = 0;
         loop {
-            if self.flows_done == self.flows.len() && !self.flows.is_empty() {
-                self.now = self.last_finish;
+            if self.all_done() && self.has_work() {
+                self.now = self.last_finish();
                 return RunState::Done;
             }
             if n >= budget {
@@ -36,7 +37,8 @@ impl Network {
                 n += 1;
                 self.counters.events += 1;
                 match g {
-                    Global::FlowStart(f) => self.start_flow(tg, f),
+                    Global::AppStart(a) => self.app_start(tg, a),
+                    Global::AppTimer(a, token) => self.app_fabric_timer(tg, a, token),
                     Global::Fault(i) => self.apply_fault(tg, i),
                     Global::Failures(i) => self.apply_failures(tg, i),
                     Global::Sample => self.sample(tg),
@@ -44,7 +46,7 @@ impl Network {
                 continue;
             }
             let Some(t0) = next else {
-                return if self.flows_done == self.flows.len() {
+                return if self.all_done() {
                     RunState::Done
                 } else {
                     RunState::Stuck
@@ -203,7 +205,7 @@ impl Network {
             }
             Ev::Arrive(p) => self.arrive::<HOOKS>(now, p),
             Ev::NicWake(h) => self.nic_wake(now, h),
-            Ev::Timer(h) => self.nic_timer(now, h),
+            Ev::Timer(h) => self.host_timer(now, h),
             Ev::SwitchTimer(p) => self.switch_timer(now, p),
             Ev::Late(p) => self.arrive_late::<HOOKS>(now, p),
         }

@@ -34,7 +34,7 @@ impl Network {
                 format!("must be in 1..={MAX_PACKETS}, got {}", spec.max_packets),
             ));
         }
-        let n = self.flows.len();
+        let n = self.flows.records.len();
         let mut flows = Vec::new();
         let mut hosts = vec![spec.flows.is_none(); self.hosts.len()];
         if let Some(ids) = &spec.flows {
@@ -46,7 +46,7 @@ impl Network {
             }
             flows = vec![false; n];
             for &id in ids {
-                let Some(f) = self.flows.get(id as usize) else {
+                let Some(f) = self.flows.records.get(id as usize) else {
                     return Err(("flows", format!("flow {id} does not exist ({n} flows)")));
                 };
                 flows[id as usize] = true;
@@ -77,15 +77,12 @@ impl Network {
 
     /// Host `h` sends (`tx`) or receives `pkt` at `now`.
     fn capture_packet(&mut self, now: Time, h: u32, pkt: &Packet, tx: bool) {
+        let flow = self.flow_of_qp(h, if tx { pkt.src_qp } else { pkt.dst_qp });
         let Some(c) = self.capture.as_deref_mut() else {
             return;
         };
-        if !c.flows.is_empty() {
-            let qp = if tx { pkt.src_qp } else { pkt.dst_qp };
-            let flow = self.hosts[h as usize].qp_flow.get(qp as usize);
-            if !flow.is_some_and(|&f| c.flows[f as usize]) {
-                return;
-            }
+        if !c.flows.is_empty() && !flow.is_some_and(|f| c.flows[f as usize]) {
+            return;
         }
         let n = pkt.payload as usize;
         if c.zeros.len() < n {

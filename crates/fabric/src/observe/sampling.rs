@@ -74,8 +74,9 @@ impl Network {
         {
             return Err(format!("no port {p}"));
         }
-        if let Some(f) = spec.flows.iter().find(|&&f| f as usize >= self.flows.len()) {
-            return Err(format!("no flow {f} (there are {})", self.flows.len()));
+        let flows = self.flows.records.len();
+        if let Some(f) = spec.flows.iter().find(|&&f| f as usize >= flows) {
+            return Err(format!("no flow {f} (there are {flows})"));
         }
         let mut series = Vec::new();
         for &p in &spec.ports {
@@ -104,7 +105,7 @@ impl Network {
             }
         }
         if !spec.flows.is_empty() {
-            self.flow_rx_bytes = vec![0; self.flows.len()];
+            self.flows.rx_bytes = vec![0; flows];
         }
         // Samples fall where they would without a window (every interval
         // from now); the first one the window keeps is primed by the one
@@ -167,10 +168,10 @@ impl Network {
             k += 2;
         }
         for (i, &f) in s.spec.flows.iter().enumerate() {
-            let rx = self.flow_rx_bytes[f as usize];
+            let rx = self.flows.rx_bytes[f as usize];
             let thr = (rx - s.last_rx[i]) as f64 * 8.0 / secs / 1e9;
             s.last_rx[i] = rx;
-            let r = &self.flows[f as usize];
+            let r = &self.flows.records[f as usize];
             let rate = if r.finish.is_some() {
                 0.0
             } else {

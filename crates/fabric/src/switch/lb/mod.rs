@@ -174,12 +174,6 @@ impl Balancer {
         }
     }
 
-    /// Whether the scheme is ECMP with the ns-3 hash.
-    #[inline(always)]
-    pub(crate) fn is_ns3(&self) -> bool {
-        matches!(self, Balancer::EcmpNs3(_))
-    }
-
     /// Whether the scheme acts at ToRs beyond picking a hop: then the
     /// ingress pipeline hands it every packet first (`Network::lb_at_tor`).
     pub fn at_tors(&self) -> bool {
