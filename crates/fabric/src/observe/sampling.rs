@@ -161,7 +161,7 @@ impl Network {
             let util = (tx - s.last_tx[i]) as f64 * 8.0 / secs / port.rate_bps() as f64;
             s.last_tx[i] = tx;
             if record {
-                s.series[k].push(now, port.queued_bytes() as f64);
+                s.series[k].push(now, self.queues.queued_bytes(p) as f64);
                 s.series[k + 1].push(now, util);
             }
             k += 2;
@@ -185,8 +185,8 @@ impl Network {
             k += 2;
         }
         for (i, &p) in s.spec.ecn_ports.iter().enumerate() {
-            let port = &self.ports[p as usize];
-            let (marked, eligible) = (port.ecn_marked, port.ecn_eligible);
+            let m = &self.markers[p as usize];
+            let (marked, eligible) = (m.ecn_marked, m.ecn_eligible);
             let (m0, e0) = s.last_ecn[i];
             s.last_ecn[i] = (marked, eligible);
             // An interval in which no data packet left has no ratio.

@@ -5,7 +5,7 @@
 //! calls it through the one test it makes for out-of-line work
 //! (`Port::impaired`, `link/impair.rs`), so that a hop without telemetry
 //! tests nothing more. Touches the packet's telemetry in the arena and
-//! the ports' `stamps_int`; reads the port.
+//! the markers' `stamps_int` (`mark.rs`); reads the port and its queues.
 
 use crate::link::port::End;
 use crate::net::arena::Hdr;
@@ -18,7 +18,7 @@ impl Network {
     pub(crate) fn stamp_int_at_switches(&mut self) {
         for p in 0..self.ports.len() as u32 {
             if let End::Switch(..) = self.ports[p as usize].owner {
-                self.ports[p as usize].stamps_int = true;
+                self.markers[p as usize].stamps_int = true;
                 self.update_impaired(p);
             }
         }
@@ -28,7 +28,7 @@ impl Network {
     /// counted it in `tx_bytes` already), with the port's record.
     pub(crate) fn stamp_int(&mut self, now: Time, p: u32, hdr: Hdr) {
         let port = &self.ports[p as usize];
-        let queued: u64 = port.queues.iter().map(|q| q.bytes).sum();
+        let queued = self.queues.queued_bytes(p);
         let sent_before = port.tx_bytes - hdr.wire() as u64;
         let multi = self.arena.int_multi();
         let hop = IntHop::new(now, sent_before, queued, port.rate_bps(), multi);
