@@ -17,6 +17,7 @@ use crate::net::arena::Hdr;
 use crate::net::event::Ev;
 use crate::net::Network;
 use crate::observe::counters::DropReason;
+use crate::switch::int;
 use engine::{Rng, StreamKind, Time};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -60,7 +61,8 @@ impl Network {
     #[inline(never)]
     pub(crate) fn impair(&mut self, now: Time, p: u32, hdr: Hdr, done: Time) -> bool {
         if self.markers[p as usize].stamps_int && hdr.is_data() {
-            self.stamp_int(now, p, hdr);
+            let queued = self.queues.queued_bytes(p);
+            int::stamp(&mut self.arena, &self.ports[p as usize], queued, now, hdr);
         }
         let port = &mut self.ports[p as usize];
         if port.loss > 0.0 && port.loss_rng.bernoulli(port.loss) {

@@ -2,7 +2,10 @@
 //! `Vec`s indexed by small ids (ports, hosts, switches, flows), the packet
 //! arena, and the event queues; its construction and its read accessors.
 //! The behaviour lives with each component, as `impl Network` blocks in
-//! `switch/`, `link/`, `host/`, `observe/` and `topo/`; this folder holds
+//! `switch/`, `link/`, `host/`, `observe/` and `topo/`, or, where a
+//! component's logic needs only its own state and explicit borrows, as
+//! methods on that state (the switches' egress queues, markers, window
+//! budgets, RCM's SAR), called from here or a pipeline; this folder holds
 //! the event loop (`run.rs`), its cache hints (`prefetch.rs`), the events
 //! (`event.rs`), their containers (`window.rs`, `calendar.rs`) and the
 //! packet arena (`arena.rs`).
@@ -358,7 +361,13 @@ impl Network {
         net.window = ByNode::new(net.roles.len());
         net.rebuild_routes();
         if int_multi != 0 {
-            net.stamp_int_at_switches();
+            // Every switch port stamps data packets (`switch/int.rs`).
+            for p in 0..net.ports.len() as u32 {
+                if let End::Switch(..) = net.ports[p as usize].owner {
+                    net.markers[p as usize].stamps_int = true;
+                    net.update_impaired(p);
+                }
+            }
         }
         net.window_bytes_changed();
         if net.lb.at_tors() {
@@ -436,6 +445,17 @@ impl Network {
     /// Rate of the host's link.
     pub fn host_rate_bps(&self, host: u32) -> u64 {
         self.ports[self.hosts[host as usize].port as usize].rate_bps()
+    }
+
+    /// What each switch's links can bring into it in one window, after
+    /// the window, a rate or a reordering changed (`switch/budget.rs`).
+    pub(crate) fn window_bytes_changed(&mut self) {
+        let max_frame = (self.cfg.nic.mtu + self.cfg.nic.header_bytes) as u64;
+        let reorder = &self.reorder;
+        for sw in &mut self.switches {
+            let reordered = |p: u32| reorder.contains_key(&p);
+            sw.window_budget(&self.ports, reordered, self.lookahead, max_frame);
+        }
     }
 
     /// Runs windows of at most `ps` picoseconds (at least 1) instead of the

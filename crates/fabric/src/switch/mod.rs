@@ -12,7 +12,7 @@ mod budget;
 mod deflect;
 mod egress;
 mod ingress;
-mod int;
+pub(crate) mod int;
 pub mod lb;
 pub(crate) mod mark;
 pub mod mmu;

@@ -25,7 +25,8 @@ impl Network {
     #[inline(never)]
     pub(crate) fn forward_voq(&mut self, now: Time, s: u32, in_port: u32, out: u32, hdr: Hdr) {
         let out = if self.rcm.on && self.rcm.p.sar {
-            self.sar(now, s, in_port, hdr, out)
+            let hops = self.routes.hops(s, hdr.flow, hdr.dst, hdr.idx, in_port);
+            self.rcm.sar(now, s, hops, hdr, out)
         } else {
             out
         };
