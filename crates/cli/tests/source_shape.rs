@@ -5,9 +5,12 @@
 //!
 //! A file's dependencies are the modules its `crate::` and `super::` paths
 //! name (resolved to the deepest module file that exists, through the
-//! `pub use` re-exports of `lib.rs` and `mod.rs` files). A module's own
-//! descendants do not count: a folder's `mod.rs` declaring and re-exporting
-//! its children is structure, not a dependency.
+//! `pub use` re-exports of `lib.rs` and `mod.rs` files), and the children
+//! a `mod.rs` imports by name (`use child::X`, re-exports too: a folder
+//! that names its child's items depends on it; `mod child;` alone is
+//! structure). A circle among one folder's own files (its `mod.rs` and
+//! the children that use it back) is the folder's business; a circle that
+//! leaves the folder is reported.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -224,6 +227,40 @@ impl Crate {
         None
     }
 
+    /// The paths module `m` imports from its own children by their bare
+    /// names (`use child::X;`, `pub use child::{Y, Z};`, `self::child::X`),
+    /// as absolute segment lists.
+    fn child_paths(&self, code: &str, m: &[String]) -> Vec<Vec<String>> {
+        let mut out = Vec::new();
+        for stmt in code.split(';') {
+            let t = stmt.trim();
+            let t = t
+                .strip_prefix("pub(crate) ")
+                .or(t.strip_prefix("pub(super) "))
+                .or(t.strip_prefix("pub "))
+                .unwrap_or(t);
+            let Some(rest) = t.strip_prefix("use ") else {
+                continue;
+            };
+            let rest = rest.trim_start();
+            let rest = rest.strip_prefix("self::").unwrap_or(rest);
+            for p in use_tree(rest).0 {
+                let mut child = m.to_vec();
+                child.push(p.first().cloned().unwrap_or_default());
+                if self.modules.contains_key(&child) {
+                    out.push(m.iter().cloned().chain(p).collect());
+                }
+            }
+        }
+        out
+    }
+
+    /// Module -> the modules it imports. A path into the module's own
+    /// subtree counts only when the module imports its child by name (a
+    /// `use` of `child::...`, re-exports included: a `mod.rs` that names
+    /// its child's items depends on that child); `crate::` paths that
+    /// come back into its own subtree are its children's, and `mod child;`
+    /// declarations are structure.
     fn edges(&self) -> Graph {
         let mut edges = BTreeMap::new();
         for (m, code) in &self.modules {
@@ -231,6 +268,12 @@ impl Crate {
             for p in paths_in(code, m) {
                 let t = self.resolve(&p, 0);
                 if !t.starts_with(m) {
+                    to.insert(t);
+                }
+            }
+            for p in self.child_paths(code, m) {
+                let t = self.resolve(&p, 0);
+                if t != *m {
                     to.insert(t);
                 }
             }
@@ -276,7 +319,7 @@ fn cycles(edges: &Graph) -> Vec<Vec<String>> {
                     .drain(at..)
                     .map(|m| format!("crate::{}", m.join("::")))
                     .collect();
-                if scc.len() > 1 {
+                if scc.len() > 1 && !within_one_folder(&scc) {
                     self.found.push(scc);
                 }
             }
@@ -295,6 +338,17 @@ fn cycles(edges: &Graph) -> Vec<Vec<String>> {
         }
     }
     t.found
+}
+
+/// A circle among one folder's files only: its `mod.rs` (a member) and
+/// descendants of it, such as a `mod.rs` whose struct holds a child's type
+/// while the child adds methods to the struct. The folder is one unit
+/// seen from outside; a circle that leaves it is one between folders.
+fn within_one_folder(scc: &[String]) -> bool {
+    scc.iter().any(|root| {
+        scc.iter()
+            .all(|m| m == root || m.starts_with(&format!("{root}::")))
+    })
 }
 
 fn crate_srcs() -> Vec<PathBuf> {
@@ -366,4 +420,20 @@ fn the_cycle_check_sees_a_circle_and_only_a_circle() {
         ("b", "pub struct Y;"),
     ]);
     assert!(cycles(&tree.edges()).is_empty());
+    // A folder's mod.rs importing its child by name, the child importing
+    // another folder, and that folder the first: a circle between folders.
+    let through_a_child = krate(&[
+        ("", "pub mod a; pub mod b;"),
+        ("a", "mod inner; use inner::X; pub struct Z;"),
+        ("a::inner", "use crate::b::Y; pub struct X;"),
+        ("b", "use crate::a::Z; pub struct Y;"),
+    ]);
+    assert_eq!(cycles(&through_a_child.edges()).len(), 1);
+    // A mod.rs and its children using each other, and nothing outside.
+    let one_folder = krate(&[
+        ("", "pub mod a;"),
+        ("a", "mod inner; use inner::X; pub struct Z;"),
+        ("a::inner", "use super::Z; pub struct X;"),
+    ]);
+    assert!(cycles(&one_folder.edges()).is_empty());
 }

@@ -206,12 +206,12 @@ fn ecn_ports(net: &fabric::Network, end: engine::Time) -> Vec<EcnPort> {
         .iter()
         .map(|&p| {
             let st = net.ports()[p as usize].stats();
-            let ratio =
-                (st.ecn_eligible > 0).then(|| st.ecn_marked as f64 / st.ecn_eligible as f64);
+            let (marked, eligible) = net.ecn_counts(p);
+            let ratio = (eligible > 0).then(|| marked as f64 / eligible as f64);
             EcnPort {
                 port: net.port_name(p),
-                data_packets: st.ecn_eligible,
-                ecn_marked: st.ecn_marked,
+                data_packets: eligible,
+                ecn_marked: marked,
                 mark_ratio: ratio.map(|r| (r * 1e6).round() / 1e6),
                 tx_bytes: st.tx_bytes,
                 tx_gbps: round4(st.tx_bytes as f64 * 8.0 / to_ns_f64(end.max(1))),

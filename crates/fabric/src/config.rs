@@ -4,8 +4,8 @@
 
 use crate::switch::lb::{EcmpHash, LoadBalancer};
 use crate::switch::mmu::MmuConfig;
+use crate::switch::queues::voq::SwitchModel;
 use crate::switch::rcm::RcmParams;
-use crate::switch::voq::SwitchModel;
 use crate::switch::{Deflection, Scheduling};
 use transport::NicConfig;
 
@@ -52,7 +52,7 @@ pub struct FabricConfig {
     pub scheduling: Scheduling,
     /// What a lossy switch does with a packet its full queue refuses.
     pub deflection: Deflection,
-    /// The switch architecture of the data class (`switch/voq/`).
+    /// The switch architecture of the data class (`switch/queues/voq/`).
     pub model: SwitchModel,
     /// RCM (`switch/rcm/`; needs the VOQ model), off when None.
     pub rcm: Option<RcmParams>,

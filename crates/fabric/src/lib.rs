@@ -34,7 +34,7 @@ pub use switch::lb::{
     CongaParams, ConweaveParams, ConweaveStats, DrillParams, EcmpHash, LetflowParams, LoadBalancer,
 };
 pub use switch::mmu::MmuConfig;
+pub use switch::queues::voq::SwitchModel;
 pub use switch::rcm::{Point, RcmParams, RcmStats};
-pub use switch::voq::SwitchModel;
 pub use switch::{Deflection, Scheduling, SrptDequeue};
 pub use topo::topology::{LinkSpec, NodeKind, NodeSpec, Topology};

@@ -1,7 +1,7 @@
 //! Link faults ([`Fault`]): a link (or one direction) going down or up,
 //! changing rate, loss, reordering or ECN marking at a given time; added, and applied
 //! between windows, with the routes recomputed when the topology changed.
-//! Touches the link's ports.
+//! Touches the link's ports (and an ECN fault its switch's marker).
 
 use crate::link::{Fault, FaultAction};
 use crate::net::event::Global;
@@ -55,7 +55,7 @@ impl Network {
                     self.ports[p].up = up;
                 }
                 FaultAction::Rate(bps) => self.ports[p].set_rate(bps),
-                FaultAction::Ecn(e) => self.ports[p].ecn = Some(e),
+                FaultAction::Ecn(e) => self.markers[p].ecn = Some(e),
                 FaultAction::Loss(l) => self.set_loss(p as u32, l),
                 FaultAction::Reorder { fraction, delay } => {
                     self.set_reorder(p as u32, fraction, delay)

@@ -17,6 +17,7 @@ use crate::net::arena::Hdr;
 use crate::net::event::Ev;
 use crate::net::Network;
 use crate::observe::counters::DropReason;
+use crate::switch::int;
 use engine::{Rng, StreamKind, Time};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -48,8 +49,9 @@ impl Network {
 
     pub(crate) fn update_impaired(&mut self, p: u32) {
         let reorders = self.reorder.get(&p).is_some_and(|r| r.fraction > 0.0);
+        let stamps = self.markers[p as usize].stamps_int;
         let port = &mut self.ports[p as usize];
-        port.impaired = port.loss > 0.0 || reorders || port.stamps_int;
+        port.impaired = port.loss > 0.0 || reorders || stamps;
     }
 
     /// What impaired port `p` does to a packet that started at `now` and
@@ -58,8 +60,9 @@ impl Network {
     /// heap) or neither. True if the packet does not go on the wire.
     #[inline(never)]
     pub(crate) fn impair(&mut self, now: Time, p: u32, hdr: Hdr, done: Time) -> bool {
-        if self.ports[p as usize].stamps_int && hdr.is_data() {
-            self.stamp_int(now, p, hdr);
+        if self.markers[p as usize].stamps_int && hdr.is_data() {
+            let queued = self.queues.queued_bytes(p);
+            int::stamp(&mut self.arena, &self.ports[p as usize], queued, now, hdr);
         }
         let port = &mut self.ports[p as usize];
         if port.loss > 0.0 && port.loss_rng.bernoulli(port.loss) {

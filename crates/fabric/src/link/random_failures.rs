@@ -1,19 +1,19 @@
 //! Recurring random link failures ([`RandomFailures`]): the links they
 //! draw from (switch to switch), their global events (each brings the last
 //! set back up and fails a new random set), the draining of a failed
-//! port's queues (drops under `link_down`, the buffer released, a RESUME
-//! sent upstream if due), the routes recomputed, and the flows that lost
-//! a packet to a failed link (queued or on its wire when it failed). Touches the links' ports, the switches' MMUs,
-//! the arena and the counters.
+//! port's queues (asked of its switch, `switch/egress.rs`; a packet the
+//! MMU buffered is dropped here under `link_down`, the buffer released, a
+//! RESUME sent upstream if due), the routes recomputed, and the flows that
+//! lost a packet to a failed link (queued or on its wire when it failed).
+//! Touches the links' ports, the switches' MMUs, the arena and the
+//! counters.
 
 use crate::link::frame::Frame;
-use crate::link::port::End;
 use crate::link::{FailureState, RandomFailures};
 use crate::net::arena::Hdr;
 use crate::net::event::Global;
 use crate::net::{Network, NodeRole};
 use crate::observe::counters::DropReason;
-use crate::switch::mmu::CLASSES;
 use engine::{Rng, StreamKind, Time};
 
 impl Network {
@@ -93,7 +93,7 @@ impl Network {
             for &l in &failed {
                 for p in [2 * l, 2 * l + 1] {
                     self.ports[p as usize].up = false;
-                    self.drain(now, p);
+                    self.drop_queued(now, p);
                     self.note_wire(p);
                 }
             }
@@ -107,25 +107,6 @@ impl Network {
         for &l in &back {
             self.kick(now, 2 * l);
             self.kick(now, 2 * l + 1);
-        }
-    }
-
-    /// Drops every packet queued at switch port `p` (its link went down),
-    /// releasing their buffer.
-    fn drain(&mut self, now: Time, p: u32) {
-        let End::Switch(s, _) = self.ports[p as usize].owner else {
-            return;
-        };
-        for class in 0..CLASSES {
-            while let Some(hdr) = self.ports[p as usize].pop_class(class) {
-                self.drop_drained(now, s, class, hdr);
-            }
-        }
-        if self.srpt.class != CLASSES {
-            self.drain_srpt(now, s, p);
-        }
-        if self.voq.on {
-            self.drain_voq(now, p);
         }
     }
 

@@ -1,10 +1,8 @@
 //! Sending on a port: `kick` starts the next frame of an idle port (a
-//! control frame, PFC or RCM, first, then a switch's queued packet through the egress pipeline,
-//! from its rings, SRPT's queues (`switch/srpt/`) or the VOQ model's
-//! (`switch/voq/`), or a host's NIC
-//! through its driver), `transmit` serialises a frame and
-//! puts it on the wire or loses it (link down; random loss and reordering
-//! in `impair.rs`), `send_pfc`
+//! control frame, PFC or RCM, first, then a switch's queued packet through
+//! its egress pipeline, `switch/egress.rs`, or a host's NIC through its
+//! driver), `transmit` serialises a frame and puts it on the wire or loses
+//! it (link down; random loss and reordering in `impair.rs`), `send_pfc`
 //! queues a PAUSE or RESUME. Touches the port, its wire and the counters.
 
 use crate::link::frame::Frame;
@@ -12,7 +10,6 @@ use crate::link::port::{End, TxEnd};
 use crate::net::event::Ev;
 use crate::net::Network;
 use crate::observe::counters::DropReason;
-use crate::switch::mmu::CLASSES;
 use engine::Time;
 
 impl Network {
@@ -31,22 +28,7 @@ impl Network {
             return;
         }
         match port.owner {
-            End::Switch(s, _) => {
-                let Some(hdr) = port.pop_eligible() else {
-                    // Under SRPT or the VOQ model its class waits
-                    // outside the rings.
-                    if self.held_class != CLASSES {
-                        if self.voq.on {
-                            self.kick_voq(now, p);
-                        } else {
-                            self.kick_srpt(now, p, s);
-                        }
-                    }
-                    return;
-                };
-                let qlen = port.queues[hdr.class()].bytes;
-                self.depart(now, p, s, hdr, qlen);
-            }
+            End::Switch(s, _) => self.send_next(now, p, s),
             End::Host(h) => {
                 let paused = port.paused;
                 self.host_transmit(now, h, paused);

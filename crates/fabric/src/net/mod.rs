@@ -2,7 +2,10 @@
 //! `Vec`s indexed by small ids (ports, hosts, switches, flows), the packet
 //! arena, and the event queues; its construction and its read accessors.
 //! The behaviour lives with each component, as `impl Network` blocks in
-//! `switch/`, `link/`, `host/`, `observe/` and `topo/`; this folder holds
+//! `switch/`, `link/`, `host/`, `observe/` and `topo/`, or, where a
+//! component's logic needs only its own state and explicit borrows, as
+//! methods on that state (the switches' egress queues, markers, window
+//! budgets, RCM's SAR), called from here or a pipeline; this folder holds
 //! the event loop (`run.rs`), its cache hints (`prefetch.rs`), the events
 //! (`event.rs`), their containers (`window.rs`, `calendar.rs`) and the
 //! packet arena (`arena.rs`).
@@ -40,11 +43,13 @@ use crate::observe::pcap::Capture;
 use crate::observe::Sampling;
 
 use crate::switch::lb::Balancer;
+use crate::switch::mark::Marker;
 use crate::switch::mmu::CLASSES;
 use crate::switch::mmu::{headroom_for, Mmu};
+use crate::switch::queues::srpt::Srpt;
+use crate::switch::queues::voq::{SwitchModel, Voq};
+use crate::switch::queues::{Discipline, Queues};
 use crate::switch::rcm::Rcm;
-use crate::switch::srpt::Srpt;
-use crate::switch::voq::{SwitchModel, Voq};
 use crate::switch::{Deflection, Deflector, Scheduling, Switch};
 use crate::topo::routing::Routes;
 use crate::topo::topology::{NodeKind, Topology};
@@ -86,17 +91,16 @@ pub struct Network {
     /// side: a few lines for the whole fabric that stay in cache, where a
     /// field of each switch cost a cache line per hop).
     pub(crate) lb: Balancer,
-    /// SRPT's queues (`switch/srpt/`; none under FIFO).
-    pub(crate) srpt: Srpt,
+    /// The switches' egress queues, by port (`switch/queues/`: the class
+    /// rings and the discipline, SRPT's or the VOQ model's).
+    pub(crate) queues: Queues,
+    /// The switches' egress markers, by port (`switch/mark.rs`: ECN and
+    /// HPCC's stamping).
+    pub(crate) markers: Vec<Marker>,
     /// DIBS deflection's state (`switch/deflect.rs`; off without it).
     pub(crate) deflector: Deflector,
-    /// The VOQ switch model's queues (`switch/voq/`; off under the shared
-    /// buffer) and RCM's state (`switch/rcm/`; off without it).
-    pub(crate) voq: Voq,
+    /// RCM's state (`switch/rcm/`; off without it).
     pub(crate) rcm: Rcm,
-    /// The class SRPT or the VOQ model holds outside the port rings, or
-    /// [`CLASSES`]: the one compare `kick` makes for both.
-    pub(crate) held_class: usize,
     /// The window loop runs its instance compiled with the hooks
     /// (`Network::forward`): the balancer acts in the hop beyond picking
     /// (`lb.at_tors() || lb.every_hop()`: ConWeave, CONGA), SRPT orders
@@ -202,6 +206,7 @@ impl Network {
         }
         let mut node_ports: Vec<Vec<u32>> = vec![Vec::new(); topo.nodes.len()];
         let mut ports = Vec::with_capacity(topo.links.len() * 2);
+        let mut markers = Vec::with_capacity(topo.links.len() * 2);
         for (i, l) in topo.links.iter().enumerate() {
             // Each end's index among its node's ports (a link never joins a
             // node to itself).
@@ -224,7 +229,8 @@ impl Network {
                     owner: end_of(end),
                     peer: end_of(far),
                 };
-                ports.push(Port::new(ends, l.rate_bps, l.delay, ecn, cfg.seed, id));
+                ports.push(Port::new(ends, l.rate_bps, l.delay, cfg.seed, id));
+                markers.push(Marker::new(ecn, cfg.seed, id));
             }
         }
         for (node, ports) in node_ports.iter().enumerate() {
@@ -281,17 +287,24 @@ impl Network {
         let (voq, rcm) = Network::voq_and_rcm(&cfg, &topo, &ports, &switches)?;
         let hooks = lb.at_tors()
             || lb.every_hop()
-            || voq.on
+            || voq.is_some()
             || cfg.scheduling != Scheduling::Fifo
             || cfg.deflection != Deflection::None;
         let deflector = Deflector::new(cfg.deflection, cfg.seed, switches.len() as u32);
-        let srpt = match cfg.scheduling {
-            Scheduling::Fifo => Srpt::off(),
-            Scheduling::Srpt { dequeue } => {
-                Srpt::new(cfg.nic.data_priority, cfg.nic.mtu, dequeue, ports.len())
-            }
+        // The VOQ model holds the data class whatever its scheduling.
+        let discipline = match (voq, cfg.scheduling) {
+            (Some(voq), _) => Discipline::Voq(voq),
+            (None, Scheduling::Fifo) => Discipline::Fifo,
+            (None, Scheduling::Srpt { dequeue }) => Discipline::Srpt(Srpt::new(
+                cfg.nic.data_priority,
+                cfg.nic.mtu,
+                dequeue,
+                ports.len(),
+            )),
         };
         let per_peer = cfg.qp_sharing == QpSharing::PerPeer;
+        let defer_ends = !matches!(discipline, Discipline::Voq(_));
+        let queues = Queues::new(ports.len(), discipline);
         let mut net = Network {
             cfg,
             topo,
@@ -302,11 +315,10 @@ impl Network {
             switches,
             hooks,
             lb,
-            held_class: srpt.class.min(voq.class),
-            defer_ends: !voq.on,
-            srpt,
+            defer_ends,
+            queues,
+            markers,
             deflector,
-            voq,
             rcm,
             routes: Routes::default(),
             arena: Arena::with_int(int_multi),
@@ -342,7 +354,13 @@ impl Network {
         net.window = ByNode::new(net.roles.len());
         net.rebuild_routes();
         if int_multi != 0 {
-            net.stamp_int_at_switches();
+            // Every switch port stamps data packets (`switch/int.rs`).
+            for p in 0..net.ports.len() as u32 {
+                if let End::Switch(..) = net.ports[p as usize].owner {
+                    net.markers[p as usize].stamps_int = true;
+                    net.update_impaired(p);
+                }
+            }
         }
         net.window_bytes_changed();
         if net.lb.at_tors() {
@@ -359,17 +377,16 @@ impl Network {
         topo: &Topology,
         ports: &[Port],
         switches: &[Switch],
-    ) -> Result<(Voq, Rcm), String> {
+    ) -> Result<(Option<Voq>, Rcm), String> {
         let SwitchModel::Voq { queue } = cfg.model else {
             if cfg.rcm.is_some() {
                 return Err("RCM needs the VOQ switch model".into());
             }
-            return Ok((Voq::off(), Rcm::default()));
+            return Ok((None, Rcm::default()));
         };
         let max_frame = (cfg.nic.mtu + cfg.nic.header_bytes) as u64;
         let n = ports.len();
         let mut voq = Voq {
-            on: true,
             class: cfg.nic.data_priority as usize % CLASSES,
             queue,
             voqs: Vec::with_capacity(n),
@@ -407,7 +424,7 @@ impl Network {
             Some(params) => Rcm::new(params, n),
             None => Rcm::default(),
         };
-        Ok((voq, rcm))
+        Ok((Some(voq), rcm))
     }
 
     pub fn topology(&self) -> &Topology {
@@ -421,6 +438,17 @@ impl Network {
     /// Rate of the host's link.
     pub fn host_rate_bps(&self, host: u32) -> u64 {
         self.ports[self.hosts[host as usize].port as usize].rate_bps()
+    }
+
+    /// What each switch's links can bring into it in one window, after
+    /// the window, a rate or a reordering changed (`switch/budget.rs`).
+    pub(crate) fn window_bytes_changed(&mut self) {
+        let max_frame = (self.cfg.nic.mtu + self.cfg.nic.header_bytes) as u64;
+        let reorder = &self.reorder;
+        for sw in &mut self.switches {
+            let reordered = |p: u32| reorder.contains_key(&p);
+            sw.window_budget(&self.ports, reordered, self.lookahead, max_frame);
+        }
     }
 
     /// Runs windows of at most `ps` picoseconds (at least 1) instead of the
@@ -439,7 +467,8 @@ impl Network {
     /// end an event (see `Network::init_tors`), and so does the VOQ model
     /// (its inputs pause and resume outside the MMU's calm test).
     pub fn set_deferred_ends(&mut self, on: bool) {
-        self.defer_ends = on && !self.lb.at_tors() && !self.voq.on;
+        let voq = matches!(self.queues.discipline, Discipline::Voq(_));
+        self.defer_ends = on && !self.lb.at_tors() && !voq;
     }
 
     /// Transmission ends run deferred so far (see `Mmu::calm`), each
@@ -464,6 +493,14 @@ impl Network {
 
     pub fn ports(&self) -> &[Port] {
         &self.ports
+    }
+
+    /// Port `p`'s ECN marker's counts: the data packets it marked, and
+    /// those its RED decided on (not control class, not already CE), the
+    /// denominator of its marking ratio.
+    pub fn ecn_counts(&self, p: u32) -> (u64, u64) {
+        let m = &self.markers[p as usize];
+        (m.ecn_marked, m.ecn_eligible)
     }
 
     /// True if the port belongs to a switch (false: a host NIC port).

@@ -43,7 +43,7 @@ impl Network {
                     }
                 }
                 Ev::TxDone(p) => {
-                    if let Some(h) = self.ports[p as usize].peek_eligible() {
+                    if let Some(h) = self.queues.peek(&self.ports[p as usize], p) {
                         prefetch_ptr(h);
                     }
                 }

@@ -14,9 +14,7 @@ impl Network {
     pub fn in_flight(&self) -> (u64, u64) {
         let (mut packets, mut bytes) = self.lb.held();
         for (p, port) in self.ports.iter().enumerate() {
-            let rings = port.queues.iter().flat_map(|q| q.hdrs.iter());
-            let held = self.srpt.queued(p as u32).chain(self.voq.queued(p as u32));
-            for hdr in rings.chain(held) {
+            for hdr in self.queues.queued(p as u32) {
                 packets += 1;
                 bytes += hdr.wire() as u64;
             }

@@ -2,7 +2,7 @@
 //! time series (`sampling.rs`), a pcap trace (`capture.rs`, `pcap.rs`), invariants (`checks.rs`) and the
 //! simulator's memory footprint (`footprint.rs`). Reads the fabric; the
 //! counters are written by the components that count. The sampler's
-//! state, plain data, is here.
+//! state and the names of its series, plain data, are here.
 
 mod capture;
 mod checks;
@@ -11,10 +11,31 @@ pub mod footprint;
 pub mod pcap;
 mod sampling;
 
-pub use sampling::{ORDERING_SERIES, RCM_SERIES};
-
 use engine::stats::TimeSeries;
 use engine::Time;
+
+/// The ordering-memory series, in the order they are recorded: over the
+/// NICs, the mean and the max of bitmap bytes, then of bitmap plus
+/// metadata bytes.
+pub const ORDERING_SERIES: [&str; 4] = [
+    "ordering_bitmap_bytes_mean",
+    "ordering_bitmap_bytes_max",
+    "ordering_total_bytes_mean",
+    "ordering_total_bytes_max",
+];
+
+/// The RCM state series of each sampled port (`rcm_ports`), in order:
+/// the output queue's quantised degree, the input queue's, the remote
+/// degree while the flag holds (else 0), the point (0 none, 1 root, 2
+/// edge, 3 inner) and the congestion window Wc in bytes (W when not
+/// controlling).
+pub const RCM_SERIES: [&str; 5] = [
+    "rcm_fb",
+    "rcm_in_fb",
+    "rcm_fbr",
+    "rcm_point",
+    "rcm_wc_bytes",
+];
 
 /// What to sample, and how often.
 #[derive(Clone, Debug, Default)]

@@ -5,33 +5,10 @@
 use crate::host::Host;
 use crate::net::event::Global;
 use crate::net::Network;
-use crate::observe::{SampleSpec, Sampling};
+use crate::observe::{SampleSpec, Sampling, ORDERING_SERIES, RCM_SERIES};
 use crate::switch::rcm::Point;
 use engine::stats::TimeSeries;
 use engine::Time;
-
-/// The ordering-memory series, in the order they are recorded: over the
-/// NICs, the mean and the max of bitmap bytes, then of bitmap plus
-/// metadata bytes.
-pub const ORDERING_SERIES: [&str; 4] = [
-    "ordering_bitmap_bytes_mean",
-    "ordering_bitmap_bytes_max",
-    "ordering_total_bytes_mean",
-    "ordering_total_bytes_max",
-];
-
-/// The RCM state series of each sampled port (`rcm_ports`), in order:
-/// the output queue's quantised degree, the input queue's, the remote
-/// degree while the flag holds (else 0), the point (0 none, 1 root, 2
-/// edge, 3 inner) and the congestion window Wc in bytes (W when not
-/// controlling).
-pub const RCM_SERIES: [&str; 5] = [
-    "rcm_fb",
-    "rcm_in_fb",
-    "rcm_fbr",
-    "rcm_point",
-    "rcm_wc_bytes",
-];
 
 /// [`ORDERING_SERIES`]' values now (NICs without a bitmap layer count 0).
 fn ordering_memory(hosts: &[Host]) -> [f64; 4] {
@@ -162,7 +139,7 @@ impl Network {
             let util = (tx - s.last_tx[i]) as f64 * 8.0 / secs / port.rate_bps() as f64;
             s.last_tx[i] = tx;
             if record {
-                s.series[k].push(now, port.queued_bytes() as f64);
+                s.series[k].push(now, self.queues.queued_bytes(p) as f64);
                 s.series[k + 1].push(now, util);
             }
             k += 2;
@@ -186,8 +163,8 @@ impl Network {
             k += 2;
         }
         for (i, &p) in s.spec.ecn_ports.iter().enumerate() {
-            let port = &self.ports[p as usize];
-            let (marked, eligible) = (port.ecn_marked, port.ecn_eligible);
+            let m = &self.markers[p as usize];
+            let (marked, eligible) = (m.ecn_marked, m.ecn_eligible);
             let (m0, e0) = s.last_ecn[i];
             s.last_ecn[i] = (marked, eligible);
             // An interval in which no data packet left has no ratio.

@@ -88,7 +88,7 @@ impl Network {
                     End::Host(h) => h == hdr.dst,
                     End::Switch(..) => true,
                 };
-            if allowed && sw.mmu.lossy_room(size, port.queues[class].bytes) {
+            if allowed && sw.mmu.lossy_room(size, self.queues.bytes(q, class)) {
                 seen += 1;
                 if self.deflector.rngs[s as usize].below(seen) == 0 {
                     chosen = Some(q);
@@ -98,7 +98,7 @@ impl Network {
         let Some(q) = chosen else {
             return false;
         };
-        let queued = self.ports[q as usize].queues[class].bytes;
+        let queued = self.queues.bytes(q, class);
         let admitted = self.switches[s as usize]
             .mmu
             .admit(in_local as usize, class, size, || queued);

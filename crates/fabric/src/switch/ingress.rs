@@ -6,10 +6,10 @@
 //! egress port (or depart at once through an idle one). In the hooked
 //! instance of the loop, a balancer that acts at ToRs
 //! (`Balancer::at_tors`) takes the packet first, and one that acts at
-//! every hop (`Balancer::every_hop`) is shown it once admitted, and under
-//! the VOQ model its class goes to `switch/voq/` (after RCM's SAR,
-//! `switch/rcm/sar.rs`). Touches the switch, its ports' queues and the
-//! counters.
+//! every hop (`Balancer::every_hop`) is shown it once admitted, and a
+//! queueing discipline that admits its class itself (the VOQ model,
+//! `queues/voq/`) takes it. Touches the switch, its egress queues, its
+//! ports and the counters.
 
 use crate::net::arena::Hdr;
 use crate::net::event::Ev;
@@ -41,7 +41,7 @@ impl Network {
             return;
         }
         let hops = self.routes.hops(s, hdr.flow, hdr.dst, hdr.idx, in_port);
-        let mut out = match hops.len() {
+        let out = match hops.len() {
             0 => {
                 self.counters.drop(DropReason::NoRoute, hdr.wire());
                 self.arena.free(hdr.idx);
@@ -54,23 +54,21 @@ impl Network {
             _ => match &mut self.lb {
                 Balancer::Ecmp(e) => e.pick(s, &hdr, hops),
                 lb if !(self.calm && lb.reads_queues()) => {
-                    lb.pick(s, hdr, hops, Sight::new(&self.ports, now))
+                    lb.pick(s, hdr, hops, Sight::new(&self.ports, &self.queues, now))
                 }
                 _ => self.pick_on_queues(s, hdr, in_port, now),
             },
         };
-        // The VOQ model takes its class (and RCM's SAR may move it first).
-        if HOOKS && hdr.class() == self.voq.class {
-            if self.rcm.on && self.rcm.p.sar {
-                out = self.sar(now, s, in_port, hdr, out);
-            }
+        // A discipline that admits its class itself (the VOQ model) takes
+        // it.
+        if HOOKS && hdr.class() == self.queues.admits_class {
             self.forward_voq(now, s, in_port, out, hdr);
             return;
         }
         if self.admit::<HOOKS>(now, s, in_port, out, hdr) {
             if HOOKS {
-                self.lb
-                    .hop(s, in_port, out, hdr, Sight::new(&self.ports, now));
+                let sight = Sight::new(&self.ports, &self.queues, now);
+                self.lb.hop(s, in_port, out, hdr, sight);
             }
             // The packet came off the wire of `in_port`'s partner.
             self.enqueue::<HOOKS>(now, out, s, hdr, (now, Ev::Arrive(in_port ^ 1)));
@@ -91,8 +89,8 @@ impl Network {
         hdr: Hdr,
     ) -> bool {
         let class = hdr.class();
-        let ports = &self.ports;
-        let queued = || ports[out as usize].queues[class].bytes;
+        let queues = &self.queues;
+        let queued = || queues.bytes(out, class);
         match self.switches[s as usize].mmu.admit(
             hdr.in_port as usize,
             class,
@@ -131,9 +129,9 @@ impl Network {
         }
     }
 
-    /// An admitted packet joins port `out`'s queue (or departs at once),
-    /// during event `ev` at switch `s`; with `HOOKS` under SRPT, a packet
-    /// of SRPT's class joins SRPT's queues (`srpt/`).
+    /// An admitted packet joins port `out`'s queues (`queues/`; with
+    /// `HOOKS`, the discipline's if it holds the class) or departs at
+    /// once, during event `ev` at switch `s`.
     #[inline(always)]
     pub(crate) fn enqueue<const HOOKS: bool>(
         &mut self,
@@ -154,10 +152,9 @@ impl Network {
         if self.ports[out as usize].takes_at_once(now, class) {
             // Its class's queue is empty.
             self.depart(now, out, s, hdr, 0);
-        } else if HOOKS && class == self.srpt.class {
-            self.enqueue_srpt(now, out, hdr);
         } else {
-            self.ports[out as usize].push(hdr);
+            let port = &mut self.ports[out as usize];
+            self.queues.push::<HOOKS>(port, out, hdr, &self.arena);
             self.kick(now, out);
         }
     }
@@ -177,6 +174,7 @@ impl Network {
             self.catch_up(p, ev);
         }
         let hops = self.routes.hops(s, flow, dst, idx, in_port);
-        self.lb.pick(s, hdr, hops, Sight::new(&self.ports, now))
+        self.lb
+            .pick(s, hdr, hops, Sight::new(&self.ports, &self.queues, now))
     }
 }

@@ -4,34 +4,21 @@
 //! rate), as HPCC ns-3's `SwitchNotifyDequeue` pushes it. The transmitter
 //! calls it through the one test it makes for out-of-line work
 //! (`Port::impaired`, `link/impair.rs`), so that a hop without telemetry
-//! tests nothing more. Touches the packet's telemetry in the arena and
-//! the ports' `stamps_int`; reads the port.
+//! tests nothing more; whether a port stamps is its marker's
+//! (`Marker::stamps_int`, `mark.rs`). A function of what it reads; touches
+//! the packet's telemetry in the arena.
 
-use crate::link::port::End;
-use crate::net::arena::Hdr;
-use crate::net::Network;
+use crate::link::port::Port;
+use crate::net::arena::{Arena, Hdr};
 use engine::Time;
 use transport::IntHop;
 
-impl Network {
-    /// Every switch port stamps data packets from now on.
-    pub(crate) fn stamp_int_at_switches(&mut self) {
-        for p in 0..self.ports.len() as u32 {
-            if let End::Switch(..) = self.ports[p as usize].owner {
-                self.ports[p as usize].stamps_int = true;
-                self.update_impaired(p);
-            }
-        }
-    }
-
-    /// Stamps the packet of `hdr`, sent by port `p` at `now` (the port has
-    /// counted it in `tx_bytes` already), with the port's record.
-    pub(crate) fn stamp_int(&mut self, now: Time, p: u32, hdr: Hdr) {
-        let port = &self.ports[p as usize];
-        let queued: u64 = port.queues.iter().map(|q| q.bytes).sum();
-        let sent_before = port.tx_bytes - hdr.wire() as u64;
-        let multi = self.arena.int_multi();
-        let hop = IntHop::new(now, sent_before, queued, port.rate_bps(), multi);
-        self.arena.push_int(hdr.idx, hop);
-    }
+/// Stamps the packet of `hdr` in `arena`, sent at `now` by `port` (which
+/// has counted it in `tx_bytes` already) with `queued` bytes behind it,
+/// with the port's record.
+pub(crate) fn stamp(arena: &mut Arena, port: &Port, queued: u64, now: Time, hdr: Hdr) {
+    let sent_before = port.tx_bytes - hdr.wire() as u64;
+    let multi = arena.int_multi();
+    let hop = IntHop::new(now, sent_before, queued, port.rate_bps(), multi);
+    arena.push_int(hdr.idx, hop);
 }

@@ -1,14 +1,29 @@
-//! ECN marking at a switch's egress port: RED on the queue of the packet's
+//! What a switch's egress port writes on a departing packet, as the
+//! port's [`Marker`]: the ECN mark by RED on the queue of the packet's
 //! class (no mark below `kmin` bytes, always above `kmax`, a probability
-//! rising linearly to `pmax` between; see [`EcnSetting`]). Only data
-//! packets of a class other than 0 not already marked are eligible.
-//! Touches the egress port's marker (its counts and random stream) and the
-//! fabric's ECN counter.
+//! rising linearly to `pmax` between; see [`EcnSetting`]; only data
+//! packets of a class other than 0 not already marked are eligible), and
+//! whether it stamps HPCC's telemetry (`int.rs` stamps). Touches the
+//! marker and the packet's header.
 
 use crate::config::EcnSetting;
 use crate::net::arena::Hdr;
-use crate::net::Network;
-use engine::Rng;
+use engine::{Rng, StreamKind};
+
+/// One egress port's marking state (a host's port has none on).
+#[derive(Clone, Debug)]
+pub(crate) struct Marker {
+    /// RED marking at this port, if on.
+    pub ecn: Option<EcnSetting>,
+    pub ecn_marked: u64,
+    /// Data packets this port's RED decided on (not control class, not
+    /// already CE): the denominator of its marking ratio.
+    pub ecn_eligible: u64,
+    rng: Rng,
+    /// Stamps HPCC's telemetry on data packets (`int.rs`; read only
+    /// when the port is `impaired`, `link/impair.rs`).
+    pub stamps_int: bool,
+}
 
 /// RED's decision for a packet leaving with `qlen` bytes queued after it.
 #[inline(always)]
@@ -23,21 +38,67 @@ fn red(e: &EcnSetting, qlen: u64, rng: &mut Rng) -> bool {
     }
 }
 
-impl Network {
-    /// Marks `hdr` congestion-experienced if port `p`'s marker says so;
-    /// its class's queue holds `qlen` bytes after it.
+impl Marker {
+    /// Port `id`'s marker (its random stream is the run's `seed` stream of
+    /// ECN of that index).
+    pub fn new(ecn: Option<EcnSetting>, seed: u64, id: u32) -> Marker {
+        Marker {
+            ecn,
+            ecn_marked: 0,
+            ecn_eligible: 0,
+            rng: Rng::new(seed, StreamKind::Ecn, id as u64),
+            stamps_int: false,
+        }
+    }
+
+    /// Marks `hdr` congestion-experienced if RED says so, its class's
+    /// queue holding `qlen` bytes after it; true if it marked.
     #[inline(always)]
-    pub(crate) fn mark(&mut self, p: u32, hdr: &mut Hdr, qlen: u64) {
-        if let Some(e) = self.ports[p as usize].ecn {
+    pub fn mark(&mut self, hdr: &mut Hdr, qlen: u64) -> bool {
+        if let Some(e) = self.ecn {
             if hdr.is_data() && !hdr.ce() && hdr.class() != 0 {
-                let port = &mut self.ports[p as usize];
-                port.ecn_eligible += 1;
-                if red(&e, qlen, &mut port.ecn_rng) {
+                self.ecn_eligible += 1;
+                if red(&e, qlen, &mut self.rng) {
                     hdr.set_ce();
-                    port.ecn_marked += 1;
-                    self.counters.ecn_marked += 1;
+                    self.ecn_marked += 1;
+                    return true;
                 }
             }
         }
+        false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn data(class: u8) -> Hdr {
+        Hdr::of(class, 1000, true)
+    }
+
+    /// RED marks nothing below kmin, everything above kmax, and counts
+    /// only data packets of a class other than 0 not yet marked.
+    #[test]
+    fn red_marks_by_queue_and_counts_the_eligible() {
+        let e = EcnSetting {
+            rate_bps: 0,
+            kmin: 1000,
+            kmax: 2000,
+            pmax: 0.5,
+        };
+        let mut m = Marker::new(Some(e), 1, 0);
+        let mut h = data(3);
+        assert!(!m.mark(&mut h, 500));
+        assert!(!h.ce());
+        assert!(m.mark(&mut h, 2001));
+        assert!(h.ce());
+        // Already marked, and class 0: not eligible.
+        assert!(!m.mark(&mut h, 5000));
+        assert!(!m.mark(&mut data(0), 5000));
+        assert_eq!((m.ecn_marked, m.ecn_eligible), (1, 2));
+        let mut off = Marker::new(None, 1, 0);
+        assert!(!off.mark(&mut data(3), 5000));
+        assert_eq!(off.ecn_eligible, 0);
     }
 }

@@ -1,9 +1,9 @@
 //! Switches: the ingress pipeline (`ingress.rs`: route -> load balance ->
 //! admit -> enqueue), the egress pipeline (`egress.rs`: release -> mark ->
-//! send), the load balancers (`lb/`), ECN marking (`mark.rs`), the
-//! shared-buffer MMU (`mmu.rs`), SRPT scheduling of the egress queues
-//! (`srpt/`), DIBS deflection (`deflect.rs`), the VOQ switch model
-//! (`voq/`), RCM (`rcm/`) and the window budget of
+//! send), the egress queues with their disciplines, SRPT and the VOQ
+//! switch model (`queues/`), the load balancers (`lb/`), ECN marking and
+//! HPCC's stamping flag (`mark.rs`), the shared-buffer MMU (`mmu.rs`),
+//! DIBS deflection (`deflect.rs`), RCM (`rcm/`) and the window budget of
 //! the calm test (`budget.rs`). This file holds a switch's own state and
 //! the scheduling and deflection settings and deflection's state; it
 //! touches nothing else. See docs/extending.md, "Adding a switch feature".
@@ -12,13 +12,12 @@ mod budget;
 mod deflect;
 mod egress;
 mod ingress;
-mod int;
+pub(crate) mod int;
 pub mod lb;
-mod mark;
+pub(crate) mod mark;
 pub mod mmu;
+pub mod queues;
 pub mod rcm;
-pub(crate) mod srpt;
-pub mod voq;
 
 use crate::net::arena::Hdr;
 use engine::{Rng, StreamKind, Time};
@@ -30,7 +29,8 @@ pub enum Scheduling {
     /// In arrival order.
     #[default]
     Fifo,
-    /// Smallest remaining message first, ties in arrival order (`srpt/`),
+    /// Smallest remaining message first, ties in arrival order
+    /// (`queues/srpt/`),
     /// the chosen packet's flow served as `dequeue` says.
     Srpt { dequeue: SrptDequeue },
 }
@@ -49,7 +49,7 @@ impl Scheduling {
 }
 
 /// Which packet leaves once SRPT has found the queued packet with the
-/// fewest remaining bytes (`srpt/mod.rs`).
+/// fewest remaining bytes (`queues/srpt/mod.rs`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum SrptDequeue {
     /// pFabric's rule: the earliest queued packet of that packet's flow,

@@ -1,7 +1,9 @@
 //! What a switch shows its load balancer beyond the packet's header: its
-//! ports, read only, and the time. Touches nothing (a view).
+//! ports' rates and egress queues, read only, and the time. Touches
+//! nothing (a view).
 
 use crate::link::port::Port;
+use crate::switch::queues::Queues;
 use engine::Time;
 
 /// A read-only view of the switch for `Balancer::pick`. Queue-reading
@@ -10,19 +12,20 @@ use engine::Time;
 #[derive(Clone, Copy)]
 pub(crate) struct Sight<'a> {
     pub ports: &'a [Port],
+    queues: &'a Queues,
     pub now: Time,
 }
 
 impl<'a> Sight<'a> {
     #[inline(always)]
-    pub fn new(ports: &'a [Port], now: Time) -> Sight<'a> {
-        Sight { ports, now }
+    pub fn new(ports: &'a [Port], queues: &'a Queues, now: Time) -> Sight<'a> {
+        Sight { ports, queues, now }
     }
 
     /// Bytes waiting in port `p`'s egress queue of `class` (the frame
     /// being serialised is not counted).
     #[inline(always)]
     pub fn queued(&self, p: u32, class: usize) -> u64 {
-        self.ports[p as usize].queues[class].bytes
+        self.queues.bytes(p, class)
     }
 }

@@ -1,6 +1,6 @@
 //! RCM, regional congestion mitigation (Shi et al., "Regional Congestion
 //! Mitigation in Lossless Datacenter Networks"), on the VOQ switch model
-//! (`switch/voq/`): its parameters and its state for every port of the
+//! (`switch/queues/voq/`): its parameters and its state for every port of the
 //! fabric. The behaviour is in `net.rs` (CRD, fast congestion region
 //! detection: Fb on input and output queues, the flags, the notifications
 //! upstream and their reception; RCC, the congestion window an output's

@@ -12,6 +12,7 @@ use crate::link::frame::Frame;
 use crate::link::port::End;
 use crate::net::arena::Hdr;
 use crate::net::Network;
+use crate::switch::queues::Discipline;
 use crate::switch::rcm::{flow_id, Note};
 use engine::Time;
 
@@ -37,7 +38,7 @@ impl Network {
         self.rcm.cam_sample(o, flow_id(&hdr));
         // The output's queue: its OQ (not the VOQs toward it, where RCC
         // itself holds the harmful flows).
-        let q_out = self.voq.oq_bytes[o as usize];
+        let q_out = self.queues.voq().oq_bytes[o as usize];
         let d = &mut self.rcm.ports[o as usize].out;
         d.left -= wire;
         if d.left <= 0 {
@@ -53,7 +54,7 @@ impl Network {
                 self.rcc_cut(now, o, fb);
             }
         }
-        let q_in = self.voq.in_bytes[in_port as usize];
+        let q_in = self.queues.voq().in_bytes[in_port as usize];
         let d = &mut self.rcm.ports[in_port as usize].input;
         d.left -= wire;
         if d.left <= 0 {
@@ -115,7 +116,7 @@ impl Network {
             let depth = self.rcm.p.cam_depth as usize;
             for &o in &self.switches[s as usize].ports {
                 let oc = &self.rcm.ports[o as usize];
-                let voq = &self.voq.voqs[o as usize][in_local];
+                let voq = &self.queues.voq().voqs[o as usize][in_local];
                 if voq.is_empty() || !(oc.out.congested || oc.remote(now)) {
                     continue;
                 }
@@ -188,7 +189,7 @@ impl Network {
             self.rcc_cut(now, rx, note.fb);
         }
         // The crossbar may move what the window held.
-        if self.voq.on {
+        if matches!(self.queues.discipline, Discipline::Voq(_)) {
             self.voq_fill(now, rx);
         }
     }

@@ -118,7 +118,7 @@ fn aged_entries_count_as_zero() {
     // Leaf0 is switch 0; its uplinks are ports 16 and 18. At 1400 us
     // uplink 0's entry (400 us old) still counts, uplink 1's (1400 us) no
     // longer does: every choice is uplink 1 whatever the local DREs.
-    let sight = crate::switch::lb::Sight::new(&net.ports, 1400 * US);
+    let sight = crate::switch::lb::Sight::new(&net.ports, &net.queues, 1400 * US);
     for _ in 0..20 {
         assert_eq!(s.best_uplink(0, 4, &[16, 18], &sight), 18);
     }

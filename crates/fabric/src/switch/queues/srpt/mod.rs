@@ -13,33 +13,31 @@
 //! in reverse order due to SRPT"), for an ordering layer to absorb.
 //!
 //! SRPT runs in the event loop's hooked instance (`Network::hooks`), so
-//! the default's hop has no trace of it: there the ingress pipeline's
-//! enqueue step hands an admitted packet of SRPT's class to `kick.rs`,
-//! which files it in a binary heap of keys per port and a queue per
-//! (port, flow), in arrival order, instead of the class's ring. The port's byte count and backlog
-//! bit of the class cover SRPT's queues as they cover a ring, so ECN
-//! marking, the lossy drop rule, PFC, the load balancers and the MMU
-//! (which releases by the packet's ingress port, whatever the order) see
-//! the same queue as under FIFO; `kick`, finding no packet in the rings of
-//! a backlogged port, asks `kick.rs` for SRPT's choice (one test, on the
-//! path where a free port finds nothing in its rings). This file holds
-//! SRPT's queues and touches nothing else.
+//! the default's hop has no trace of it: there [`Queues`](super::Queues)
+//! files an admitted packet of SRPT's class here, in a binary heap of keys
+//! per port and a queue per (port, flow), in arrival order, instead of
+//! the class's ring, and pops SRPT's choice when the class is the port's
+//! highest eligible. The class's byte count and backlog bit cover SRPT's
+//! queues as they cover a ring, so ECN marking, the lossy drop rule, PFC,
+//! the load balancers and the MMU (which releases by the packet's ingress
+//! port, whatever the order) see the same queue as under FIFO. This file
+//! holds SRPT's queues and touches nothing else; `tests.rs` runs it in a
+//! fabric.
 
-mod kick;
+#[cfg(test)]
+mod tests;
 
 use crate::net::arena::Hdr;
-use crate::switch::mmu::CLASSES;
 use crate::switch::SrptDequeue;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, VecDeque};
 
-/// SRPT's state for the whole fabric (empty under FIFO).
+/// SRPT's state for the whole fabric.
 pub(crate) struct Srpt {
-    /// The class SRPT orders, or [`CLASSES`] (no class) under FIFO: the
-    /// one compare the hot path makes.
+    /// The class SRPT orders.
     pub class: usize,
     /// The NICs' MTU: a packet's iPSN counts packets of this size.
-    mtu: u32,
+    pub mtu: u32,
     /// Which packet of the chosen flow leaves.
     dequeue: SrptDequeue,
     /// Packets queued so far: the arrival order that breaks ties.
@@ -63,18 +61,6 @@ fn flow_of(hdr: &Hdr) -> u64 {
 }
 
 impl Srpt {
-    /// FIFO: no class is ordered.
-    pub fn off() -> Srpt {
-        Srpt {
-            class: CLASSES,
-            mtu: 0,
-            dequeue: SrptDequeue::FlowEarliest,
-            seq: 0,
-            keys: Vec::new(),
-            flows: BTreeMap::new(),
-        }
-    }
-
     /// SRPT on `class` at every one of `ports` ports (NICs of `mtu`),
     /// dequeuing as `dequeue` says.
     pub fn new(class: u8, mtu: u32, dequeue: SrptDequeue, ports: usize) -> Srpt {
@@ -97,7 +83,7 @@ impl Srpt {
 
     /// Queues `hdr`, with `remaining` bytes in its message, at port `p`
     /// (after those queued before it).
-    fn push(&mut self, p: u32, remaining: u64, hdr: Hdr) {
+    pub fn push(&mut self, p: u32, remaining: u64, hdr: Hdr) {
         let (seq, flow) = (self.seq, flow_of(&hdr));
         self.seq += 1;
         self.keys[p as usize].push(Reverse((remaining, seq, flow, hdr.idx)));
@@ -106,7 +92,7 @@ impl Srpt {
 
     /// Takes the packet SRPT serves next at port `p`, if it holds one, and
     /// whether it holds no other.
-    fn pop(&mut self, p: u32) -> Option<(Hdr, bool)> {
+    pub fn pop(&mut self, p: u32) -> Option<(Hdr, bool)> {
         let heap = &mut self.keys[p as usize];
         let Reverse((_, _, flow, slot)) = heap.pop()?;
         let empty = heap.is_empty();

@@ -12,17 +12,17 @@
 //! resumes it `resume_offset` bytes below that. The other classes (ACKs,
 //! CNPs) keep today's output queues and shared-buffer MMU.
 //!
-//! The packets stay outside the ports' rings (as SRPT's do): the port's
-//! byte count of the class covers its OQ and every VOQ toward it (what
-//! the queue series show and the load balancers that read queues see),
-//! its backlog bit its OQ; ECN marks on the OQ alone. The
-//! model runs in the event loop's hooked instance; `pipeline.rs` holds its
-//! steps. This file holds the model's state and touches nothing else.
+//! The packets stay outside the ports' rings (a discipline of
+//! [`Queues`](super::Queues), as SRPT is): the class's byte count covers
+//! its OQ and every VOQ toward it (what the queue series show and the load
+//! balancers that read queues see), its backlog bit its OQ; ECN marks on
+//! the OQ alone. The model runs in the event loop's hooked instance;
+//! `pipeline.rs` holds its steps. This file holds the model's state and
+//! touches nothing else.
 
 pub(crate) mod pipeline;
 
 use crate::net::arena::Hdr;
-use crate::switch::mmu::CLASSES;
 use std::collections::VecDeque;
 
 /// Which switch architecture the data class sees.
@@ -51,12 +51,9 @@ impl SwitchModel {
     ];
 }
 
-/// The VOQ model's state for the whole fabric (empty under the shared
-/// buffer).
-#[derive(Default)]
+/// The VOQ model's state for the whole fabric.
 pub(crate) struct Voq {
-    pub on: bool,
-    /// The class the model queues ([`CLASSES`] when off).
+    /// The class the model queues.
     pub class: usize,
     /// Bytes of one input's VOQs together, and of one output queue.
     pub queue: u64,
@@ -77,13 +74,6 @@ pub(crate) struct Voq {
 }
 
 impl Voq {
-    pub fn off() -> Voq {
-        Voq {
-            class: CLASSES,
-            ..Voq::default()
-        }
-    }
-
     /// The packets the model holds at output port `p` (its OQ and every
     /// VOQ toward it).
     pub fn queued(&self, p: u32) -> impl Iterator<Item = &Hdr> + '_ {
