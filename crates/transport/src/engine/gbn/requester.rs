@@ -277,7 +277,8 @@ impl Requester {
             compare: w.compare,
             wqe_sn: 0,
             // The iPSN (a READ request asks for `msg_len` bytes from its own).
-            sack_psn: if w.verb.reads() { 0 } else { idx },
+            sack_psn: 0,
+            ipsn: if w.verb.reads() { 0 } else { idx },
             vp: 0,
             mp_flags: 0,
         }

@@ -387,7 +387,7 @@ impl Responder {
             last: psn + 1 == job.end_psn,
             msg_len: job.msg_len,
             sent_at: now,
-            sack_psn: idx,
+            ipsn: idx,
             ..Packet::default()
         };
         job.next_psn += 1;

@@ -212,7 +212,7 @@ impl Requester {
             compare: w.compare,
             wqe_sn: w.sn.wire(),
             // The iPSN (a READ request asks for `msg_len` bytes from its own).
-            sack_psn: if w.verb.reads() { 0 } else { idx },
+            ipsn: if w.verb.reads() { 0 } else { idx },
             ..Packet::default()
         }
     }

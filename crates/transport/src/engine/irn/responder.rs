@@ -364,7 +364,7 @@ impl Responder {
             sent_at: now,
             addr: job.addr + off,
             wqe_sn: job.sn,
-            sack_psn: idx,
+            ipsn: idx,
             ..Packet::default()
         }
     }
