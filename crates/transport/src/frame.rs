@@ -27,7 +27,10 @@
 //!   places in [`KINDS`] and [`VERBS`].
 //! - Everything else, and any of the above the headers cannot hold (a
 //!   64-bit immediate, a message over 4 GiB, an address on a middle
-//!   packet): the extension (`wire::extension`).
+//!   packet): the extension (`wire::extension`). Its SACK/iPSN field
+//!   holds `ipsn` on data packets and `sack_psn` on control packets (the
+//!   opcode says which), so a data packet with a `sack_psn` or a control
+//!   packet with an `ipsn` has no encoding.
 //! - `wire`: not carried; decoding sets it to the frame's length.
 //!
 //! Not carried: Eunomia's Head (the connection's first PSN), which RC
@@ -229,6 +232,12 @@ fn check(p: &Packet, payload: &[u8]) -> Result<(), Error> {
     }
     if p.priority > 7 {
         return bad("priority", "above 7 (DSCP class selectors CS0-CS7)");
+    }
+    if p.is_data() && p.sack_psn != 0 {
+        return bad("sack_psn", "a data packet carries no selective ack");
+    }
+    if !p.is_data() && p.ipsn != 0 {
+        return bad("ipsn", "a control packet has no index in a message");
     }
     if payload.len() != p.payload as usize {
         return bad("payload", "the bytes given are not `payload` bytes long");
@@ -467,12 +476,21 @@ fn extension_of(said: &Packet, p: &Packet) -> Extension {
         src_qp: differs(said.src_qp, p.src_qp),
         psn: differs(said.psn, p.psn),
         wqe_sn: differs(said.wqe_sn, p.wqe_sn),
-        sack_psn: differs(said.sack_psn, p.sack_psn),
+        sack_psn: differs(sack_or_ipsn(said), sack_or_ipsn(p)),
         msg_len: differs(said.msg_len, p.msg_len),
         addr: differs(said.addr, p.addr),
         imm: differs(said.imm, p.imm),
         compare: differs(said.compare, p.compare),
         sent_at: differs(said.sent_at, p.sent_at),
+    }
+}
+
+/// What the extension's SACK/iPSN field holds for `p`.
+fn sack_or_ipsn(p: &Packet) -> u32 {
+    if p.is_data() {
+        p.ipsn
+    } else {
+        p.sack_psn
     }
 }
 
@@ -493,7 +511,12 @@ fn apply(e: &Extension, p: &mut Packet) {
     set(&mut p.src_qp, e.src_qp);
     set(&mut p.psn, e.psn);
     set(&mut p.wqe_sn, e.wqe_sn);
-    set(&mut p.sack_psn, e.sack_psn);
+    // `kind` is final here: the opcode or the extension's OP set it.
+    if p.is_data() {
+        set(&mut p.ipsn, e.sack_psn);
+    } else {
+        set(&mut p.sack_psn, e.sack_psn);
+    }
     set64(&mut p.msg_len, e.msg_len);
     set64(&mut p.addr, e.addr);
     set64(&mut p.imm, e.imm);

@@ -4,9 +4,16 @@
 //! Callers that move payload bytes pass them beside the packet (see
 //! `crate::memory`).
 //!
-//! Sequence numbers are 24 bits on the wire: `psn`, `sack_psn` (when it
-//! holds a PSN) and `wqe_sn` carry values below 2^24 in `u32` fields, which
-//! the engines make and read with `crate::psn`.
+//! Sequence numbers are 24 bits on the wire: `psn`, `sack_psn` and
+//! `wqe_sn` carry values below 2^24 in `u32` fields, which the engines
+//! make and read with `crate::psn`. `ipsn` is an index, not a sequence
+//! number.
+//!
+//! Each field has one meaning whatever the engine; a field only some
+//! packets use says which (`sack_psn` on acknowledgements, `ipsn` on
+//! data). Engine-specific fields are grouped by their engine's view
+//! ([`MpHeader`] for MP-RDMA; Eunomia's bits in `mp_flags`, named in
+//! `order::eunomia`).
 //!
 //! Uses nothing of the crate: every other module may use it. HPCC's
 //! telemetry travels beside it (`Nic::set_rx_int`), not in it: every
@@ -124,15 +131,18 @@ pub struct Packet {
     /// READ and atomics: the read WQE sequence number (IRN, 5.3.2). 24
     /// bits, as IB's MSN.
     pub wqe_sn: u32,
-    /// IRN Nack/ReadNack: the PSN whose arrival triggered it (selectively
-    /// acknowledged) when above `psn`; equal to `psn` when nothing was.
-    /// MP-RDMA: the SACK on Ack/Nack. Data packets of every engine: the
-    /// iPSN, the packet's index among the packets of the bytes `msg_len`
-    /// counts (0 on a READ request; MP-RDMA's [`MpHeader`] reads it too),
-    /// from which a switch finds the message's remaining bytes
-    /// ([`Packet::remaining`]). A PSN is 24 bits; the iPSN is an index,
-    /// not a sequence number.
+    /// Control packets only (0 on data). IRN Nack/ReadNack: the PSN whose
+    /// arrival triggered it (selectively acknowledged) when above `psn`;
+    /// equal to `psn` when nothing was. MP-RDMA: the SACK on Ack/Nack.
+    /// Eunomia: the PSN its SACK or NACK names.
     pub sack_psn: u32,
+    /// Data packets only (0 on control), of every engine: the iPSN, the
+    /// packet's index among the packets of the bytes `msg_len` counts (0
+    /// on a READ request), from which a switch finds the message's
+    /// remaining bytes ([`Packet::remaining`], SRPT's key) and MP-RDMA's
+    /// receiver the message's first PSN ([`MpHeader::ipsn`]). An index,
+    /// not a sequence number: not limited to 24 bits.
+    pub ipsn: u32,
     /// MP-RDMA Ack/Nack: the virtual path (UDP source port) of the data
     /// packet answered.
     pub vp: u16,
@@ -142,14 +152,14 @@ pub struct Packet {
 }
 
 /// MP-RDMA's header fields (paper Fig. 3) as one value. They travel in
-/// [`Packet`]'s fields, so the packet does not grow (88 bytes):
+/// [`Packet`]'s fields:
 /// - `wqe_sn`: the message sequence number of a SEND (which receive WQE
 ///   it lands in); WRITE packets carry 0, since the receiver places them
 ///   at their address (paper §3.1: only SEND packets carry an MSN).
-/// - `sack_psn`: on data packets, which carry no selective ack, the iPSN
-///   (the packet's index in its message, from which the receiver finds
-///   the message's first PSN for the synchronise check); on Ack/Nack the
-///   selective ack (Nack: the PSN to resend from).
+/// - `ipsn` on data packets (the packet's index in its message, from
+///   which the receiver finds the message's first PSN for the
+///   synchronise check); `sack_psn` on Ack/Nack, the selective ack
+///   (Nack: the PSN to resend from).
 /// - `vp`: the echoed virtual path; `mp_flags`: the bits.
 ///
 /// `psn` keeps its meaning (data: the packet's PSN; Ack/Nack: the
@@ -180,19 +190,13 @@ impl MpHeader {
     pub const SYNC: u8 = 2;
     pub const DUP: u8 = 4;
 
-    /// Reads the fields from `p` (`sack_psn` as the iPSN on data packets,
-    /// as the SACK otherwise).
+    /// Reads the fields from `p`.
     #[inline]
     pub fn of(p: &Packet) -> MpHeader {
-        let (ipsn, sack) = if p.is_data() {
-            (p.sack_psn, 0)
-        } else {
-            (0, p.sack_psn)
-        };
         MpHeader {
             msn: p.wqe_sn,
-            ipsn,
-            sack,
+            ipsn: p.ipsn,
+            sack: p.sack_psn,
             vp: p.vp,
             retx: p.mp_flags & Self::RETX != 0,
             sync: p.mp_flags & Self::SYNC != 0,
@@ -200,12 +204,12 @@ impl MpHeader {
         }
     }
 
-    /// Writes the fields into `p`, whose `kind` must already be set (it
-    /// decides what `sack_psn` carries).
+    /// Writes the fields into `p`.
     #[inline]
     pub fn apply(&self, p: &mut Packet) {
         p.wqe_sn = self.msn;
-        p.sack_psn = if p.is_data() { self.ipsn } else { self.sack };
+        p.ipsn = self.ipsn;
+        p.sack_psn = self.sack;
         p.vp = self.vp;
         p.mp_flags = (self.retx as u8 * Self::RETX)
             | (self.sync as u8 * Self::SYNC)
@@ -231,7 +235,7 @@ impl Packet {
             return 0;
         }
         self.msg_len
-            .saturating_sub(self.sack_psn as u64 * mtu as u64)
+            .saturating_sub(self.ipsn as u64 * mtu as u64)
     }
 }
 
@@ -240,10 +244,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn mp_rdma_fields_fit_the_packet() {
-        // The simulator holds every packet in flight: MP-RDMA's header
-        // reuses fields rather than growing it.
-        assert_eq!(std::mem::size_of::<Packet>(), 88);
+    fn mp_rdma_fields_have_their_own_places() {
+        // The simulator's arena keeps a packet in one cache line without
+        // `dst`, `wire`, `imm`, `compare` and with one word for `ipsn` and
+        // `sack_psn` (`fabric::net::arena`); the transport's copy is 96.
+        assert_eq!(std::mem::size_of::<Packet>(), 96);
         let h = MpHeader {
             msn: 3,
             ipsn: 7,
@@ -254,7 +259,8 @@ mod tests {
         };
         let mut data = Packet::default();
         h.apply(&mut data);
-        assert_eq!(MpHeader::of(&data), h, "data: sack_psn is the iPSN");
+        assert_eq!((data.ipsn, data.sack_psn), (7, 0), "data: the iPSN");
+        assert_eq!(MpHeader::of(&data), h);
         let a = MpHeader {
             sack: 11,
             dup: true,
@@ -265,7 +271,25 @@ mod tests {
             ..Packet::default()
         };
         a.apply(&mut ack);
-        assert_eq!(ack.sack_psn, 11);
-        assert_eq!(MpHeader::of(&ack), a, "Ack: sack_psn is the SACK");
+        assert_eq!((ack.ipsn, ack.sack_psn), (0, 11), "Ack: the SACK");
+        assert_eq!(MpHeader::of(&ack), a);
+    }
+
+    /// SRPT's key reads the iPSN and nothing else: a SACK never changes it.
+    #[test]
+    fn remaining_bytes_come_from_the_ipsn() {
+        let data = Packet {
+            msg_len: 10_000,
+            ipsn: 3,
+            ..Packet::default()
+        };
+        assert_eq!(data.remaining(1000), 7000);
+        assert_eq!(Packet { ipsn: 20, ..data }.remaining(1000), 0);
+        let ack = Packet {
+            kind: PacketKind::Ack,
+            sack_psn: 3,
+            ..data
+        };
+        assert_eq!(ack.remaining(1000), 0, "control packets have no message");
     }
 }

@@ -59,9 +59,12 @@ fn forge(rng: &mut Rng, from: usize) -> Packet {
         compare: rng.next_u64(),
         wqe_sn: near(rng, 1) as u32,
         sack_psn: near(rng, 16) as u32,
+        ipsn: 0,
         vp: rng.next_u64() as u16,
         mp_flags: rng.next_u64() as u8,
     };
+    // A forged data packet's index, and a SACK where none belongs.
+    p.ipsn = p.sack_psn;
     // Now and then, wrong addressing (counted as malformed).
     match rng.below(16) {
         0 => p.dst_qp = rng.next_u64() as u32,

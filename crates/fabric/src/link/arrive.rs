@@ -1,12 +1,13 @@
-//! A frame reaching the end of its wire: a control frame is applied to the
-//! receiving port (PFC) or handed to RCM (`switch/rcm/`), a packet lands (`land`, also for a reordered
+//! A frame reaching the end of its wire: a control frame
+//! ([`Ctrl`]) is applied to the receiving port (PFC) or handed to RCM
+//! (`switch/rcm/`), a packet lands (`land`, also for a reordered
 //! direction's late packets): dropped if the link went down, else handed
 //! to the host's driver (`host/driver.rs`) or the switch's ingress
 //! pipeline (`switch/ingress.rs`); a PFC frame reaching a host is handed
 //! to the pcap capture when one is on. Touches the wire and the receiving
 //! port.
 
-use crate::link::frame::Frame;
+use crate::link::frame::{CtrlKind, Frame};
 use crate::link::port::End;
 use crate::net::arena::Hdr;
 use crate::net::event::Ev;
@@ -34,19 +35,27 @@ impl Network {
         }
         let rx = p ^ 1;
         match frame {
-            Frame::Pfc { class, .. } if class >= Frame::RCM_NOTE => self.rcm_receive(now, rx, p),
-            Frame::Pfc { class, pause } => {
-                if self.calm {
-                    self.catch_up(rx, (now, Ev::Arrive(p)));
-                }
-                if let (true, End::Host(h)) = (self.capturing, peer) {
-                    self.capture_pfc(now, h, p, class, pause);
-                }
-                if self.ports[rx as usize].apply_pfc(now, class, pause) {
-                    self.kick(now, rx);
-                }
-            }
+            Frame::Control(ctrl) => match ctrl.kind() {
+                CtrlKind::RcmNote { .. } => self.rcm_receive(now, rx, p),
+                CtrlKind::Pause { class } => self.arrive_pfc(now, p, peer, class, true),
+                CtrlKind::Resume { class } => self.arrive_pfc(now, p, peer, class, false),
+            },
             Frame::Packet(hdr) => self.land::<HOOKS>(now, p, up, peer, hdr),
+        }
+    }
+
+    /// A PFC frame off port `p`'s wire reaches `peer`'s port `p ^ 1`.
+    #[inline(always)]
+    fn arrive_pfc(&mut self, now: Time, p: u32, peer: End, class: u8, pause: bool) {
+        let rx = p ^ 1;
+        if self.calm {
+            self.catch_up(rx, (now, Ev::Arrive(p)));
+        }
+        if let (true, End::Host(h)) = (self.capturing, peer) {
+            self.capture_pfc(now, h, p, class, pause);
+        }
+        if self.ports[rx as usize].apply_pfc(now, class, pause) {
+            self.kick(now, rx);
         }
     }
 

@@ -9,7 +9,7 @@
 //! Link `i` owns ports `2i` (at its `a` end) and `2i + 1` (at `b`), so a
 //! port's partner is `port ^ 1`.
 
-use crate::link::frame::Frame;
+use crate::link::frame::{Ctrl, Frame};
 use engine::ring::Ring;
 use engine::time::{ps_per_byte, serialization_at};
 use engine::{Rng, StreamKind, Time};
@@ -80,8 +80,9 @@ pub struct Port {
     pub up: bool,
     // Line 1.
     pub pause_sent: u64,
-    /// PFC frames waiting to be sent on this port.
-    pub pfc_out: Ring<(u8, bool)>,
+    /// Control frames (PFC, RCM notifications) waiting to be sent on
+    /// this port, ahead of its packets.
+    pub ctrl_out: Ring<Ctrl>,
     pub tx_packets: u64,
     pub tx_bytes: u64,
     /// The direction loses or delays packets (random loss, a reorder
@@ -126,7 +127,7 @@ impl Port {
             backlogged: 0,
             paused: 0,
             up: true,
-            pfc_out: Ring::new(),
+            ctrl_out: Ring::new(),
             tx_packets: 0,
             tx_bytes: 0,
             impaired: false,
@@ -188,13 +189,13 @@ impl Port {
     pub fn takes_at_once(&self, now: Time, class: usize) -> bool {
         now >= self.busy_until
             && (self.backlogged & !self.paused) | (self.paused & 1 << class) == 0
-            && self.pfc_out.is_empty()
+            && self.ctrl_out.is_empty()
     }
 
     /// Something waits to go out: a PFC frame or a packet of an unpaused class.
     #[inline]
     pub fn has_work(&self) -> bool {
-        self.backlogged & !self.paused != 0 || !self.pfc_out.is_empty()
+        self.backlogged & !self.paused != 0 || !self.ctrl_out.is_empty()
     }
 
     /// Applies a PFC frame from the partner; returns true if this port may
@@ -269,7 +270,7 @@ mod tests {
         port.paused = 1 << 5;
         assert!(port.takes_at_once(10, 3));
         assert!(!port.takes_at_once(10, 5));
-        port.pfc_out.push_back((3, true));
+        port.ctrl_out.push_back(Ctrl::pfc(3, true));
         assert!(!port.takes_at_once(10, 3));
     }
 }

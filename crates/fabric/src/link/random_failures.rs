@@ -134,7 +134,7 @@ impl Network {
             .iter()
             .filter_map(|&(_, f)| match f {
                 Frame::Packet(hdr) => Some(hdr),
-                Frame::Pfc { .. } => None,
+                Frame::Control(_) => None,
             })
             .collect();
         for hdr in hdrs {

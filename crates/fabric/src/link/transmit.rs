@@ -5,7 +5,7 @@
 //! it (link down; random loss and reordering in `impair.rs`), `send_pfc`
 //! queues a PAUSE or RESUME. Touches the port, its wire and the counters.
 
-use crate::link::frame::Frame;
+use crate::link::frame::{Ctrl, Frame};
 use crate::link::port::{End, TxEnd};
 use crate::net::event::Ev;
 use crate::net::Network;
@@ -23,8 +23,8 @@ impl Network {
             }
             return;
         }
-        if let Some((class, pause)) = port.pfc_out.pop_front() {
-            self.transmit(now, p, Frame::Pfc { class, pause });
+        if let Some(ctrl) = port.ctrl_out.pop_front() {
+            self.transmit(now, p, Frame::Control(ctrl));
             return;
         }
         match port.owner {
@@ -95,7 +95,7 @@ impl Network {
     pub(crate) fn send_pfc(&mut self, now: Time, p: u32, class: u8, pause: bool) {
         debug_assert!(!self.calm, "a calm switch sends no PAUSE or RESUME");
         let port = &mut self.ports[p as usize];
-        port.pfc_out.push_back((class, pause));
+        port.ctrl_out.push_back(Ctrl::pfc(class, pause));
         if pause {
             port.pause_sent += 1;
             self.counters.pause_frames += 1;

@@ -144,7 +144,11 @@ struct Slot {
     psn: u32,
     payload: u32,
     wqe_sn: u32,
-    sack_psn: u32,
+    /// A data packet's `ipsn`, a control packet's `sack_psn`: a packet
+    /// carries only the one its kind allows (as on the wire,
+    /// `transport::frame`), so one word holds it; [`split`] and [`join`]
+    /// are its only readers and writers.
+    sack_or_ipsn: u32,
     sport: u16,
     vp: u16,
     kind: PacketKind,
@@ -184,11 +188,17 @@ fn split(p: Packet) -> (Slot, (u64, u64)) {
         compare,
         wqe_sn,
         sack_psn,
+        ipsn,
         vp,
         mp_flags,
     } = p;
     // `dst` and `wire` travel in the header.
     let _ = (dst, wire);
+    let data = p.is_data();
+    debug_assert!(
+        if data { sack_psn == 0 } else { ipsn == 0 },
+        "a data packet with a SACK or a control packet with an iPSN"
+    );
     let slot = Slot {
         msg_len,
         sent_at,
@@ -199,7 +209,7 @@ fn split(p: Packet) -> (Slot, (u64, u64)) {
         psn,
         payload,
         wqe_sn,
-        sack_psn,
+        sack_or_ipsn: if data { ipsn } else { sack_psn },
         sport,
         vp,
         kind,
@@ -216,6 +226,7 @@ fn split(p: Packet) -> (Slot, (u64, u64)) {
 
 #[inline]
 fn join(s: Slot, hdr: &Hdr, (imm, compare): (u64, u64)) -> Packet {
+    let data = hdr.is_data();
     Packet {
         src: s.src,
         dst: hdr.dst,
@@ -238,7 +249,8 @@ fn join(s: Slot, hdr: &Hdr, (imm, compare): (u64, u64)) -> Packet {
         imm,
         compare,
         wqe_sn: s.wqe_sn,
-        sack_psn: s.sack_psn,
+        sack_psn: if data { 0 } else { s.sack_or_ipsn },
+        ipsn: if data { s.sack_or_ipsn } else { 0 },
         vp: s.vp,
         mp_flags: s.mp_flags,
     }
@@ -376,7 +388,7 @@ impl Arena {
         let p = Packet {
             kind: s.kind,
             msg_len: s.msg_len,
-            sack_psn: s.sack_psn,
+            ipsn: s.sack_or_ipsn,
             ..Packet::default()
         };
         p.remaining(mtu)

@@ -7,7 +7,7 @@
 //! the connection's first PSN, and the last-packet bit. Head is what RC
 //! connection setup already gave the receiver (its expected first PSN),
 //! and the receiver agent takes it from there, so no field of ours holds
-//! it (`sack_psn` of a data packet is its index in the message, SRPT's
+//! it (a data packet's `ipsn` is its index in the message, SRPT's
 //! key); the last-packet bit rides in `mp_flags` ([`LAST`]: the packet
 //! ends a message and the send queue holds nothing after it), so the
 //! arena's 64-byte slot does not grow. The wire size is not changed: the

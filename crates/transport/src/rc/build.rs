@@ -22,8 +22,7 @@ pub(crate) struct Data {
     pub psn: u32,
     /// The iPSN: its index among the packets of the bytes `msg_len`
     /// counts (0 on a READ request), from which a switch finds the
-    /// message's remaining bytes (`Packet::remaining`); it travels in
-    /// `sack_psn`.
+    /// message's remaining bytes (`Packet::remaining`).
     pub ipsn: u32,
     pub payload: u32,
     pub first: bool,
@@ -55,7 +54,7 @@ pub(crate) fn data_packet(cfg: &NicConfig, now: Time, d: Data) -> Packet {
         imm: d.imm,
         compare: d.compare,
         wqe_sn: d.wqe_sn,
-        sack_psn: d.ipsn,
+        ipsn: d.ipsn,
         ..Packet::default()
     }
 }
@@ -75,7 +74,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_nic_fixes_size_class_and_time_and_the_ipsn_travels_in_sack_psn() {
+    fn the_nic_fixes_size_class_and_time_and_the_ipsn_is_its_own_field() {
         let cfg = NicConfig {
             header_bytes: 58,
             data_priority: 5,
@@ -98,7 +97,7 @@ mod tests {
             },
         );
         assert_eq!((p.wire, p.priority, p.sent_at), (1058, 5, 777));
-        assert_eq!((p.psn, p.sack_psn, p.wqe_sn, p.addr), (9, 4, 3, 0x40));
+        assert_eq!((p.psn, p.ipsn, p.sack_psn, p.wqe_sn, p.addr), (9, 4, 0, 3, 0x40));
         assert_eq!((p.first, p.last), (false, true));
         assert_eq!((p.src, p.dst, p.sport, p.vp, p.mp_flags), (0, 0, 0, 0, 0));
         assert!(!p.ce && !p.ecn_echo);

@@ -39,7 +39,8 @@ pub(crate) trait Halves {
 #[inline(always)]
 pub(crate) fn on_packet<H: Halves>(h: &mut H, cx: &mut Ctx, conn: &mut Conn, pkt: &Packet) -> bool {
     let now = cx.now;
-    // A PSN in every field (`sack_psn` too: a PSN, or 0 on data packets),
+    // A PSN in every field (`sack_psn` too: a PSN, or 0 on data packets;
+    // the iPSN is an index, not a sequence number),
     // a receive or read WQE SN or 0 in `wqe_sn`.
     if !fits_wire(pkt.psn | pkt.sack_psn | pkt.wqe_sn) {
         cx.stats.malformed_dropped += 1;

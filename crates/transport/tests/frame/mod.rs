@@ -28,7 +28,7 @@ prop_compose! {
         priority in 0u8..8,
         (ce, ecn_echo) in (any::<bool>(), any::<bool>()),
         (msg_len, addr, imm, compare, sent_at) in (edgy(64), edgy(64), edgy(64), edgy(64), edgy(64)),
-        sack_psn in edgy(32),
+        sack_or_ipsn in edgy(32),
         vp in any::<u16>(),
         mp_flags in any::<u8>(),
         len in prop_oneof![Just(0usize), 1usize..9, 9usize..4200],
@@ -36,7 +36,7 @@ prop_compose! {
     ) -> (Packet, Vec<u8>) {
         let len = if kind == PacketKind::ReadResponse && verb.is_atomic() { 8 } else { len };
         let payload: Vec<u8> = (0..len).map(|i| (i as u8).wrapping_mul(31) ^ seed).collect();
-        let p = Packet {
+        let mut p = Packet {
             src,
             dst,
             src_qp: src_qp as u32,
@@ -58,10 +58,18 @@ prop_compose! {
             imm,
             compare,
             wqe_sn: wqe_sn as u32,
-            sack_psn: sack_psn as u32,
+            sack_psn: 0,
+            ipsn: 0,
             vp,
             mp_flags,
         };
+        // One of the two, as the transport makes them: the wire has one
+        // field for both.
+        if p.is_data() {
+            p.ipsn = sack_or_ipsn as u32;
+        } else {
+            p.sack_psn = sack_or_ipsn as u32;
+        }
         (p, payload)
     }
 }

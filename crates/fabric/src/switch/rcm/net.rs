@@ -8,7 +8,7 @@
 //! state, the ports' control-frame queues and the VOQ model's queues
 //! (read only).
 
-use crate::link::frame::Frame;
+use crate::link::frame::{Ctrl, CtrlKind};
 use crate::link::port::End;
 use crate::net::arena::Hdr;
 use crate::net::Network;
@@ -16,9 +16,11 @@ use crate::switch::queues::Discipline;
 use crate::switch::rcm::{flow_id, Note};
 use engine::Time;
 
-/// The most harmful flows one notification names (its count rides in
-/// the frame's class byte).
-const MAX_IDS: usize = (u8::MAX - Frame::RCM_NOTE) as usize;
+/// The most harmful flows one notification names: what its count, a
+/// byte, allows once the eight PFC classes are set aside (notifications
+/// once travelled as PFC frames of class 8 and up; kept, so runs are
+/// the same).
+const MAX_IDS: usize = u8::MAX as usize - 8;
 
 impl Network {
     /// A packet of the VOQ class joined the VOQ of input `in_port` (local
@@ -141,7 +143,10 @@ impl Network {
             }
             .max(1);
         }
-        let bytes = self.cfg.pfc_frame_bytes + Frame::RCM_ID_BYTES * note.ids.len() as u32;
+        let ctrl = Ctrl::new(CtrlKind::RcmNote {
+            flows: note.ids.len() as u8,
+        });
+        let bytes = ctrl.wire_bytes(self.cfg.pfc_frame_bytes);
         let pc = &mut self.rcm.ports[in_port as usize];
         pc.cn_sent_at = Some(now);
         pc.cn_congested = congested;
@@ -149,11 +154,8 @@ impl Network {
         st.notifications += 1;
         st.notification_bytes += bytes as u64;
         st.congested_notifications += congested as u64;
-        let class = Frame::RCM_NOTE + note.ids.len() as u8;
         self.rcm.wire_notes[in_port as usize].push_back(note);
-        self.ports[in_port as usize]
-            .pfc_out
-            .push_back((class, false));
+        self.ports[in_port as usize].ctrl_out.push_back(ctrl);
         self.kick(now, in_port);
     }
 

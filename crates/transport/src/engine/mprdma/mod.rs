@@ -59,10 +59,8 @@ impl MpQp {
     #[inline]
     pub fn handle_packet(&mut self, cx: &mut Ctx, pkt: &Packet) -> bool {
         let (now, id, cfg) = (cx.now, cx.qp, cx.cfg);
-        // The PSN and MSN; `sack_psn` is a PSN on ACKs, the iPSN (an
-        // index, not a sequence number) on data.
-        let sack = if pkt.is_data() { 0 } else { pkt.sack_psn };
-        if !fits_wire(pkt.psn | pkt.wqe_sn | sack) {
+        // The PSNs and MSN (the iPSN is an index, not a sequence number).
+        if !fits_wire(pkt.psn | pkt.wqe_sn | pkt.sack_psn) {
             cx.stats.malformed_dropped += 1;
             return false;
         }

@@ -253,9 +253,9 @@ mod tests {
             msg_len: 1000 * (ipsn as u64 + 1),
             sent_at: 0,
             // The offset in the message (SEND), or the address (WRITE) of a
-            // message at 0; the iPSN travels in `sack_psn` (MpHeader).
+            // message at 0.
             addr: ipsn as u64 * 1000,
-            sack_psn: ipsn,
+            ipsn,
             ..Packet::default()
         }
     }
