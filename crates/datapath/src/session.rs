@@ -446,6 +446,23 @@ mod tests {
         assert_eq!(at, j.bytes);
     }
 
+    /// A job's transport crosses the control connection as its name in
+    /// the engines' table; an alias is read as its engine, an unknown name
+    /// refused with the list.
+    #[test]
+    fn the_transport_travels_by_name() {
+        let j = job();
+        let text = serde_json::to_string(&j).unwrap();
+        assert!(text.contains("\"transport\":\"irn\""), "{text}");
+        assert_eq!(serde_json::from_str::<Job>(&text).unwrap(), j);
+        let alias = text.replace("\"irn\"", "\"gbn\"");
+        let roce = serde_json::from_str::<Job>(&alias).unwrap();
+        assert_eq!(roce.transport.name(), "roce");
+        let bad = text.replace("\"irn\"", "\"tcp\"");
+        let e = serde_json::from_str::<Job>(&bad).unwrap_err().to_string();
+        assert!(e.contains(&EngineKind::list()), "{e}");
+    }
+
     #[test]
     fn bad_jobs_name_the_option() {
         type Change = Box<dyn Fn(&mut Job)>;

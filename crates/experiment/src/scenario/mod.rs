@@ -192,6 +192,32 @@ bytes = 1000
         )
         .unwrap_err();
         assert_eq!(e.key, "transport.kind", "{e}");
+        assert!(e.message.contains(&EngineKind::list()), "{e}");
+    }
+
+    /// `kind` and a flow's `transport` parse through the transport's table
+    /// of engine names: aliases too, and an unknown per-flow name is
+    /// reported at its key with the list.
+    #[test]
+    fn engine_names_and_aliases_parse_through_the_table() {
+        for k in EngineKind::all() {
+            for name in std::iter::once(k.name()).chain(k.aliases().iter().copied()) {
+                let text = OK.replace(
+                    "[[flows]]",
+                    &format!("[transport]\nkind = \"{name}\"\n[[flows]]"),
+                );
+                let s = Scenario::parse(&text, "k.toml").unwrap();
+                assert_eq!(s.transport.kind, k, "{name}");
+                let text = format!("{OK}transport = \"{name}\"\n");
+                assert_eq!(
+                    Scenario::parse(&text, "f.toml").unwrap().flows[0].transport,
+                    Some(k)
+                );
+            }
+        }
+        let e = Scenario::parse(&format!("{OK}transport = \"udp\"\n"), "f.toml").unwrap_err();
+        assert_eq!(e.key, "flows[0].transport", "{e}");
+        assert!(e.message.contains(&EngineKind::list()), "{e}");
     }
 
     #[test]
