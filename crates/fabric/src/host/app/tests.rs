@@ -3,8 +3,9 @@
 //! back; A's completion of the answer starts the next round), timed on an
 //! idle fabric against what its links allow, with a compute gap armed as
 //! a host timer, beside flows, and two loops beside each other; QPs the
-//! flows share still complete; an application that acts outside its scope
-//! is stopped.
+//! flows share still complete; the results do not depend on the window
+//! loop's grouping; an application that acts outside its scope is
+//! stopped.
 
 use super::{App, AppId, HostCtx, QpSpec, Scope};
 use crate::config::QpSharing;
@@ -321,4 +322,34 @@ fn posting_outside_the_scope_panics() {
     let mut net = Network::new(star(2), FabricConfig::default()).unwrap();
     net.add_app(Box::new(Stray(0)), 0).unwrap();
     net.run_until(Time::MAX, u64::MAX);
+}
+
+/// Loops, a compute gap and flows give the same run whatever the window
+/// loop's grouping: windows of one picosecond (the global time order)
+/// see the same rounds and finishes as the default's.
+#[test]
+fn applications_do_not_depend_on_windows() {
+    let run_with = |window: Option<Time>| {
+        let mut net = Network::new(star(4), FabricConfig::default()).unwrap();
+        if let Some(ps) = window {
+            net.set_window(ps);
+        }
+        let one = net
+            .add_app(Box::new(PingPong::new(0, 1, 10, 0)), 0)
+            .unwrap();
+        let two = net
+            .add_app(Box::new(PingPong::new(2, 1, 10, 2 * US)), US)
+            .unwrap();
+        for i in 0..4 {
+            net.add_flow(flow(3, 1, 100_000, i * US)).unwrap();
+        }
+        run(&mut net);
+        let finishes: Vec<_> = net.flows().iter().map(|f| f.finish).collect();
+        let rounds = |id| {
+            let p = net.app::<PingPong>(id).unwrap();
+            (p.starts.clone(), p.ends.clone())
+        };
+        (finishes, rounds(one), rounds(two), net.now())
+    };
+    assert_eq!(run_with(None), run_with(Some(1)));
 }
