@@ -179,7 +179,7 @@ def faults_reorder(binary, tmp):
     return rows
 
 
-# crates/experiment/tests/load_balancers.rs's one_long_flow at 25 Gb/s.
+# crates/experiment/tests/it/load_balancers.rs's one_long_flow at 25 Gb/s.
 ONE_FLOW = """
 [topology]
 kind = "leaf_spine"

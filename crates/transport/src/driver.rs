@@ -1,6 +1,6 @@
 //! The one drive loop of a [`Nic`], for every environment that runs one:
 //! the simulator's hosts (fabric's `host/driver.rs`), the test benches
-//! (`tests/common`, `tests/prop_placement.rs`) and the UDP datapath
+//! (`tests/it/common`, `tests/it/prop_placement.rs`) and the UDP datapath
 //! (`datapath::endpoint`). The environment implements [`Io`] (its NICs, their wire, its
 //! clock's wake-ups, its application) and calls, for NIC `n`:
 //!

@@ -102,3 +102,42 @@ mod tests {
         assert_eq!(off.ecn_eligible, 0);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const E: EcnSetting = EcnSetting {
+        rate_bps: 0,
+        kmin: 10_000,
+        kmax: 50_000,
+        pmax: 0.2,
+    };
+
+    fn share(e: &EcnSetting, qlen: u64) -> f64 {
+        let mut rng = Rng::new(1, engine::StreamKind::Ecn, 0);
+        (0..20_000).filter(|_| red(e, qlen, &mut rng)).count() as f64 / 20_000.0
+    }
+
+    /// Nothing at or below kmin, everything above kmax, and between a
+    /// share rising linearly to pmax (reached at kmax itself).
+    #[test]
+    fn red_marks_by_kmin_kmax_and_pmax() {
+        assert_eq!(share(&E, 0), 0.0);
+        assert_eq!(share(&E, E.kmin), 0.0);
+        assert_eq!(share(&E, E.kmax + 1), 1.0);
+        for (qlen, p) in [(20_000, 0.05), (30_000, 0.1), (E.kmax, 0.2)] {
+            let got = share(&E, qlen);
+            assert!((got - p).abs() < 0.015, "{qlen} B: {got}, not {p}");
+        }
+        // pmax 1 and kmin = kmax - 1: a step at kmax.
+        let step = EcnSetting {
+            kmin: 999,
+            kmax: 1_000,
+            pmax: 1.0,
+            ..E
+        };
+        assert_eq!(share(&step, 999), 0.0);
+        assert_eq!(share(&step, 1_000), 1.0);
+    }
+}

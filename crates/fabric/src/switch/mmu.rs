@@ -299,16 +299,19 @@ impl Mmu {
 mod tests {
     use super::*;
 
-    fn lossless() -> Mmu {
-        let cfg = MmuConfig {
+    fn lossless_config() -> MmuConfig {
+        MmuConfig {
             buffer: 100_000,
             pfc: true,
             alpha: 0.5,
             reserve: 1_000,
             resume_offset: 500,
             egress_alpha: 1.0,
-        };
-        Mmu::new(cfg, vec![10_000; 2])
+        }
+    }
+
+    fn lossless() -> Mmu {
+        Mmu::new(lossless_config(), vec![10_000; 2])
     }
 
     #[test]
@@ -355,6 +358,83 @@ mod tests {
         // reserve + shared while s + 1000 <= (64k - s) / 2 (s <= 20.67k:
         // 21 packets) + the full headroom.
         assert_eq!(admitted, 1_000 + 21_000 + 10_000);
+    }
+
+    /// After a PAUSE, nothing resumes while headroom holds bytes, and
+    /// RESUME waits until the shared use sits `resume_offset` below the
+    /// threshold: a larger offset needs more bytes gone.
+    #[test]
+    fn resume_waits_for_headroom_and_the_offset() {
+        let released_until_resume = |resume_offset: u64| {
+            let mut m = Mmu::new(
+                MmuConfig {
+                    resume_offset,
+                    ..lossless_config()
+                },
+                vec![10_000; 2],
+            );
+            // Into headroom: 3 packets past the PAUSE.
+            let mut n = 0;
+            while !m.admit(0, 3, 1_000, || 0).unwrap().send_pause {
+                n += 1;
+            }
+            for _ in 0..3 {
+                assert!(!m.admit(0, 3, 1_000, || 0).unwrap().send_pause);
+            }
+            let mut k = 0;
+            while !m.release(0, 3, 1_000) {
+                k += 1;
+                assert!(k < n + 4, "never resumed");
+            }
+            // The headroom's packets went first, with no RESUME.
+            assert!(k >= 3, "resumed after {k}, with headroom in use");
+            // The resumed record is below its threshold again.
+            let shared = m.accounts[m.account(0, 3)].ingress - 1_000;
+            assert!(shared + resume_offset <= m.threshold());
+            // No second RESUME.
+            assert!(!m.release(0, 3, 1_000));
+            k
+        };
+        let (near, far) = (released_until_resume(0), released_until_resume(6_000));
+        assert!(far > near, "offset 6000: {far} releases, offset 0: {near}");
+    }
+
+    /// Records are per (port, class): one paused leaves the others
+    /// admitting (a first packet fits in their reserve), and they resume
+    /// on their own releases only.
+    #[test]
+    fn a_pause_is_per_port_and_class() {
+        let mut m = lossless();
+        while !m.admit(0, 3, 1_000, || 0).unwrap().send_pause {}
+        assert!(!m.admit(1, 3, 1_000, || 0).unwrap().send_pause);
+        assert!(!m.admit(0, 1, 1_000, || 0).unwrap().send_pause);
+        assert!(!m.release(1, 3, 1_000));
+        assert!(!m.release(0, 1, 1_000));
+    }
+
+    /// Lossy: a packet to an empty egress queue is refused only when the
+    /// whole buffer is in use, and `lossy_room` says what `admit` does.
+    #[test]
+    fn lossy_drops_when_the_buffer_is_full() {
+        let cfg = MmuConfig {
+            buffer: 10_000,
+            pfc: false,
+            alpha: 0.5,
+            reserve: 0,
+            resume_offset: 0,
+            egress_alpha: 1.0,
+        };
+        let mut m = Mmu::new(cfg, vec![0; 2]);
+        for k in 0..10 {
+            assert!(m.lossy_room(1_000, 0));
+            assert!(m.admit(k % 2, 3, 1_000, || 0).is_ok(), "packet {k}");
+        }
+        assert!(!m.lossy_room(1_000, 0));
+        assert_eq!(m.admit(0, 3, 1_000, || 0).err(), Some(Refusal::BufferFull));
+        for k in 0..10 {
+            assert!(!m.release(k % 2, 3, 1_000), "lossy mode resumes nothing");
+        }
+        assert!(m.is_idle());
     }
 
     #[test]

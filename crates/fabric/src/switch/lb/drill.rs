@@ -165,7 +165,41 @@ impl Best {
 
 #[cfg(test)]
 mod tests {
+    use super::super::sight::ports_holding;
     use super::*;
+
+    /// DRILL(d, 1) with one short queue among long ones: once drawn, the
+    /// short queue is remembered and kept (it wins against any draw);
+    /// with d covering every hop, the shortest at once.
+    #[test]
+    fn finds_the_shorter_queue_and_keeps_it() {
+        let h = Hdr::of(3, 1048, true);
+        let hops = [0, 1, 2, 3, 4, 5, 6, 7];
+        let mut loads = [5_000; 8];
+        loads[6] = 100;
+        let ports = ports_holding(&loads, 3);
+        let sight = Sight::new(&ports, 0);
+        let mut b = Drill::new(DrillParams { d: 1, m: 1 }, 3, 1);
+        let found = (0..200).position(|_| b.pick(0, &h, &hops, sight) == 6);
+        assert!(found.is_some(), "never drew the short queue in 200 packets");
+        for _ in 0..100 {
+            assert_eq!(b.pick(0, &h, &hops, sight), 6);
+        }
+        let mut all = Drill::new(DrillParams { d: 8, m: 1 }, 3, 1);
+        assert_eq!(all.pick(0, &h, &hops, sight), 6);
+        // DRILL(1, 2) remembers the best two: when the best's queue grows,
+        // the second takes over, though the one draw is of a long queue.
+        let mut two = Drill::new(DrillParams { d: 1, m: 2 }, 3, 1);
+        loads[2] = 200;
+        let ports = ports_holding(&loads, 3);
+        for _ in 0..500 {
+            let _ = two.pick(0, &h, &hops, Sight::new(&ports, 0));
+        }
+        assert_eq!(two.pick(0, &h, &hops, Sight::new(&ports, 0)), 6);
+        loads[6] = 9_000;
+        let ports = ports_holding(&loads, 3);
+        assert_eq!(two.pick(0, &h, &hops, Sight::new(&ports, 0)), 2);
+    }
 
     fn best_of(keep: usize, offers: &[(u64, u32)]) -> Vec<u32> {
         let mut b = Best::new(keep);

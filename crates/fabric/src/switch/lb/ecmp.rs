@@ -37,3 +37,57 @@ impl Ecmp {
         hops[i as usize]
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hdr(src: u32, sport: u32, dst: u32) -> Hdr {
+        let mut h = Hdr::of(3, 1048, true);
+        h.flow = sport << 16 | src;
+        h.dst = dst;
+        h
+    }
+
+    /// A flow's packets all take one hop; distinct flows spread over every
+    /// hop about evenly, with a fan-out that is a power of two (the mask)
+    /// and one that is not (the division).
+    #[test]
+    fn a_flow_keeps_its_hop_and_flows_spread() {
+        let e = Ecmp::new(7, 2);
+        for hops in [&[10, 11, 12, 13][..], &[20, 21, 22][..]] {
+            let mut count = vec![0u32; hops.len()];
+            for f in 0..3000 {
+                let h = hdr(f % 16, f, 99);
+                let first = e.pick(0, &h, hops);
+                for _ in 0..5 {
+                    assert_eq!(e.pick(0, &h, hops), first, "flow {f} moved");
+                }
+                count[hops.iter().position(|&p| p == first).unwrap()] += 1;
+            }
+            let even = 3000 / hops.len() as u32;
+            for (i, &c) in count.iter().enumerate() {
+                assert!(c.abs_diff(even) < even / 5, "hop {i}: {c} of 3000 flows");
+            }
+        }
+    }
+
+    /// Each switch hashes with a seed of its own (else a flow would take
+    /// the same index at every tier, polarising the fabric), and the run's
+    /// seed changes them all.
+    #[test]
+    fn switches_and_seeds_hash_differently() {
+        let hops = [0, 1, 2, 3, 4, 5, 6, 7];
+        let (a, b) = (Ecmp::new(7, 2), Ecmp::new(8, 1));
+        let flows: Vec<Hdr> = (0..64).map(|f| hdr(1, f, 2)).collect();
+        let differ = |x: &Ecmp, s: u32, y: &Ecmp, t: u32| {
+            flows
+                .iter()
+                .filter(|h| x.pick(s, h, &hops) != y.pick(t, h, &hops))
+                .count()
+        };
+        assert!(differ(&a, 0, &a, 1) > 32, "switches 0 and 1 agree");
+        assert!(differ(&a, 0, &b, 0) > 32, "seeds 7 and 8 agree");
+        assert_eq!(differ(&a, 1, &Ecmp::new(7, 2), 1), 0, "not deterministic");
+    }
+}

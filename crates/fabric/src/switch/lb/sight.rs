@@ -29,3 +29,23 @@ impl<'a> Sight<'a> {
         self.queues.bytes(p, class)
     }
 }
+
+/// Ports for a load balancer's unit tests: port `p` holds `bytes[p]`
+/// queued in `class` (the one place the tests build ports, so they follow
+/// wherever the queues go).
+#[cfg(test)]
+pub(crate) fn ports_holding(bytes: &[u64], class: usize) -> Vec<Port> {
+    use crate::link::port::{End, PortEnds};
+    (0..bytes.len() as u32)
+        .map(|p| {
+            let ends = PortEnds {
+                node: 0,
+                owner: End::Switch(0, p as u16),
+                peer: End::Host(p),
+            };
+            let mut port = Port::new(ends, 100_000_000_000, 1_000, None, 1, p);
+            port.queues[class].bytes = bytes[p as usize];
+            port
+        })
+        .collect()
+}

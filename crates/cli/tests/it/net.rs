@@ -1,0 +1,203 @@
+//! `rdmalab net`: bad input gets a clear error, and a peer that vanishes
+//! mid-transfer ends the run with an error, never a hang.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn rdmalab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rdmalab"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// `net run --to TO --verb VERB --bytes BYTES --transport TRANSPORT`
+/// and `extra`.
+fn net_run(to: &str, verb: &str, bytes: &str, transport: &str, extra: &[&str]) -> Output {
+    let mut args = vec!["net", "run", "--to", to, "--verb", verb, "--bytes", bytes];
+    args.extend_from_slice(&["--transport", transport]);
+    args.extend_from_slice(extra);
+    rdmalab(&args)
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// `net serve` on an ephemeral loopback port: the child and its address.
+fn serve(extra: &[&str]) -> (Child, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rdmalab"))
+        .args(["net", "serve", "--bind", "127.0.0.1:0"])
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.as_mut().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let addr = line
+        .split_whitespace()
+        .find(|w| w.starts_with("127.0.0.1:"))
+        .unwrap_or_else(|| panic!("no address in {line:?}"))
+        .to_string();
+    (child, addr)
+}
+
+#[test]
+fn bad_input_is_named() {
+    let run = |to: &str, extra: &[&str]| net_run(to, "write", "1M", "irn", extra);
+    let cases: Vec<(Output, &str)> = vec![
+        (run("nowhere", &[]), "invalid socket address"),
+        (run("[::1]:4791", &[]), "only IPv4"),
+        (run("127.0.0.1:9", &["--mtu", "70000"]), "--mtu must be in"),
+        (
+            net_run("127.0.0.1:9", "write", "12Q", "irn", &[]),
+            "unknown unit",
+        ),
+        (
+            run("127.0.0.1:9", &["--impair", "loss=3"]),
+            "loss: must be in",
+        ),
+        (run("127.0.0.1:9", &["--rate-gbps", "0"]), "--rate-gbps"),
+        (
+            net_run("127.0.0.1:9", "read", "1M", "mprdma", &[]),
+            "--transport mprdma with --verb read",
+        ),
+        (
+            run("127.0.0.1:9", &[]),
+            "cannot reach the server's control port",
+        ),
+    ];
+    for (o, says) in cases {
+        assert!(!o.status.success());
+        let e = stderr(&o);
+        assert!(e.contains(says), "expected {says:?} in {e:?}");
+        assert!(!e.contains("panicked"), "{e}");
+    }
+}
+
+#[test]
+fn a_port_in_use_is_named() {
+    let held = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let addr = held.local_addr().unwrap().to_string();
+    let o = rdmalab(&["net", "serve", "--bind", &addr]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("the port is in use"), "{}", stderr(&o));
+}
+
+#[test]
+fn a_server_refuses_a_job_above_its_limit() {
+    let (mut server, addr) = serve(&["--once", "--max-bytes", "1Mi"]);
+    let o = net_run(&addr, "write", "2Mi", "roce", &[]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("the server refused the job: --bytes must be in 1..=1048576"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!server.wait().unwrap().success());
+}
+
+#[test]
+fn a_vanished_server_ends_the_run_with_an_error() {
+    // Killed: the control connection closes.
+    let (mut server, addr) = serve(&["--once", "--rate-gbps", "0.5"]);
+    let pid = server.id();
+    // The server's address space, in kB.
+    let vm = || -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+        let line = status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmSize:"))
+            .unwrap();
+        line.trim().trim_end_matches(" kB").parse().unwrap()
+    };
+    let idle = vm();
+    let client = Command::new(env!("CARGO_BIN_EXE_rdmalab"))
+        .args([
+            "net", "run", "--to", &addr, "--verb", "write", "--bytes", "1Gi",
+        ])
+        .args(["--transport", "irn", "--rate-gbps", "0.5"])
+        .stderr(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Killed once it has taken the job: it read the client's hello (so
+    // nothing unread makes the kernel reset the connection instead of
+    // closing it) and mapped the job's 1 GiB region (its address space
+    // grows by that from what it was in accept, before the client
+    // started).
+    let t = Instant::now();
+    while vm() < idle + (1 << 20) {
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "the server did not take the job within 10 s"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    server.kill().unwrap();
+    server.wait().unwrap();
+    let t = Instant::now();
+    let o = client.wait_with_output().unwrap();
+    assert!(!o.status.success());
+    assert!(t.elapsed() < Duration::from_secs(20));
+    assert!(
+        stderr(&o).contains("control connection closed by the peer"),
+        "{}",
+        stderr(&o)
+    );
+
+    // Silent (every datagram it receives is dropped): the retransmission
+    // timeouts run out.
+    let (mut server, addr) = serve(&["--once", "--impair", "loss=1"]);
+    let t = Instant::now();
+    let o = net_run(&addr, "write", "1Mi", "roce", &["--peer-timeout-ms", "300"]);
+    assert!(!o.status.success());
+    assert!(t.elapsed() < Duration::from_secs(20));
+    assert!(stderr(&o).contains("went silent"), "{}", stderr(&o));
+    server.kill().ok();
+    server.wait().unwrap();
+}
+
+#[test]
+fn a_transfer_completes_while_another_process_sprays_garbage() {
+    let (mut server, addr) = serve(&["--once"]);
+    let (host, port) = addr.split_once(':').unwrap();
+    let spray = format!(
+        "import os, socket, time\n\
+         s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n\
+         end = time.time() + 20\n\
+         n = 0\n\
+         while time.time() < end:\n    \
+             s.sendto(os.urandom(1 + n % 1500), ('{host}', {port}))\n    \
+             if n == 0: print('spraying', flush=True)\n    \
+             n += 1\n"
+    );
+    let mut sprayer = Command::new("python3")
+        .args(["-c", &spray])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The transfer starts once garbage is arriving (the sprayer's word
+    // after its first datagram; its end of output if it failed).
+    let mut said = String::new();
+    BufReader::new(sprayer.stdout.as_mut().unwrap())
+        .read_line(&mut said)
+        .unwrap();
+    assert_eq!(said, "spraying\n", "the sprayer did not start");
+    let o = net_run(&addr, "write", "64Mi", "irn", &["--rate-gbps", "5"]);
+    sprayer.kill().ok();
+    sprayer.wait().unwrap();
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(o.status.success(), "{}{}", out, stderr(&o));
+    assert!(out.contains("verified"), "{out}");
+    let at_server = out
+        .lines()
+        .find(|l| l.contains("dropped at the server"))
+        .unwrap();
+    assert!(at_server.contains("unknown_peer"), "{at_server}");
+    assert!(server.wait().unwrap().success());
+}

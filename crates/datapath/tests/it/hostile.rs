@@ -1,0 +1,274 @@
+//! Every received datagram is hostile. A transfer completes, verified,
+//! while another socket sprays garbage at the server; and forged packets
+//! from the peer's own address (random bytes, mutated frames, frames
+//! with valid checksums for an unknown QP, an address outside the
+//! region, a PSN far outside the window, a replay) are each counted by
+//! reason and dropped, and nothing lands outside the registered region.
+
+use crate::common;
+
+use std::net::{SocketAddrV4, UdpSocket};
+use std::time::Duration;
+
+use datapath::codec;
+use datapath::endpoint::{Endpoint, Peer, PortOptions};
+use datapath::region::Region;
+use datapath::session::SERVER_BASE;
+use datapath::socket::Socket;
+use datapath::{EngineKind, Job, VerbName};
+use engine::{Rng, StreamKind};
+use transport::{Packet, PacketKind, Verb};
+
+#[test]
+fn a_transfer_survives_a_spray_of_garbage() {
+    let (addr, server) = common::serve_once(None, 64);
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let sprayer = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            let s = UdpSocket::bind("127.0.0.1:0").unwrap();
+            let mut rng = Rng::new(5, StreamKind::Host, 0);
+            let mut sent = 0u64;
+            let mut buf = vec![0u8; 2048];
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) && sent < 200_000 {
+                let n = rng.below(buf.len() as u64) as usize;
+                for b in &mut buf[..n] {
+                    *b = rng.next_u64() as u8;
+                }
+                if s.send_to(&buf[..n], addr).is_ok() {
+                    sent += 1;
+                }
+            }
+            sent
+        })
+    };
+    let o = common::options(addr, "irn", VerbName::Write, 8 << 20);
+    let report = datapath::run(&o);
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let sent = sprayer.join().unwrap();
+    let report = report.unwrap();
+    server.join().unwrap().unwrap();
+    let unknown = report
+        .server_drops
+        .iter()
+        .find(|(k, _)| k == "unknown_peer")
+        .map(|(_, n)| *n)
+        .unwrap();
+    assert!(sent > 0 && unknown > 0, "sprayed {sent}, counted {unknown}");
+}
+
+fn write(psn: u32, dst_qp: u32, addr: u64, len: u32, sport: u16) -> Packet {
+    Packet {
+        kind: PacketKind::Request,
+        verb: Verb::Write,
+        src_qp: 0,
+        dst_qp,
+        psn,
+        sport,
+        payload: len,
+        first: true,
+        last: true,
+        msg_len: u64::from(len),
+        addr,
+        ..Packet::default()
+    }
+}
+
+/// A responder endpoint on loopback: one go-back-N QP expecting PSN 100
+/// first, over `len` bytes of memory at `SERVER_BASE`; and its address.
+fn responder(len: usize) -> (Endpoint, SocketAddrV4) {
+    let job = Job {
+        transport: EngineKind::from_name("roce").unwrap(),
+        verb: VerbName::Write,
+        cc: datapath::CcName::None,
+        bytes: 4096,
+        msg_bytes: 4096,
+        qps: 1,
+        mtu: 1024,
+        paths: 1,
+        rto_us: 1000,
+        seed: 1,
+    };
+    let sock = Socket::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let local = sock.local;
+    let mut nic = job.nic(10_000_000_000).unwrap();
+    job.create_qps(&mut nic, local.port(), &[0], &[100])
+        .unwrap();
+    let port = PortOptions {
+        rate_bps: 10_000_000_000,
+        gso: true,
+        impair: None,
+        pcap: None,
+        ecn_backlog: 0,
+    };
+    let mem = Region::zeroed(SERVER_BASE, len);
+    let ep = Endpoint::new(nic, mem, vec![sock], *local.ip(), port).unwrap();
+    (ep, local)
+}
+
+#[test]
+fn forged_packets_are_counted_by_reason_and_stay_inside_the_region() {
+    let (mut ep, local) = responder(4096);
+    let attacker = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let std::net::SocketAddr::V4(from) = attacker.local_addr().unwrap() else {
+        panic!("bound to IPv4");
+    };
+    ep.add_peer(Peer {
+        addr: from,
+        ports: 1,
+    });
+    let stranger = UdpSocket::bind("127.0.0.1:0").unwrap();
+
+    let mut rng = Rng::new(9, StreamKind::Host, 1);
+    let mut frame = Vec::new();
+    let dgram = |p: &Packet, payload: &[u8], frame: &mut Vec<u8>| {
+        codec::encode(p, from, local, payload, frame).unwrap();
+        frame[wire::roce::BTH_AT..].to_vec()
+    };
+    let payload = vec![0xab; 1024];
+    let good = dgram(
+        &write(100, 0, SERVER_BASE, 1024, from.port()),
+        &payload,
+        &mut frame,
+    );
+    let mut sends: Vec<Vec<u8>> = Vec::new();
+    // 100 random buffers.
+    for _ in 0..100 {
+        let n = rng.below(300) as usize;
+        sends.push((0..n).map(|_| rng.next_u64() as u8).collect());
+    }
+    // 50 mutations of a valid frame: one byte changed each.
+    for _ in 0..50 {
+        let mut m = good.clone();
+        let i = rng.below(m.len() as u64) as usize;
+        m[i] ^= 1 + rng.below(255) as u8;
+        sends.push(m);
+    }
+    // Valid checksums, forged contents.
+    sends.push(dgram(
+        &write(100, 5, SERVER_BASE, 1024, from.port()),
+        &payload,
+        &mut frame,
+    ));
+    sends.push(dgram(
+        &write(100, 0, SERVER_BASE + 4000, 1024, from.port()),
+        &payload,
+        &mut frame,
+    ));
+    sends.push(dgram(
+        &write(100, 0, u64::MAX - 10, 1024, from.port()),
+        &payload,
+        &mut frame,
+    ));
+    sends.push(good.clone());
+    sends.push(good.clone());
+    sends.push(dgram(
+        &write(100 + 5000, 0, SERVER_BASE, 1024, from.port()),
+        &payload,
+        &mut frame,
+    ));
+    for s in &sends {
+        attacker.send_to(s, local).unwrap();
+        // Paced, so no datagram is lost to the socket buffer.
+        ep.turn(Duration::ZERO).unwrap();
+    }
+    stranger.send_to(&good, local).unwrap();
+    for _ in 0..200 {
+        ep.turn(Duration::from_millis(1)).unwrap();
+    }
+    let d = ep.drops;
+    assert_eq!(d.unknown_peer, 1, "{d:?}");
+    assert_eq!(d.truncated + d.malformed + d.checksum, 150, "{d:?}");
+    assert!(d.checksum >= 40, "mutations are caught by the ICRC: {d:?}");
+    let s = ep.nic.stats();
+    assert_eq!(s.malformed_dropped, 1, "the unknown QP");
+    assert_eq!(s.access_errors, 2, "outside the region, twice");
+    assert_eq!(s.duplicates_received, 1, "the replay");
+    assert!(s.out_of_order_dropped >= 1, "the PSN far ahead");
+    let bytes = ep.mem.bytes();
+    assert!(
+        bytes[..1024].iter().all(|&b| b == 0xab),
+        "the one good write landed"
+    );
+    assert!(
+        bytes[1024..].iter().all(|&b| b == 0),
+        "nothing else was written"
+    );
+}
+
+/// With memory windows set, a peer reaches only what was opened to it:
+/// a WRITE inside its write window lands and a READ inside its read
+/// window is answered, while a WRITE outside any window, a WRITE into a
+/// read-only window and a READ of a write-only window are dropped
+/// before the NIC and counted (the NIC never sees them: its PSN stays).
+#[test]
+fn with_windows_a_peer_reaches_only_what_was_opened_to_it() {
+    use datapath::window::{Access, Windows};
+    let (mut ep, local) = responder(8192);
+    let peer = UdpSocket::bind("127.0.0.1:0").unwrap();
+    peer.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+    let std::net::SocketAddr::V4(from) = peer.local_addr().unwrap() else {
+        panic!("bound to IPv4");
+    };
+    let host = ep.add_peer(Peer {
+        addr: from,
+        ports: 1,
+    });
+    let mut w = Windows::default();
+    w.open(host, SERVER_BASE, 1024, Access::Write);
+    w.open(host, SERVER_BASE + 4096, 1024, Access::Read);
+    ep.windows = Some(w);
+    let mut frame = Vec::new();
+    let mut dgram = |p: &Packet, payload: &[u8]| {
+        codec::encode(p, from, local, payload, &mut frame).unwrap();
+        frame[wire::roce::BTH_AT..].to_vec()
+    };
+    let read = |psn: u32, addr: u64, len: u32| Packet {
+        verb: Verb::Read,
+        payload: 0,
+        msg_len: u64::from(len),
+        ..write(psn, 0, addr, 0, from.port())
+    };
+    let payload = vec![0xab; 1024];
+    let sport = from.port();
+    let sends = [
+        // Outside every window, into a read-only one, a READ of a
+        // write-only one: all with the PSN the NIC expects next.
+        dgram(&write(100, 0, SERVER_BASE + 1024, 1024, sport), &payload),
+        dgram(&write(100, 0, SERVER_BASE + 4096, 1024, sport), &payload),
+        dgram(&read(100, SERVER_BASE, 1024), &[]),
+        // Inside: the WRITE lands, then the READ is answered.
+        dgram(&write(100, 0, SERVER_BASE, 1024, sport), &payload),
+        dgram(&read(101, SERVER_BASE + 4096, 1024), &[]),
+    ];
+    for s in &sends {
+        peer.send_to(s, local).unwrap();
+        ep.turn(Duration::ZERO).unwrap();
+    }
+    for _ in 0..50 {
+        ep.turn(Duration::from_millis(1)).unwrap();
+    }
+    assert_eq!(ep.drops.outside_window, 3, "{:?}", ep.drops);
+    let s = ep.nic.stats();
+    assert_eq!(
+        (s.access_errors, s.duplicates_received, s.malformed_dropped),
+        (0, 0, 0),
+        "the NIC saw only the two good ones"
+    );
+    let bytes = ep.mem.bytes();
+    assert!(bytes[..1024].iter().all(|&b| b == 0xab), "the WRITE landed");
+    assert!(bytes[1024..].iter().all(|&b| b == 0), "nothing else did");
+    // The READ's response (and the WRITE's ACK) came back to the peer.
+    let mut got = vec![0u8; 2048];
+    let mut sizes = Vec::new();
+    while let Ok(n) = peer.recv(&mut got) {
+        sizes.push(n);
+        if n > 1024 {
+            break;
+        }
+    }
+    assert!(
+        sizes.iter().any(|&n| n > 1024),
+        "no READ response: {sizes:?}"
+    );
+}
