@@ -101,11 +101,6 @@ mod tests {
         assert!(!off.mark(&mut data(3), 5000));
         assert_eq!(off.ecn_eligible, 0);
     }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
 
     const E: EcnSetting = EcnSetting {
         rate_bps: 0,

@@ -97,7 +97,10 @@ mod tests {
             },
         );
         assert_eq!((p.wire, p.priority, p.sent_at), (1058, 5, 777));
-        assert_eq!((p.psn, p.ipsn, p.sack_psn, p.wqe_sn, p.addr), (9, 4, 0, 3, 0x40));
+        assert_eq!(
+            (p.psn, p.ipsn, p.sack_psn, p.wqe_sn, p.addr),
+            (9, 4, 0, 3, 0x40)
+        );
         assert_eq!((p.first, p.last), (false, true));
         assert_eq!((p.src, p.dst, p.sport, p.vp, p.mp_flags), (0, 0, 0, 0, 0));
         assert!(!p.ce && !p.ecn_echo);

@@ -177,8 +177,8 @@ mod tests {
         let hops = [0, 1, 2, 3, 4, 5, 6, 7];
         let mut loads = [5_000; 8];
         loads[6] = 100;
-        let ports = ports_holding(&loads, 3);
-        let sight = Sight::new(&ports, 0);
+        let (ports, queues) = ports_holding(&loads, 3);
+        let sight = Sight::new(&ports, &queues, 0);
         let mut b = Drill::new(DrillParams { d: 1, m: 1 }, 3, 1);
         let found = (0..200).position(|_| b.pick(0, &h, &hops, sight) == 6);
         assert!(found.is_some(), "never drew the short queue in 200 packets");
@@ -191,14 +191,14 @@ mod tests {
         // the second takes over, though the one draw is of a long queue.
         let mut two = Drill::new(DrillParams { d: 1, m: 2 }, 3, 1);
         loads[2] = 200;
-        let ports = ports_holding(&loads, 3);
+        let (ports, queues) = ports_holding(&loads, 3);
         for _ in 0..500 {
-            let _ = two.pick(0, &h, &hops, Sight::new(&ports, 0));
+            let _ = two.pick(0, &h, &hops, Sight::new(&ports, &queues, 0));
         }
-        assert_eq!(two.pick(0, &h, &hops, Sight::new(&ports, 0)), 6);
+        assert_eq!(two.pick(0, &h, &hops, Sight::new(&ports, &queues, 0)), 6);
         loads[6] = 9_000;
-        let ports = ports_holding(&loads, 3);
-        assert_eq!(two.pick(0, &h, &hops, Sight::new(&ports, 0)), 2);
+        let (ports, queues) = ports_holding(&loads, 3);
+        assert_eq!(two.pick(0, &h, &hops, Sight::new(&ports, &queues, 0)), 2);
     }
 
     fn best_of(keep: usize, offers: &[(u64, u32)]) -> Vec<u32> {

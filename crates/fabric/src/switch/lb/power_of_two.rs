@@ -53,13 +53,13 @@ mod tests {
     fn the_shorter_of_two_random_queues() {
         let h = Hdr::of(3, 1048, true);
         let mut b = PowerOfTwo::new(5, 1);
-        let ports = ports_holding(&[9_000, 1_000], 3);
-        let sight = Sight::new(&ports, 0);
+        let (ports, queues) = ports_holding(&[9_000, 1_000], 3);
+        let sight = Sight::new(&ports, &queues, 0);
         for _ in 0..100 {
             assert_eq!(b.pick(0, &h, &[0, 1], sight), 1);
         }
-        let ports = ports_holding(&[4_000, 9_000, 0, 4_000], 3);
-        let sight = Sight::new(&ports, 0);
+        let (ports, queues) = ports_holding(&[4_000, 9_000, 0, 4_000], 3);
+        let sight = Sight::new(&ports, &queues, 0);
         let mut count = [0u32; 4];
         for _ in 0..4000 {
             count[b.pick(0, &h, &[0, 1, 2, 3], sight) as usize] += 1;
@@ -68,8 +68,8 @@ mod tests {
         assert!(count[2].abs_diff(2000) < 200, "{count:?}");
         // The same bytes in class 1: for a class-3 packet every queue is
         // empty, and the first drawn (uniform) wins.
-        let ports = ports_holding(&[0, 9_000], 1);
-        let sight = Sight::new(&ports, 0);
+        let (ports, queues) = ports_holding(&[0, 9_000], 1);
+        let sight = Sight::new(&ports, &queues, 0);
         let ones = (0..1000)
             .filter(|_| b.pick(0, &h, &[0, 1], sight) == 1)
             .count();

@@ -30,22 +30,24 @@ impl<'a> Sight<'a> {
     }
 }
 
-/// Ports for a load balancer's unit tests: port `p` holds `bytes[p]`
-/// queued in `class` (the one place the tests build ports, so they follow
-/// wherever the queues go).
+/// Ports and their queues for a load balancer's unit tests: port `p`
+/// holds `bytes[p]` queued in `class` (the one place the tests build
+/// them, so they follow wherever the queues go).
 #[cfg(test)]
-pub(crate) fn ports_holding(bytes: &[u64], class: usize) -> Vec<Port> {
+pub(crate) fn ports_holding(bytes: &[u64], class: usize) -> (Vec<Port>, Queues) {
     use crate::link::port::{End, PortEnds};
-    (0..bytes.len() as u32)
+    use crate::switch::queues::Discipline;
+    let mut queues = Queues::new(bytes.len(), Discipline::Fifo);
+    let ports = (0..bytes.len() as u32)
         .map(|p| {
             let ends = PortEnds {
                 node: 0,
                 owner: End::Switch(0, p as u16),
                 peer: End::Host(p),
             };
-            let mut port = Port::new(ends, 100_000_000_000, 1_000, None, 1, p);
-            port.queues[class].bytes = bytes[p as usize];
-            port
+            queues.add_bytes(p, class, bytes[p as usize]);
+            Port::new(ends, 100_000_000_000, 1_000, 1, p)
         })
-        .collect()
+        .collect();
+    (ports, queues)
 }
