@@ -234,8 +234,7 @@ impl Packet {
         if !self.is_data() {
             return 0;
         }
-        self.msg_len
-            .saturating_sub(self.ipsn as u64 * mtu as u64)
+        self.msg_len.saturating_sub(self.ipsn as u64 * mtu as u64)
     }
 }
 

@@ -1,5 +1,5 @@
 //! A frame reaching the end of its wire: a control frame
-//! ([`Ctrl`]) is applied to the receiving port (PFC) or handed to RCM
+//! (`Ctrl`, of a `CtrlKind`) is applied to the receiving port (PFC) or handed to RCM
 //! (`switch/rcm/`), a packet lands (`land`, also for a reordered
 //! direction's late packets): dropped if the link went down, else handed
 //! to the host's driver (`host/driver.rs`) or the switch's ingress
