@@ -16,7 +16,8 @@
 //! `order::eunomia`).
 //!
 //! Uses nothing of the crate: every other module may use it. HPCC's
-//! telemetry travels beside it (`Nic::set_rx_int`), not in it: every
+//! telemetry travels beside it (`Nic::int_received`, `Nic::int_sent`),
+//! not in it: every
 //! packet would carry 48 more bytes.
 
 use engine::Time;
@@ -234,8 +235,7 @@ impl Packet {
         if !self.is_data() {
             return 0;
         }
-        self.msg_len
-            .saturating_sub(self.ipsn as u64 * mtu as u64)
+        self.msg_len.saturating_sub(self.ipsn as u64 * mtu as u64)
     }
 }
 
