@@ -8,9 +8,12 @@
 //! only size: the units quantise what the sender sees, and the wrapping
 //! fields are read as differences ([`IntHop::bytes_since`]).
 //!
-//! Switches push records on data packets (`fabric`'s egress), the receiver
-//! copies the stack onto the ACK it answers with, the sender's HPCC reads
-//! it (`crate::hpcc`). Plain data; uses nothing of the crate.
+//! Switches push records on data packets (`fabric`'s egress), the
+//! receiving NIC keeps each data packet's stack ([`IntEcho`]) until the ACK
+//! or NACK that answers it leaves, which carries it back, and the sender's
+//! HPCC reads it (`crate::hpcc`). Plain data; uses nothing of the crate.
+
+use std::collections::VecDeque;
 
 use engine::Time;
 
@@ -112,6 +115,48 @@ impl IntStack {
     }
 }
 
+/// The responder's half of HPCC's echo: the records of the data packets a
+/// NIC received and has not answered yet, by its QP number, in arrival
+/// order with their send times. An ACK or NACK takes the records of the
+/// data packet whose send time it echoes; the records of packets answered
+/// by none before it (a coalesced ACK's, a dropped packet's) go with it.
+/// Grown on first use, so a NIC given no records holds nothing.
+#[derive(Debug, Default)]
+pub(crate) struct IntEcho {
+    waiting: Vec<VecDeque<(Time, IntStack)>>,
+}
+
+impl IntEcho {
+    /// QP `qp` received a data packet sent at `sent_at` with `int`.
+    pub fn arrived(&mut self, qp: u32, sent_at: Time, int: IntStack) {
+        let qp = qp as usize;
+        if self.waiting.len() <= qp {
+            self.waiting.resize_with(qp + 1, VecDeque::new);
+        }
+        self.waiting[qp].push_back((sent_at, int));
+    }
+
+    /// QP `qp` sends an ACK or NACK echoing `sent_at`: the records of the
+    /// packet it answers, if they wait (those before them are dropped; with
+    /// none, all are).
+    pub fn answer(&mut self, qp: u32, sent_at: Time) -> Option<IntStack> {
+        let q = self.waiting.get_mut(qp as usize)?;
+        while let Some((t, int)) = q.pop_front() {
+            if t == sent_at {
+                return Some(int);
+            }
+        }
+        None
+    }
+
+    /// QP `qp` is gone: it answers nothing more.
+    pub fn forget(&mut self, qp: u32) {
+        if let Some(q) = self.waiting.get_mut(qp as usize) {
+            *q = VecDeque::new();
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -155,5 +200,29 @@ mod tests {
         assert_eq!(s.hops().map(<[_]>::len), Some(5));
         s.push(IntHop::default());
         assert!(s.hops().is_none());
+    }
+
+    #[test]
+    fn an_answer_takes_its_packets_records_and_drops_older_ones() {
+        let stack = |n: u64| {
+            let mut s = IntStack::default();
+            s.push(IntHop::new(n * NS, 0, 0, 100_000_000_000, 1));
+            s
+        };
+        let mut e = IntEcho::default();
+        assert_eq!(e.answer(3, 10), None, "nothing arrived");
+        for t in [10, 20, 30] {
+            e.arrived(3, t, stack(t));
+        }
+        e.arrived(1, 20, stack(99));
+        // A coalesced ACK for the packet sent at 20 drops the one at 10.
+        assert_eq!(e.answer(3, 20), Some(stack(20)));
+        assert_eq!(e.answer(1, 20), Some(stack(99)), "by QP");
+        // An answer to nothing waiting drains the queue.
+        assert_eq!(e.answer(3, 15), None);
+        assert_eq!(e.answer(3, 30), None);
+        e.arrived(3, 40, stack(40));
+        e.forget(3);
+        assert_eq!(e.answer(3, 40), None);
     }
 }

@@ -4,6 +4,11 @@
 //! scheduler (control first; then round-robin over QPs that have data and
 //! whose rate limiter allows them to send), and the timer table behind
 //! `poll_timeout` / `handle_timeout`. Its types are in `crate::api`.
+//! HPCC's telemetry echo is the receive side's too: the hop records an
+//! environment gives with each arriving packet ([`Nic::int_received`])
+//! wait, for a data packet, until the ACK or NACK that answers it leaves
+//! ([`Nic::int_sent`]: the records go back beside it); an ACK's go to its
+//! QP's congestion control.
 //!
 //! Nothing a caller passes in panics it: a configuration mistake is a
 //! [`ConfigError`], a call about a QP that does not exist (or a work
@@ -20,10 +25,10 @@ use crate::api::{
 };
 use crate::cc::{Cc, CcConfig};
 use crate::engine::Engine;
-use crate::int::IntStack;
+use crate::int::{IntEcho, IntStack};
 use crate::memory::{Dma, Memory};
 use crate::order::{Layer, OrderMemory, OrderingKind};
-use crate::packet::Packet;
+use crate::packet::{Packet, PacketKind};
 use crate::qp::{LineRate, Qp};
 use crate::qp_cache::QpCache;
 use crate::rc::{Ctx, RecvWqe};
@@ -63,8 +68,11 @@ pub struct Nic {
     /// not 0.
     cache: QpCache,
     /// The in-band telemetry of the packets delivered next (HPCC's, on
-    /// ACKs; see [`Nic::set_rx_int`]).
+    /// ACKs; see [`Nic::int_received`]).
     rx_int: IntStack,
+    /// The telemetry of data packets received and not yet answered
+    /// (empty unless the environment gives it).
+    echo: IntEcho,
 }
 
 /// The timer entry of a packet the QP cache holds (no QP has this number:
@@ -92,6 +100,7 @@ impl Nic {
             cache,
             now: 0,
             rx_int: IntStack::default(),
+            echo: IntEcho::default(),
         })
     }
 
@@ -182,6 +191,7 @@ impl Nic {
         self.sched.remove(qp);
         self.timers.remove(qp);
         self.ctrl.retain(|p| p.src_qp != qp);
+        self.echo.forget(qp);
         Ok(())
     }
 
@@ -233,12 +243,37 @@ impl Nic {
         Ok(())
     }
 
-    /// The telemetry that comes with the packets delivered from now on:
-    /// an environment whose switches stamp HPCC's (the simulator) sets
-    /// each ACK's before delivering it. It travels beside the packet, not
-    /// in it, so that packets without it do not carry its 48 bytes.
-    pub fn set_rx_int(&mut self, int: IntStack) {
-        self.rx_int = int;
+    /// The hop records `pkt` arrived with: an environment whose switches
+    /// stamp HPCC's telemetry (the simulator) gives each packet's just
+    /// before delivering it (`on_packet`). A data packet's wait, by its
+    /// QP, for the ACK or NACK that answers it ([`Nic::int_sent`]); any
+    /// other packet's are what the packets delivered from now on show
+    /// their congestion control (an ACK's, for HPCC). The records travel
+    /// beside the packet, not in it, so that packets without them do not
+    /// carry their 48 bytes.
+    #[inline]
+    pub fn int_received(&mut self, pkt: &Packet, int: IntStack) {
+        if !pkt.is_data() {
+            self.rx_int = int;
+        } else if (pkt.dst_qp as usize) < self.qps.len() {
+            // A packet for no QP is never answered: it keeps nothing.
+            self.echo.arrived(pkt.dst_qp, pkt.sent_at, int);
+        }
+    }
+
+    /// The hop records that go beside `pkt`, the packet
+    /// [`Nic::poll_transmit`] just returned: for an ACK or NACK, those of
+    /// the data packet it answers (the one whose send time it echoes; the
+    /// records of packets answered by none before it are dropped), given
+    /// by [`Nic::int_received`]; None for other packets or when none wait.
+    /// An environment that gives records asks for each packet it sends,
+    /// in order, before its next input.
+    #[inline]
+    pub fn int_sent(&mut self, pkt: &Packet) -> Option<IntStack> {
+        if !matches!(pkt.kind, PacketKind::Ack | PacketKind::Nack) {
+            return None;
+        }
+        self.echo.answer(pkt.src_qp, pkt.sent_at)
     }
 
     #[inline]

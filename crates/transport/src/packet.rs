@@ -16,7 +16,8 @@
 //! `order::eunomia`).
 //!
 //! Uses nothing of the crate: every other module may use it. HPCC's
-//! telemetry travels beside it (`Nic::set_rx_int`), not in it: every
+//! telemetry travels beside it (`Nic::int_received`, `Nic::int_sent`),
+//! not in it: every
 //! packet would carry 48 more bytes.
 
 use engine::Time;

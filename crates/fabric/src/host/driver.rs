@@ -8,7 +8,10 @@
 //! (`after_nic_input`).
 //! Touches the host and its NIC through the transport's public API only;
 //! hands what it sends and receives to the pcap capture when one is on
-//! (`observe/capture.rs`).
+//! (`observe/capture.rs`), and carries HPCC's hop records between the
+//! arena and the NIC when switches stamp them (the NIC pairs a data
+//! packet's with the ACK that answers it: `Nic::int_received`,
+//! `Nic::int_sent`).
 //!
 //! The loop's functions are generic and inline here: the per-packet path
 //! compiles as when this file held its own copy of the loop.
@@ -98,7 +101,8 @@ impl Network {
         driver::deliver(self, now, h, &pkt);
     }
 
-    /// What a host's send does out of line: the pcap record, HPCC's echo.
+    /// What a host's send does out of line: the pcap record, the hop
+    /// records an ACK carries back (HPCC's echo).
     #[inline(never)]
     #[cold]
     fn sent_hooks(&mut self, now: Time, h: u32, hdr: Hdr) {
@@ -107,7 +111,9 @@ impl Network {
         }
         if self.arena.int_multi() != 0 {
             let pkt = self.arena.get(&hdr);
-            self.int_sent(h, &pkt, hdr.idx);
+            if let Some(int) = self.hosts[h as usize].nic.int_sent(&pkt) {
+                self.arena.set_int(hdr.idx, int);
+            }
         }
     }
 
@@ -120,7 +126,8 @@ impl Network {
             self.capture_received(now, h, pkt);
         }
         if self.arena.int_multi() != 0 {
-            self.int_received(h, pkt, idx);
+            let int = self.arena.int_of(idx);
+            self.hosts[h as usize].nic.int_received(pkt, int);
         }
     }
 

@@ -1,45 +1,16 @@
 //! Hosts: each wraps a transport NIC (`driver.rs` drives it), and the
 //! applications that give the NICs work (`app/`: the interface, and the
-//! flows of `flows.rs`). This file holds a host's own state and the
-//! hosts' table of HPCC telemetry awaiting its echo (`int_echo.rs` uses
-//! it); it touches nothing else.
+//! flows of `flows.rs`). This file holds a host's own state; it touches
+//! nothing else.
 
 pub mod app;
 mod driver;
 pub mod flows;
-mod int_echo;
-
-use std::collections::VecDeque;
 
 use app::{AppTimers, QpOwner};
 
-use engine::Time;
 use transport::driver::Wakeups;
-use transport::{IntStack, Nic};
-
-/// The records of data packets delivered and not yet answered, by
-/// receiving host, then its QP number (dense, as `Host::qp_owner`'s), in
-/// arrival order with their send times (`int_echo.rs`); grown on first
-/// use, so a run without HPCC holds nothing.
-#[derive(Default)]
-pub(crate) struct IntEcho {
-    pub waiting: Vec<Vec<VecDeque<(Time, IntStack)>>>,
-}
-
-impl IntEcho {
-    /// The queue of host `h`'s QP `qp`.
-    pub fn queue(&mut self, h: u32, qp: u32) -> &mut VecDeque<(Time, IntStack)> {
-        let (h, qp) = (h as usize, qp as usize);
-        if self.waiting.len() <= h {
-            self.waiting.resize_with(h + 1, Vec::new);
-        }
-        let host = &mut self.waiting[h];
-        if host.len() <= qp {
-            host.resize_with(qp + 1, VecDeque::new);
-        }
-        &mut host[qp]
-    }
-}
+use transport::Nic;
 
 /// One host: its node, its one port, its NIC.
 pub(crate) struct Host {

@@ -31,7 +31,7 @@ use crate::config::FabricConfig;
 use crate::config::QpSharing;
 use crate::host::app::Apps;
 use crate::host::flows::{FlowResult, Flows};
-use crate::host::{Host, IntEcho};
+use crate::host::Host;
 use crate::link::port::{End, Port, PortEnds};
 use crate::link::{FailureState, Fault, Reorder};
 use crate::net::arena::{Arena, Hdr};
@@ -108,9 +108,6 @@ pub struct Network {
     pub(crate) hooks: bool,
     pub(crate) routes: Routes,
     pub(crate) arena: Arena,
-    /// HPCC's telemetry waiting for its echo (`host/int_echo.rs`; empty
-    /// unless switches stamp it).
-    pub(crate) int_echo: IntEcho,
     /// The flow lists (the application `AppId::FLOWS`) and the other
     /// applications (`host/app/`).
     pub(crate) flows: Flows,
@@ -322,7 +319,6 @@ impl Network {
             rcm,
             routes: Routes::default(),
             arena: Arena::with_int(int_multi),
-            int_echo: IntEcho::default(),
             flows: Flows::new(per_peer),
             apps: Apps::default(),
             faults: Vec::new(),

@@ -153,6 +153,35 @@ fn ack_echoes_sent_at_and_ce() {
     assert_eq!(nic.stats().cnps_sent, 1);
 }
 
+/// HPCC's echo: the ACK answering a data packet carries back the hop
+/// records that came with it, one that answers a packet without any
+/// carries none, and so does every packet that is not an ACK or NACK.
+#[test]
+fn the_responder_echoes_the_records_of_the_packet_an_ack_answers() {
+    let mut nic = nic_with_qps(1);
+    let mut int = IntStack::default();
+    int.push(crate::IntHop::new(3 * US, 4096, 800, 100_000_000_000, 1));
+    let mut with = incoming(0, 0, true, true);
+    with.sent_at = 100;
+    let mut without = incoming(0, 1, true, true);
+    without.sent_at = 200;
+    nic.int_received(&with, int);
+    nic.on_packet(US, &with);
+    nic.on_packet(2 * US, &without);
+    let ack = unwrap_pkt(nic.poll_transmit(2 * US, 0));
+    assert_eq!((ack.kind, ack.sent_at), (PacketKind::Ack, 100));
+    assert_eq!(nic.int_sent(&ack), Some(int));
+    let ack = unwrap_pkt(nic.poll_transmit(2 * US, 0));
+    assert_eq!((ack.kind, ack.sent_at), (PacketKind::Ack, 200));
+    assert_eq!(nic.int_sent(&ack), None, "no records came with it");
+    // The records of a data packet the NIC sends are the switches'.
+    write(&mut nic, 2 * US, 0, 1000);
+    nic.int_received(&with, int);
+    let data = unwrap_pkt(nic.poll_transmit(2 * US, 0));
+    assert_eq!(data.kind, PacketKind::Request);
+    assert_eq!(nic.int_sent(&data), None);
+}
+
 /// Without congestion control no reaction point would act on a
 /// notification: a CE-marked write gets a plain ACK, a CE-marked READ
 /// request no CNP, and none is counted as sent.
