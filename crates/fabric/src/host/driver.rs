@@ -5,7 +5,8 @@
 //! fabric calls: a free port (`host_transmit`), a packet delivered
 //! (`deliver`), a wake-up or timer event (`nic_wake`, `host_timer`: the
 //! NIC's timers and the applications'), an application's posts
-//! (`after_nic_input`).
+//! (`after_nic_input`). With a QP-context cache (`qp_cache.rs`) a received
+//! packet may wait there, and the NIC's transmit and timers go through it.
 //! Touches the host and its NIC through the transport's public API only;
 //! hands what it sends and receives to the pcap capture when one is on
 //! (`observe/capture.rs`).
@@ -19,7 +20,7 @@ use crate::net::event::Ev;
 use crate::net::Network;
 use engine::Time;
 use transport::driver::{self, Io, Wake, Wakeups};
-use transport::{Completion, Nic, Packet};
+use transport::{Completion, Nic, Packet, Transmit};
 
 impl Io for Network {
     type Id = u32;
@@ -28,6 +29,42 @@ impl Io for Network {
     fn nic(&mut self, h: u32) -> (&mut Nic, &mut Wakeups) {
         let host = &mut self.hosts[h as usize];
         (&mut host.nic, &mut host.wakeups)
+    }
+
+    /// One predictable branch without a QP cache.
+    #[inline(always)]
+    fn poll_transmit(&mut self, now: Time, h: u32, paused: u8) -> Transmit {
+        let host = &mut self.hosts[h as usize];
+        match &mut host.qp_cache {
+            None => host.nic.poll_transmit(now, paused),
+            Some(c) => c.poll_transmit(&mut host.nic, now, paused),
+        }
+    }
+
+    #[inline(always)]
+    fn poll_timeout(&mut self, h: u32) -> Option<Time> {
+        let host = &self.hosts[h as usize];
+        let next = host.nic.poll_timeout();
+        match &host.qp_cache {
+            None => next,
+            Some(c) => c.next_timer(next),
+        }
+    }
+
+    /// A held packet whose turn has come is an input of its own, as a
+    /// NIC timer is.
+    #[inline(always)]
+    fn handle_timeout(&mut self, now: Time, h: u32) {
+        let host = &mut self.hosts[h as usize];
+        if let Some(c) = &mut host.qp_cache {
+            if c.held_first(now, host.nic.poll_timeout()) {
+                if let Some(pkt) = c.pop_held() {
+                    host.nic.on_packet(now, &pkt);
+                }
+                return;
+            }
+        }
+        host.nic.handle_timeout(now);
     }
 
     /// Into the arena, onto the host's port.
@@ -93,6 +130,13 @@ impl Network {
                 if let Some(f) = self.flow_of_qp(h, pkt.dst_qp) {
                     self.flows.rx_bytes[f as usize] += pkt.payload as u64;
                 }
+            }
+        }
+        let host = &mut self.hosts[h as usize];
+        if let Some(c) = &mut host.qp_cache {
+            if c.hold(now, host.nic.num_qps(), &pkt) {
+                driver::after_input(self, now, h);
+                return;
             }
         }
         driver::deliver(self, now, h, &pkt);

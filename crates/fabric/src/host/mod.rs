@@ -1,6 +1,7 @@
 //! Hosts: each wraps a transport NIC (`driver.rs` drives it), and the
 //! applications that give the NICs work (`app/`: the interface, and the
-//! flows of `flows.rs`). This file holds a host's own state and the
+//! flows of `flows.rs`), and the QP-context cache the simulator models
+//! around a NIC (`qp_cache.rs`). This file holds a host's own state and the
 //! hosts' table of HPCC telemetry awaiting its echo (`int_echo.rs` uses
 //! it); it touches nothing else.
 
@@ -8,10 +9,12 @@ pub mod app;
 mod driver;
 pub mod flows;
 mod int_echo;
+pub mod qp_cache;
 
 use std::collections::VecDeque;
 
 use app::{AppTimers, QpOwner};
+use qp_cache::QpCache;
 
 use engine::Time;
 use transport::driver::Wakeups;
@@ -53,4 +56,7 @@ pub(crate) struct Host {
     pub qp_owner: Vec<QpOwner>,
     /// The applications' timers at this host (run by its `Ev::Timer`s).
     pub app_timers: AppTimers,
+    /// The NIC's QP-context cache, when one is modelled
+    /// (`FabricConfig::qp_cache`).
+    pub qp_cache: Option<Box<QpCache>>,
 }

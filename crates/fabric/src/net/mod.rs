@@ -31,6 +31,7 @@ use crate::config::FabricConfig;
 use crate::config::QpSharing;
 use crate::host::app::Apps;
 use crate::host::flows::{FlowResult, Flows};
+use crate::host::qp_cache::QpCache;
 use crate::host::{Host, IntEcho};
 use crate::link::port::{End, Port, PortEnds};
 use crate::link::{FailureState, Fault, Reorder};
@@ -244,6 +245,9 @@ impl Network {
             }
         }
         let max_frame = (cfg.nic.mtu + cfg.nic.header_bytes) as u64;
+        if cfg.qp_cache.entries != 0 && cfg.qp_cache.miss > transport::api::MAX_RTO {
+            return Err("qp_cache.miss must be at most one hour".into());
+        }
         let mut hosts = Vec::new();
         let mut switches = Vec::new();
         for (node, role) in roles.iter().enumerate() {
@@ -262,6 +266,8 @@ impl Network {
                         wakeups: Wakeups::default(),
                         qp_owner: Vec::new(),
                         app_timers: Default::default(),
+                        qp_cache: (cfg.qp_cache.entries != 0)
+                            .then(|| Box::new(QpCache::new(cfg.qp_cache))),
                     });
                 }
                 NodeRole::Switch(_) => {
@@ -385,6 +391,9 @@ impl Network {
             return Ok((None, Rcm::default()));
         };
         let max_frame = (cfg.nic.mtu + cfg.nic.header_bytes) as u64;
+        if cfg.qp_cache.entries != 0 && cfg.qp_cache.miss > transport::api::MAX_RTO {
+            return Err("qp_cache.miss must be at most one hour".into());
+        }
         let n = ports.len();
         let mut voq = Voq {
             class: cfg.nic.data_priority as usize % CLASSES,
@@ -510,6 +519,11 @@ impl Network {
 
     pub fn nic(&self, host: u32) -> &Nic {
         &self.hosts[host as usize].nic
+    }
+
+    /// Host `host`'s QP-context cache (None without `FabricConfig::qp_cache`).
+    pub fn qp_cache(&self, host: u32) -> Option<&QpCache> {
+        self.hosts[host as usize].qp_cache.as_deref()
     }
 }
 

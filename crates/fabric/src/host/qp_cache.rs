@@ -1,4 +1,5 @@
-//! The NIC's QP-context cache. An RNIC keeps the state of a few hundred
+//! The NIC's QP-context cache, a hardware timing model the simulator's
+//! host puts around its sans-IO NIC (`driver.rs` calls it). An RNIC keeps the state of a few hundred
 //! QPs on chip (about 400 on a ConnectX-3, as RDMAvisor's §1.2 reports);
 //! a packet for a QP whose context is not cached waits while the NIC
 //! fetches it from host memory over PCIe, and the NIC's processing
@@ -9,18 +10,22 @@
 //! free from `pipe_free` on. A received packet is processed when the
 //! pipeline reaches it: at once if its QP is cached and the pipeline is
 //! free, else held (in arrival order) until the pipeline has fetched
-//! its context ([`QpCache::rx_at`]). A packet sent for a QP that missed
-//! keeps the pipeline busy for the fetch after it ([`QpCache::tx`]); the
-//! NIC sends no data while the pipeline is busy. Control packets (ACKs,
-//! NACKs, CNPs) were paid for by the packet that made them. `entries = 0`
-//! (the default) models no cache: nothing here runs.
+//! its context ([`QpCache::rx_at`]): a held packet waits here, in a state
+//! of its own, and is handed to the NIC when due as an input of its own
+//! (the host's `Ev::Timer`, in the order the NIC's timers and it fall due:
+//! [`QpCache::held_first`]). A packet sent for a QP that missed keeps the
+//! pipeline busy for the fetch after it ([`QpCache::tx`]); the host asks
+//! the NIC for no data while the pipeline is busy ([`QpCache::poll_transmit`]).
+//! Control packets (ACKs, NACKs, CNPs) were paid for by the packet that
+//! made them. `entries = 0` (the default) models no cache: the host has
+//! none and nothing here runs.
 //!
-//! Plain data: uses only `crate::packet`.
+//! Touches the NIC through the transport's public API only.
 
 use std::collections::VecDeque;
 
-use crate::packet::Packet;
 use engine::Time;
+use transport::{Nic, Packet, Transmit};
 
 /// The cache's size and the cost of a miss.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,7 +49,7 @@ const NIL: u32 = u32::MAX;
 
 /// The cache and the pipeline (see the module's doc).
 #[derive(Debug, Default)]
-pub(crate) struct QpCache {
+pub struct QpCache {
     entries: u32,
     miss: Time,
     /// The LRU list over QP numbers: `prev`/`next` links, most recent at
@@ -59,10 +64,22 @@ pub(crate) struct QpCache {
     pub pipe_free: Time,
     /// Received packets waiting for the pipeline, with when each may be
     /// processed (non-decreasing).
-    pub held: VecDeque<(Time, Packet)>,
+    held: VecDeque<(Time, Packet)>,
+    /// QP contexts fetched (received and sent packets' misses).
+    pub misses: u64,
+    /// Received packets that waited for the pipeline.
+    pub held_packets: u64,
 }
 
 impl QpCache {
+    /// The cache's size and miss cost.
+    pub fn config(&self) -> QpCacheConfig {
+        QpCacheConfig {
+            entries: self.entries,
+            miss: self.miss,
+        }
+    }
+
     pub fn new(cfg: QpCacheConfig) -> QpCache {
         QpCache {
             entries: cfg.entries,
@@ -71,6 +88,76 @@ impl QpCache {
             tail: NIL,
             ..QpCache::default()
         }
+    }
+
+    /// A packet arrives at `now` at a NIC with `qps` QPs: true if it
+    /// waits for the pipeline (then [`QpCache::pop_held`] hands it back
+    /// when due). A packet for a QP the NIC never had goes on, to be
+    /// dropped as malformed.
+    #[cold]
+    pub fn hold(&mut self, now: Time, qps: usize, pkt: &Packet) -> bool {
+        if pkt.dst_qp as usize >= qps {
+            return false;
+        }
+        let (at, missed) = self.rx_at(now, pkt.dst_qp);
+        self.misses += missed as u64;
+        if at <= now && self.held.is_empty() {
+            return false;
+        }
+        self.held.push_back((at, *pkt));
+        self.held_packets += 1;
+        true
+    }
+
+    /// The host's next timer: the NIC's (`nic_next`) or the first held
+    /// packet's, whichever is earlier.
+    pub fn next_timer(&self, nic_next: Option<Time>) -> Option<Time> {
+        match (self.held.front(), nic_next) {
+            (Some(&(t, _)), Some(n)) => Some(t.min(n)),
+            (Some(&(t, _)), None) => Some(t),
+            (None, n) => n,
+        }
+    }
+
+    /// Whether the first held packet's turn comes before the NIC's next
+    /// timer at `now`: it is due, and the NIC's is later (at the same
+    /// picosecond the NIC's timers go first, as when held packets sat in
+    /// its timer table under the last QP number).
+    pub fn held_first(&self, now: Time, nic_next: Option<Time>) -> bool {
+        self.held
+            .front()
+            .is_some_and(|&(t, _)| t <= now && nic_next.is_none_or(|n| n > t))
+    }
+
+    /// The first held packet (its turn has come: [`QpCache::held_first`]).
+    pub fn pop_held(&mut self) -> Option<Packet> {
+        self.held.pop_front().map(|(_, p)| p)
+    }
+
+    /// [`Nic::poll_transmit`] behind the pipeline: while it fetches a
+    /// context the NIC's data class is asked as paused (control packets
+    /// still go), and a NIC with data waits for the pipeline; a data
+    /// packet sent on a free pipeline uses its QP's context.
+    #[inline(never)]
+    #[cold]
+    pub fn poll_transmit(&mut self, nic: &mut Nic, now: Time, paused: u8) -> Transmit {
+        let data = 1u8 << nic.config().data_priority;
+        if self.pipe_free > now {
+            let t = nic.poll_transmit(now, paused | data);
+            return match t {
+                Transmit::Idle if paused & data == 0 && nic.data_scheduled() => {
+                    Transmit::At(self.pipe_free)
+                }
+                t => t,
+            };
+        }
+        let t = nic.poll_transmit(now, paused);
+        if let Transmit::Packet(p) = &t {
+            if p.is_data() {
+                self.misses += self.tx(now, p.src_qp) as u64;
+            }
+        }
+        t
     }
 
     fn unlink(&mut self, q: u32) {
@@ -102,7 +189,7 @@ impl QpCache {
     /// Uses `q`'s context: true if it was cached; on a miss it is fetched,
     /// evicting the least recently used when full. Either way
     /// `q` is then the most recent.
-    pub fn touch(&mut self, q: u32) -> bool {
+    fn touch(&mut self, q: u32) -> bool {
         let i = q as usize;
         if i >= self.cached.len() {
             self.prev.resize(i + 1, NIL);
@@ -130,7 +217,7 @@ impl QpCache {
 
     /// A packet for QP `q` arrived at `now`: when the pipeline processes
     /// it, and whether its context missed.
-    pub fn rx_at(&mut self, now: Time, q: u32) -> (Time, bool) {
+    fn rx_at(&mut self, now: Time, q: u32) -> (Time, bool) {
         let start = now.max(self.pipe_free);
         let hit = self.touch(q);
         let at = if hit { start } else { start + self.miss };
@@ -141,7 +228,7 @@ impl QpCache {
     /// A data packet of QP `q` leaves at `now` (the pipeline was free):
     /// whether its context missed (the pipeline is then busy for the
     /// fetch).
-    pub fn tx(&mut self, now: Time, q: u32) -> bool {
+    fn tx(&mut self, now: Time, q: u32) -> bool {
         let hit = self.touch(q);
         if !hit {
             self.pipe_free = now.max(self.pipe_free) + self.miss;
