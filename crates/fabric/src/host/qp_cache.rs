@@ -304,3 +304,78 @@ mod tests {
         assert_eq!(c.pipe_free, 310);
     }
 }
+
+#[cfg(test)]
+mod host_side {
+    use super::*;
+    use transport::{NicConfig, QpConfig, Verb, WorkRequest};
+
+    fn nic_with(qps: u32) -> Nic {
+        let mut nic = Nic::new(NicConfig::default()).unwrap();
+        for i in 0..qps {
+            let cfg = QpConfig {
+                peer_host: 1,
+                peer_qp: i,
+                sport: 0,
+            };
+            nic.create_qp(cfg).unwrap();
+        }
+        nic
+    }
+
+    fn for_qp(q: u32) -> Packet {
+        Packet {
+            dst_qp: q,
+            ..Packet::default()
+        }
+    }
+
+    #[test]
+    fn held_packets_wait_in_order_and_yield_to_nic_timers_at_a_tie() {
+        let mut c = QpCache::new(QpCacheConfig {
+            entries: 1,
+            miss: 10,
+        });
+        assert!(!c.hold(100, 1, &for_qp(5)), "no such QP: not held");
+        assert!(c.hold(100, 2, &for_qp(0)), "a miss waits for the fetch");
+        assert!(c.hold(100, 2, &for_qp(0)), "a hit waits behind it");
+        assert_eq!((c.misses, c.held_packets), (1, 2));
+        assert_eq!(c.next_timer(Some(500)), Some(110));
+        assert_eq!(c.next_timer(None), Some(110));
+        assert!(!c.held_first(109, None), "not due yet");
+        assert!(!c.held_first(110, Some(110)), "the NIC's timer first");
+        assert!(!c.held_first(110, Some(50)));
+        assert!(c.held_first(110, Some(111)));
+        assert!(c.pop_held().is_some() && c.held_first(110, None));
+        assert!(c.pop_held().is_some() && !c.held_first(110, None));
+        assert_eq!(c.next_timer(Some(500)), Some(500));
+    }
+
+    #[test]
+    fn no_data_leaves_while_the_pipeline_fetches() {
+        let mut nic = nic_with(2);
+        let mut c = QpCache::new(QpCacheConfig {
+            entries: 1,
+            miss: 1000,
+        });
+        let wr = WorkRequest {
+            verb: Verb::Write,
+            len: 100,
+            ..WorkRequest::default()
+        };
+        nic.post_send(0, 0, wr).unwrap();
+        nic.post_send(0, 1, wr).unwrap();
+        let sent = |t: &Transmit| matches!(t, Transmit::Packet(p) if p.is_data());
+        assert!(sent(&c.poll_transmit(&mut nic, 0, 0)), "QP 0 misses");
+        assert_eq!(c.misses, 1);
+        assert_eq!(c.poll_transmit(&mut nic, 10, 0), Transmit::At(1000));
+        let data = 1u8 << nic.config().data_priority;
+        assert_eq!(
+            c.poll_transmit(&mut nic, 10, data),
+            Transmit::Idle,
+            "paused by the link: waits for the resume"
+        );
+        assert!(sent(&c.poll_transmit(&mut nic, 1000, 0)), "QP 1 misses");
+        assert_eq!(c.misses, 2);
+    }
+}
