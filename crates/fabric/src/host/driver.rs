@@ -14,6 +14,7 @@
 //! The loop's functions are generic and inline here: the per-packet path
 //! compiles as when this file held its own copy of the loop.
 
+use crate::host::qp_cache::QpCache;
 use crate::link::frame::Frame;
 use crate::net::arena::Hdr;
 use crate::net::event::Ev;
@@ -31,40 +32,40 @@ impl Io for Network {
         (&mut host.nic, &mut host.wakeups)
     }
 
-    /// One predictable branch without a QP cache.
+    /// One predictable branch (of a flag of the network's) without a QP
+    /// cache: the host's cache field is not read.
     #[inline(always)]
     fn poll_transmit(&mut self, now: Time, h: u32, paused: u8) -> Transmit {
-        let host = &mut self.hosts[h as usize];
-        match &mut host.qp_cache {
-            None => host.nic.poll_transmit(now, paused),
-            Some(c) => c.poll_transmit(&mut host.nic, now, paused),
+        if self.qp_caching {
+            let (c, nic) = self.qp_cache_mut(h);
+            return c.poll_transmit(nic, now, paused);
         }
+        self.hosts[h as usize].nic.poll_transmit(now, paused)
     }
 
     #[inline(always)]
     fn poll_timeout(&mut self, h: u32) -> Option<Time> {
-        let host = &self.hosts[h as usize];
-        let next = host.nic.poll_timeout();
-        match &host.qp_cache {
-            None => next,
-            Some(c) => c.next_timer(next),
+        let next = self.hosts[h as usize].nic.poll_timeout();
+        if self.qp_caching {
+            return self.qp_cache_mut(h).0.next_timer(next);
         }
+        next
     }
 
     /// A held packet whose turn has come is an input of its own, as a
     /// NIC timer is.
     #[inline(always)]
     fn handle_timeout(&mut self, now: Time, h: u32) {
-        let host = &mut self.hosts[h as usize];
-        if let Some(c) = &mut host.qp_cache {
-            if c.held_first(now, host.nic.poll_timeout()) {
+        if self.qp_caching {
+            let (c, nic) = self.qp_cache_mut(h);
+            if c.held_first(now, nic.poll_timeout()) {
                 if let Some(pkt) = c.pop_held() {
-                    host.nic.on_packet(now, &pkt);
+                    nic.on_packet(now, &pkt);
                 }
                 return;
             }
         }
-        host.nic.handle_timeout(now);
+        self.hosts[h as usize].nic.handle_timeout(now);
     }
 
     /// Into the arena, onto the host's port.
@@ -132,14 +133,24 @@ impl Network {
                 }
             }
         }
-        let host = &mut self.hosts[h as usize];
-        if let Some(c) = &mut host.qp_cache {
-            if c.hold(now, host.nic.num_qps(), &pkt) {
+        if self.qp_caching {
+            let (c, nic) = self.qp_cache_mut(h);
+            if c.hold(now, nic.num_qps(), &pkt) {
                 driver::after_input(self, now, h);
                 return;
             }
         }
         driver::deliver(self, now, h, &pkt);
+    }
+
+    /// Host `h`'s QP cache (there is one at every host when `qp_caching`)
+    /// and its NIC.
+    #[inline(never)]
+    #[cold]
+    fn qp_cache_mut(&mut self, h: u32) -> (&mut QpCache, &mut Nic) {
+        let host = &mut self.hosts[h as usize];
+        let c = host.qp_cache.as_deref_mut().expect("a cache at every host");
+        (c, &mut host.nic)
     }
 
     /// What a host's send does out of line: the pcap record, HPCC's echo.

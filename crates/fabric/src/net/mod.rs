@@ -133,6 +133,9 @@ pub struct Network {
     /// telemetry echo): the one flag the hosts' send and receive paths
     /// test (`host/driver.rs`).
     pub(crate) host_hooks: bool,
+    /// The hosts model a QP-context cache (`FabricConfig::qp_cache`): the
+    /// one flag their NIC calls test (`host/driver.rs`).
+    pub(crate) qp_caching: bool,
     pub counters: Counters,
     /// The latest time handled (see [`Network::now`]).
     pub(crate) now: Time,
@@ -245,6 +248,7 @@ impl Network {
             }
         }
         let max_frame = (cfg.nic.mtu + cfg.nic.header_bytes) as u64;
+        let qp_caching = cfg.qp_cache.entries != 0;
         if cfg.qp_cache.entries != 0 && cfg.qp_cache.miss > transport::api::MAX_RTO {
             return Err("qp_cache.miss must be at most one hour".into());
         }
@@ -339,6 +343,7 @@ impl Network {
             capture: None,
             capturing: false,
             host_hooks: int_multi != 0,
+            qp_caching,
             counters: Counters::default(),
             now: 0,
             globals: Globals::default(),
