@@ -495,7 +495,7 @@ impl SwitchCfg {
             Scheduling::Srpt { .. } => Scheduling::Srpt {
                 dequeue: self.srpt.dequeue,
             },
-            Scheduling::Fifo => Scheduling::Fifo,
+            other => other,
         };
         cfg.deflection = match self.deflection {
             Deflection::Dibs { .. } => Deflection::Dibs {

@@ -47,7 +47,6 @@ use crate::switch::lb::Balancer;
 use crate::switch::mark::Marker;
 use crate::switch::mmu::CLASSES;
 use crate::switch::mmu::{headroom_for, Mmu};
-use crate::switch::queues::srpt::Srpt;
 use crate::switch::queues::voq::{SwitchModel, Voq};
 use crate::switch::queues::{Discipline, Queues};
 use crate::switch::rcm::Rcm;
@@ -298,17 +297,13 @@ impl Network {
             || cfg.scheduling != Scheduling::Fifo
             || cfg.deflection != Deflection::None;
         let deflector = Deflector::new(cfg.deflection, cfg.seed, switches.len() as u32);
-        // The VOQ model holds the data class whatever its scheduling.
-        let discipline = match (voq, cfg.scheduling) {
-            (Some(voq), _) => Discipline::Voq(voq),
-            (None, Scheduling::Fifo) => Discipline::Fifo,
-            (None, Scheduling::Srpt { dequeue }) => Discipline::Srpt(Srpt::new(
-                cfg.nic.data_priority,
-                cfg.nic.mtu,
-                dequeue,
-                ports.len(),
-            )),
-        };
+        let discipline = Discipline::new(
+            cfg.scheduling,
+            voq,
+            cfg.nic.data_priority,
+            cfg.nic.mtu,
+            ports.len(),
+        );
         let per_peer = cfg.qp_sharing == QpSharing::PerPeer;
         let defer_ends = !matches!(discipline, Discipline::Voq(_));
         let queues = Queues::new(ports.len(), discipline);

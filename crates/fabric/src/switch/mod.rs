@@ -5,8 +5,8 @@
 //! HPCC's stamping flag (`mark.rs`), the shared-buffer MMU (`mmu.rs`),
 //! DIBS deflection (`deflect.rs`), RCM (`rcm/`) and the window budget of
 //! the calm test (`budget.rs`). This file holds a switch's own state and
-//! the scheduling and deflection settings and deflection's state; it
-//! touches nothing else. See docs/extending.md, "Adding a switch feature".
+//! the deflection setting and deflection's state (the scheduling setting
+//! is the queues'); it touches nothing else. See docs/extending.md, "Adding a switch feature".
 
 mod budget;
 mod deflect;
@@ -22,52 +22,7 @@ pub mod rcm;
 use crate::net::arena::Hdr;
 use engine::{Rng, StreamKind, Time};
 use mmu::{Mmu, Refusal};
-
-/// How a switch port orders the queued packets of the data class.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Scheduling {
-    /// In arrival order.
-    #[default]
-    Fifo,
-    /// Smallest remaining message first, ties in arrival order
-    /// (`queues/srpt/`),
-    /// the chosen packet's flow served as `dequeue` says.
-    Srpt { dequeue: SrptDequeue },
-}
-
-impl Scheduling {
-    /// The names scenario files use (SRPT with its default dequeue).
-    pub const NAMES: [(&'static str, Scheduling); 2] = [
-        ("fifo", Scheduling::Fifo),
-        (
-            "srpt",
-            Scheduling::Srpt {
-                dequeue: SrptDequeue::FlowEarliest,
-            },
-        ),
-    ];
-}
-
-/// Which packet leaves once SRPT has found the queued packet with the
-/// fewest remaining bytes (`queues/srpt/mod.rs`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum SrptDequeue {
-    /// pFabric's rule: the earliest queued packet of that packet's flow,
-    /// so a port never reorders a flow.
-    #[default]
-    FlowEarliest,
-    /// That packet itself: a message's later packets (fewer bytes left)
-    /// overtake its earlier ones, as in Eunomia's Fig 17.
-    Packet,
-}
-
-impl SrptDequeue {
-    /// The names scenario files use.
-    pub const NAMES: [(&'static str, SrptDequeue); 2] = [
-        ("flow_earliest", SrptDequeue::FlowEarliest),
-        ("packet", SrptDequeue::Packet),
-    ];
-}
+pub use queues::{Scheduling, SrptDequeue};
 
 /// What a lossy switch does with a packet its egress queue or buffer
 /// refuses.

@@ -8,8 +8,10 @@
 //! (strict priority, payload trimming) is one variant here and its arms in
 //! this file's matches. A port's backlog bits (`Port::backlogged`: what
 //! its transmitter reads to know it has work) are kept by these
-//! operations; the rest of the port is the link's. This file touches the
-//! queues and the ports' backlog bits, nothing else.
+//! operations; the rest of the port is the link's. The scheduling a
+//! scenario chooses ([`Scheduling`], by its names) and the discipline it
+//! makes ([`Discipline::new`]) are here too. This file touches the queues
+//! and the ports' backlog bits, nothing else.
 
 pub(crate) mod srpt;
 pub mod voq;
@@ -20,6 +22,52 @@ use crate::switch::mmu::CLASSES;
 use engine::ring::Ring;
 use srpt::Srpt;
 use voq::Voq;
+
+/// How a switch port orders the queued packets of the data class.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Scheduling {
+    /// In arrival order.
+    #[default]
+    Fifo,
+    /// Smallest remaining message first, ties in arrival order
+    /// (`queues/srpt/`),
+    /// the chosen packet's flow served as `dequeue` says.
+    Srpt { dequeue: SrptDequeue },
+}
+
+impl Scheduling {
+    /// The names scenario files use (SRPT with its default dequeue).
+    pub const NAMES: [(&'static str, Scheduling); 2] = [
+        ("fifo", Scheduling::Fifo),
+        (
+            "srpt",
+            Scheduling::Srpt {
+                dequeue: SrptDequeue::FlowEarliest,
+            },
+        ),
+    ];
+}
+
+/// Which packet leaves once SRPT has found the queued packet with the
+/// fewest remaining bytes (`queues/srpt/mod.rs`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SrptDequeue {
+    /// pFabric's rule: the earliest queued packet of that packet's flow,
+    /// so a port never reorders a flow.
+    #[default]
+    FlowEarliest,
+    /// That packet itself: a message's later packets (fewer bytes left)
+    /// overtake its earlier ones, as in Eunomia's Fig 17.
+    Packet,
+}
+
+impl SrptDequeue {
+    /// The names scenario files use.
+    pub const NAMES: [(&'static str, SrptDequeue); 2] = [
+        ("flow_earliest", SrptDequeue::FlowEarliest),
+        ("packet", SrptDequeue::Packet),
+    ];
+}
 
 /// One class's egress queue and the wire bytes it holds, alone in its half
 /// of a cache line, so that a hop reads one line for it. Its bytes are the
@@ -51,6 +99,28 @@ pub(crate) enum Discipline {
     /// Virtual output queues and an output queue per port (`voq/`): the
     /// model admits its class itself, before the MMU.
     Voq(Voq),
+}
+
+impl Discipline {
+    /// The discipline `scheduling` asks for, on `ports` ports whose NICs
+    /// send data in class `data_class` with `mtu` payload bytes; the VOQ
+    /// model (`voq`, when the switch model is it) holds the data class
+    /// whatever the scheduling.
+    pub fn new(
+        scheduling: Scheduling,
+        voq: Option<Voq>,
+        data_class: u8,
+        mtu: u32,
+        ports: usize,
+    ) -> Discipline {
+        match (voq, scheduling) {
+            (Some(voq), _) => Discipline::Voq(voq),
+            (None, Scheduling::Fifo) => Discipline::Fifo,
+            (None, Scheduling::Srpt { dequeue }) => {
+                Discipline::Srpt(Srpt::new(data_class, mtu, dequeue, ports))
+            }
+        }
+    }
 }
 
 /// A packet taken off a down link's port by [`Queues::drain`], with what

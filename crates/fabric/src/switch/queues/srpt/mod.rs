@@ -28,7 +28,7 @@
 mod tests;
 
 use crate::net::arena::Hdr;
-use crate::switch::SrptDequeue;
+use crate::switch::queues::SrptDequeue;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, VecDeque};
 
