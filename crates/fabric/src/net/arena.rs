@@ -195,7 +195,11 @@ fn split(p: Packet) -> (Slot, (u64, u64)) {
     // `dst` and `wire` travel in the header.
     let _ = (dst, wire);
     debug_assert!(
-        if p.is_data() { sack_psn == 0 } else { ipsn == 0 },
+        if p.is_data() {
+            sack_psn == 0
+        } else {
+            ipsn == 0
+        },
         "a data packet with a SACK or a control packet with an iPSN"
     );
     let slot = Slot {
