@@ -13,10 +13,6 @@
 //! - when a wake-up it asked for comes: [`wake`] or [`timer`] (the NIC
 //!   runs one timer per wake-up, as an input of its own).
 //!
-//! An environment that models timing around the NIC (the simulator's
-//! QP-context cache) overrides [`Io::poll_transmit`], [`Io::poll_timeout`]
-//! and [`Io::handle_timeout`]: its own timers share the NIC's wake-ups.
-//!
 //! The functions are generic over the environment and inline into it: the
 //! simulator's per-packet path compiles to what it was when written by
 //! hand. [`Wakeups`] is what the loop keeps per NIC, so that it asks for
@@ -56,20 +52,6 @@ pub trait Io {
 
     /// Puts `pkt` on NIC `n`'s wire: its port is busy until the frame is
     /// out, and then calls [`transmit`] again.
-    /// NIC `n`'s next timer ([`Nic::poll_timeout`]), or the environment's
-    /// own if earlier.
-    #[inline(always)]
-    fn poll_timeout(&mut self, n: Self::Id) -> Option<Time> {
-        self.nic(n).0.poll_timeout()
-    }
-
-    /// Runs NIC `n`'s earliest due timer ([`Nic::handle_timeout`]), or the
-    /// environment's own when it comes first: one input.
-    #[inline(always)]
-    fn handle_timeout(&mut self, now: Time, n: Self::Id) {
-        self.nic(n).0.handle_timeout(now);
-    }
-
     fn send(&mut self, now: Time, n: Self::Id, pkt: Packet);
 
     /// NIC `n` may have something to send: call [`transmit`] now if its
@@ -133,8 +115,9 @@ pub fn wake<I: Io>(io: &mut I, now: Time, n: I::Id) {
 /// its own.
 #[inline(always)]
 pub fn timer<I: Io>(io: &mut I, now: Time, n: I::Id) {
-    io.nic(n).1.timer_due(now);
-    io.handle_timeout(now, n);
+    let (nic, wakeups) = io.nic(n);
+    wakeups.timer_due(now);
+    nic.handle_timeout(now);
     after_input(io, now, n);
 }
 
@@ -147,8 +130,8 @@ fn drain<I: Io>(io: &mut I, now: Time, n: I::Id) {
             Event::Completion(c) => io.completion(now, n, c),
         }
     }
-    let next = io.poll_timeout(n);
-    if let Some(t) = io.nic(n).1.timer_at(next, now) {
+    let (nic, wakeups) = io.nic(n);
+    if let Some(t) = wakeups.timer_at(nic, now) {
         io.call_at(t, n, Wake::Timer);
     }
 }
@@ -205,12 +188,12 @@ impl Wakeups {
         }
     }
 
-    /// After any input to a NIC (at `now`): the time to ask for a timer
-    /// wake-up at, if its next deadline `next` (or `now`, if that has passed) is
+    /// After any input to `nic` (at `now`): the time to ask for a timer
+    /// wake-up at, if its next deadline (or `now`, if that has passed) is
     /// earlier than every one pending.
     #[inline(always)]
-    fn timer_at(&mut self, next: Option<Time>, now: Time) -> Option<Time> {
-        let t = next?.max(now);
+    fn timer_at(&mut self, nic: &Nic, now: Time) -> Option<Time> {
+        let t = nic.poll_timeout()?.max(now);
         if self.timers.last().is_some_and(|&p| p <= t) {
             return None;
         }
@@ -274,22 +257,18 @@ mod tests {
             nic.create_qp(cfg).unwrap();
         }
         let mut w = Wakeups::default();
-        assert_eq!(w.timer_at(nic.poll_timeout(), 0), None, "no timer armed");
+        assert_eq!(w.timer_at(&nic, 0), None, "no timer armed");
         sent_at(&mut nic, 0, 0);
-        assert_eq!(w.timer_at(nic.poll_timeout(), 0), Some(rto));
-        assert_eq!(w.timer_at(nic.poll_timeout(), 0), None, "asked for already");
+        assert_eq!(w.timer_at(&nic, 0), Some(rto));
+        assert_eq!(w.timer_at(&nic, 0), None, "asked for already");
         sent_at(&mut nic, 1, 5);
-        assert_eq!(
-            w.timer_at(nic.poll_timeout(), 5),
-            None,
-            "a later deadline waits"
-        );
+        assert_eq!(w.timer_at(&nic, 5), None, "a later deadline waits");
         w.timer_due(rto);
         nic.handle_timeout(rto);
-        assert_eq!(w.timer_at(nic.poll_timeout(), rto), Some(rto + 5));
+        assert_eq!(w.timer_at(&nic, rto), Some(rto + 5));
         // Handled late: the wake-up is for now.
         w.timer_due(rto + 5);
         let mut w = Wakeups::default();
-        assert_eq!(w.timer_at(nic.poll_timeout(), rto + 9), Some(rto + 9));
+        assert_eq!(w.timer_at(&nic, rto + 9), Some(rto + 9));
     }
 }

@@ -5,8 +5,7 @@
 //! fabric calls: a free port (`host_transmit`), a packet delivered
 //! (`deliver`), a wake-up or timer event (`nic_wake`, `host_timer`: the
 //! NIC's timers and the applications'), an application's posts
-//! (`after_nic_input`). With a QP-context cache (`qp_cache.rs`) a received
-//! packet may wait there, and the NIC's transmit and timers go through it.
+//! (`after_nic_input`).
 //! Touches the host and its NIC through the transport's public API only;
 //! hands what it sends and receives to the pcap capture when one is on
 //! (`observe/capture.rs`), and carries HPCC's hop records between the
@@ -17,14 +16,13 @@
 //! The loop's functions are generic and inline here: the per-packet path
 //! compiles as when this file held its own copy of the loop.
 
-use crate::host::qp_cache::QpCache;
 use crate::link::frame::Frame;
 use crate::net::arena::Hdr;
 use crate::net::event::Ev;
 use crate::net::Network;
 use engine::Time;
 use transport::driver::{self, Io, Wake, Wakeups};
-use transport::{Completion, Nic, Packet, Transmit};
+use transport::{Completion, Nic, Packet};
 
 impl Io for Network {
     type Id = u32;
@@ -33,42 +31,6 @@ impl Io for Network {
     fn nic(&mut self, h: u32) -> (&mut Nic, &mut Wakeups) {
         let host = &mut self.hosts[h as usize];
         (&mut host.nic, &mut host.wakeups)
-    }
-
-    /// One predictable branch (of a flag of the network's) without a QP
-    /// cache: the host's cache field is not read.
-    #[inline(always)]
-    fn poll_transmit(&mut self, now: Time, h: u32, paused: u8) -> Transmit {
-        if self.qp_caching {
-            let (c, nic) = self.qp_cache_mut(h);
-            return c.poll_transmit(nic, now, paused);
-        }
-        self.hosts[h as usize].nic.poll_transmit(now, paused)
-    }
-
-    #[inline(always)]
-    fn poll_timeout(&mut self, h: u32) -> Option<Time> {
-        let next = self.hosts[h as usize].nic.poll_timeout();
-        if self.qp_caching {
-            return self.qp_cache_mut(h).0.next_timer(next);
-        }
-        next
-    }
-
-    /// A held packet whose turn has come is an input of its own, as a
-    /// NIC timer is.
-    #[inline(always)]
-    fn handle_timeout(&mut self, now: Time, h: u32) {
-        if self.qp_caching {
-            let (c, nic) = self.qp_cache_mut(h);
-            if c.held_first(now, nic.poll_timeout()) {
-                if let Some(pkt) = c.pop_held() {
-                    nic.on_packet(now, &pkt);
-                }
-                return;
-            }
-        }
-        self.hosts[h as usize].nic.handle_timeout(now);
     }
 
     /// Into the arena, onto the host's port.
@@ -136,24 +98,7 @@ impl Network {
                 }
             }
         }
-        if self.qp_caching {
-            let (c, nic) = self.qp_cache_mut(h);
-            if c.hold(now, nic.num_qps(), &pkt) {
-                driver::after_input(self, now, h);
-                return;
-            }
-        }
         driver::deliver(self, now, h, &pkt);
-    }
-
-    /// Host `h`'s QP cache (there is one at every host when `qp_caching`)
-    /// and its NIC.
-    #[inline(never)]
-    #[cold]
-    fn qp_cache_mut(&mut self, h: u32) -> (&mut QpCache, &mut Nic) {
-        let host = &mut self.hosts[h as usize];
-        let c = host.qp_cache.as_deref_mut().expect("a cache at every host");
-        (c, &mut host.nic)
     }
 
     /// What a host's send does out of line: the pcap record, the hop

@@ -31,7 +31,6 @@ use crate::config::FabricConfig;
 use crate::config::QpSharing;
 use crate::host::app::Apps;
 use crate::host::flows::{FlowResult, Flows};
-use crate::host::qp_cache::QpCache;
 use crate::host::Host;
 use crate::link::port::{End, Port, PortEnds};
 use crate::link::{FailureState, Fault, Reorder};
@@ -129,9 +128,6 @@ pub struct Network {
     /// telemetry echo): the one flag the hosts' send and receive paths
     /// test (`host/driver.rs`).
     pub(crate) host_hooks: bool,
-    /// The hosts model a QP-context cache (`FabricConfig::qp_cache`): the
-    /// one flag their NIC calls test (`host/driver.rs`).
-    pub(crate) qp_caching: bool,
     pub counters: Counters,
     /// The latest time handled (see [`Network::now`]).
     pub(crate) now: Time,
@@ -244,10 +240,6 @@ impl Network {
             }
         }
         let max_frame = (cfg.nic.mtu + cfg.nic.header_bytes) as u64;
-        let qp_caching = cfg.qp_cache.entries != 0;
-        if cfg.qp_cache.entries != 0 && cfg.qp_cache.miss > transport::api::MAX_RTO {
-            return Err("qp_cache.miss must be at most one hour".into());
-        }
         let mut hosts = Vec::new();
         let mut switches = Vec::new();
         for (node, role) in roles.iter().enumerate() {
@@ -266,8 +258,6 @@ impl Network {
                         wakeups: Wakeups::default(),
                         qp_owner: Vec::new(),
                         app_timers: Default::default(),
-                        qp_cache: (cfg.qp_cache.entries != 0)
-                            .then(|| Box::new(QpCache::new(cfg.qp_cache))),
                     });
                 }
                 NodeRole::Switch(_) => {
@@ -334,7 +324,6 @@ impl Network {
             capture: None,
             capturing: false,
             host_hooks: int_multi != 0,
-            qp_caching,
             counters: Counters::default(),
             now: 0,
             globals: Globals::default(),
@@ -387,9 +376,6 @@ impl Network {
             return Ok((None, Rcm::default()));
         };
         let max_frame = (cfg.nic.mtu + cfg.nic.header_bytes) as u64;
-        if cfg.qp_cache.entries != 0 && cfg.qp_cache.miss > transport::api::MAX_RTO {
-            return Err("qp_cache.miss must be at most one hour".into());
-        }
         let n = ports.len();
         let mut voq = Voq {
             class: cfg.nic.data_priority as usize % CLASSES,
@@ -515,11 +501,6 @@ impl Network {
 
     pub fn nic(&self, host: u32) -> &Nic {
         &self.hosts[host as usize].nic
-    }
-
-    /// Host `host`'s QP-context cache (None without `FabricConfig::qp_cache`).
-    pub fn qp_cache(&self, host: u32) -> Option<&QpCache> {
-        self.hosts[host as usize].qp_cache.as_deref()
     }
 }
 

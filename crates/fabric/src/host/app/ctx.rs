@@ -94,14 +94,7 @@ impl HostCtx<'_> {
     /// its own host).
     pub fn destroy_qp(&mut self, h: u32, qp: QpId) -> Result<(), QpError> {
         self.check(h, "destroy_qp");
-        let host = &mut self.net.hosts[h as usize];
-        host.nic.destroy_qp(qp)?;
-        // Its held packets stay in line: processed, they are dropped as
-        // for a destroyed QP.
-        if let Some(c) = &mut host.qp_cache {
-            c.forget(qp);
-        }
-        Ok(())
+        self.net.hosts[h as usize].nic.destroy_qp(qp)
     }
 
     /// The tag [`QpSpec::tag`] gave host `h`'s QP `qp` (None: no such QP).
