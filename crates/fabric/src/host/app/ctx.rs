@@ -55,12 +55,20 @@ impl HostCtx<'_> {
 
     /// Opens a QP at host `a` and one at host `b`, connected to each
     /// other; returns their numbers (at `a`, at `b`). Only in
-    /// [`Scope::Fabric`]: it changes two hosts.
+    /// [`Scope::Fabric`]: it changes two hosts, which must be two.
     pub fn connect(&mut self, a: u32, b: u32, spec: QpSpec) -> Result<(QpId, QpId), QpError> {
         assert_eq!(
             self.scope,
             Scope::Fabric,
             "connect outside the fabric scope"
+        );
+        // The pair's numbers are taken before either QP exists (each
+        // names the other): one host for both ends would hand the second
+        // the number the first took.
+        let hosts = self.host_count();
+        assert!(
+            a != b && a < hosts && b < hosts,
+            "connect from host {a} to host {b}: two distinct hosts below {hosts}"
         );
         let owner = QpOwner {
             app: self.app,

@@ -324,6 +324,29 @@ fn posting_outside_the_scope_panics() {
     net.run_until(Time::MAX, u64::MAX);
 }
 
+/// A QP pair needs two hosts: an application that connects a host to
+/// itself is stopped, not given two QPs that name the wrong peers.
+#[test]
+#[should_panic(expected = "connect from host 1 to host 1: two distinct hosts below 2")]
+fn connecting_a_host_to_itself_panics() {
+    struct Loopback;
+    impl App for Loopback {
+        fn on_start(&mut self, _now: Time, ctx: &mut HostCtx) {
+            let spec = QpSpec {
+                engine: None,
+                sport: 1,
+                tag: 0,
+            };
+            let _ = ctx.connect(1, 1, spec);
+        }
+        fn on_completion(&mut self, _now: Time, _host: u32, _c: Completion, _ctx: &mut HostCtx) {}
+        fn on_timer(&mut self, _now: Time, _scope: Scope, _token: u64, _ctx: &mut HostCtx) {}
+    }
+    let mut net = Network::new(star(2), FabricConfig::default()).unwrap();
+    net.add_app(Box::new(Loopback), 0).unwrap();
+    net.run_until(Time::MAX, u64::MAX);
+}
+
 /// Loops, a compute gap and flows give the same run whatever the window
 /// loop's grouping: windows of one picosecond (the global time order)
 /// see the same rounds and finishes as the default's.
