@@ -85,7 +85,7 @@ impl Watch {
     /// After a chunk: the stuck flows' description if the run is stalled.
     fn check(&mut self, net: &Network) -> Option<String> {
         let now = net.now();
-        let seen = (net.flows_done(), net.counters.delivered_packets);
+        let seen = (net.flows_done(), net.counters().delivered_packets);
         if seen != self.last || now < self.quiet_from {
             self.last = seen;
             // The change happened at the latest now: count from there.
@@ -153,7 +153,7 @@ pub fn run(built: Built, mut progress: impl FnMut(Progress)) -> Outcome {
         }
         progress(Progress {
             sim_time: net.now(),
-            events: net.counters.events,
+            events: net.counters().events,
             flows_done: net.flows_done(),
             flows: net.flows().len(),
         });
@@ -182,7 +182,7 @@ pub fn run(built: Built, mut progress: impl FnMut(Progress)) -> Outcome {
 
 impl Outcome {
     pub fn counters(&self) -> &Counters {
-        &self.net.counters
+        &self.net.counters()
     }
 
     pub fn flows(&self) -> &[FlowResult] {

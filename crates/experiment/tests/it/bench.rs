@@ -17,13 +17,13 @@ fn p128_packet_hops_match_htsim_and_ns3_in_both_modes() {
         let o = experiment::run(built, |_| {});
         assert_eq!(o.net.flows_done(), 128, "{mode:?}");
         o.net.check_conservation().unwrap();
-        let hops = o.net.counters.packet_hops as f64;
+        let hops = o.net.counters().packet_hops as f64;
         // The README gives four significant digits.
         assert!(
             (hops - expected_hops(spec)).abs() < 500.0,
             "{mode:?}: {hops}"
         );
-        assert_eq!(o.net.counters.total_dropped_packets(), 0);
+        assert_eq!(o.net.counters().total_dropped_packets(), 0);
     }
 }
 

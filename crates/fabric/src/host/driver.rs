@@ -29,29 +29,29 @@ impl Io for Network {
 
     #[inline(always)]
     fn nic(&mut self, h: u32) -> (&mut Nic, &mut Wakeups) {
-        let host = &mut self.hosts[h as usize];
+        let host = &mut self.hosts.nodes[h as usize];
         (&mut host.nic, &mut host.wakeups)
     }
 
     /// Into the arena, onto the host's port.
     #[inline(always)]
     fn send(&mut self, now: Time, h: u32, pkt: Packet) {
-        let hdr = self.arena.alloc(pkt);
-        self.counters.injected_packets += 1;
-        self.counters.injected_bytes += pkt.wire as u64;
+        let hdr = self.core.arena.alloc(pkt);
+        self.core.counters.injected_packets += 1;
+        self.core.counters.injected_bytes += pkt.wire as u64;
         // The hooks read the packet back from the arena: only `hdr` stays
         // live across the test.
-        if self.host_hooks {
+        if self.hosts.host_hooks {
             self.sent_hooks(now, h, hdr);
         }
-        let p = self.hosts[h as usize].port;
+        let p = self.hosts.nodes[h as usize].port;
         self.transmit(now, p, Frame::Packet(hdr));
     }
 
     /// Kicks the host's port (which may send a PFC frame first).
     #[inline(always)]
     fn ready(&mut self, now: Time, h: u32) {
-        let p = self.hosts[h as usize].port;
+        let p = self.hosts.nodes[h as usize].port;
         self.kick(now, p);
     }
 
@@ -61,7 +61,7 @@ impl Io for Network {
             Wake::Transmit => Ev::NicWake(h),
             Wake::Timer => Ev::Timer(h),
         };
-        self.schedule(at, ev);
+        self.core.schedule(at, ev);
     }
 
     #[inline(always)]
@@ -82,19 +82,19 @@ impl Network {
     /// A packet reaches host `h`: out of the arena, into the NIC.
     #[inline(always)]
     pub(crate) fn deliver(&mut self, now: Time, h: u32, hdr: Hdr) {
-        let mut pkt = self.arena.get(&hdr);
+        let mut pkt = self.core.arena.get(&hdr);
         pkt.ce = hdr.ce();
-        if self.host_hooks {
+        if self.hosts.host_hooks {
             self.received_hooks(now, h, &pkt, hdr.idx);
         }
-        self.arena.free(hdr.idx);
-        self.counters.delivered_packets += 1;
-        self.counters.delivered_bytes += pkt.wire as u64;
+        self.core.arena.free(hdr.idx);
+        self.core.counters.delivered_packets += 1;
+        self.core.counters.delivered_bytes += pkt.wire as u64;
         if pkt.is_data() {
-            self.counters.delivered_payload_bytes += pkt.payload as u64;
-            if !self.flows.rx_bytes.is_empty() {
+            self.core.counters.delivered_payload_bytes += pkt.payload as u64;
+            if !self.hosts.flows.rx_bytes.is_empty() {
                 if let Some(f) = self.flow_of_qp(h, pkt.dst_qp) {
-                    self.flows.rx_bytes[f as usize] += pkt.payload as u64;
+                    self.hosts.flows.rx_bytes[f as usize] += pkt.payload as u64;
                 }
             }
         }
@@ -106,13 +106,13 @@ impl Network {
     #[inline(never)]
     #[cold]
     fn sent_hooks(&mut self, now: Time, h: u32, hdr: Hdr) {
-        if self.capturing {
+        if self.observe.capturing {
             self.capture_sent(now, h, hdr);
         }
-        if self.arena.int_multi() != 0 {
-            let pkt = self.arena.get(&hdr);
-            if let Some(int) = self.hosts[h as usize].nic.int_sent(&pkt) {
-                self.arena.set_int(hdr.idx, int);
+        if self.core.arena.int_multi() != 0 {
+            let pkt = self.core.arena.get(&hdr);
+            if let Some(int) = self.hosts.nodes[h as usize].nic.int_sent(&pkt) {
+                self.core.arena.set_int(hdr.idx, int);
             }
         }
     }
@@ -122,12 +122,12 @@ impl Network {
     #[inline(never)]
     #[cold]
     fn received_hooks(&mut self, now: Time, h: u32, pkt: &Packet, idx: u32) {
-        if self.capturing {
+        if self.observe.capturing {
             self.capture_received(now, h, pkt);
         }
-        if self.arena.int_multi() != 0 {
-            let int = self.arena.int_of(idx);
-            self.hosts[h as usize].nic.int_received(pkt, int);
+        if self.core.arena.int_multi() != 0 {
+            let int = self.core.arena.int_of(idx);
+            self.hosts.nodes[h as usize].nic.int_received(pkt, int);
         }
     }
 
@@ -143,7 +143,7 @@ impl Network {
     /// (`app/`), else the NIC's, which it runs as an input of its own.
     #[inline(always)]
     pub(crate) fn host_timer(&mut self, now: Time, h: u32) {
-        if self.hosts[h as usize].app_timers.due(now) {
+        if self.hosts.nodes[h as usize].app_timers.due(now) {
             self.app_timer(now, h);
         } else {
             driver::timer(self, now, h);

@@ -12,6 +12,19 @@ use app::{AppTimers, QpOwner};
 use transport::driver::Wakeups;
 use transport::Nic;
 
+/// The hosts and their applications.
+pub(crate) struct Hosts {
+    pub nodes: Vec<Host>,
+    /// The flow lists (the application `AppId::FLOWS`) and the other
+    /// applications (`app/`).
+    pub flows: flows::Flows,
+    pub apps: app::Apps,
+    /// A host's send or receive has work out of line (a pcap trace, HPCC's
+    /// telemetry echo): the one flag the hosts' send and receive paths
+    /// test (`driver.rs`).
+    pub host_hooks: bool,
+}
+
 /// One host: its node, its one port, its NIC.
 pub(crate) struct Host {
     pub node: u32,

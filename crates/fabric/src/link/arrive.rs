@@ -18,18 +18,18 @@ use engine::Time;
 impl Network {
     /// `HOOKS`: see `Network::forward`.
     pub(crate) fn arrive<const HOOKS: bool>(&mut self, now: Time, p: u32) {
-        let port = &mut self.ports[p as usize];
+        let port = &mut self.links.ports[p as usize];
         let (_, frame) = port.wire.pop_front().expect("arrival without a frame");
         let (up, peer) = (port.up, port.peer);
         if let Some(&(t, next)) = port.wire.front() {
-            self.schedule(t, Ev::Arrive(p));
+            self.core.schedule(t, Ev::Arrive(p));
             // A host reads the packet and then its QP, last touched long
             // ago. The packets arriving in the window were asked for a
             // group ago (`prefetch_packets`); through the next one, ask for
             // its QP.
             if let (Frame::Packet(h1), End::Host(host)) = (next, peer) {
-                if let Some(qp) = self.arena.dst_qp(h1.idx) {
-                    self.hosts[host as usize].nic.prefetch_qp(qp);
+                if let Some(qp) = self.core.arena.dst_qp(h1.idx) {
+                    self.hosts.nodes[host as usize].nic.prefetch_qp(qp);
                 }
             }
         }
@@ -53,13 +53,13 @@ impl Network {
     #[inline(always)]
     fn arrive_pfc(&mut self, now: Time, p: u32, peer: End, class: u8, pause: bool) {
         let rx = p ^ 1;
-        if self.calm {
+        if self.core.calm {
             self.catch_up(rx, (now, Ev::Arrive(p)));
         }
-        if let (true, End::Host(h)) = (self.capturing, peer) {
+        if let (true, End::Host(h)) = (self.observe.capturing, peer) {
             self.capture_pfc(now, h, p, class, pause);
         }
-        if self.ports[rx as usize].apply_pfc(now, class, pause) {
+        if self.links.ports[rx as usize].apply_pfc(now, class, pause) {
             self.kick(now, rx);
         }
     }
@@ -76,8 +76,8 @@ impl Network {
         hdr: Hdr,
     ) {
         if !up {
-            self.counters.drop(DropReason::LinkDown, hdr.wire());
-            self.arena.free(hdr.idx);
+            self.core.counters.drop(DropReason::LinkDown, hdr.wire());
+            self.core.arena.free(hdr.idx);
             return;
         }
         match peer {

@@ -17,9 +17,11 @@ impl Network {
                 self.topo.links.len()
             ));
         }
-        self.faults.push(fault);
-        let i = self.faults.len() as u32 - 1;
-        self.globals.push(fault.at.max(self.now), Global::Fault(i));
+        self.links.faults.push(fault);
+        let i = self.links.faults.len() as u32 - 1;
+        self.core
+            .globals
+            .push(fault.at.max(self.core.now), Global::Fault(i));
         Ok(())
     }
 
@@ -39,7 +41,7 @@ impl Network {
     }
 
     pub(crate) fn apply_fault(&mut self, now: Time, i: u32) {
-        let f = self.faults[i as usize];
+        let f = self.links.faults[i as usize];
         let dirs: &[u32] = match f.a_to_b {
             None => &[0, 1],
             Some(true) => &[0],
@@ -51,11 +53,11 @@ impl Network {
             match f.action {
                 FaultAction::Down | FaultAction::Up => {
                     let up = f.action == FaultAction::Up;
-                    reroute |= self.ports[p].up != up;
-                    self.ports[p].up = up;
+                    reroute |= self.links.ports[p].up != up;
+                    self.links.ports[p].up = up;
                 }
-                FaultAction::Rate(bps) => self.ports[p].set_rate(bps),
-                FaultAction::Ecn(e) => self.markers[p].ecn = Some(e),
+                FaultAction::Rate(bps) => self.links.ports[p].set_rate(bps),
+                FaultAction::Ecn(e) => self.sw.markers[p].ecn = Some(e),
                 FaultAction::Loss(l) => self.set_loss(p as u32, l),
                 FaultAction::Reorder { fraction, delay } => {
                     self.set_reorder(p as u32, fraction, delay)

@@ -25,7 +25,7 @@ use std::collections::BinaryHeap;
 impl Network {
     /// Sets port `p`'s random loss probability.
     pub(crate) fn set_loss(&mut self, p: u32, loss: f64) {
-        self.ports[p as usize].loss = loss;
+        self.links.ports[p as usize].loss = loss;
         self.update_impaired(p);
     }
 
@@ -34,7 +34,7 @@ impl Network {
     /// carry over).
     pub(crate) fn set_reorder(&mut self, p: u32, fraction: f64, delay: Time) {
         let seed = self.cfg.seed;
-        let r = self.reorder.entry(p).or_insert_with(|| Reorder {
+        let r = self.links.reorder.entry(p).or_insert_with(|| Reorder {
             fraction,
             delay,
             rng: Rng::new(seed, StreamKind::Reorder, p as u64),
@@ -48,9 +48,9 @@ impl Network {
     }
 
     pub(crate) fn update_impaired(&mut self, p: u32) {
-        let reorders = self.reorder.get(&p).is_some_and(|r| r.fraction > 0.0);
-        let stamps = self.markers[p as usize].stamps_int;
-        let port = &mut self.ports[p as usize];
+        let reorders = self.links.reorder.get(&p).is_some_and(|r| r.fraction > 0.0);
+        let stamps = self.sw.markers[p as usize].stamps_int;
+        let port = &mut self.links.ports[p as usize];
         port.impaired = port.loss > 0.0 || reorders || stamps;
     }
 
@@ -60,17 +60,23 @@ impl Network {
     /// heap) or neither. True if the packet does not go on the wire.
     #[inline(never)]
     pub(crate) fn impair(&mut self, now: Time, p: u32, hdr: Hdr, done: Time) -> bool {
-        if self.markers[p as usize].stamps_int && hdr.is_data() {
-            let queued = self.queues.queued_bytes(p);
-            int::stamp(&mut self.arena, &self.ports[p as usize], queued, now, hdr);
+        if self.sw.markers[p as usize].stamps_int && hdr.is_data() {
+            let queued = self.sw.queues.queued_bytes(p);
+            int::stamp(
+                &mut self.core.arena,
+                &self.links.ports[p as usize],
+                queued,
+                now,
+                hdr,
+            );
         }
-        let port = &mut self.ports[p as usize];
+        let port = &mut self.links.ports[p as usize];
         if port.loss > 0.0 && port.loss_rng.bernoulli(port.loss) {
-            self.counters.drop(DropReason::LinkLoss, hdr.wire());
-            self.arena.free(hdr.idx);
+            self.core.counters.drop(DropReason::LinkLoss, hdr.wire());
+            self.core.arena.free(hdr.idx);
             return true;
         }
-        let Some(r) = self.reorder.get_mut(&p) else {
+        let Some(r) = self.links.reorder.get_mut(&p) else {
             return false;
         };
         if !r.rng.bernoulli(r.fraction) {
@@ -84,7 +90,7 @@ impl Network {
         }));
         r.delayed += 1;
         // At least a link delay away: the partner's event, after the window.
-        self.q.schedule(at, Ev::Late(p));
+        self.core.q.schedule(at, Ev::Late(p));
         true
     }
 
@@ -93,19 +99,21 @@ impl Network {
     #[inline(never)]
     pub(crate) fn arrive_late<const HOOKS: bool>(&mut self, now: Time, p: u32) {
         let r = self
+            .links
             .reorder
             .get_mut(&p)
             .expect("a late event has its port's heap");
         let Reverse(late) = r.late.pop().expect("a late event has its packet");
         debug_assert_eq!(late.at, now);
-        let port = &self.ports[p as usize];
+        let port = &self.links.ports[p as usize];
         let (up, peer) = (port.up, port.peer);
         self.land::<HOOKS>(now, p, up, peer, late.hdr);
     }
 
     /// The packets delayed and not yet landed, over every port.
     pub(crate) fn late_packets(&self) -> impl Iterator<Item = &Hdr> {
-        self.reorder
+        self.links
+            .reorder
             .values()
             .flat_map(|r| r.late.iter().map(|Reverse(l)| &l.hdr))
     }
@@ -177,7 +185,7 @@ mod tests {
         let ooo = (2..4)
             .map(|h| net.nic(h).stats().ood.buckets[1..].iter().sum::<u64>())
             .sum();
-        (finish, ooo, net.counters.pause_frames)
+        (finish, ooo, net.core.counters.pause_frames)
     }
 
     /// The reorder fault is what puts packets out of order: none without

@@ -20,6 +20,22 @@ use engine::Time;
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 
+/// The links: every port (one direction of a link, with its wire of
+/// frames in flight), the scheduled faults, the recurring random failures,
+/// the reordered directions and the flows that lost a packet to a down
+/// link.
+pub(crate) struct Links {
+    pub ports: Vec<port::Port>,
+    pub faults: Vec<Fault>,
+    /// Recurring random failure schedules (`random_failures.rs`).
+    pub failures: Vec<FailureState>,
+    /// The reordered directions by port (`impair.rs`; empty without a
+    /// reorder fault).
+    pub reorder: std::collections::BTreeMap<u32, Reorder>,
+    /// Flows that lost a packet to a down link.
+    pub link_down_flows: std::collections::BTreeSet<u32>,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum FaultAction {
     Down,

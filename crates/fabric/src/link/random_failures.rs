@@ -19,11 +19,11 @@ use engine::{Rng, StreamKind, Time};
 impl Network {
     /// The links joining two switches: what random failures draw from.
     pub fn switch_links(&self) -> Vec<u32> {
-        let switch = |n: u32| matches!(self.roles[n as usize], NodeRole::Switch(_));
+        let switch = |n: u32| matches!(self.core.roles[n as usize], NodeRole::Switch(_));
         (0..self.topo.links.len() as u32)
             .filter(|&l| {
-                switch(self.ports[2 * l as usize].node)
-                    && switch(self.ports[2 * l as usize + 1].node)
+                switch(self.links.ports[2 * l as usize].node)
+                    && switch(self.links.ports[2 * l as usize + 1].node)
             })
             .collect()
     }
@@ -40,20 +40,22 @@ impl Network {
         if spec.interval == 0 || spec.stop <= spec.start {
             return Err("needs an interval > 0 and a stop after the start".into());
         }
-        let i = self.failures.len() as u32;
-        self.failures.push(FailureState {
+        let i = self.links.failures.len() as u32;
+        self.links.failures.push(FailureState {
             spec,
             down: Vec::new(),
             rng: Rng::new(self.cfg.seed, StreamKind::Failures, i as u64),
         });
-        self.globals
-            .push(spec.start.max(self.now), Global::Failures(i));
+        self.core
+            .globals
+            .push(spec.start.max(self.core.now), Global::Failures(i));
         Ok(())
     }
 
     /// Links the failure schedules hold down now, sorted.
     pub fn randomly_failed_links(&self) -> Vec<u32> {
         let mut v: Vec<u32> = self
+            .links
             .failures
             .iter()
             .flat_map(|f| f.down.iter().copied())
@@ -68,22 +70,24 @@ impl Network {
     /// the loop's speed by 1-2%.
     #[inline(never)]
     pub(crate) fn apply_failures(&mut self, now: Time, i: u32) {
-        let back = std::mem::take(&mut self.failures[i as usize].down);
+        let back = std::mem::take(&mut self.links.failures[i as usize].down);
         for &l in &back {
-            self.ports[2 * l as usize].up = true;
-            self.ports[2 * l as usize + 1].up = true;
+            self.links.ports[2 * l as usize].up = true;
+            self.links.ports[2 * l as usize + 1].up = true;
         }
-        let spec = self.failures[i as usize].spec;
+        let spec = self.links.failures[i as usize].spec;
         let mut failed = Vec::new();
         if now < spec.stop {
             let mut candidates: Vec<u32> = self
                 .switch_links()
                 .into_iter()
-                .filter(|&l| self.ports[2 * l as usize].up && self.ports[2 * l as usize + 1].up)
+                .filter(|&l| {
+                    self.links.ports[2 * l as usize].up && self.links.ports[2 * l as usize + 1].up
+                })
                 .collect();
             // A partial Fisher-Yates shuffle: the first `count` are the set.
             let n = (spec.count as usize).min(candidates.len());
-            let rng = &mut self.failures[i as usize].rng;
+            let rng = &mut self.links.failures[i as usize].rng;
             for k in 0..n {
                 let j = k + rng.below((candidates.len() - k) as u64) as usize;
                 candidates.swap(k, j);
@@ -92,15 +96,15 @@ impl Network {
             failed = candidates;
             for &l in &failed {
                 for p in [2 * l, 2 * l + 1] {
-                    self.ports[p as usize].up = false;
+                    self.links.ports[p as usize].up = false;
                     self.drop_queued(now, p);
                     self.note_wire(p);
                 }
             }
             let next = now.saturating_add(spec.interval).min(spec.stop);
-            self.globals.push(next, Global::Failures(i));
+            self.core.globals.push(next, Global::Failures(i));
         }
-        self.failures[i as usize].down = failed;
+        self.links.failures[i as usize].down = failed;
         if self.cfg.reroute_on_failure {
             self.rebuild_routes();
         }
@@ -114,21 +118,21 @@ impl Network {
     /// down: its buffer released (a RESUME sent upstream if due), dropped
     /// as `link_down`, its flow noted.
     pub(crate) fn drop_drained(&mut self, now: Time, s: u32, class: usize, hdr: Hdr) {
-        let sw = &mut self.switches[s as usize];
+        let sw = &mut self.sw.nodes[s as usize];
         let in_local = hdr.in_port as usize;
         if sw.mmu.release(in_local, class, hdr.wire() as u64) {
             let in_port = sw.ports[in_local];
             self.send_pfc(now, in_port, class as u8, false);
         }
-        self.counters.drop(DropReason::LinkDown, hdr.wire());
+        self.core.counters.drop(DropReason::LinkDown, hdr.wire());
         self.note_hit(hdr);
-        self.arena.free(hdr.idx);
+        self.core.arena.free(hdr.idx);
     }
 
     /// Notes the flows of the packets on port `p`'s wire, which `arrive`
     /// will drop (its link just went down).
     fn note_wire(&mut self, p: u32) {
-        let port = &self.ports[p as usize];
+        let port = &self.links.ports[p as usize];
         let hdrs: Vec<Hdr> = port
             .wire
             .iter()
@@ -145,11 +149,12 @@ impl Network {
     /// Notes the flow of a packet lost to a failed link.
     fn note_hit(&mut self, hdr: Hdr) {
         let flow = self
+            .core
             .arena
             .dst_qp(hdr.idx)
             .and_then(|qp| self.flow_of_qp(hdr.dst, qp));
         if let Some(f) = flow {
-            self.link_down_flows.insert(f);
+            self.links.link_down_flows.insert(f);
         }
     }
 
@@ -159,6 +164,6 @@ impl Network {
     /// `reroute_on_failure` off, packets sent onto it later are not
     /// counted); None without schedules.
     pub fn flows_hit_by_failures(&self) -> Option<&std::collections::BTreeSet<u32>> {
-        (!self.failures.is_empty()).then_some(&self.link_down_flows)
+        (!self.links.failures.is_empty()).then_some(&self.links.link_down_flows)
     }
 }

@@ -15,7 +15,7 @@ use engine::Time;
 impl Network {
     /// Starts the next transmission on an idle port, if there is one.
     pub(crate) fn kick(&mut self, now: Time, p: u32) {
-        let port = &mut self.ports[p as usize];
+        let port = &mut self.links.ports[p as usize];
         if now < port.busy_until {
             if port.tx_end == TxEnd::None {
                 let at = port.busy_until;
@@ -39,7 +39,7 @@ impl Network {
     /// Serialises a frame on port `p` and puts it on the wire (or loses it).
     #[inline(always)]
     pub(crate) fn transmit(&mut self, now: Time, p: u32, frame: Frame) {
-        let port = &mut self.ports[p as usize];
+        let port = &mut self.links.ports[p as usize];
         let bytes = frame.wire_bytes(self.cfg.pfc_frame_bytes);
         let done = now + port.tx_time(bytes);
         port.busy_until = done;
@@ -47,7 +47,7 @@ impl Network {
         // anything that could go then; if not, its next input kicks the
         // port (`transport::driver::after_input`).
         let poll = match port.owner {
-            End::Host(h) => self.hosts[h as usize].nic.may_transmit(),
+            End::Host(h) => self.hosts.nodes[h as usize].nic.may_transmit(),
             End::Switch(..) => false,
         };
         // A transmission end still pending is stale now (the port was
@@ -55,21 +55,21 @@ impl Network {
         // nothing, so only the one asked for here, if any, is pending. A
         // deferred one has no event to run as a no-op: count it here.
         if port.tx_end == TxEnd::Deferred {
-            self.counters.events += 1;
-            self.deferred_ends += 1;
+            self.core.counters.events += 1;
+            self.core.deferred_ends += 1;
         }
         port.tx_end = TxEnd::None;
         if poll || port.has_work() {
             self.schedule_end(p, done);
         }
-        let port = &mut self.ports[p as usize];
+        let port = &mut self.links.ports[p as usize];
         if let Frame::Packet(hdr) = frame {
-            self.counters.packet_hops += 1;
+            self.core.counters.packet_hops += 1;
             port.tx_packets += 1;
             port.tx_bytes += bytes as u64;
             if !port.up {
-                self.counters.drop(DropReason::LinkDown, bytes);
-                self.arena.free(hdr.idx);
+                self.core.counters.drop(DropReason::LinkDown, bytes);
+                self.core.arena.free(hdr.idx);
                 return;
             }
             // Random loss and reordering: one predictable test, the work
@@ -78,7 +78,7 @@ impl Network {
                 return;
             }
         }
-        let port = &mut self.ports[p as usize];
+        let port = &mut self.links.ports[p as usize];
         let arrival = done + port.delay;
         port.wire.push_back((arrival, frame));
         if port.wire.len() == 1 {
@@ -88,7 +88,7 @@ impl Network {
             // at this very picosecond (the window's last, windows being 1 ps
             // long then): the calendar runs it in a window of its own,
             // after this one.
-            self.q.schedule(arrival, Ev::Arrive(p));
+            self.core.q.schedule(arrival, Ev::Arrive(p));
         }
     }
 
@@ -98,15 +98,15 @@ impl Network {
     /// measured 0.2% fewer instructions per hop with it marked so.
     #[cold]
     pub(crate) fn send_pfc(&mut self, now: Time, p: u32, class: u8, pause: bool) {
-        debug_assert!(!self.calm, "a calm switch sends no PAUSE or RESUME");
-        let port = &mut self.ports[p as usize];
+        debug_assert!(!self.core.calm, "a calm switch sends no PAUSE or RESUME");
+        let port = &mut self.links.ports[p as usize];
         port.ctrl_out.push_back(Ctrl::pfc(class, pause));
         if pause {
             port.pause_sent += 1;
-            self.counters.pause_frames += 1;
+            self.core.counters.pause_frames += 1;
         } else {
             port.resume_sent += 1;
-            self.counters.resume_frames += 1;
+            self.core.counters.resume_frames += 1;
         }
         self.kick(now, p);
     }

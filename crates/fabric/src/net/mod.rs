@@ -22,6 +22,7 @@
 
 pub(crate) mod arena;
 pub(crate) mod calendar;
+pub(crate) mod core;
 pub(crate) mod event;
 mod prefetch;
 mod run;
@@ -32,15 +33,17 @@ use crate::config::QpSharing;
 use crate::host::app::Apps;
 use crate::host::flows::{FlowResult, Flows};
 use crate::host::Host;
+use crate::host::Hosts;
 use crate::link::port::{End, Port, PortEnds};
-use crate::link::{FailureState, Fault, Reorder};
+use crate::link::Links;
 use crate::net::arena::{Arena, Hdr};
 use crate::net::calendar::Calendar;
-use crate::net::event::{Ev, Global};
+use crate::net::core::Core;
+use crate::net::event::Ev;
 use crate::net::window::{ByNode, Globals, NodeQueue};
 use crate::observe::counters::Counters;
-use crate::observe::pcap::Capture;
-use crate::observe::Sampling;
+use crate::observe::Observe;
+use crate::switch::Switches;
 
 use crate::switch::lb::Balancer;
 use crate::switch::mark::Marker;
@@ -76,86 +79,24 @@ pub enum RunState {
     Stuck,
 }
 
-/// The whole simulated fabric. Fields are the crate's: each component's
-/// file reads and writes the ones it owns (see the module docs).
+/// The whole simulated fabric: the parts, each owning its state, composed.
+/// The behaviour lives with the parts (`link/`, `switch/`, `host/`,
+/// `observe/`) and the event loop that dispatches to them (`run.rs`); a
+/// node's pipeline borrows only the parts it uses (`AtSwitch`, `AtHost`).
 pub struct Network {
     pub(crate) cfg: FabricConfig,
     pub(crate) topo: Topology,
-    pub(crate) q: Calendar<Ev>,
-    pub(crate) ports: Vec<Port>,
-    pub(crate) roles: Vec<NodeRole>,
-    pub(crate) hosts: Vec<Host>,
-    pub(crate) switches: Vec<Switch>,
-    /// The switches' load balancer (its state for every switch, side by
-    /// side: a few lines for the whole fabric that stay in cache, where a
-    /// field of each switch cost a cache line per hop).
-    pub(crate) lb: Balancer,
-    /// The switches' egress queues, by port (`switch/queues/`: the class
-    /// rings and the discipline, SRPT's or the VOQ model's).
-    pub(crate) queues: Queues,
-    /// The switches' egress markers, by port (`switch/mark.rs`: ECN and
-    /// HPCC's stamping).
-    pub(crate) markers: Vec<Marker>,
-    /// DIBS deflection's state (`switch/deflect.rs`; off without it).
-    pub(crate) deflector: Deflector,
-    /// RCM's state (`switch/rcm/`; off without it).
-    pub(crate) rcm: Rcm,
-    /// The window loop runs its instance compiled with the hooks
-    /// (`Network::forward`): the balancer acts in the hop beyond picking
-    /// (`lb.at_tors() || lb.every_hop()`: ConWeave, CONGA), SRPT orders
-    /// the data class or DIBS deflects.
-    pub(crate) hooks: bool,
-    pub(crate) routes: Routes,
-    pub(crate) arena: Arena,
-    /// The flow lists (the application `AppId::FLOWS`) and the other
-    /// applications (`host/app/`).
-    pub(crate) flows: Flows,
-    pub(crate) apps: Apps,
-    pub(crate) faults: Vec<Fault>,
-    /// Recurring random failure schedules (`link/random_failures.rs`).
-    pub(crate) failures: Vec<FailureState>,
-    /// The reordered directions by port (`link/impair.rs`; empty without
-    /// a reorder fault).
-    pub(crate) reorder: std::collections::BTreeMap<u32, Reorder>,
-    /// Flows that lost a packet to a down link.
-    pub(crate) link_down_flows: std::collections::BTreeSet<u32>,
-    pub(crate) sampling: Option<Sampling>,
-    /// The pcap trace (`observe/capture.rs`, `observe/pcap.rs`; none unless asked for), and
-    /// whether it still takes records.
-    pub(crate) capture: Option<Box<Capture>>,
-    pub(crate) capturing: bool,
-    /// A host's send or receive has work out of line (a pcap trace, HPCC's
-    /// telemetry echo): the one flag the hosts' send and receive paths
-    /// test (`host/driver.rs`).
-    pub(crate) host_hooks: bool,
-    pub counters: Counters,
-    /// The latest time handled (see [`Network::now`]).
-    pub(crate) now: Time,
-    /// Events that act on more than one node.
-    pub(crate) globals: Globals<Global>,
-    /// The shortest link delay (at least 1 ps): what one node does at time
-    /// t reaches another no earlier than t plus this.
-    pub(crate) lookahead: Time,
-    /// The window being run: its events by node, its end (exclusive; 0
-    /// between windows), the node running and that node's events
-    /// scheduled during the window.
-    pub(crate) window: ByNode<Ev>,
-    pub(crate) window_end: Time,
-    pub(crate) window_node: u32,
-    pub(crate) local: NodeQueue<Ev>,
-    /// Whether a calm switch may defer its ports' transmission ends (see
-    /// [`Network::set_deferred_ends`]).
-    pub(crate) defer_ends: bool,
-    /// The running node is a switch whose MMU is calm this window: its
-    /// ports' transmission ends are deferred (`TxEnd::Deferred`), not
-    /// events.
-    pub(crate) calm: bool,
-    /// Deferred ends run so far, and the latest one's time.
-    pub(crate) deferred_ends: u64,
-    pub(crate) deferred_latest: Time,
-    /// The node of each port and of each host, for grouping events.
-    pub(crate) port_node: Vec<u32>,
-    pub(crate) host_node: Vec<u32>,
+    /// Events, the window being run, the packets in flight, the counters.
+    pub(crate) core: Core,
+    /// Ports and wires, faults, impairments (`link/`).
+    pub(crate) links: Links,
+    /// Switches, their buffers, egress queues, markers, balancer, routes
+    /// (`switch/`).
+    pub(crate) sw: Switches,
+    /// Hosts, their NICs and applications (`host/`).
+    pub(crate) hosts: Hosts,
+    /// Sampling and capture (`observe/`).
+    pub(crate) observe: Observe,
 }
 
 impl Network {
@@ -300,61 +241,80 @@ impl Network {
         let mut net = Network {
             cfg,
             topo,
-            q: Calendar::new(0),
-            ports,
-            roles,
-            hosts,
-            switches,
-            hooks,
-            lb,
-            defer_ends,
-            queues,
-            markers,
-            deflector,
-            rcm,
-            routes: Routes::default(),
-            arena: Arena::with_int(int_multi),
-            flows: Flows::new(per_peer),
-            apps: Apps::default(),
-            faults: Vec::new(),
-            failures: Vec::new(),
-            reorder: Default::default(),
-            link_down_flows: Default::default(),
-            sampling: None,
-            capture: None,
-            capturing: false,
-            host_hooks: int_multi != 0,
-            counters: Counters::default(),
-            now: 0,
-            globals: Globals::default(),
-            lookahead: 0,
-            window: ByNode::new(0),
-            window_end: 0,
-            window_node: 0,
-            local: NodeQueue::default(),
-            calm: false,
-            deferred_ends: 0,
-            deferred_latest: 0,
-            port_node: Vec::new(),
-            host_node: Vec::new(),
+            core: Core {
+                q: Calendar::new(0),
+                globals: Globals::default(),
+                now: 0,
+                lookahead: 0,
+                window: ByNode::new(0),
+                window_end: 0,
+                window_node: 0,
+                local: NodeQueue::default(),
+                defer_ends,
+                calm: false,
+                deferred_ends: 0,
+                deferred_latest: 0,
+                roles,
+                port_node: Vec::new(),
+                host_node: Vec::new(),
+                arena: Arena::with_int(int_multi),
+                counters: Counters::default(),
+            },
+            links: Links {
+                ports,
+                faults: Vec::new(),
+                failures: Vec::new(),
+                reorder: Default::default(),
+                link_down_flows: Default::default(),
+            },
+            sw: Switches {
+                nodes: switches,
+                lb,
+                queues,
+                markers,
+                deflector,
+                rcm,
+                routes: Routes::default(),
+                hooks,
+            },
+            hosts: Hosts {
+                nodes: hosts,
+                flows: Flows::new(per_peer),
+                apps: Apps::default(),
+                host_hooks: int_multi != 0,
+            },
+            observe: Observe {
+                sampling: None,
+                capture: None,
+                capturing: false,
+            },
         };
-        net.port_node = net.ports.iter().map(|p| p.node).collect();
-        net.host_node = net.hosts.iter().map(|h| h.node).collect();
-        net.lookahead = net.ports.iter().map(|p| p.delay).min().unwrap_or(0).max(1);
-        net.q.reshape(Calendar::<Ev>::shift_for(net.lookahead));
-        net.window = ByNode::new(net.roles.len());
+        net.core.port_node = net.links.ports.iter().map(|p| p.node).collect();
+        net.core.host_node = net.hosts.nodes.iter().map(|h| h.node).collect();
+        net.core.lookahead = net
+            .links
+            .ports
+            .iter()
+            .map(|p| p.delay)
+            .min()
+            .unwrap_or(0)
+            .max(1);
+        net.core
+            .q
+            .reshape(Calendar::<Ev>::shift_for(net.core.lookahead));
+        net.core.window = ByNode::new(net.core.roles.len());
         net.rebuild_routes();
         if int_multi != 0 {
             // Every switch port stamps data packets (`switch/int.rs`).
-            for p in 0..net.ports.len() as u32 {
-                if let End::Switch(..) = net.ports[p as usize].owner {
-                    net.markers[p as usize].stamps_int = true;
+            for p in 0..net.links.ports.len() as u32 {
+                if let End::Switch(..) = net.links.ports[p as usize].owner {
+                    net.sw.markers[p as usize].stamps_int = true;
                     net.update_impaired(p);
                 }
             }
         }
         net.window_bytes_changed();
-        if net.lb.at_tors() {
+        if net.sw.lb.at_tors() {
             net.init_tors();
         }
         Ok(net)
@@ -423,22 +383,22 @@ impl Network {
     }
 
     pub fn host_count(&self) -> u32 {
-        self.hosts.len() as u32
+        self.hosts.nodes.len() as u32
     }
 
     /// Rate of the host's link.
     pub fn host_rate_bps(&self, host: u32) -> u64 {
-        self.ports[self.hosts[host as usize].port as usize].rate_bps()
+        self.links.ports[self.hosts.nodes[host as usize].port as usize].rate_bps()
     }
 
     /// What each switch's links can bring into it in one window, after
     /// the window, a rate or a reordering changed (`switch/budget.rs`).
     pub(crate) fn window_bytes_changed(&mut self) {
         let max_frame = (self.cfg.nic.mtu + self.cfg.nic.header_bytes) as u64;
-        let reorder = &self.reorder;
-        for sw in &mut self.switches {
+        let reorder = &self.links.reorder;
+        for sw in &mut self.sw.nodes {
             let reordered = |p: u32| reorder.contains_key(&p);
-            sw.window_budget(&self.ports, reordered, self.lookahead, max_frame);
+            sw.window_budget(&self.links.ports, reordered, self.core.lookahead, max_frame);
         }
     }
 
@@ -447,8 +407,10 @@ impl Network {
     /// this is how that claim is checked (at 1 ps, each window holds the
     /// events of one time value, which is the global time order).
     pub fn set_window(&mut self, ps: Time) {
-        self.lookahead = self.lookahead.min(ps.max(1));
-        self.q.reshape(Calendar::<Ev>::shift_for(self.lookahead));
+        self.core.lookahead = self.core.lookahead.min(ps.max(1));
+        self.core
+            .q
+            .reshape(Calendar::<Ev>::shift_for(self.core.lookahead));
         self.window_bytes_changed();
     }
 
@@ -458,49 +420,54 @@ impl Network {
     /// end an event (see `Network::init_tors`), and so does the VOQ model
     /// (its inputs pause and resume outside the MMU's calm test).
     pub fn set_deferred_ends(&mut self, on: bool) {
-        let voq = matches!(self.queues.discipline, Discipline::Voq(_));
-        self.defer_ends = on && !self.lb.at_tors() && !voq;
+        let voq = matches!(self.sw.queues.discipline, Discipline::Voq(_));
+        self.core.defer_ends = on && !self.sw.lb.at_tors() && !voq;
     }
 
     /// Transmission ends run deferred so far (see `Mmu::calm`), each
     /// counted in `counters.events` as the event it replaces.
     pub fn deferred_ends(&self) -> u64 {
-        self.deferred_ends
+        self.core.deferred_ends
     }
 
     /// How far the run has got: the latest event time handled, or, once
     /// every flow and application is done, when the last one finished.
+    /// The fabric's counters (drops, marks, frames, events, hops).
+    pub fn counters(&self) -> &Counters {
+        &self.core.counters
+    }
+
     pub fn now(&self) -> Time {
-        self.now
+        self.core.now
     }
 
     pub fn flows(&self) -> &[FlowResult] {
-        &self.flows.records
+        &self.hosts.flows.records
     }
 
     pub fn flows_done(&self) -> usize {
-        self.flows.done
+        self.hosts.flows.done
     }
 
     pub fn ports(&self) -> &[Port] {
-        &self.ports
+        &self.links.ports
     }
 
     /// Port `p`'s ECN marker's counts: the data packets it marked, and
     /// those its RED decided on (not control class, not already CE), the
     /// denominator of its marking ratio.
     pub fn ecn_counts(&self, p: u32) -> (u64, u64) {
-        let m = &self.markers[p as usize];
+        let m = &self.sw.markers[p as usize];
         (m.ecn_marked, m.ecn_eligible)
     }
 
     /// True if the port belongs to a switch (false: a host NIC port).
     pub fn is_switch_port(&self, port: u32) -> bool {
-        matches!(self.ports[port as usize].owner, End::Switch(..))
+        matches!(self.links.ports[port as usize].owner, End::Switch(..))
     }
 
     pub fn nic(&self, host: u32) -> &Nic {
-        &self.hosts[host as usize].nic
+        &self.hosts.nodes[host as usize].nic
     }
 }
 

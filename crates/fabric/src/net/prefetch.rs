@@ -24,10 +24,10 @@ impl Network {
         for &(_, ev) in events.iter().take(Self::PREFETCH_EVENTS) {
             match ev {
                 Ev::Arrive(p) => {
-                    prefetch(&self.ports[p as usize]);
-                    prefetch(&self.ports[p as usize ^ 1]);
+                    prefetch(&self.links.ports[p as usize]);
+                    prefetch(&self.links.ports[p as usize ^ 1]);
                 }
-                Ev::TxDone(p) => prefetch(&self.ports[p as usize]),
+                Ev::TxDone(p) => prefetch(&self.links.ports[p as usize]),
                 _ => {}
             }
         }
@@ -38,12 +38,12 @@ impl Network {
         for &(_, ev) in events.iter().take(Self::PREFETCH_EVENTS) {
             match ev {
                 Ev::Arrive(p) => {
-                    if let Some(w) = self.ports[p as usize].wire.front() {
+                    if let Some(w) = self.links.ports[p as usize].wire.front() {
                         prefetch_ptr(w);
                     }
                 }
                 Ev::TxDone(p) => {
-                    if let Some(h) = self.queues.peek(&self.ports[p as usize], p) {
+                    if let Some(h) = self.sw.queues.peek(&self.links.ports[p as usize], p) {
                         prefetch_ptr(h);
                     }
                 }
@@ -57,7 +57,7 @@ impl Network {
     pub(crate) fn prefetch_packets(&self, events: &[(Time, Ev)], end: Time) {
         for &(_, ev) in events.iter().take(Self::PREFETCH_EVENTS) {
             if let Ev::Arrive(p) = ev {
-                let port = &self.ports[p as usize];
+                let port = &self.links.ports[p as usize];
                 if let End::Host(_) = port.peer {
                     // Through the first frame due after the window: the
                     // window's last arrival reads that one's QP index, and
@@ -71,7 +71,7 @@ impl Network {
                     });
                     for (_, frame) in frames.take(Self::PREFETCH_FRAMES) {
                         if let Frame::Packet(hdr) = frame {
-                            self.arena.prefetch(hdr.idx);
+                            self.core.arena.prefetch(hdr.idx);
                         }
                     }
                 }

@@ -20,22 +20,22 @@ impl Network {
         let mut n = 0;
         loop {
             if self.all_done() && self.has_work() {
-                self.now = self.last_finish();
+                self.core.now = self.last_finish();
                 return RunState::Done;
             }
             if n >= budget {
                 return RunState::Budget;
             }
-            let next = self.q.peek_time();
-            let global = self.globals.peek_time();
+            let next = self.core.q.peek_time();
+            let global = self.core.globals.peek_time();
             if let Some(tg) = global.filter(|&tg| next.is_none_or(|t| tg <= t)) {
                 if tg > until {
                     return RunState::TimeLimit;
                 }
-                let (_, g) = self.globals.pop().expect("peeked");
-                self.now = self.now.max(tg);
+                let (_, g) = self.core.globals.pop().expect("peeked");
+                self.core.now = self.core.now.max(tg);
                 n += 1;
-                self.counters.events += 1;
+                self.core.counters.events += 1;
                 match g {
                     Global::AppStart(a) => self.app_start(tg, a),
                     Global::AppTimer(a, token) => self.app_fabric_timer(tg, a, token),
@@ -56,13 +56,13 @@ impl Network {
                 return RunState::TimeLimit;
             }
             let end = t0
-                .saturating_add(self.lookahead)
+                .saturating_add(self.core.lookahead)
                 .min(global.unwrap_or(Time::MAX))
                 .min(until.saturating_add(1));
             // The loop compiled with the hooks or without: those of a
             // balancer that acts beyond picking a hop, of SRPT and of DIBS
             // cost a run without them nothing.
-            n += if self.hooks {
+            n += if self.sw.hooks {
                 self.run_window::<true>(end)
             } else {
                 self.run_window::<false>(end)
@@ -73,17 +73,17 @@ impl Network {
     /// Runs every event due before `end` (see `window.rs`), node by node;
     /// returns how many. `HOOKS`: see `Network::forward`.
     pub(crate) fn run_window<const HOOKS: bool>(&mut self, end: Time) -> u64 {
-        let mut w = std::mem::replace(&mut self.window, ByNode::new(0));
-        let deferred_before = self.deferred_ends;
+        let mut w = std::mem::replace(&mut self.core.window, ByNode::new(0));
+        let deferred_before = self.core.deferred_ends;
         w.clear();
-        let (port_node, host_node) = (&self.port_node, &self.host_node);
-        self.q.drain_before(end, |t, ev| {
+        let (port_node, host_node) = (&self.core.port_node, &self.core.host_node);
+        self.core.q.drain_before(end, |t, ev| {
             w.push(node_of(port_node, host_node, ev), t, ev)
         });
         w.sort();
-        self.window_end = end;
+        self.core.window_end = end;
         let mut n = w.len() as u64;
-        let mut latest = self.now;
+        let mut latest = self.core.now;
         let (events, groups) = (w.events(), w.groups());
         let mut i = 0;
         for (g, &(node, group_end)) in groups.iter().enumerate() {
@@ -107,19 +107,19 @@ impl Network {
             if let Some(evs) = span(g + 1) {
                 self.prefetch_packets(evs, end);
             }
-            self.window_node = node;
-            self.calm = match self.roles[node as usize] {
-                NodeRole::Switch(s) if self.defer_ends => {
-                    let sw = &mut self.switches[s as usize];
+            self.core.window_node = node;
+            self.core.calm = match self.core.roles[node as usize] {
+                NodeRole::Switch(s) if self.core.defer_ends => {
+                    let sw = &mut self.sw.nodes[s as usize];
                     sw.mmu.calm(sw.window_port_bytes, sw.window_bytes)
                 }
                 _ => false,
             };
-            while i < group_end || self.local.peek().is_some() {
-                let (now, ev) = match self.local.peek() {
+            while i < group_end || self.core.local.peek().is_some() {
+                let (now, ev) = match self.core.local.peek() {
                     Some(l) if i == group_end || precedes(l, &events[i]) => {
                         n += 1;
-                        self.local.pop()
+                        self.core.local.pop()
                     }
                     _ => {
                         i += 1;
@@ -127,38 +127,38 @@ impl Network {
                     }
                 };
                 latest = latest.max(now);
-                self.counters.events += 1;
+                self.core.counters.events += 1;
                 self.handle::<HOOKS>(now, ev);
                 // Deflection's work, out of the hop (only in the hooked
                 // instance: empty without DIBS).
-                if HOOKS && !self.deflector.refused.is_empty() {
+                if HOOKS && !self.sw.deflector.refused.is_empty() {
                     self.deflect_refused(now);
                 }
             }
-            if self.calm {
+            if self.core.calm {
                 self.finish_deferred(node);
             }
         }
-        self.window_end = 0;
-        self.now = latest.max(self.deferred_latest);
-        self.window = w;
-        n + (self.deferred_ends - deferred_before)
+        self.core.window_end = 0;
+        self.core.now = latest.max(self.core.deferred_latest);
+        self.core.window = w;
+        n + (self.core.deferred_ends - deferred_before)
     }
 
     /// Runs the calm switch's deferred transmission ends left at the end
     /// of its share of the window (all due in it).
     #[inline(never)]
     pub(crate) fn finish_deferred(&mut self, node: u32) {
-        let NodeRole::Switch(s) = self.roles[node as usize] else {
+        let NodeRole::Switch(s) = self.core.roles[node as usize] else {
             unreachable!("only a switch is calm")
         };
         // Anything at the window's end comes after every end due in it.
-        let end = (self.window_end, Ev::NicWake(0));
-        for k in 0..self.switches[s as usize].ports.len() {
-            let p = self.switches[s as usize].ports[k];
+        let end = (self.core.window_end, Ev::NicWake(0));
+        for k in 0..self.sw.nodes[s as usize].ports.len() {
+            let p = self.sw.nodes[s as usize].ports[k];
             self.catch_up(p, end);
         }
-        self.calm = false;
+        self.core.calm = false;
     }
 
     /// Runs port `p`'s deferred transmission ends due before event `ev`
@@ -167,15 +167,15 @@ impl Network {
     /// as it runs before anything reads or changes its port.
     #[inline(always)]
     pub(crate) fn catch_up(&mut self, p: u32, ev: (Time, Ev)) {
-        while self.ports[p as usize].tx_end == TxEnd::Deferred {
-            let at = self.ports[p as usize].busy_until;
+        while self.links.ports[p as usize].tx_end == TxEnd::Deferred {
+            let at = self.links.ports[p as usize].busy_until;
             if !precedes(&(at, Ev::TxDone(p)), &ev) {
                 break;
             }
-            self.ports[p as usize].tx_end = TxEnd::None;
-            self.counters.events += 1;
-            self.deferred_ends += 1;
-            self.deferred_latest = self.deferred_latest.max(at);
+            self.links.ports[p as usize].tx_end = TxEnd::None;
+            self.core.counters.events += 1;
+            self.core.deferred_ends += 1;
+            self.core.deferred_latest = self.core.deferred_latest.max(at);
             self.kick(at, p);
         }
     }
@@ -183,18 +183,18 @@ impl Network {
     /// Asks for port `p`'s transmission end at `at` (its `busy_until`).
     #[inline(always)]
     pub(crate) fn schedule_end(&mut self, p: u32, at: Time) {
-        if self.calm && at < self.window_end {
-            self.ports[p as usize].tx_end = TxEnd::Deferred;
+        if self.core.calm && at < self.core.window_end {
+            self.links.ports[p as usize].tx_end = TxEnd::Deferred;
         } else {
-            self.ports[p as usize].tx_end = TxEnd::Scheduled;
-            self.schedule(at, Ev::TxDone(p));
+            self.links.ports[p as usize].tx_end = TxEnd::Scheduled;
+            self.core.schedule(at, Ev::TxDone(p));
         }
     }
 
     pub(crate) fn handle<const HOOKS: bool>(&mut self, now: Time, ev: Ev) {
         match ev {
             Ev::TxDone(p) => {
-                let port = &mut self.ports[p as usize];
+                let port = &mut self.links.ports[p as usize];
                 // Stale: the port started another frame at the instant
                 // this one was due (and that frame has its own end, if it
                 // needs one).
@@ -208,23 +208,6 @@ impl Network {
             Ev::Timer(h) => self.host_timer(now, h),
             Ev::SwitchTimer(p) => self.switch_timer(now, p),
             Ev::Late(p) => self.arrive_late::<HOOKS>(now, p),
-        }
-    }
-
-    /// Schedules an event of the running node (any node between windows):
-    /// into the node's own queue if it is due in the window, else into the
-    /// calendar.
-    #[inline(always)]
-    pub(crate) fn schedule(&mut self, at: Time, ev: Ev) {
-        if at < self.window_end {
-            debug_assert_eq!(
-                node_of(&self.port_node, &self.host_node, ev),
-                self.window_node,
-                "{ev:?} at {at}"
-            );
-            self.local.push(at, ev);
-        } else {
-            self.q.schedule(at, ev);
         }
     }
 }

@@ -34,9 +34,9 @@ impl Network {
                 format!("must be in 1..={MAX_PACKETS}, got {}", spec.max_packets),
             ));
         }
-        let n = self.flows.records.len();
+        let n = self.hosts.flows.records.len();
         let mut flows = Vec::new();
-        let mut hosts = vec![spec.flows.is_none(); self.hosts.len()];
+        let mut hosts = vec![spec.flows.is_none(); self.hosts.nodes.len()];
         if let Some(ids) = &spec.flows {
             if ids.is_empty() {
                 return Err((
@@ -46,7 +46,7 @@ impl Network {
             }
             flows = vec![false; n];
             for &id in ids {
-                let Some(f) = self.flows.records.get(id as usize) else {
+                let Some(f) = self.hosts.flows.records.get(id as usize) else {
                     return Err(("flows", format!("flow {id} does not exist ({n} flows)")));
                 };
                 flows[id as usize] = true;
@@ -54,9 +54,9 @@ impl Network {
                 hosts[f.responder() as usize] = true;
             }
         }
-        self.capture = Some(Box::new(Capture::new(flows, hosts, spec.max_packets)));
-        self.capturing = true;
-        self.host_hooks = true;
+        self.observe.capture = Some(Box::new(Capture::new(flows, hosts, spec.max_packets)));
+        self.observe.capturing = true;
+        self.hosts.host_hooks = true;
         Ok(())
     }
 
@@ -64,7 +64,7 @@ impl Network {
     #[inline(never)]
     #[cold]
     pub(crate) fn capture_sent(&mut self, now: Time, h: u32, hdr: Hdr) {
-        let pkt = self.arena.get(&hdr);
+        let pkt = self.core.arena.get(&hdr);
         self.capture_packet(now, h, &pkt, true);
     }
 
@@ -78,7 +78,7 @@ impl Network {
     /// Host `h` sends (`tx`) or receives `pkt` at `now`.
     fn capture_packet(&mut self, now: Time, h: u32, pkt: &Packet, tx: bool) {
         let flow = self.flow_of_qp(h, if tx { pkt.src_qp } else { pkt.dst_qp });
-        let Some(c) = self.capture.as_deref_mut() else {
+        let Some(c) = self.observe.capture.as_deref_mut() else {
             return;
         };
         if !c.flows.is_empty() && !flow.is_some_and(|f| c.flows[f as usize]) {
@@ -90,7 +90,7 @@ impl Network {
         }
         c.frame.clear();
         match transport::frame::encode_sim(pkt, &c.zeros[..n], &mut c.frame) {
-            Ok(()) => self.capturing = c.record(now),
+            Ok(()) => self.observe.capturing = c.record(now),
             Err(_) => c.unencodable += 1,
         }
     }
@@ -100,7 +100,7 @@ impl Network {
     #[inline(never)]
     #[cold]
     pub(crate) fn capture_pfc(&mut self, now: Time, h: u32, from: u32, class: u8, pause: bool) {
-        let Some(c) = self.capture.as_deref_mut() else {
+        let Some(c) = self.observe.capture.as_deref_mut() else {
             return;
         };
         if !c.hosts[h as usize] {
@@ -113,12 +113,15 @@ impl Network {
         quanta[usize::from(class & 7)] = if pause { PAUSE_QUANTA } else { 0 };
         c.frame.clear();
         PauseFrame::new([0x02, 0x00, 0x0b, a, b, d], 1 << (class & 7), quanta).emit(&mut c.frame);
-        self.capturing = c.record(now);
+        self.observe.capturing = c.record(now);
     }
 
     /// The trace as pcap bytes, when asked for ([`Network::set_pcap`]),
     /// with the number of packets that could not be encoded.
     pub fn pcap(&self) -> Option<(Vec<u8>, u64)> {
-        self.capture.as_deref().map(|c| (c.file(), c.unencodable))
+        self.observe
+            .capture
+            .as_deref()
+            .map(|c| (c.file(), c.unencodable))
     }
 }

@@ -12,9 +12,9 @@ impl Network {
     /// Packets held in queues, on wires (delayed ones too) and by the load
     /// balancer (for conservation checks).
     pub fn in_flight(&self) -> (u64, u64) {
-        let (mut packets, mut bytes) = self.lb.held();
-        for (p, port) in self.ports.iter().enumerate() {
-            for hdr in self.queues.queued(p as u32) {
+        let (mut packets, mut bytes) = self.sw.lb.held();
+        for (p, port) in self.links.ports.iter().enumerate() {
+            for hdr in self.sw.queues.queued(p as u32) {
                 packets += 1;
                 bytes += hdr.wire() as u64;
             }
@@ -37,14 +37,14 @@ impl Network {
     /// its next one if it had one (between calls of `run_until`, every
     /// event before that instant has run).
     pub fn check_work_conserving(&self) -> Result<(), String> {
-        for (p, port) in self.ports.iter().enumerate() {
+        for (p, port) in self.links.ports.iter().enumerate() {
             let switch = matches!(port.owner, End::Switch(..));
-            if switch && port.busy_until < self.now && port.has_work() {
+            if switch && port.busy_until < self.core.now && port.has_work() {
                 return Err(format!(
                     "port {} idle since {} ps with a frame to send at {} ps",
                     self.port_name(p as u32),
                     port.busy_until,
-                    self.now
+                    self.core.now
                 ));
             }
         }
@@ -54,9 +54,9 @@ impl Network {
     /// Checks that every packet injected was delivered, dropped with a
     /// counted reason, or is still in the network.
     pub fn check_conservation(&self) -> Result<(), String> {
-        let c = &self.counters;
+        let c = &self.core.counters;
         let (fp, fb) = self.in_flight();
-        let [(mp, mb), (cp, cb)] = self.lb.own_packets();
+        let [(mp, mb), (cp, cb)] = self.sw.lb.own_packets();
         let accounted_p = c.delivered_packets + c.total_dropped_packets() + fp + cp;
         let accounted_b = c.delivered_bytes + c.total_dropped_bytes() + fb + cb;
         if accounted_p != c.injected_packets + mp || accounted_b != c.injected_bytes + mb {
@@ -66,10 +66,10 @@ impl Network {
                 cp, cb, c.total_dropped_packets(), c.total_dropped_bytes(), fp, fb
             ));
         }
-        if fp as usize != self.arena.live() {
+        if fp as usize != self.core.arena.live() {
             return Err(format!(
                 "arena holds {} packets but {} are in queues or on wires",
-                self.arena.live(),
+                self.core.arena.live(),
                 fp
             ));
         }

@@ -28,7 +28,7 @@ impl Network {
             packet_bytes: Arena::SLOT_BYTES
                 + size_of::<(Time, Frame)>().max(size_of::<Hdr>())
                 + size_of::<u32>(),
-            peak_packets: self.arena.capacity(),
+            peak_packets: self.core.arena.capacity(),
             // Its record, received-bytes counter, the QP-to-flow entries at
             // both ends, and the requester and responder QPs (as large as
             // this run's QPs are on average, boxes included).
@@ -42,8 +42,8 @@ impl Network {
     /// The mean fixed state of this run's QPs (a plain go-back-N QP's
     /// before any exists).
     pub(crate) fn mean_qp_bytes(&self) -> usize {
-        let qps: usize = self.hosts.iter().map(|h| h.nic.num_qps()).sum();
-        let bytes: usize = self.hosts.iter().map(|h| h.nic.qp_bytes()).sum();
+        let qps: usize = self.hosts.nodes.iter().map(|h| h.nic.num_qps()).sum();
+        let bytes: usize = self.hosts.nodes.iter().map(|h| h.nic.qp_bytes()).sum();
         if qps == 0 {
             Nic::QP_BYTES
         } else {

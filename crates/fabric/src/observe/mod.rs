@@ -14,6 +14,15 @@ mod sampling;
 use engine::stats::TimeSeries;
 use engine::Time;
 
+/// What observes the run beyond the counters: port sampling and the pcap
+/// trace (none unless asked for), and whether the trace still takes
+/// records.
+pub(crate) struct Observe {
+    pub sampling: Option<Sampling>,
+    pub capture: Option<Box<pcap::Capture>>,
+    pub capturing: bool,
+}
+
 /// The ordering-memory series, in the order they are recorded: over the
 /// NICs, the mean and the max of bitmap bytes, then of bitmap plus
 /// metadata bytes.

@@ -47,11 +47,11 @@ impl Network {
             .iter()
             .chain(&spec.ecn_ports)
             .chain(&spec.rcm_ports)
-            .find(|&&p| p as usize >= self.ports.len())
+            .find(|&&p| p as usize >= self.links.ports.len())
         {
             return Err(format!("no port {p}"));
         }
-        let flows = self.flows.records.len();
+        let flows = self.hosts.flows.records.len();
         if let Some(f) = spec.flows.iter().find(|&&f| f as usize >= flows) {
             return Err(format!("no flow {f} (there are {flows})"));
         }
@@ -72,7 +72,7 @@ impl Network {
         if spec.ordering_memory {
             series.extend(ORDERING_SERIES.map(TimeSeries::new));
         }
-        if !spec.rcm_ports.is_empty() && !self.rcm.on {
+        if !spec.rcm_ports.is_empty() && !self.sw.rcm.on {
             return Err("RCM state series need [switch.rcm] enabled".into());
         }
         for &p in &spec.rcm_ports {
@@ -82,29 +82,32 @@ impl Network {
             }
         }
         if !spec.flows.is_empty() {
-            self.flows.rx_bytes = vec![0; flows];
+            self.hosts.flows.rx_bytes = vec![0; flows];
         }
         // Samples fall where they would without a window (every interval
         // from now); the first one the window keeps is primed by the one
         // before it, so every recorded value is the one a run without the
         // window records at that time.
-        let wanted = spec.from.saturating_sub(self.now).div_ceil(spec.interval);
-        let first = self.now + wanted.saturating_sub(1) * spec.interval;
-        self.sampling = Some(Sampling {
+        let wanted = spec
+            .from
+            .saturating_sub(self.core.now)
+            .div_ceil(spec.interval);
+        let first = self.core.now + wanted.saturating_sub(1) * spec.interval;
+        self.observe.sampling = Some(Sampling {
             last_tx: vec![0; spec.ports.len()],
             last_rx: vec![0; spec.flows.len()],
             last_ecn: vec![(0, 0); spec.ecn_ports.len()],
             series,
             spec,
         });
-        self.globals.push(first, Global::Sample);
+        self.core.globals.push(first, Global::Sample);
         Ok(())
     }
 
     /// `<node>-><peer>` for a port.
     pub fn port_name(&self, p: u32) -> String {
-        let node = self.ports[p as usize].node as usize;
-        let peer = self.ports[p as usize ^ 1].node as usize;
+        let node = self.links.ports[p as usize].node as usize;
+        let peer = self.links.ports[p as usize ^ 1].node as usize;
         format!(
             "{}->{}",
             self.topo.nodes[node].name, self.topo.nodes[peer].name
@@ -113,11 +116,14 @@ impl Network {
 
     /// The ports whose ECN marking is sampled (see [`SampleSpec::ecn_ports`]).
     pub fn sampled_ecn_ports(&self) -> &[u32] {
-        self.sampling.as_ref().map_or(&[], |s| &s.spec.ecn_ports)
+        self.observe
+            .sampling
+            .as_ref()
+            .map_or(&[], |s| &s.spec.ecn_ports)
     }
 
     pub fn series(&self) -> &[TimeSeries] {
-        self.sampling.as_ref().map_or(&[], |s| &s.series)
+        self.observe.sampling.as_ref().map_or(&[], |s| &s.series)
     }
 
     // Once per interval: kept out of the event loop, whose code layout it
@@ -125,7 +131,7 @@ impl Network {
     // series were added).
     #[inline(never)]
     pub(crate) fn sample(&mut self, now: Time) {
-        let Some(s) = self.sampling.as_mut() else {
+        let Some(s) = self.observe.sampling.as_mut() else {
             return;
         };
         let secs = s.spec.interval as f64 / engine::time::SEC as f64;
@@ -134,25 +140,25 @@ impl Network {
         let record = now >= s.spec.from;
         let mut k = 0;
         for (i, &p) in s.spec.ports.iter().enumerate() {
-            let port = &self.ports[p as usize];
+            let port = &self.links.ports[p as usize];
             let tx = port.tx_bytes;
             let util = (tx - s.last_tx[i]) as f64 * 8.0 / secs / port.rate_bps() as f64;
             s.last_tx[i] = tx;
             if record {
-                s.series[k].push(now, self.queues.queued_bytes(p) as f64);
+                s.series[k].push(now, self.sw.queues.queued_bytes(p) as f64);
                 s.series[k + 1].push(now, util);
             }
             k += 2;
         }
         for (i, &f) in s.spec.flows.iter().enumerate() {
-            let rx = self.flows.rx_bytes[f as usize];
+            let rx = self.hosts.flows.rx_bytes[f as usize];
             let thr = (rx - s.last_rx[i]) as f64 * 8.0 / secs / 1e9;
             s.last_rx[i] = rx;
-            let r = &self.flows.records[f as usize];
+            let r = &self.hosts.flows.records[f as usize];
             let rate = if r.finish.is_some() {
                 0.0
             } else {
-                let h = &self.hosts[r.requester() as usize];
+                let h = &self.hosts.nodes[r.requester() as usize];
                 // 0 before the flow's QP exists.
                 h.nic.qp_rate_bps_at(r.requester_qp, now).unwrap_or(0) as f64 / 1e9
             };
@@ -163,7 +169,7 @@ impl Network {
             k += 2;
         }
         for (i, &p) in s.spec.ecn_ports.iter().enumerate() {
-            let m = &self.markers[p as usize];
+            let m = &self.sw.markers[p as usize];
             let (marked, eligible) = (m.ecn_marked, m.ecn_eligible);
             let (m0, e0) = s.last_ecn[i];
             s.last_ecn[i] = (marked, eligible);
@@ -179,7 +185,8 @@ impl Network {
             return self.next_sample(now);
         }
         if s.spec.ordering_memory {
-            let [bitmap_mean, bitmap_max, total_mean, total_max] = ordering_memory(&self.hosts);
+            let [bitmap_mean, bitmap_max, total_mean, total_max] =
+                ordering_memory(&self.hosts.nodes);
             for (i, v) in [bitmap_mean, bitmap_max, total_mean, total_max]
                 .into_iter()
                 .enumerate()
@@ -189,7 +196,7 @@ impl Network {
             k += 4;
         }
         for &p in &s.spec.rcm_ports {
-            let pc = &self.rcm.ports[p as usize];
+            let pc = &self.sw.rcm.ports[p as usize];
             let point = match pc.point(now) {
                 Point::None => 0.0,
                 Point::Root => 1.0,
@@ -200,7 +207,7 @@ impl Network {
             let wc = if pc.controlling {
                 pc.wc
             } else {
-                self.rcm.p.window
+                self.sw.rcm.p.window
             };
             let values = [
                 pc.out.fb as f64,
@@ -220,12 +227,12 @@ impl Network {
     /// Schedules the sample after the one at `now`, unless it falls after
     /// the window.
     fn next_sample(&mut self, now: Time) {
-        let Some(s) = &self.sampling else {
+        let Some(s) = &self.observe.sampling else {
             return;
         };
         let next = now + s.spec.interval;
         if s.spec.until.is_none_or(|u| next <= u) {
-            self.globals.push(next, Global::Sample);
+            self.core.globals.push(next, Global::Sample);
         }
     }
 }

@@ -31,7 +31,7 @@ impl Network {
     #[cold]
     #[inline(never)]
     pub(crate) fn deflect_refused(&mut self, now: Time) {
-        let mut refused = std::mem::take(&mut self.deflector.refused);
+        let mut refused = std::mem::take(&mut self.sw.deflector.refused);
         for &r in &refused {
             let deflectable = r.refusal != Refusal::HeadroomOverflow;
             if deflectable && self.deflect(now, r) {
@@ -42,11 +42,11 @@ impl Network {
                 Refusal::BufferFull => DropReason::BufferFull,
                 Refusal::EgressThreshold => DropReason::EgressThreshold,
             };
-            self.counters.drop(reason, r.hdr.wire());
-            self.arena.free(r.hdr.idx);
+            self.core.counters.drop(reason, r.hdr.wire());
+            self.core.arena.free(r.hdr.idx);
         }
         refused.clear();
-        self.deflector.refused = refused;
+        self.sw.deflector.refused = refused;
     }
 
     /// Sends refused packet `r` out another port of its switch with room;
@@ -59,10 +59,10 @@ impl Network {
             hdr,
             ..
         } = r;
-        let p = self.arena.get(&hdr);
+        let p = self.core.arena.get(&hdr);
         let id = (p.src, p.src_qp, p.psn, p.sent_at);
         let slot = hdr.idx as usize;
-        let d = &mut self.deflector;
+        let d = &mut self.sw.deflector;
         if d.counts.len() <= slot {
             d.counts.resize(slot + 1, Default::default());
         }
@@ -75,12 +75,12 @@ impl Network {
             return false;
         }
         let (class, size) = (hdr.class(), hdr.wire() as u64);
-        let sw = &self.switches[s as usize];
+        let sw = &self.sw.nodes[s as usize];
         // Reservoir sampling over the ports with room: uniform, one pass.
         let mut chosen = None;
         let mut seen = 0;
         for (local, &q) in sw.ports.iter().enumerate() {
-            let port = &self.ports[q as usize];
+            let port = &self.links.ports[q as usize];
             let allowed = local != in_local as usize
                 && q != out
                 && port.up
@@ -88,9 +88,9 @@ impl Network {
                     End::Host(h) => h == hdr.dst,
                     End::Switch(..) => true,
                 };
-            if allowed && sw.mmu.lossy_room(size, self.queues.bytes(q, class)) {
+            if allowed && sw.mmu.lossy_room(size, self.sw.queues.bytes(q, class)) {
                 seen += 1;
-                if self.deflector.rngs[s as usize].below(seen) == 0 {
+                if self.sw.deflector.rngs[s as usize].below(seen) == 0 {
                     chosen = Some(q);
                 }
             }
@@ -98,29 +98,29 @@ impl Network {
         let Some(q) = chosen else {
             return false;
         };
-        let queued = self.queues.bytes(q, class);
-        let admitted = self.switches[s as usize]
+        let queued = self.sw.queues.bytes(q, class);
+        let admitted = self.sw.nodes[s as usize]
             .mmu
             .admit(in_local as usize, class, size, || queued);
         debug_assert!(admitted.is_ok(), "lossy_room said yes");
-        let d = &mut self.deflector;
+        let d = &mut self.sw.deflector;
         d.counts[slot] = (id, times + 1);
         d.most = d.most.max(times + 1);
-        self.counters.deflected += 1;
+        self.core.counters.deflected += 1;
         // It came off the wire of its ingress port's partner (a lossy
         // switch is never calm, so this catches up nothing).
-        let in_port = self.switches[s as usize].ports[in_local as usize];
+        let in_port = self.sw.nodes[s as usize].ports[in_local as usize];
         self.enqueue::<true>(now, q, s, hdr, (now, Ev::Arrive(in_port ^ 1)));
         true
     }
 
     /// Packets deflected so far, if deflection is on.
     pub fn deflected(&self) -> Option<u64> {
-        self.deflector.on.then_some(self.counters.deflected)
+        self.sw.deflector.on.then_some(self.core.counters.deflected)
     }
 
     /// The most times one packet was deflected (0 without deflection).
     pub fn most_deflections(&self) -> u8 {
-        self.deflector.most
+        self.sw.deflector.most
     }
 }

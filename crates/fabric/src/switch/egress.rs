@@ -20,11 +20,11 @@ impl Network {
     /// has one it may send.
     #[inline(always)]
     pub(crate) fn send_next(&mut self, now: Time, p: u32, s: u32) {
-        let port = &mut self.ports[p as usize];
+        let port = &mut self.links.ports[p as usize];
         let Some(class) = port.eligible_class() else {
             return;
         };
-        match self.queues.pop(port, p, class) {
+        match self.sw.queues.pop(port, p, class) {
             Some((hdr, qlen)) => self.depart(now, p, s, hdr, qlen),
             // A backlogged class with an empty ring: the class SRPT or the
             // VOQ model holds outside the rings (tested only here, off the
@@ -36,11 +36,14 @@ impl Network {
     /// `send_next` of the class the discipline holds.
     #[inline(never)]
     fn send_held(&mut self, now: Time, p: u32, s: u32) {
-        let (mut hdr, qlen) = self.queues.pop_held(&mut self.ports[p as usize], p);
-        if self.queues.admits_class == self.queues.held_class {
+        let (mut hdr, qlen) = self
+            .sw
+            .queues
+            .pop_held(&mut self.links.ports[p as usize], p);
+        if self.sw.queues.admits_class == self.sw.queues.held_class {
             // The VOQ model: no MMU buffer to release.
-            if self.markers[p as usize].mark(&mut hdr, qlen) {
-                self.counters.ecn_marked += 1;
+            if self.sw.markers[p as usize].mark(&mut hdr, qlen) {
+                self.core.counters.ecn_marked += 1;
             }
             self.transmit(now, p, Frame::Packet(hdr));
             self.voq_fill(now, p);
@@ -59,10 +62,10 @@ impl Network {
     pub(crate) fn depart(&mut self, now: Time, p: u32, s: u32, mut hdr: Hdr, qlen: u64) {
         let (class, wire) = (hdr.class(), hdr.wire());
         let in_local = hdr.in_port as usize;
-        if self.markers[p as usize].mark(&mut hdr, qlen) {
-            self.counters.ecn_marked += 1;
+        if self.sw.markers[p as usize].mark(&mut hdr, qlen) {
+            self.core.counters.ecn_marked += 1;
         }
-        let sw = &mut self.switches[s as usize];
+        let sw = &mut self.sw.nodes[s as usize];
         if sw.mmu.release(in_local, class, wire as u64) {
             let in_port = sw.ports[in_local];
             self.send_pfc(now, in_port, class as u8, false);
@@ -76,10 +79,10 @@ impl Network {
     #[cold]
     #[inline(never)]
     pub(crate) fn drop_queued(&mut self, now: Time, p: u32) {
-        let End::Switch(s, _) = self.ports[p as usize].owner else {
+        let End::Switch(s, _) = self.links.ports[p as usize].owner else {
             return;
         };
-        while let Some(d) = self.queues.drain(&mut self.ports[p as usize], p) {
+        while let Some(d) = self.sw.queues.drain(&mut self.links.ports[p as usize], p) {
             match d {
                 Drained::Buffered(class, hdr) => self.drop_drained(now, s, class, hdr),
                 Drained::Output(hdr) => self.drop_link_down(hdr),
@@ -93,7 +96,7 @@ impl Network {
 
     /// Counts `hdr` dropped with its link and frees it.
     fn drop_link_down(&mut self, hdr: Hdr) {
-        self.counters.drop(DropReason::LinkDown, hdr.wire());
-        self.arena.free(hdr.idx);
+        self.core.counters.drop(DropReason::LinkDown, hdr.wire());
+        self.core.arena.free(hdr.idx);
     }
 }

@@ -40,35 +40,38 @@ impl Network {
         if HOOKS && self.lb_at_tor(now, s, in_port, hdr) {
             return;
         }
-        let hops = self.routes.hops(s, hdr.flow, hdr.dst, hdr.idx, in_port);
+        let hops = self.sw.routes.hops(s, hdr.flow, hdr.dst, hdr.idx, in_port);
         let out = match hops.len() {
             0 => {
-                self.counters.drop(DropReason::NoRoute, hdr.wire());
-                self.arena.free(hdr.idx);
+                self.core.counters.drop(DropReason::NoRoute, hdr.wire());
+                self.core.arena.free(hdr.idx);
                 return;
             }
             1 => hops[0],
             // ECMP inlined; the others one call away, the header by value
             // (a reference would keep it out of registers in the whole
             // inlined hop).
-            _ => match &mut self.lb {
+            _ => match &mut self.sw.lb {
                 Balancer::Ecmp(e) => e.pick(s, &hdr, hops),
-                lb if !(self.calm && lb.reads_queues()) => {
-                    lb.pick(s, hdr, hops, Sight::new(&self.ports, &self.queues, now))
-                }
+                lb if !(self.core.calm && lb.reads_queues()) => lb.pick(
+                    s,
+                    hdr,
+                    hops,
+                    Sight::new(&self.links.ports, &self.sw.queues, now),
+                ),
                 _ => self.pick_on_queues(s, hdr, in_port, now),
             },
         };
         // A discipline that admits its class itself (the VOQ model) takes
         // it.
-        if HOOKS && hdr.class() == self.queues.admits_class {
+        if HOOKS && hdr.class() == self.sw.queues.admits_class {
             self.forward_voq(now, s, in_port, out, hdr);
             return;
         }
         if self.admit::<HOOKS>(now, s, in_port, out, hdr) {
             if HOOKS {
-                let sight = Sight::new(&self.ports, &self.queues, now);
-                self.lb.hop(s, in_port, out, hdr, sight);
+                let sight = Sight::new(&self.links.ports, &self.sw.queues, now);
+                self.sw.lb.hop(s, in_port, out, hdr, sight);
             }
             // The packet came off the wire of `in_port`'s partner.
             self.enqueue::<HOOKS>(now, out, s, hdr, (now, Ev::Arrive(in_port ^ 1)));
@@ -89,9 +92,9 @@ impl Network {
         hdr: Hdr,
     ) -> bool {
         let class = hdr.class();
-        let queues = &self.queues;
+        let queues = &self.sw.queues;
         let queued = || queues.bytes(out, class);
-        match self.switches[s as usize].mmu.admit(
+        match self.sw.nodes[s as usize].mmu.admit(
             hdr.in_port as usize,
             class,
             hdr.wire() as u64,
@@ -99,7 +102,7 @@ impl Network {
         ) {
             // DIBS: recorded, deflected or dropped after the event
             // (`deflect.rs`).
-            Err(refusal) if HOOKS && self.deflector.on => {
+            Err(refusal) if HOOKS && self.sw.deflector.on => {
                 let r = Refused {
                     s,
                     in_local: hdr.in_port as u16,
@@ -107,7 +110,7 @@ impl Network {
                     hdr,
                     refusal,
                 };
-                self.deflector.refused.push(r);
+                self.sw.deflector.refused.push(r);
                 false
             }
             Err(r) => {
@@ -116,8 +119,8 @@ impl Network {
                     Refusal::BufferFull => DropReason::BufferFull,
                     Refusal::EgressThreshold => DropReason::EgressThreshold,
                 };
-                self.counters.drop(reason, hdr.wire());
-                self.arena.free(hdr.idx);
+                self.core.counters.drop(reason, hdr.wire());
+                self.core.arena.free(hdr.idx);
                 false
             }
             Ok(a) => {
@@ -141,7 +144,7 @@ impl Network {
         hdr: Hdr,
         ev: (Time, Ev),
     ) {
-        if self.calm {
+        if self.core.calm {
             self.catch_up(out, ev);
         }
         // A packet the idle port would take at once skips its queue:
@@ -149,12 +152,14 @@ impl Network {
         // (in a large run, the queue's tail slot is the costliest
         // load of a hop).
         let class = hdr.class();
-        if self.ports[out as usize].takes_at_once(now, class) {
+        if self.links.ports[out as usize].takes_at_once(now, class) {
             // Its class's queue is empty.
             self.depart(now, out, s, hdr, 0);
         } else {
-            let port = &mut self.ports[out as usize];
-            self.queues.push::<HOOKS>(port, out, hdr, &self.arena);
+            let port = &mut self.links.ports[out as usize];
+            self.sw
+                .queues
+                .push::<HOOKS>(port, out, hdr, &self.core.arena);
             self.kick(now, out);
         }
     }
@@ -169,12 +174,16 @@ impl Network {
         // The packet came off the wire of `in_port`'s partner.
         let ev = (now, Ev::Arrive(in_port ^ 1));
         let (flow, dst, idx) = (hdr.flow, hdr.dst, hdr.idx);
-        for i in 0..self.routes.hops(s, flow, dst, idx, in_port).len() {
-            let p = self.routes.hops(s, flow, dst, idx, in_port)[i];
+        for i in 0..self.sw.routes.hops(s, flow, dst, idx, in_port).len() {
+            let p = self.sw.routes.hops(s, flow, dst, idx, in_port)[i];
             self.catch_up(p, ev);
         }
-        let hops = self.routes.hops(s, flow, dst, idx, in_port);
-        self.lb
-            .pick(s, hdr, hops, Sight::new(&self.ports, &self.queues, now))
+        let hops = self.sw.routes.hops(s, flow, dst, idx, in_port);
+        self.sw.lb.pick(
+            s,
+            hdr,
+            hops,
+            Sight::new(&self.links.ports, &self.sw.queues, now),
+        )
     }
 }

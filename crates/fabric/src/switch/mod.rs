@@ -24,6 +24,30 @@ use engine::{Rng, StreamKind, Time};
 use mmu::{Mmu, Refusal};
 pub use queues::{Scheduling, SrptDequeue};
 
+/// The switches and what their pipelines keep by port or fabric-wide.
+pub(crate) struct Switches {
+    pub nodes: Vec<Switch>,
+    /// The switches' load balancer (its state for every switch, side by
+    /// side: a few lines for the whole fabric that stay in cache, where a
+    /// field of each switch cost a cache line per hop).
+    pub lb: lb::Balancer,
+    /// The egress queues, by port (`queues/`: the class rings and the
+    /// discipline, SRPT's or the VOQ model's).
+    pub queues: queues::Queues,
+    /// The egress markers, by port (`mark.rs`: ECN and HPCC's stamping).
+    pub markers: Vec<mark::Marker>,
+    /// DIBS deflection's state (`deflect.rs`; off without it).
+    pub deflector: Deflector,
+    /// RCM's state (`rcm/`; off without it).
+    pub rcm: rcm::Rcm,
+    pub routes: crate::topo::routing::Routes,
+    /// The window loop runs its instance compiled with the hooks
+    /// (`ingress.rs`): the balancer acts in the hop beyond picking
+    /// (`lb.at_tors() || lb.every_hop()`: ConWeave, CONGA), SRPT orders
+    /// the data class or DIBS deflects.
+    pub hooks: bool,
+}
+
 /// What a lossy switch does with a packet its egress queue or buffer
 /// refuses.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

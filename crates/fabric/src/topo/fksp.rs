@@ -73,8 +73,8 @@ impl Network {
     /// Per switch index: its links to other switches that are up, as
     /// (egress port, neighbour switch index).
     fn switch_adjacency(&self) -> Vec<Vec<(u32, u32)>> {
-        let mut adj = vec![Vec::new(); self.switches.len()];
-        for (id, p) in self.ports.iter().enumerate() {
+        let mut adj = vec![Vec::new(); self.sw.nodes.len()];
+        for (id, p) in self.links.ports.iter().enumerate() {
             if let (End::Switch(s, _), End::Switch(peer, _)) = (p.owner, p.peer) {
                 if p.up {
                     adj[s as usize].push((id as u32, peer));
@@ -87,9 +87,10 @@ impl Network {
     /// The switch index each host hangs from.
     fn host_switches(&self) -> Result<Vec<u32>, KspError> {
         self.hosts
+            .nodes
             .iter()
             .map(
-                |h| match self.roles[self.ports[h.port as usize ^ 1].node as usize] {
+                |h| match self.core.roles[self.links.ports[h.port as usize ^ 1].node as usize] {
                     NodeRole::Switch(s) => Ok(s),
                     NodeRole::Host(_) => Err(KspError::NoTorLayer {
                         host: self.topo.nodes[h.node as usize].name.clone(),
@@ -100,7 +101,7 @@ impl Network {
     }
 
     fn switch_name(&self, s: u32) -> String {
-        let node = self.ports[self.switches[s as usize].ports[0] as usize].node;
+        let node = self.links.ports[self.sw.nodes[s as usize].ports[0] as usize].node;
         self.topo.nodes[node as usize].name.clone()
     }
 
@@ -112,7 +113,7 @@ impl Network {
     pub fn route_by_ksp(&mut self, k: u32, choice: PathChoice) -> Result<(), KspError> {
         let host_switch = self.host_switches()?;
         // ToRs numbered by switch index.
-        let mut tor_of_switch = vec![u32::MAX; self.switches.len()];
+        let mut tor_of_switch = vec![u32::MAX; self.sw.nodes.len()];
         for &s in &host_switch {
             tor_of_switch[s as usize] = 0;
         }
@@ -128,7 +129,7 @@ impl Network {
             return Err(KspError::TooMany { tors, k });
         }
         let adj = self.switch_adjacency();
-        let mut yen = Yen::new(self.switches.len());
+        let mut yen = Yen::new(self.sw.nodes.len());
         // The paths of each pair a < b, row by row, path by path, as
         // (switch, egress port) hops; path j's are hops[start[j]..start[j + 1]].
         let (mut hops, mut start) = (Vec::new(), vec![0u32]);
@@ -183,10 +184,10 @@ impl Network {
         if choice == PathChoice::LoadBalancer {
             pinned.by_balancer();
         }
-        let ports = &self.ports;
+        let ports = &self.links.ports;
         pinned.refresh(|p| ports[p as usize].up);
-        let (_, shortest) = std::mem::take(&mut self.routes).unpin();
-        self.routes = shortest.pin(pinned);
+        let (_, shortest) = std::mem::take(&mut self.sw.routes).unpin();
+        self.sw.routes = shortest.pin(pinned);
         Ok(())
     }
 
@@ -195,7 +196,7 @@ impl Network {
     /// while its pinned path is alive: the path's ports (empty between
     /// hosts of one ToR). None without FKSP.
     pub fn pinned_route(&self, flow: u32, dst: u32) -> Option<Vec<u32>> {
-        let pinned = self.routes.pinned()?;
+        let pinned = self.sw.routes.pinned()?;
         let (a, b) = (pinned.tor_of(flow & 0xffff), pinned.tor_of(dst));
         let path = pinned.path(a, b, pinned.choice(flow, dst));
         Some(path.iter().map(|h| h[1]).collect())
@@ -204,7 +205,7 @@ impl Network {
     /// Under FKSP, the k paths from the ToR of host `src` to that of host
     /// `dst`, shortest first, as the egress ports of their switch hops.
     pub fn ksp_paths(&self, src: u32, dst: u32) -> Vec<Vec<u32>> {
-        let Some(pinned) = self.routes.pinned() else {
+        let Some(pinned) = self.sw.routes.pinned() else {
             return Vec::new();
         };
         let (a, b) = (pinned.tor_of(src), pinned.tor_of(dst));

@@ -11,12 +11,13 @@ use engine::Time;
 
 impl Network {
     pub(crate) fn rebuild_routes(&mut self) {
-        let mut adj: Vec<Vec<(u32, u32, bool)>> = vec![Vec::new(); self.roles.len()];
-        for (id, p) in self.ports.iter().enumerate() {
-            let peer = self.ports[id ^ 1].node;
+        let mut adj: Vec<Vec<(u32, u32, bool)>> = vec![Vec::new(); self.core.roles.len()];
+        for (id, p) in self.links.ports.iter().enumerate() {
+            let peer = self.links.ports[id ^ 1].node;
             adj[p.node as usize].push((id as u32, peer, p.up));
         }
         let switch_index: Vec<Option<u32>> = self
+            .core
             .roles
             .iter()
             .map(|r| match r {
@@ -24,9 +25,9 @@ impl Network {
                 NodeRole::Host(_) => None,
             })
             .collect();
-        let host_nodes: Vec<u32> = self.hosts.iter().map(|h| h.node).collect();
-        let (pinned, _) = std::mem::take(&mut self.routes).unpin();
-        self.routes = Routes::build(&Adjacency {
+        let host_nodes: Vec<u32> = self.hosts.nodes.iter().map(|h| h.node).collect();
+        let (pinned, _) = std::mem::take(&mut self.sw.routes).unpin();
+        self.sw.routes = Routes::build(&Adjacency {
             ports: &adj,
             switch_index: &switch_index,
             host_nodes: &host_nodes,
@@ -34,9 +35,9 @@ impl Network {
         // FKSP keeps its paths; those crossing a port that is down now
         // leave their flows to the shortest paths (see `pinned.rs`).
         if let Some(mut pinned) = pinned {
-            let ports = &self.ports;
+            let ports = &self.links.ports;
             pinned.refresh(|p| ports[p as usize].up);
-            self.routes = std::mem::take(&mut self.routes).pin(pinned);
+            self.sw.routes = std::mem::take(&mut self.sw.routes).pin(pinned);
         }
     }
 
@@ -47,17 +48,17 @@ impl Network {
     pub(crate) fn path(&self, src: u32, dst: u32, first: u64) -> (Time, Time, Time, u64) {
         let mtu = self.cfg.nic.mtu as u64;
         let (mut delay, mut per_hop, mut first_hops, mut bottleneck) = (0, 0, 0, u64::MAX);
-        let mut port = self.hosts[src as usize].port;
-        for _ in 0..self.roles.len() {
-            let p = &self.ports[port as usize];
+        let mut port = self.hosts.nodes[src as usize].port;
+        for _ in 0..self.core.roles.len() {
+            let p = &self.links.ports[port as usize];
             delay += p.delay;
             per_hop += serialization(mtu, p.rate_bps());
             first_hops += serialization(first, p.rate_bps());
             bottleneck = bottleneck.min(p.rate_bps());
-            let next = self.ports[port as usize ^ 1].node;
-            match self.roles[next as usize] {
+            let next = self.links.ports[port as usize ^ 1].node;
+            match self.core.roles[next as usize] {
                 NodeRole::Host(_) => break,
-                NodeRole::Switch(s) => match self.routes.next_hops(s, dst).first() {
+                NodeRole::Switch(s) => match self.sw.routes.next_hops(s, dst).first() {
                     Some(&p) => port = p,
                     None => break,
                 },

@@ -32,12 +32,12 @@ impl HostCtx<'_> {
     }
 
     pub fn host_count(&self) -> u32 {
-        self.net.hosts.len() as u32
+        self.net.hosts.nodes.len() as u32
     }
 
     /// Host `h`'s NIC (its configuration, statistics, QPs), read only.
     pub fn nic(&self, h: u32) -> &Nic {
-        &self.net.hosts[h as usize].nic
+        &self.net.hosts.nodes[h as usize].nic
     }
 
     /// A UDP source port drawn from the run's seed for `key` (the flows
@@ -74,9 +74,9 @@ impl HostCtx<'_> {
             app: self.app,
             tag: spec.tag,
         };
-        let b_qp = self.net.hosts[b as usize].qp_owner.len() as QpId;
+        let b_qp = self.net.hosts.nodes[b as usize].qp_owner.len() as QpId;
         let mut create = |host: u32, peer: u32, peer_qp: QpId| {
-            let h = &mut self.net.hosts[host as usize];
+            let h = &mut self.net.hosts.nodes[host as usize];
             let cfg = QpConfig {
                 peer_host: peer,
                 peer_qp,
@@ -102,12 +102,12 @@ impl HostCtx<'_> {
     /// its own host).
     pub fn destroy_qp(&mut self, h: u32, qp: QpId) -> Result<(), QpError> {
         self.check(h, "destroy_qp");
-        self.net.hosts[h as usize].nic.destroy_qp(qp)
+        self.net.hosts.nodes[h as usize].nic.destroy_qp(qp)
     }
 
     /// The tag [`QpSpec::tag`] gave host `h`'s QP `qp` (None: no such QP).
     pub fn tag(&self, h: u32, qp: QpId) -> Option<u32> {
-        let o = self.net.hosts[h as usize].qp_owner.get(qp as usize)?;
+        let o = self.net.hosts.nodes[h as usize].qp_owner.get(qp as usize)?;
         Some(o.tag)
     }
 
@@ -121,7 +121,7 @@ impl HostCtx<'_> {
         opts: SendOptions,
     ) -> Result<(), QpError> {
         self.check(h, "post_send");
-        self.net.hosts[h as usize]
+        self.net.hosts.nodes[h as usize]
             .nic
             .post_send_with(self.now, qp, wr, opts)?;
         if !self.posted.contains(&h) {
@@ -134,7 +134,9 @@ impl HostCtx<'_> {
     /// or a WRITE with immediate).
     pub fn post_recv(&mut self, h: u32, qp: QpId, wr_id: u64, len: u64) -> Result<(), QpError> {
         self.check(h, "post_recv");
-        self.net.hosts[h as usize].nic.post_recv(qp, wr_id, len)
+        self.net.hosts.nodes[h as usize]
+            .nic
+            .post_recv(qp, wr_id, len)
     }
 
     /// Arms a timer at host `h`, due at `at` (not before now): the
@@ -143,10 +145,10 @@ impl HostCtx<'_> {
     pub fn arm(&mut self, h: u32, at: Time, token: u64) {
         self.check(h, "arm");
         let at = at.max(self.now);
-        self.net.hosts[h as usize]
+        self.net.hosts.nodes[h as usize]
             .app_timers
             .push(at, self.app, token);
-        self.net.schedule(at, Ev::Timer(h));
+        self.net.core.schedule(at, Ev::Timer(h));
     }
 
     /// Arms a fabric timer due at `at` (not before now): the application's
@@ -160,7 +162,10 @@ impl HostCtx<'_> {
             "arm_fabric outside the fabric scope"
         );
         let at = at.max(self.now);
-        self.net.globals.push(at, Global::AppTimer(self.app, token));
+        self.net
+            .core
+            .globals
+            .push(at, Global::AppTimer(self.app, token));
     }
 
     /// The application is done: the run ends when the flows and every
@@ -168,7 +173,7 @@ impl HostCtx<'_> {
     pub fn finish(&mut self) {
         let i = self.app.0 as usize;
         assert!(i > 0, "the flows finish with their last flow");
-        let apps = &mut self.net.apps;
+        let apps = &mut self.net.hosts.apps;
         if !std::mem::replace(&mut apps.finished[i - 1], true) {
             apps.open -= 1;
             apps.last_finish = apps.last_finish.max(self.now);
@@ -185,21 +190,23 @@ impl Network {
     /// Adds an application; its `on_start` runs at `start` (not before
     /// now). Returns its id.
     pub fn add_app(&mut self, app: Box<dyn App>, start: Time) -> Result<AppId, String> {
-        if self.apps.len() >= u16::MAX as usize {
+        if self.hosts.apps.len() >= u16::MAX as usize {
             return Err("too many applications".into());
         }
-        self.apps.list.push(Some(app));
-        self.apps.finished.push(false);
-        self.apps.open += 1;
-        let id = AppId(self.apps.len() as u16);
-        self.globals.push(start.max(self.now), Global::AppStart(id));
+        self.hosts.apps.list.push(Some(app));
+        self.hosts.apps.finished.push(false);
+        self.hosts.apps.open += 1;
+        let id = AppId(self.hosts.apps.len() as u16);
+        self.core
+            .globals
+            .push(start.max(self.core.now), Global::AppStart(id));
         Ok(id)
     }
 
     /// Application `id` (not the flows), as its own type: what it
     /// recorded. None if there is no such application or it is not a `T`.
     pub fn app<T: App>(&self, id: AppId) -> Option<&T> {
-        self.apps.get(id)
+        self.hosts.apps.get(id)
     }
 
     /// Calls application `app` in `scope` at `now`; then drives the NICs
@@ -214,7 +221,7 @@ impl Network {
         call: impl FnOnce(&mut dyn App, &mut HostCtx),
     ) {
         let posted = if app == AppId::FLOWS {
-            let mut flows = std::mem::take(&mut self.flows);
+            let mut flows = std::mem::take(&mut self.hosts.flows);
             let mut ctx = HostCtx {
                 net: self,
                 app,
@@ -224,11 +231,13 @@ impl Network {
             };
             call(&mut flows, &mut ctx);
             let posted = ctx.posted;
-            self.flows = flows;
+            self.hosts.flows = flows;
             posted
         } else {
             let i = app.0 as usize - 1;
-            let mut a = self.apps.list[i].take().expect("not called from itself");
+            let mut a = self.hosts.apps.list[i]
+                .take()
+                .expect("not called from itself");
             let mut ctx = HostCtx {
                 net: self,
                 app,
@@ -238,7 +247,7 @@ impl Network {
             };
             call(&mut *a, &mut ctx);
             let posted = ctx.posted;
-            self.apps.list[i] = Some(a);
+            self.hosts.apps.list[i] = Some(a);
             posted
         };
         if drive {
@@ -251,7 +260,7 @@ impl Network {
     /// A completion at host `h`: to the application that owns its QP.
     #[inline]
     pub(crate) fn app_completion(&mut self, now: Time, h: u32, c: Completion) {
-        let Some(&owner) = self.hosts[h as usize].qp_owner.get(c.qp as usize) else {
+        let Some(&owner) = self.hosts.nodes[h as usize].qp_owner.get(c.qp as usize) else {
             return;
         };
         self.call_app(now, owner.app, Scope::Host(h), false, |a, ctx| {
@@ -263,7 +272,7 @@ impl Network {
     #[inline(never)]
     #[cold]
     pub(crate) fn app_timer(&mut self, now: Time, h: u32) {
-        let Some((at, app, token)) = self.hosts[h as usize].app_timers.pop() else {
+        let Some((at, app, token)) = self.hosts.nodes[h as usize].app_timers.pop() else {
             return;
         };
         debug_assert_eq!(at, now, "application timers come in order");
@@ -287,22 +296,30 @@ impl Network {
     /// The flow that owns host `h`'s QP `qp`, if a flow does.
     #[inline]
     pub(crate) fn flow_of_qp(&self, h: u32, qp: QpId) -> Option<u32> {
-        let o = self.hosts.get(h as usize)?.qp_owner.get(qp as usize)?;
+        let o = self
+            .hosts
+            .nodes
+            .get(h as usize)?
+            .qp_owner
+            .get(qp as usize)?;
         (o.app == AppId::FLOWS).then_some(o.tag)
     }
 
     /// Every flow and every application is done.
     pub(crate) fn all_done(&self) -> bool {
-        self.flows.done == self.flows.records.len() && self.apps.open == 0
+        self.hosts.flows.done == self.hosts.flows.records.len() && self.hosts.apps.open == 0
     }
 
     /// There is something to be done: a flow or an application.
     pub(crate) fn has_work(&self) -> bool {
-        !self.flows.records.is_empty() || self.apps.len() > 0
+        !self.hosts.flows.records.is_empty() || self.hosts.apps.len() > 0
     }
 
     /// When the last flow or application finished.
     pub(crate) fn last_finish(&self) -> Time {
-        self.flows.last_finish.max(self.apps.last_finish)
+        self.hosts
+            .flows
+            .last_finish
+            .max(self.hosts.apps.last_finish)
     }
 }

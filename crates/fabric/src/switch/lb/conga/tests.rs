@@ -51,7 +51,7 @@ fn fabric(lb: LoadBalancer) -> Network {
 }
 
 fn conga(net: &Network) -> &super::State {
-    match &net.lb {
+    match &net.sw.lb {
         Balancer::Conga(c) => &c.state,
         _ => unreachable!("a CONGA fabric"),
     }
@@ -105,7 +105,7 @@ fn feedback_reaches_the_source_leaf_and_flowlets_leave_the_slow_path() {
 fn aged_entries_count_as_zero() {
     let mut net = fabric(LoadBalancer::Conga(CongaParams::DEFAULT));
     net.run_until(1000 * US, u64::MAX);
-    let Balancer::Conga(c) = &mut net.lb else {
+    let Balancer::Conga(c) = &mut net.sw.lb else {
         unreachable!()
     };
     let s = &mut c.state;
@@ -118,7 +118,7 @@ fn aged_entries_count_as_zero() {
     // Leaf0 is switch 0; its uplinks are ports 16 and 18. At 1400 us
     // uplink 0's entry (400 us old) still counts, uplink 1's (1400 us) no
     // longer does: every choice is uplink 1 whatever the local DREs.
-    let sight = crate::switch::lb::Sight::new(&net.ports, &net.queues, 1400 * US);
+    let sight = crate::switch::lb::Sight::new(&net.links.ports, &net.sw.queues, 1400 * US);
     for _ in 0..20 {
         assert_eq!(s.best_uplink(0, 4, &[16, 18], &sight), 18);
     }

@@ -39,22 +39,23 @@ impl Network {
     pub(crate) fn init_tors(&mut self) {
         let host_tor = self
             .hosts
+            .nodes
             .iter()
-            .map(|h| match self.ports[h.port as usize ^ 1].owner {
+            .map(|h| match self.links.ports[h.port as usize ^ 1].owner {
                 End::Switch(s, _) => s,
                 // Refused before (`ConweaveParams::check_topology`).
                 End::Host(_) => u32::MAX,
             })
             .collect();
-        if let Balancer::Conweave(cw) = &mut self.lb {
+        if let Balancer::Conweave(cw) = &mut self.sw.lb {
             cw.host_tor = host_tor;
         }
-        self.defer_ends = false;
+        self.core.defer_ends = false;
     }
 
     /// What ConWeave did, when it runs.
     pub fn conweave_stats(&self) -> Option<ConweaveStats> {
-        match &self.lb {
+        match &self.sw.lb {
             Balancer::Conweave(cw) => Some(cw.stats()),
             _ => None,
         }
@@ -66,7 +67,7 @@ impl Network {
     /// would send it.
     #[inline(never)]
     pub(crate) fn lb_at_tor(&mut self, now: Time, s: u32, in_port: u32, hdr: Hdr) -> bool {
-        let Balancer::Conweave(cw) = &self.lb else {
+        let Balancer::Conweave(cw) = &self.sw.lb else {
             return false;
         };
         let src = hdr.flow & 0xffff;
@@ -94,10 +95,10 @@ impl Network {
     /// on to the uplink.
     fn at_source(&mut self, now: Time, s: u32, in_port: u32, hdr: Hdr, dst_tor: u32) -> bool {
         let rtt = self.tor_rtt(hdr.flow & 0xffff, hdr.dst);
-        let Balancer::Conweave(cw) = &mut self.lb else {
+        let Balancer::Conweave(cw) = &mut self.sw.lb else {
             return false;
         };
-        let hops = self.routes.hops(s, hdr.flow, hdr.dst, hdr.idx, in_port);
+        let hops = self.sw.routes.hops(s, hdr.flow, hdr.dst, hdr.idx, in_port);
         if hops.is_empty() {
             return false;
         }
@@ -138,10 +139,10 @@ impl Network {
     /// The destination ToR: answer the source, then pass the packet on to
     /// its host or hold it.
     fn at_destination(&mut self, now: Time, s: u32, in_port: u32, hdr: Hdr) -> bool {
-        let Balancer::Conweave(cw) = &mut self.lb else {
+        let Balancer::Conweave(cw) = &mut self.sw.lb else {
             return false;
         };
-        let &[out] = self.routes.hops(s, hdr.flow, hdr.dst, hdr.idx, in_port) else {
+        let &[out] = self.sw.routes.hops(s, hdr.flow, hdr.dst, hdr.idx, in_port) else {
             return false;
         };
         let tag = cw.tags[hdr.idx as usize];
@@ -153,8 +154,8 @@ impl Network {
             let old = std::mem::replace(&mut rx.deadline, at);
             tor.deadlines.remove(&(old, key));
             tor.deadlines.insert((at, key));
-            let timer = Ev::SwitchTimer(self.switches[s as usize].ports[0]);
-            self.schedule(at, timer);
+            let timer = Ev::SwitchTimer(self.sw.nodes[s as usize].ports[0]);
+            self.core.schedule(at, timer);
         }
         if hdr.ce() {
             self.send_control(now, s, in_port, &hdr, Control::Notify, &tag);
@@ -165,7 +166,7 @@ impl Network {
             Flag::Data => {}
         }
         let admitted = self.admit::<true>(now, s, in_port, out, hdr);
-        let Balancer::Conweave(cw) = &mut self.lb else {
+        let Balancer::Conweave(cw) = &mut self.sw.lb else {
             return true;
         };
         match d.verdict {
@@ -194,7 +195,7 @@ impl Network {
     /// Hands a flow's held packets on to its host, in order: after its
     /// TAIL, or (`timer`) at its deadline.
     fn release(&mut self, now: Time, s: u32, key: u64, ev: Ev, timer: bool) {
-        let Balancer::Conweave(cw) = &mut self.lb else {
+        let Balancer::Conweave(cw) = &mut self.sw.lb else {
             return;
         };
         let tor = &mut cw.tors[s as usize];
@@ -210,10 +211,10 @@ impl Network {
             cw.stats.tail_releases += 1;
         }
         // The ToR's port toward the flow's destination host.
-        let out = self.hosts[key as u32 as usize].port ^ 1;
+        let out = self.hosts.nodes[key as u32 as usize].port ^ 1;
         for h in held {
             #[cfg(test)]
-            if let Balancer::Conweave(cw) = &mut self.lb {
+            if let Balancer::Conweave(cw) = &mut self.sw.lb {
                 cw.hand(
                     &h,
                     if timer {
@@ -231,11 +232,11 @@ impl Network {
     /// due go on to their hosts.
     #[inline(never)]
     pub(crate) fn switch_timer(&mut self, now: Time, p: u32) {
-        let End::Switch(s, _) = self.ports[p as usize].owner else {
+        let End::Switch(s, _) = self.links.ports[p as usize].owner else {
             return;
         };
         loop {
-            let Balancer::Conweave(cw) = &mut self.lb else {
+            let Balancer::Conweave(cw) = &mut self.sw.lb else {
                 return;
             };
             let due = cw.tors[s as usize].deadlines.first().copied();
@@ -269,9 +270,9 @@ impl Network {
             wire,
             ..Packet::default()
         };
-        let mut hdr = self.arena.alloc(pkt);
+        let mut hdr = self.core.arena.alloc(pkt);
         hdr.in_port = data.in_port;
-        let Balancer::Conweave(cw) = &mut self.lb else {
+        let Balancer::Conweave(cw) = &mut self.sw.lb else {
             return;
         };
         *cw.tag_mut(hdr.idx) = Tag {
@@ -289,11 +290,11 @@ impl Network {
         } else {
             st.replies += 1;
         }
-        let hops = self.routes.hops(s, hdr.flow, hdr.dst, hdr.idx, in_port);
+        let hops = self.sw.routes.hops(s, hdr.flow, hdr.dst, hdr.idx, in_port);
         let out = match hops.len() {
             0 => {
-                self.counters.drop(DropReason::NoRoute, wire);
-                self.arena.free(hdr.idx);
+                self.core.counters.drop(DropReason::NoRoute, wire);
+                self.core.arena.free(hdr.idx);
                 return;
             }
             1 => hops[0],
@@ -307,7 +308,7 @@ impl Network {
     /// A reply or NOTIFY reached the ToR of the host it is addressed to:
     /// the flow's source state takes it in, and it is gone.
     fn consume_control(&mut self, now: Time, s: u32, hdr: Hdr) {
-        if let Balancer::Conweave(cw) = &mut self.lb {
+        if let Balancer::Conweave(cw) = &mut self.sw.lb {
             let tag = cw.tags[hdr.idx as usize];
             let tor = &mut cw.tors[s as usize];
             if tag.control == Control::Notify {
@@ -323,24 +324,24 @@ impl Network {
             cw.stats.control_consumed_packets += 1;
             cw.stats.control_consumed_bytes += hdr.wire() as u64;
         }
-        self.arena.free(hdr.idx);
+        self.core.arena.free(hdr.idx);
     }
 
     /// The base RTT between the ToRs of hosts `src` and `dst`: twice the
     /// propagation delay from one to the other along the first shortest
     /// path (the artifact's link delay times the hops, both ways).
     fn tor_rtt(&mut self, src: u32, dst: u32) -> Time {
-        let Balancer::Conweave(cw) = &self.lb else {
+        let Balancer::Conweave(cw) = &self.sw.lb else {
             return 0;
         };
         let key = (cw.host_tor[src as usize] as u64) << 32 | cw.host_tor[dst as usize] as u64;
         if let Some(&t) = cw.rtt.get(&key) {
             return t;
         }
-        let host_links = self.ports[self.hosts[src as usize].port as usize].delay
-            + self.ports[self.hosts[dst as usize].port as usize].delay;
+        let host_links = self.links.ports[self.hosts.nodes[src as usize].port as usize].delay
+            + self.links.ports[self.hosts.nodes[dst as usize].port as usize].delay;
         let rtt = 2 * self.path(src, dst, 0).0.saturating_sub(host_links);
-        if let Balancer::Conweave(cw) = &mut self.lb {
+        if let Balancer::Conweave(cw) = &mut self.sw.lb {
             cw.rtt.insert(key, rtt);
         }
         rtt

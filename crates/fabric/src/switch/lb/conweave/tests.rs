@@ -52,7 +52,7 @@ fn slow_uplink_run(seed: u64, window: Option<Time>) -> Network {
 }
 
 fn handed(net: &Network) -> &[Handed] {
-    match &net.lb {
+    match &net.sw.lb {
         Balancer::Conweave(cw) => &cw.handed,
         _ => unreachable!("the run is ConWeave's"),
     }
@@ -95,7 +95,7 @@ fn rerouted_packets_reach_the_host_only_after_their_tail_or_deadline() {
     // A seed fixes the run.
     let again = slow_uplink_run(1, None);
     assert_eq!(again.conweave_stats(), Some(st));
-    assert_eq!(again.counters, net.counters);
+    assert_eq!(again.counters(), net.counters());
 }
 
 /// A run's results do not depend on how the loop batches events: windows
@@ -106,7 +106,7 @@ fn windows_of_one_picosecond_give_the_same_run() {
     let fine = slow_uplink_run(2, Some(1));
     assert!(full.conweave_stats().is_some_and(|s| s.reroutes > 0));
     assert_eq!(full.conweave_stats(), fine.conweave_stats());
-    assert_eq!(full.counters.packet_hops, fine.counters.packet_hops);
+    assert_eq!(full.counters().packet_hops, fine.counters().packet_hops);
     let finish = |n: &Network| n.flows().iter().map(|f| f.finish).collect::<Vec<_>>();
     assert_eq!(finish(&full), finish(&fine));
 }

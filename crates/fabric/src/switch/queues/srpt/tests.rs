@@ -62,15 +62,15 @@ fn overtake(scheduling: Scheduling, verb: Verb) -> (u64, u64) {
     // switch at its b end).
     let bottleneck = 2 * 2 + 1;
     assert_eq!(net.run_until(start - 1, u64::MAX), RunState::TimeLimit);
-    let queued = net.queues.queued_bytes(bottleneck);
+    let queued = net.sw.queues.queued_bytes(bottleneck);
     assert_eq!(net.run_until(u64::MAX, u64::MAX), RunState::Done);
     net.check_conservation().expect("conserved");
-    assert_eq!(net.counters.total_dropped_packets(), 0);
+    assert_eq!(net.core.counters.total_dropped_packets(), 0);
     // The long flow paused its sender; whatever the order, every
     // (ingress port, class) released what it admitted and resumed.
-    assert!(net.counters.pause_frames > 0);
-    assert!(net.switches[0].mmu.is_idle());
-    assert_eq!(net.queues.queued_bytes(bottleneck), 0);
+    assert!(net.core.counters.pause_frames > 0);
+    assert!(net.sw.nodes[0].mmu.is_idle());
+    assert_eq!(net.sw.queues.queued_bytes(bottleneck), 0);
     // No flow's packets were reordered: nothing was sent twice.
     for h in 0..3 {
         assert_eq!(net.nic(h).stats().retransmitted_packets, 0, "host {h}");
@@ -174,21 +174,21 @@ fn a_failed_links_srpt_queues_are_drained() {
     };
     net.add_random_failures(spec).unwrap();
     net.run_until(at - 1, u64::MAX);
-    let held = net.queues.queued(6).count() as u64;
+    let held = net.sw.queues.queued(6).count() as u64;
     assert!(held > 10, "{held} packets held");
     assert_eq!(
-        net.queues.queued_bytes(6),
-        net.queues.queued(6).map(|h| h.wire() as u64).sum()
+        net.sw.queues.queued_bytes(6),
+        net.sw.queues.queued(6).map(|h| h.wire() as u64).sum()
     );
     net.run_until(at, u64::MAX);
     assert_eq!(net.randomly_failed_links(), [3]);
-    assert_eq!(net.queues.queued(6).count(), 0);
-    assert_eq!(net.queues.queued_bytes(6), 0);
+    assert_eq!(net.sw.queues.queued(6).count(), 0);
+    assert_eq!(net.sw.queues.queued_bytes(6), 0);
     let down = crate::DropReason::ALL
         .iter()
         .position(|&r| r == crate::DropReason::LinkDown)
         .unwrap();
-    assert!(net.counters.dropped_packets[down] >= held);
+    assert!(net.core.counters.dropped_packets[down] >= held);
     assert_eq!(net.flows_hit_by_failures().map(|f| f.len()), Some(2));
     net.check_conservation().expect("conserved");
 }
