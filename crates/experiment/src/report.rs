@@ -508,7 +508,7 @@ pub fn summary(o: &Outcome, scenario: &str, seed: u64) -> SummaryJson {
         load_balancer: crate::lb_summary::summary(net),
         rcm: crate::rcm_summary::summary(net),
         ecn_ports: ecn_ports(net, o.end_time),
-        flows_hit_by_failures: hit.map(|h| h.len()),
+        flows_hit_by_failures: hit.as_ref().map(|h| h.len()),
         slowdown_hit_by_failures: hit.map(|h| {
             let v: Vec<f64> = o
                 .flows()

@@ -2,10 +2,10 @@
 //! the transport's one drive loop (`transport::driver`, through its `Io`:
 //! the NIC and its wake-ups, the port, the event queue, the applications
 //! its completions go to, `app/`), and the entry points the rest of the
-//! fabric calls: a free port (`host_transmit`), a packet delivered
-//! (`deliver`), a wake-up or timer event (`nic_wake`, `host_timer`: the
-//! NIC's timers and the applications'), an application's posts
-//! (`after_nic_input`).
+//! fabric calls: a free port (`kick`), a frame arriving (`arrive`: a
+//! packet delivered, a PFC frame applied to the port), a wake-up or timer
+//! event (`nic_wake`, `host_timer`: the NIC's timers and the
+//! applications'), an application's posts (`after_nic_input`).
 //! Touches the host and its NIC through the transport's public API only;
 //! hands what it sends and receives to the pcap capture when one is on
 //! (`observe/capture.rs`), and carries HPCC's hop records between the
@@ -16,15 +16,18 @@
 //! The loop's functions are generic and inline here: the per-packet path
 //! compiles as when this file held its own copy of the loop.
 
-use crate::link::frame::Frame;
+use crate::host::AtHost;
+use crate::link::arrive::Arrival;
+use crate::link::frame::{CtrlKind, Frame};
+use crate::link::port::{End, TxEnd};
 use crate::net::arena::Hdr;
 use crate::net::event::Ev;
-use crate::net::Network;
+use crate::observe::counters::DropReason;
 use engine::Time;
 use transport::driver::{self, Io, Wake, Wakeups};
 use transport::{Completion, Nic, Packet};
 
-impl Io for Network {
+impl Io for AtHost<'_> {
     type Id = u32;
 
     #[inline(always)]
@@ -44,8 +47,7 @@ impl Io for Network {
         if self.hosts.host_hooks {
             self.sent_hooks(now, h, hdr);
         }
-        let p = self.hosts.nodes[h as usize].port;
-        self.transmit(now, p, Frame::Packet(hdr));
+        self.transmit(now, h, Frame::Packet(hdr));
     }
 
     /// Kicks the host's port (which may send a PFC frame first).
@@ -70,13 +72,84 @@ impl Io for Network {
     }
 }
 
-impl Network {
-    /// Host `h`'s port is free (and the classes in `paused` are paused by
-    /// the switch): the NIC sends a packet, names when it may, or has
-    /// nothing.
-    #[inline(always)]
-    pub(crate) fn host_transmit(&mut self, now: Time, h: u32, paused: u8) {
+impl AtHost<'_> {
+    /// Starts the next transmission on host `h`'s idle port `p`, if there
+    /// is one: a control frame first, then what the NIC sends (the
+    /// classes paused by the switch aside).
+    pub(crate) fn kick(&mut self, now: Time, p: u32) {
+        let port = &mut self.links.ports[p as usize];
+        if now < port.busy_until {
+            if port.tx_end == TxEnd::None {
+                let at = port.busy_until;
+                self.core.schedule_end(port, p, at);
+            }
+            return;
+        }
+        let End::Host(h) = port.owner else {
+            unreachable!("a host kicks its own port")
+        };
+        if let Some(ctrl) = port.ctrl_out.pop_front() {
+            self.transmit(now, h, Frame::Control(ctrl));
+            return;
+        }
+        let paused = port.paused;
         driver::transmit(self, now, h, paused);
+    }
+
+    /// Serialises a frame on host `h`'s port.
+    #[inline(always)]
+    fn transmit(&mut self, now: Time, h: u32, frame: Frame) {
+        let host = &self.hosts.nodes[h as usize];
+        let (p, poll) = (host.port, host.nic.may_transmit());
+        self.links.transmit(self.core, now, p, frame, poll);
+    }
+
+    /// A frame off port `p`'s wire reaches host `h`: a packet is
+    /// delivered (or dropped if the link went down), a PFC frame applied
+    /// to the host's port (and captured when a trace is on).
+    #[inline(always)]
+    pub(crate) fn arrive(&mut self, now: Time, p: u32, h: u32, a: Arrival) {
+        // A host reads the packet and then its QP, last touched long ago.
+        // The packets arriving in the window were asked for a group ago
+        // (`prefetch_packets`); through the next one, ask for its QP.
+        if let Some(Frame::Packet(h1)) = self.links.next_frame(p) {
+            if let Some(qp) = self.core.arena.dst_qp(h1.idx) {
+                self.hosts.nodes[h as usize].nic.prefetch_qp(qp);
+            }
+        }
+        match a.frame {
+            Frame::Control(ctrl) => match ctrl.kind() {
+                CtrlKind::Pause { class } => self.arrive_pfc(now, p, h, class, true),
+                CtrlKind::Resume { class } => self.arrive_pfc(now, p, h, class, false),
+                CtrlKind::RcmNote { .. } => unreachable!("RCM notes go to switches"),
+            },
+            Frame::Packet(hdr) => self.land(now, h, a.up, hdr),
+        }
+    }
+
+    /// A packet off a wire (or out of a late heap, `link/impair.rs`)
+    /// reaches host `h`: dropped if the link (`up`) went down, else
+    /// delivered.
+    #[inline(always)]
+    pub(crate) fn land(&mut self, now: Time, h: u32, up: bool, hdr: Hdr) {
+        if !up {
+            self.core.counters.drop(DropReason::LinkDown, hdr.wire());
+            self.core.arena.free(hdr.idx);
+            return;
+        }
+        self.deliver(now, h, hdr);
+    }
+
+    /// A PFC frame off port `p`'s wire reaches host `h`'s port `p ^ 1`.
+    #[inline(always)]
+    fn arrive_pfc(&mut self, now: Time, p: u32, h: u32, class: u8, pause: bool) {
+        let rx = p ^ 1;
+        if self.observe.capturing {
+            self.capture_pfc(now, h, p, class, pause);
+        }
+        if self.links.ports[rx as usize].apply_pfc(now, class, pause) {
+            self.kick(now, rx);
+        }
     }
 
     /// A packet reaches host `h`: out of the arena, into the NIC.
@@ -93,7 +166,7 @@ impl Network {
         if pkt.is_data() {
             self.core.counters.delivered_payload_bytes += pkt.payload as u64;
             if !self.hosts.flows.rx_bytes.is_empty() {
-                if let Some(f) = self.flow_of_qp(h, pkt.dst_qp) {
+                if let Some(f) = self.hosts.flow_of_qp(h, pkt.dst_qp) {
                     self.hosts.flows.rx_bytes[f as usize] += pkt.payload as u64;
                 }
             }

@@ -25,6 +25,32 @@ pub(crate) struct Hosts {
     pub host_hooks: bool,
 }
 
+/// What a host's driver and applications borrow while a host's events
+/// run: the hosts, the links (its port and the wire it puts frames on),
+/// the event core, the capture and the configuration; never a switch.
+pub(crate) struct AtHost<'a> {
+    pub hosts: &'a mut Hosts,
+    pub links: &'a mut crate::link::Links,
+    pub core: &'a mut crate::net::core::Core,
+    pub observe: &'a mut crate::observe::Observe,
+    pub cfg: &'a crate::config::FabricConfig,
+}
+
+impl AtHost<'_> {
+    /// The same borrows, for a call that hands them on (an application's
+    /// context).
+    #[inline(always)]
+    pub(crate) fn reborrow(&mut self) -> AtHost<'_> {
+        AtHost {
+            hosts: self.hosts,
+            links: self.links,
+            core: self.core,
+            observe: self.observe,
+            cfg: self.cfg,
+        }
+    }
+}
+
 /// One host: its node, its one port, its NIC.
 pub(crate) struct Host {
     pub node: u32,

@@ -1,40 +1,38 @@
 //! A link direction's impairments, out of the transmitter's hot path
 //! (which tests `Port::impaired` once per packet and calls `impair` only
-//! when it is set): random loss, and reordering (`FaultAction::Reorder`);
-//! and, sharing that test, HPCC's telemetry stamp (`switch/int.rs`).
+//! when it is set): random loss, and reordering (`FaultAction::Reorder`).
 //!
 //! A reordered direction delays a share of its packets. The wire stays a
 //! FIFO with one pending arrival (its head), so a delayed packet leaves
 //! it for the direction's late heap, with one `Ev::Late` event of its
 //! own; at each such event the earliest late packet lands as an arrival
-//! off the wire would (`Network::land`). Late packets bunch: a window may
-//! bring many more bytes than the link's rate over it, so a switch fed by
-//! a reordered direction is never calm (`switch/budget.rs`). Touches the
-//! direction's port and late heap, the counters and the arena.
+//! off the wire would (`Links::take_late`, then the receiving node). Late
+//! packets bunch: a window may bring many more bytes than the link's rate
+//! over it, so a switch fed by a reordered direction is never calm
+//! (`switch/budget.rs`). Touches the direction's port and late heap, the
+//! counters and the arena.
 
-use crate::link::{Late, Reorder};
+use crate::link::{Late, Links, Reorder};
 use crate::net::arena::Hdr;
+use crate::net::core::Core;
 use crate::net::event::Ev;
-use crate::net::Network;
 use crate::observe::counters::DropReason;
-use crate::switch::int;
 use engine::{Rng, StreamKind, Time};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-impl Network {
+impl Links {
     /// Sets port `p`'s random loss probability.
     pub(crate) fn set_loss(&mut self, p: u32, loss: f64) {
-        self.links.ports[p as usize].loss = loss;
+        self.ports[p as usize].loss = loss;
         self.update_impaired(p);
     }
 
-    /// Port `p` delays each packet with probability `fraction` by up to
-    /// `delay` from now on (its stream and the packets it delays already
-    /// carry over).
-    pub(crate) fn set_reorder(&mut self, p: u32, fraction: f64, delay: Time) {
-        let seed = self.cfg.seed;
-        let r = self.links.reorder.entry(p).or_insert_with(|| Reorder {
+    /// Reorders a `fraction` of port `p`'s packets, each delayed by up to
+    /// `delay` (the switches' window budgets change with it: the caller
+    /// recomputes them, `Switches::window_bytes_changed`).
+    pub(crate) fn set_reorder(&mut self, seed: u64, p: u32, fraction: f64, delay: Time) {
+        let r = self.reorder.entry(p).or_insert_with(|| Reorder {
             fraction,
             delay,
             rng: Rng::new(seed, StreamKind::Reorder, p as u64),
@@ -44,39 +42,25 @@ impl Network {
         r.fraction = fraction;
         r.delay = delay.max(1);
         self.update_impaired(p);
-        self.window_bytes_changed();
     }
 
-    pub(crate) fn update_impaired(&mut self, p: u32) {
-        let reorders = self.links.reorder.get(&p).is_some_and(|r| r.fraction > 0.0);
-        let stamps = self.sw.markers[p as usize].stamps_int;
-        let port = &mut self.links.ports[p as usize];
-        port.impaired = port.loss > 0.0 || reorders || stamps;
+    fn update_impaired(&mut self, p: u32) {
+        let reorders = self.reorder.get(&p).is_some_and(|r| r.fraction > 0.0);
+        let port = &mut self.ports[p as usize];
+        port.impaired = port.loss > 0.0 || reorders;
     }
 
-    /// What impaired port `p` does to a packet that started at `now` and
-    /// whose serialisation ends at `done`: stamps its telemetry (HPCC),
-    /// then loses it (counted), delays it (off the wire, into the late
-    /// heap) or neither. True if the packet does not go on the wire.
+    /// Loses or delays a packet sent on port `p` (done sending at `done`);
+    /// true when it does not go on the wire.
     #[inline(never)]
-    pub(crate) fn impair(&mut self, now: Time, p: u32, hdr: Hdr, done: Time) -> bool {
-        if self.sw.markers[p as usize].stamps_int && hdr.is_data() {
-            let queued = self.sw.queues.queued_bytes(p);
-            int::stamp(
-                &mut self.core.arena,
-                &self.links.ports[p as usize],
-                queued,
-                now,
-                hdr,
-            );
-        }
-        let port = &mut self.links.ports[p as usize];
+    pub(crate) fn impair(&mut self, core: &mut Core, p: u32, hdr: Hdr, done: Time) -> bool {
+        let port = &mut self.ports[p as usize];
         if port.loss > 0.0 && port.loss_rng.bernoulli(port.loss) {
-            self.core.counters.drop(DropReason::LinkLoss, hdr.wire());
-            self.core.arena.free(hdr.idx);
+            core.counters.drop(DropReason::LinkLoss, hdr.wire());
+            core.arena.free(hdr.idx);
             return true;
         }
-        let Some(r) = self.links.reorder.get_mut(&p) else {
+        let Some(r) = self.reorder.get_mut(&p) else {
             return false;
         };
         if !r.rng.bernoulli(r.fraction) {
@@ -90,30 +74,25 @@ impl Network {
         }));
         r.delayed += 1;
         // At least a link delay away: the partner's event, after the window.
-        self.core.q.schedule(at, Ev::Late(p));
+        core.q.schedule(at, Ev::Late(p));
         true
     }
 
-    /// The earliest late packet of port `p` lands (each `Ev::Late` is one
-    /// packet's, due at its time).
+    /// The late packet of port `p` due now (at an `Ev::Late`), with the
+    /// port's state then.
     #[inline(never)]
-    pub(crate) fn arrive_late<const HOOKS: bool>(&mut self, now: Time, p: u32) {
+    pub(crate) fn take_late(&mut self, now: Time, p: u32) -> Hdr {
         let r = self
-            .links
             .reorder
             .get_mut(&p)
             .expect("a late event has its port's heap");
         let Reverse(late) = r.late.pop().expect("a late event has its packet");
         debug_assert_eq!(late.at, now);
-        let port = &self.links.ports[p as usize];
-        let (up, peer) = (port.up, port.peer);
-        self.land::<HOOKS>(now, p, up, peer, late.hdr);
+        late.hdr
     }
 
-    /// The packets delayed and not yet landed, over every port.
     pub(crate) fn late_packets(&self) -> impl Iterator<Item = &Hdr> {
-        self.links
-            .reorder
+        self.reorder
             .values()
             .flat_map(|r| r.late.iter().map(|Reverse(l)| &l.hdr))
     }
@@ -185,7 +164,7 @@ mod tests {
         let ooo = (2..4)
             .map(|h| net.nic(h).stats().ood.buckets[1..].iter().sum::<u64>())
             .sum();
-        (finish, ooo, net.core.counters.pause_frames)
+        (finish, ooo, net.counters().pause_frames)
     }
 
     /// The reorder fault is what puts packets out of order: none without

@@ -6,7 +6,7 @@
 //! reordered direction's state are, plain data, is here. Link `i` owns ports `2i` (at its `a`
 //! end) and `2i + 1` (at `b`), so a port's partner is `port ^ 1`.
 
-mod arrive;
+pub(crate) mod arrive;
 mod faults;
 pub mod frame;
 mod impair;
@@ -32,8 +32,11 @@ pub(crate) struct Links {
     /// The reordered directions by port (`impair.rs`; empty without a
     /// reorder fault).
     pub reorder: std::collections::BTreeMap<u32, Reorder>,
-    /// Flows that lost a packet to a down link.
-    pub link_down_flows: std::collections::BTreeSet<u32>,
+    /// The receiving ends (host, QP) of the packets lost to a randomly
+    /// failed link (`random_failures.rs`).
+    pub link_down_qps: std::collections::BTreeSet<(u32, u32)>,
+    /// The wire size of a control frame (PFC, RCM's notes).
+    pub pfc_frame_bytes: u32,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]

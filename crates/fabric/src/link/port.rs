@@ -86,9 +86,8 @@ pub struct Port {
     pub tx_packets: u64,
     pub tx_bytes: u64,
     /// The direction loses or delays packets (random loss, a reorder
-    /// fault) or its switch stamps HPCC's telemetry (`Marker::stamps_int`,
-    /// `switch/mark.rs`): the one test a transmission makes for all, the
-    /// work out of line (`link/impair.rs`).
+    /// fault): the one test a transmission makes for both, the work out of
+    /// line (`link/impair.rs`).
     pub impaired: bool,
     // Cold.
     pub resume_sent: u64,

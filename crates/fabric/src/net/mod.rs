@@ -20,6 +20,7 @@
 //! ends are no events: each runs when the port is next touched
 //! (`Network::catch_up`).
 
+mod api;
 pub(crate) mod arena;
 pub(crate) mod calendar;
 pub(crate) mod core;
@@ -238,6 +239,7 @@ impl Network {
         let per_peer = cfg.qp_sharing == QpSharing::PerPeer;
         let defer_ends = !matches!(discipline, Discipline::Voq(_));
         let queues = Queues::new(ports.len(), discipline);
+        let pfc_frame_bytes = cfg.pfc_frame_bytes;
         let mut net = Network {
             cfg,
             topo,
@@ -257,6 +259,7 @@ impl Network {
                 roles,
                 port_node: Vec::new(),
                 host_node: Vec::new(),
+                host_port: Vec::new(),
                 arena: Arena::with_int(int_multi),
                 counters: Counters::default(),
             },
@@ -265,7 +268,8 @@ impl Network {
                 faults: Vec::new(),
                 failures: Vec::new(),
                 reorder: Default::default(),
-                link_down_flows: Default::default(),
+                link_down_qps: Default::default(),
+                pfc_frame_bytes,
             },
             sw: Switches {
                 nodes: switches,
@@ -291,6 +295,7 @@ impl Network {
         };
         net.core.port_node = net.links.ports.iter().map(|p| p.node).collect();
         net.core.host_node = net.hosts.nodes.iter().map(|h| h.node).collect();
+        net.core.host_port = net.hosts.nodes.iter().map(|h| h.port).collect();
         net.core.lookahead = net
             .links
             .ports
@@ -309,13 +314,12 @@ impl Network {
             for p in 0..net.links.ports.len() as u32 {
                 if let End::Switch(..) = net.links.ports[p as usize].owner {
                     net.sw.markers[p as usize].stamps_int = true;
-                    net.update_impaired(p);
                 }
             }
         }
         net.window_bytes_changed();
         if net.sw.lb.at_tors() {
-            net.init_tors();
+            net.at_switch().init_tors();
         }
         Ok(net)
     }

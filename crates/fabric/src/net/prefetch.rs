@@ -5,11 +5,13 @@
 
 use crate::link::frame::Frame;
 use crate::link::port::End;
+use crate::link::Links;
+use crate::net::arena::Arena;
 use crate::net::event::Ev;
-use crate::net::Network;
+use crate::switch::queues::Queues;
 use engine::Time;
 
-impl Network {
+impl Links {
     /// How many of a node's first events the prefetch stages look at.
     pub(crate) const PREFETCH_EVENTS: usize = 16;
 
@@ -24,26 +26,26 @@ impl Network {
         for &(_, ev) in events.iter().take(Self::PREFETCH_EVENTS) {
             match ev {
                 Ev::Arrive(p) => {
-                    prefetch(&self.links.ports[p as usize]);
-                    prefetch(&self.links.ports[p as usize ^ 1]);
+                    prefetch(&self.ports[p as usize]);
+                    prefetch(&self.ports[p as usize ^ 1]);
                 }
-                Ev::TxDone(p) => prefetch(&self.links.ports[p as usize]),
+                Ev::TxDone(p) => prefetch(&self.ports[p as usize]),
                 _ => {}
             }
         }
     }
 
-    pub(crate) fn prefetch_slots(&self, events: &[(Time, Ev)]) {
+    pub(crate) fn prefetch_slots(&self, queues: &Queues, events: &[(Time, Ev)]) {
         use engine::prefetch::prefetch_ptr;
         for &(_, ev) in events.iter().take(Self::PREFETCH_EVENTS) {
             match ev {
                 Ev::Arrive(p) => {
-                    if let Some(w) = self.links.ports[p as usize].wire.front() {
+                    if let Some(w) = self.ports[p as usize].wire.front() {
                         prefetch_ptr(w);
                     }
                 }
                 Ev::TxDone(p) => {
-                    if let Some(h) = self.sw.queues.peek(&self.links.ports[p as usize], p) {
+                    if let Some(h) = queues.peek(&self.ports[p as usize], p) {
                         prefetch_ptr(h);
                     }
                 }
@@ -54,10 +56,10 @@ impl Network {
 
     /// The packets arriving at a host in the window (its wire's frames due
     /// before `end`) and the first one after it.
-    pub(crate) fn prefetch_packets(&self, events: &[(Time, Ev)], end: Time) {
+    pub(crate) fn prefetch_packets(&self, arena: &Arena, events: &[(Time, Ev)], end: Time) {
         for &(_, ev) in events.iter().take(Self::PREFETCH_EVENTS) {
             if let Ev::Arrive(p) = ev {
-                let port = &self.links.ports[p as usize];
+                let port = &self.ports[p as usize];
                 if let End::Host(_) = port.peer {
                     // Through the first frame due after the window: the
                     // window's last arrival reads that one's QP index, and
@@ -71,7 +73,7 @@ impl Network {
                     });
                     for (_, frame) in frames.take(Self::PREFETCH_FRAMES) {
                         if let Frame::Packet(hdr) = frame {
-                            self.core.arena.prefetch(hdr.idx);
+                            arena.prefetch(hdr.idx);
                         }
                     }
                 }

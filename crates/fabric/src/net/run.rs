@@ -7,10 +7,12 @@
 //! dispatch of a node's events to its components (`handle`). Touches the queues and the window's
 //! state; what an event does belongs to `link/`, `switch/` and `host/`.
 
-use crate::link::port::TxEnd;
+use crate::host::AtHost;
+use crate::link::port::{End, TxEnd};
 use crate::net::event::{node_of, Ev, Global};
 use crate::net::window::{precedes, ByNode};
 use crate::net::{Network, NodeRole, RunState};
+use crate::switch::AtSwitch;
 use engine::Time;
 
 impl Network {
@@ -19,8 +21,8 @@ impl Network {
     pub fn run_until(&mut self, until: Time, budget: u64) -> RunState {
         let mut n = 0;
         loop {
-            if self.all_done() && self.has_work() {
-                self.core.now = self.last_finish();
+            if self.hosts.all_done() && self.hosts.has_work() {
+                self.core.now = self.hosts.last_finish();
                 return RunState::Done;
             }
             if n >= budget {
@@ -37,8 +39,8 @@ impl Network {
                 n += 1;
                 self.core.counters.events += 1;
                 match g {
-                    Global::AppStart(a) => self.app_start(tg, a),
-                    Global::AppTimer(a, token) => self.app_fabric_timer(tg, a, token),
+                    Global::AppStart(a) => self.at_host().app_start(tg, a),
+                    Global::AppTimer(a, token) => self.at_host().app_fabric_timer(tg, a, token),
                     Global::Fault(i) => self.apply_fault(tg, i),
                     Global::Failures(i) => self.apply_failures(tg, i),
                     Global::Sample => self.sample(tg),
@@ -46,7 +48,7 @@ impl Network {
                 continue;
             }
             let Some(t0) = next else {
-                return if self.all_done() {
+                return if self.hosts.all_done() {
                     RunState::Done
                 } else {
                     RunState::Stuck
@@ -99,13 +101,13 @@ impl Network {
                 Some(&events[start..end as usize])
             };
             if let Some(evs) = span(g + 3) {
-                self.prefetch_ports(evs);
+                self.links.prefetch_ports(evs);
             }
             if let Some(evs) = span(g + 2) {
-                self.prefetch_slots(evs);
+                self.links.prefetch_slots(&self.sw.queues, evs);
             }
             if let Some(evs) = span(g + 1) {
-                self.prefetch_packets(evs, end);
+                self.links.prefetch_packets(&self.core.arena, evs, end);
             }
             self.core.window_node = node;
             self.core.calm = match self.core.roles[node as usize] {
@@ -132,11 +134,14 @@ impl Network {
                 // Deflection's work, out of the hop (only in the hooked
                 // instance: empty without DIBS).
                 if HOOKS && !self.sw.deflector.refused.is_empty() {
-                    self.deflect_refused(now);
+                    self.at_switch().deflect_refused(now);
                 }
             }
             if self.core.calm {
-                self.finish_deferred(node);
+                let NodeRole::Switch(s) = self.core.roles[node as usize] else {
+                    unreachable!("only a switch is calm")
+                };
+                self.at_switch().finish_deferred(s);
             }
         }
         self.core.window_end = 0;
@@ -145,52 +150,9 @@ impl Network {
         n + (self.core.deferred_ends - deferred_before)
     }
 
-    /// Runs the calm switch's deferred transmission ends left at the end
-    /// of its share of the window (all due in it).
-    #[inline(never)]
-    pub(crate) fn finish_deferred(&mut self, node: u32) {
-        let NodeRole::Switch(s) = self.core.roles[node as usize] else {
-            unreachable!("only a switch is calm")
-        };
-        // Anything at the window's end comes after every end due in it.
-        let end = (self.core.window_end, Ev::NicWake(0));
-        for k in 0..self.sw.nodes[s as usize].ports.len() {
-            let p = self.sw.nodes[s as usize].ports[k];
-            self.catch_up(p, end);
-        }
-        self.core.calm = false;
-    }
-
-    /// Runs port `p`'s deferred transmission ends due before event `ev`
-    /// (the one running): a calm switch's ports depend on one another only
-    /// through the MMU's sums (`Mmu::calm`), so each may run late, as long
-    /// as it runs before anything reads or changes its port.
+    /// The one dispatch of a node's event to the node's pipeline, which
+    /// borrows only its parts (`AtSwitch`, `AtHost`).
     #[inline(always)]
-    pub(crate) fn catch_up(&mut self, p: u32, ev: (Time, Ev)) {
-        while self.links.ports[p as usize].tx_end == TxEnd::Deferred {
-            let at = self.links.ports[p as usize].busy_until;
-            if !precedes(&(at, Ev::TxDone(p)), &ev) {
-                break;
-            }
-            self.links.ports[p as usize].tx_end = TxEnd::None;
-            self.core.counters.events += 1;
-            self.core.deferred_ends += 1;
-            self.core.deferred_latest = self.core.deferred_latest.max(at);
-            self.kick(at, p);
-        }
-    }
-
-    /// Asks for port `p`'s transmission end at `at` (its `busy_until`).
-    #[inline(always)]
-    pub(crate) fn schedule_end(&mut self, p: u32, at: Time) {
-        if self.core.calm && at < self.core.window_end {
-            self.links.ports[p as usize].tx_end = TxEnd::Deferred;
-        } else {
-            self.links.ports[p as usize].tx_end = TxEnd::Scheduled;
-            self.core.schedule(at, Ev::TxDone(p));
-        }
-    }
-
     pub(crate) fn handle<const HOOKS: bool>(&mut self, now: Time, ev: Ev) {
         match ev {
             Ev::TxDone(p) => {
@@ -203,11 +165,61 @@ impl Network {
                     self.kick(now, p);
                 }
             }
-            Ev::Arrive(p) => self.arrive::<HOOKS>(now, p),
-            Ev::NicWake(h) => self.nic_wake(now, h),
-            Ev::Timer(h) => self.host_timer(now, h),
-            Ev::SwitchTimer(p) => self.switch_timer(now, p),
+            Ev::Arrive(p) => {
+                let a = self.links.take(&mut self.core, p);
+                match a.peer {
+                    End::Host(h) => self.at_host().arrive(now, p, h, a),
+                    End::Switch(s, l) => self.at_switch().arrive::<HOOKS>(now, p, (s, l), a),
+                }
+            }
+            Ev::NicWake(h) => self.at_host().nic_wake(now, h),
+            Ev::Timer(h) => self.at_host().host_timer(now, h),
+            Ev::SwitchTimer(p) => self.at_switch().switch_timer(now, p),
             Ev::Late(p) => self.arrive_late::<HOOKS>(now, p),
+        }
+    }
+
+    /// The earliest late packet of a reordered direction lands (see
+    /// `link/impair.rs`).
+    #[inline(never)]
+    fn arrive_late<const HOOKS: bool>(&mut self, now: Time, p: u32) {
+        let hdr = self.links.take_late(now, p);
+        let port = &self.links.ports[p as usize];
+        let (up, peer) = (port.up, port.peer);
+        match peer {
+            End::Host(h) => self.at_host().land(now, h, up, hdr),
+            End::Switch(s, l) => self.at_switch().land::<HOOKS>(now, p, (s, l), up, hdr),
+        }
+    }
+
+    /// Starts the next transmission on idle port `p`, by its node.
+    pub(crate) fn kick(&mut self, now: Time, p: u32) {
+        match self.links.ports[p as usize].owner {
+            End::Switch(..) => self.at_switch().kick(now, p),
+            End::Host(_) => self.at_host().kick(now, p),
+        }
+    }
+
+    /// A switch's pipeline's borrows.
+    #[inline(always)]
+    pub(crate) fn at_switch(&mut self) -> AtSwitch<'_> {
+        AtSwitch {
+            sw: &mut self.sw,
+            links: &mut self.links,
+            core: &mut self.core,
+            cfg: &self.cfg,
+        }
+    }
+
+    /// A host's pipeline's borrows.
+    #[inline(always)]
+    pub(crate) fn at_host(&mut self) -> AtHost<'_> {
+        AtHost {
+            hosts: &mut self.hosts,
+            links: &mut self.links,
+            core: &mut self.core,
+            observe: &mut self.observe,
+            cfg: &self.cfg,
         }
     }
 }

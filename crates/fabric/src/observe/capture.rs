@@ -7,14 +7,15 @@
 //! the QP that sends or receives them), and the PFC frames at those flows'
 //! hosts, up to a maximum count (the records and the file: `pcap.rs`).
 //!
-//! The hooks (`Network::capturing`, one predictable branch where a host
+//! The hooks (`Observe::capturing`, one predictable branch where a host
 //! sends or receives, in `host/driver.rs` and `link/arrive.rs`) call the
 //! out-of-line functions here. Touches only the capture's state; reads the
 //! hosts' QP-to-flow maps and the arena.
 
+use crate::host::{AtHost, Hosts};
 use crate::net::arena::Hdr;
-use crate::net::Network;
 use crate::observe::pcap::{Capture, PcapSpec, MAX_PACKETS};
+use crate::observe::Observe;
 use engine::Time;
 use transport::Packet;
 use wire::pfc::PauseFrame;
@@ -23,20 +24,24 @@ use wire::pfc::PauseFrame;
 /// a switch that sends RESUME (time 0) when its queue drains.
 const PAUSE_QUANTA: u16 = 0xffff;
 
-impl Network {
+impl Observe {
     /// Captures `spec`'s packets from now on (call after the flows are
     /// added). Fails with the field at fault (`flows`, `max_packets`)
     /// and why: an unknown flow id, no flow, a count out of range.
-    pub fn set_pcap(&mut self, spec: PcapSpec) -> Result<(), (&'static str, String)> {
+    pub(crate) fn set_pcap(
+        &mut self,
+        spec: PcapSpec,
+        all: &Hosts,
+    ) -> Result<(), (&'static str, String)> {
         if spec.max_packets == 0 || spec.max_packets > MAX_PACKETS {
             return Err((
                 "max_packets",
                 format!("must be in 1..={MAX_PACKETS}, got {}", spec.max_packets),
             ));
         }
-        let n = self.hosts.flows.records.len();
+        let n = all.flows.records.len();
         let mut flows = Vec::new();
-        let mut hosts = vec![spec.flows.is_none(); self.hosts.nodes.len()];
+        let mut hosts = vec![spec.flows.is_none(); all.nodes.len()];
         if let Some(ids) = &spec.flows {
             if ids.is_empty() {
                 return Err((
@@ -46,7 +51,7 @@ impl Network {
             }
             flows = vec![false; n];
             for &id in ids {
-                let Some(f) = self.hosts.flows.records.get(id as usize) else {
+                let Some(f) = all.flows.records.get(id as usize) else {
                     return Err(("flows", format!("flow {id} does not exist ({n} flows)")));
                 };
                 flows[id as usize] = true;
@@ -54,13 +59,20 @@ impl Network {
                 hosts[f.responder() as usize] = true;
             }
         }
-        self.observe.capture = Some(Box::new(Capture::new(flows, hosts, spec.max_packets)));
-        self.observe.capturing = true;
-        self.hosts.host_hooks = true;
+        self.capture = Some(Box::new(Capture::new(flows, hosts, spec.max_packets)));
+        self.capturing = true;
         Ok(())
     }
 
     /// Host `h` sends the packet `hdr` at `now`.
+    /// The trace as pcap bytes, when asked for ([`Network::set_pcap`]),
+    /// with the number of packets that could not be encoded.
+    pub(crate) fn pcap(&self) -> Option<(Vec<u8>, u64)> {
+        self.capture.as_deref().map(|c| (c.file(), c.unencodable))
+    }
+}
+
+impl AtHost<'_> {
     #[inline(never)]
     #[cold]
     pub(crate) fn capture_sent(&mut self, now: Time, h: u32, hdr: Hdr) {
@@ -77,7 +89,9 @@ impl Network {
 
     /// Host `h` sends (`tx`) or receives `pkt` at `now`.
     fn capture_packet(&mut self, now: Time, h: u32, pkt: &Packet, tx: bool) {
-        let flow = self.flow_of_qp(h, if tx { pkt.src_qp } else { pkt.dst_qp });
+        let flow = self
+            .hosts
+            .flow_of_qp(h, if tx { pkt.src_qp } else { pkt.dst_qp });
         let Some(c) = self.observe.capture.as_deref_mut() else {
             return;
         };
@@ -114,14 +128,5 @@ impl Network {
         c.frame.clear();
         PauseFrame::new([0x02, 0x00, 0x0b, a, b, d], 1 << (class & 7), quanta).emit(&mut c.frame);
         self.observe.capturing = c.record(now);
-    }
-
-    /// The trace as pcap bytes, when asked for ([`Network::set_pcap`]),
-    /// with the number of packets that could not be encoded.
-    pub fn pcap(&self) -> Option<(Vec<u8>, u64)> {
-        self.observe
-            .capture
-            .as_deref()
-            .map(|c| (c.file(), c.unencodable))
     }
 }

@@ -6,12 +6,24 @@
 
 use crate::link::frame::Frame;
 use crate::link::port::End;
-use crate::net::Network;
+use crate::link::Links;
+use crate::net::core::Core;
+use crate::switch::Switches;
+use crate::topo::topology::Topology;
 
-impl Network {
+/// What a run's conservation is checked over: the event core (counters,
+/// arena, time), the links and the switches.
+pub(crate) struct Books<'a> {
+    pub core: &'a Core,
+    pub links: &'a Links,
+    pub sw: &'a Switches,
+    pub topo: &'a Topology,
+}
+
+impl Books<'_> {
     /// Packets held in queues, on wires (delayed ones too) and by the load
     /// balancer (for conservation checks).
-    pub fn in_flight(&self) -> (u64, u64) {
+    pub(crate) fn in_flight(&self) -> (u64, u64) {
         let (mut packets, mut bytes) = self.sw.lb.held();
         for (p, port) in self.links.ports.iter().enumerate() {
             for hdr in self.sw.queues.queued(p as u32) {
@@ -25,7 +37,7 @@ impl Network {
                 }
             }
         }
-        for hdr in self.late_packets() {
+        for hdr in self.links.late_packets() {
             packets += 1;
             bytes += hdr.wire() as u64;
         }
@@ -36,13 +48,13 @@ impl Network {
     /// port whose frame ended before the latest event handled has started
     /// its next one if it had one (between calls of `run_until`, every
     /// event before that instant has run).
-    pub fn check_work_conserving(&self) -> Result<(), String> {
+    pub(crate) fn check_work_conserving(&self) -> Result<(), String> {
         for (p, port) in self.links.ports.iter().enumerate() {
             let switch = matches!(port.owner, End::Switch(..));
             if switch && port.busy_until < self.core.now && port.has_work() {
                 return Err(format!(
                     "port {} idle since {} ps with a frame to send at {} ps",
-                    self.port_name(p as u32),
+                    self.links.port_name(self.topo, p as u32),
                     port.busy_until,
                     self.core.now
                 ));
@@ -53,7 +65,7 @@ impl Network {
 
     /// Checks that every packet injected was delivered, dropped with a
     /// counted reason, or is still in the network.
-    pub fn check_conservation(&self) -> Result<(), String> {
+    pub(crate) fn check_conservation(&self) -> Result<(), String> {
         let c = &self.core.counters;
         let (fp, fb) = self.in_flight();
         let [(mp, mb), (cp, cb)] = self.sw.lb.own_packets();

@@ -5,7 +5,7 @@
 //! state and the names of its series, plain data, are here.
 
 mod capture;
-mod checks;
+pub(crate) mod checks;
 pub mod counters;
 pub mod footprint;
 pub mod pcap;

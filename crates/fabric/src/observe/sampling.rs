@@ -2,11 +2,14 @@
 //! flow throughput and rate, ECN marking ratio, the ordering layer's NIC
 //! memory, RCM's per-port state), run as a global event between windows. Reads the fabric; writes only its series.
 
-use crate::host::Host;
+use crate::host::{Host, Hosts};
+use crate::link::Links;
+use crate::net::core::Core;
 use crate::net::event::Global;
-use crate::net::Network;
-use crate::observe::{SampleSpec, Sampling, ORDERING_SERIES, RCM_SERIES};
+use crate::observe::{Observe, SampleSpec, Sampling, ORDERING_SERIES, RCM_SERIES};
 use crate::switch::rcm::Point;
+use crate::switch::Switches;
+use crate::topo::topology::Topology;
 use engine::stats::TimeSeries;
 use engine::Time;
 
@@ -28,14 +31,20 @@ fn ordering_memory(hosts: &[Host]) -> [f64; 4] {
     ]
 }
 
-impl Network {
+impl Observe {
     /// Records time series from now on (see [`SampleSpec`]); series names
     /// are `queue_bytes:<port>`, `util:<port>`, `throughput_gbps:flow<i>`,
     /// `rate_gbps:flow<i>`, `ecn_mark_ratio:<port>`, [`ORDERING_SERIES`]
     /// and [`RCM_SERIES`] (`rcm_fb:<port>`, ...), ports named `<node>-><peer>`. Later kinds come
     /// after earlier ones, so a spec without them records exactly what it
     /// did before they existed.
-    pub fn set_sampling(&mut self, spec: SampleSpec) -> Result<(), String> {
+    pub(crate) fn set_sampling(
+        &mut self,
+        spec: SampleSpec,
+        (topo, links, sw): (&Topology, &Links, &Switches),
+        hosts: &mut Hosts,
+        core: &mut Core,
+    ) -> Result<(), String> {
         if spec.interval == 0 {
             return Err("the sampling interval must be positive".into());
         }
@@ -47,17 +56,17 @@ impl Network {
             .iter()
             .chain(&spec.ecn_ports)
             .chain(&spec.rcm_ports)
-            .find(|&&p| p as usize >= self.links.ports.len())
+            .find(|&&p| p as usize >= links.ports.len())
         {
             return Err(format!("no port {p}"));
         }
-        let flows = self.hosts.flows.records.len();
+        let flows = hosts.flows.records.len();
         if let Some(f) = spec.flows.iter().find(|&&f| f as usize >= flows) {
             return Err(format!("no flow {f} (there are {flows})"));
         }
         let mut series = Vec::new();
         for &p in &spec.ports {
-            let name = self.port_name(p);
+            let name = links.port_name(topo, p);
             series.push(TimeSeries::new(format!("queue_bytes:{name}")));
             series.push(TimeSeries::new(format!("util:{name}")));
         }
@@ -66,72 +75,61 @@ impl Network {
             series.push(TimeSeries::new(format!("rate_gbps:flow{f}")));
         }
         for &p in &spec.ecn_ports {
-            let name = self.port_name(p);
+            let name = links.port_name(topo, p);
             series.push(TimeSeries::new(format!("ecn_mark_ratio:{name}")));
         }
         if spec.ordering_memory {
             series.extend(ORDERING_SERIES.map(TimeSeries::new));
         }
-        if !spec.rcm_ports.is_empty() && !self.sw.rcm.on {
+        if !spec.rcm_ports.is_empty() && !sw.rcm.on {
             return Err("RCM state series need [switch.rcm] enabled".into());
         }
         for &p in &spec.rcm_ports {
-            let name = self.port_name(p);
+            let name = links.port_name(topo, p);
             for kind in RCM_SERIES {
                 series.push(TimeSeries::new(format!("{kind}:{name}")));
             }
         }
         if !spec.flows.is_empty() {
-            self.hosts.flows.rx_bytes = vec![0; flows];
+            hosts.flows.rx_bytes = vec![0; flows];
         }
         // Samples fall where they would without a window (every interval
         // from now); the first one the window keeps is primed by the one
         // before it, so every recorded value is the one a run without the
         // window records at that time.
-        let wanted = spec
-            .from
-            .saturating_sub(self.core.now)
-            .div_ceil(spec.interval);
-        let first = self.core.now + wanted.saturating_sub(1) * spec.interval;
-        self.observe.sampling = Some(Sampling {
+        let wanted = spec.from.saturating_sub(core.now).div_ceil(spec.interval);
+        let first = core.now + wanted.saturating_sub(1) * spec.interval;
+        self.sampling = Some(Sampling {
             last_tx: vec![0; spec.ports.len()],
             last_rx: vec![0; spec.flows.len()],
             last_ecn: vec![(0, 0); spec.ecn_ports.len()],
             series,
             spec,
         });
-        self.core.globals.push(first, Global::Sample);
+        core.globals.push(first, Global::Sample);
         Ok(())
     }
 
-    /// `<node>-><peer>` for a port.
-    pub fn port_name(&self, p: u32) -> String {
-        let node = self.links.ports[p as usize].node as usize;
-        let peer = self.links.ports[p as usize ^ 1].node as usize;
-        format!(
-            "{}->{}",
-            self.topo.nodes[node].name, self.topo.nodes[peer].name
-        )
-    }
-
     /// The ports whose ECN marking is sampled (see [`SampleSpec::ecn_ports`]).
-    pub fn sampled_ecn_ports(&self) -> &[u32] {
-        self.observe
-            .sampling
-            .as_ref()
-            .map_or(&[], |s| &s.spec.ecn_ports)
+    pub(crate) fn sampled_ecn_ports(&self) -> &[u32] {
+        self.sampling.as_ref().map_or(&[], |s| &s.spec.ecn_ports)
     }
 
-    pub fn series(&self) -> &[TimeSeries] {
-        self.observe.sampling.as_ref().map_or(&[], |s| &s.series)
+    pub(crate) fn series(&self) -> &[TimeSeries] {
+        self.sampling.as_ref().map_or(&[], |s| &s.series)
     }
 
     // Once per interval: kept out of the event loop, whose code layout it
     // would otherwise change (0.8% more instructions per hop when the ECN
     // series were added).
     #[inline(never)]
-    pub(crate) fn sample(&mut self, now: Time) {
-        let Some(s) = self.observe.sampling.as_mut() else {
+    pub(crate) fn sample(
+        &mut self,
+        now: Time,
+        (links, sw, hosts): (&Links, &Switches, &Hosts),
+        core: &mut Core,
+    ) {
+        let Some(s) = self.sampling.as_mut() else {
             return;
         };
         let secs = s.spec.interval as f64 / engine::time::SEC as f64;
@@ -140,25 +138,25 @@ impl Network {
         let record = now >= s.spec.from;
         let mut k = 0;
         for (i, &p) in s.spec.ports.iter().enumerate() {
-            let port = &self.links.ports[p as usize];
+            let port = &links.ports[p as usize];
             let tx = port.tx_bytes;
             let util = (tx - s.last_tx[i]) as f64 * 8.0 / secs / port.rate_bps() as f64;
             s.last_tx[i] = tx;
             if record {
-                s.series[k].push(now, self.sw.queues.queued_bytes(p) as f64);
+                s.series[k].push(now, sw.queues.queued_bytes(p) as f64);
                 s.series[k + 1].push(now, util);
             }
             k += 2;
         }
         for (i, &f) in s.spec.flows.iter().enumerate() {
-            let rx = self.hosts.flows.rx_bytes[f as usize];
+            let rx = hosts.flows.rx_bytes[f as usize];
             let thr = (rx - s.last_rx[i]) as f64 * 8.0 / secs / 1e9;
             s.last_rx[i] = rx;
-            let r = &self.hosts.flows.records[f as usize];
+            let r = &hosts.flows.records[f as usize];
             let rate = if r.finish.is_some() {
                 0.0
             } else {
-                let h = &self.hosts.nodes[r.requester() as usize];
+                let h = &hosts.nodes[r.requester() as usize];
                 // 0 before the flow's QP exists.
                 h.nic.qp_rate_bps_at(r.requester_qp, now).unwrap_or(0) as f64 / 1e9
             };
@@ -169,7 +167,7 @@ impl Network {
             k += 2;
         }
         for (i, &p) in s.spec.ecn_ports.iter().enumerate() {
-            let m = &self.sw.markers[p as usize];
+            let m = &sw.markers[p as usize];
             let (marked, eligible) = (m.ecn_marked, m.ecn_eligible);
             let (m0, e0) = s.last_ecn[i];
             s.last_ecn[i] = (marked, eligible);
@@ -182,11 +180,10 @@ impl Network {
         if !record {
             // Everything below is a reading of the moment, with no
             // counter to prime.
-            return self.next_sample(now);
+            return self.next_sample(now, core);
         }
         if s.spec.ordering_memory {
-            let [bitmap_mean, bitmap_max, total_mean, total_max] =
-                ordering_memory(&self.hosts.nodes);
+            let [bitmap_mean, bitmap_max, total_mean, total_max] = ordering_memory(&hosts.nodes);
             for (i, v) in [bitmap_mean, bitmap_max, total_mean, total_max]
                 .into_iter()
                 .enumerate()
@@ -196,7 +193,7 @@ impl Network {
             k += 4;
         }
         for &p in &s.spec.rcm_ports {
-            let pc = &self.sw.rcm.ports[p as usize];
+            let pc = &sw.rcm.ports[p as usize];
             let point = match pc.point(now) {
                 Point::None => 0.0,
                 Point::Root => 1.0,
@@ -207,7 +204,7 @@ impl Network {
             let wc = if pc.controlling {
                 pc.wc
             } else {
-                self.sw.rcm.p.window
+                sw.rcm.p.window
             };
             let values = [
                 pc.out.fb as f64,
@@ -221,18 +218,27 @@ impl Network {
             }
             k += RCM_SERIES.len();
         }
-        self.next_sample(now);
+        self.next_sample(now, core);
     }
 
     /// Schedules the sample after the one at `now`, unless it falls after
     /// the window.
-    fn next_sample(&mut self, now: Time) {
-        let Some(s) = &self.observe.sampling else {
+    fn next_sample(&mut self, now: Time, core: &mut Core) {
+        let Some(s) = &self.sampling else {
             return;
         };
         let next = now + s.spec.interval;
         if s.spec.until.is_none_or(|u| next <= u) {
-            self.core.globals.push(next, Global::Sample);
+            core.globals.push(next, Global::Sample);
         }
+    }
+}
+
+impl Links {
+    /// `<node>-><peer>` for a port.
+    pub(crate) fn port_name(&self, topo: &Topology, p: u32) -> String {
+        let node = self.ports[p as usize].node as usize;
+        let peer = self.ports[p as usize ^ 1].node as usize;
+        format!("{}->{}", topo.nodes[node].name, topo.nodes[peer].name)
     }
 }

@@ -19,13 +19,13 @@
 
 use crate::link::port::End;
 use crate::net::event::Ev;
-use crate::net::Network;
-use crate::observe::counters::DropReason;
+use crate::observe::counters::{Counters, DropReason};
 use crate::switch::mmu::Refusal;
 use crate::switch::Refused;
+use crate::switch::{AtSwitch, Switches};
 use engine::Time;
 
-impl Network {
+impl AtSwitch<'_> {
     /// Deflects, or drops (counted), the packets refused during the event
     /// just run, at its time `now`.
     #[cold]
@@ -113,14 +113,16 @@ impl Network {
         self.enqueue::<true>(now, q, s, hdr, (now, Ev::Arrive(in_port ^ 1)));
         true
     }
+}
 
+impl Switches {
     /// Packets deflected so far, if deflection is on.
-    pub fn deflected(&self) -> Option<u64> {
-        self.sw.deflector.on.then_some(self.core.counters.deflected)
+    pub(crate) fn deflected(&self, counters: &Counters) -> Option<u64> {
+        self.deflector.on.then_some(counters.deflected)
     }
 
     /// The most times one packet was deflected (0 without deflection).
-    pub fn most_deflections(&self) -> u8 {
-        self.sw.deflector.most
+    pub(crate) fn most_deflections(&self) -> u8 {
+        self.deflector.most
     }
 }

@@ -20,8 +20,8 @@ pub(crate) struct Marker {
     /// already CE): the denominator of its marking ratio.
     pub ecn_eligible: u64,
     rng: Rng,
-    /// Stamps HPCC's telemetry on data packets (`int.rs`; read only
-    /// when the port is `impaired`, `link/impair.rs`).
+    /// Stamps HPCC's telemetry on data packets (`int.rs`; read by the
+    /// egress pipeline after marking, `egress.rs`).
     pub stamps_int: bool,
 }
 

@@ -48,6 +48,16 @@ pub(crate) struct Switches {
     pub hooks: bool,
 }
 
+/// What a switch's pipeline borrows while a switch's events run: the
+/// switches, the links (its ports and the wires it puts frames on), the
+/// event core and the configuration; never a host.
+pub(crate) struct AtSwitch<'a> {
+    pub sw: &'a mut Switches,
+    pub links: &'a mut crate::link::Links,
+    pub core: &'a mut crate::net::core::Core,
+    pub cfg: &'a crate::config::FabricConfig,
+}
+
 /// What a lossy switch does with a packet its egress queue or buffer
 /// refuses.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -6,9 +6,13 @@
 //! read back. Touches the routes; reads the ports and hosts.
 
 use crate::link::port::End;
-use crate::net::{Network, NodeRole};
+use crate::link::Links;
+use crate::net::core::Core;
+use crate::net::NodeRole;
+use crate::switch::Switches;
 use crate::topo::ksp::Yen;
 use crate::topo::pinned::Pinned;
+use crate::topo::topology::Topology;
 use engine::rng::stream_seed;
 use engine::StreamKind;
 
@@ -69,12 +73,20 @@ impl std::fmt::Display for KspError {
 
 impl std::error::Error for KspError {}
 
-impl Network {
+/// What FKSP reads of the built network beyond the switches: the links,
+/// the event core's node maps and the topology's names.
+pub(crate) struct Built<'a> {
+    pub links: &'a Links,
+    pub core: &'a Core,
+    pub topo: &'a Topology,
+}
+
+impl Switches {
     /// Per switch index: its links to other switches that are up, as
     /// (egress port, neighbour switch index).
-    fn switch_adjacency(&self) -> Vec<Vec<(u32, u32)>> {
-        let mut adj = vec![Vec::new(); self.sw.nodes.len()];
-        for (id, p) in self.links.ports.iter().enumerate() {
+    fn switch_adjacency(&self, links: &Links) -> Vec<Vec<(u32, u32)>> {
+        let mut adj = vec![Vec::new(); self.nodes.len()];
+        for (id, p) in links.ports.iter().enumerate() {
             if let (End::Switch(s, _), End::Switch(peer, _)) = (p.owner, p.peer) {
                 if p.up {
                     adj[s as usize].push((id as u32, peer));
@@ -85,24 +97,27 @@ impl Network {
     }
 
     /// The switch index each host hangs from.
-    fn host_switches(&self) -> Result<Vec<u32>, KspError> {
-        self.hosts
-            .nodes
+    fn host_switches(built: &Built) -> Result<Vec<u32>, KspError> {
+        let (ports, roles) = (&built.links.ports, &built.core.roles);
+        built
+            .core
+            .host_port
             .iter()
+            .zip(&built.core.host_node)
             .map(
-                |h| match self.core.roles[self.links.ports[h.port as usize ^ 1].node as usize] {
+                |(&p, &node)| match roles[ports[p as usize ^ 1].node as usize] {
                     NodeRole::Switch(s) => Ok(s),
                     NodeRole::Host(_) => Err(KspError::NoTorLayer {
-                        host: self.topo.nodes[h.node as usize].name.clone(),
+                        host: built.topo.nodes[node as usize].name.clone(),
                     }),
                 },
             )
             .collect()
     }
 
-    fn switch_name(&self, s: u32) -> String {
-        let node = self.links.ports[self.sw.nodes[s as usize].ports[0] as usize].node;
-        self.topo.nodes[node as usize].name.clone()
+    fn switch_name(&self, built: &Built, s: u32) -> String {
+        let node = built.links.ports[self.nodes[s as usize].ports[0] as usize].node;
+        built.topo.nodes[node as usize].name.clone()
     }
 
     /// Routes every packet on one of the `k` shortest loop-free paths
@@ -110,10 +125,16 @@ impl Network {
     /// chosen by `choice`: FKSP's hash of the flow's identity, seeded by
     /// the run's seed, or the source ToR's load balancer. Takes ToRs
     /// squared times k runs of Yen's algorithm, halved by symmetry.
-    pub fn route_by_ksp(&mut self, k: u32, choice: PathChoice) -> Result<(), KspError> {
-        let host_switch = self.host_switches()?;
+    pub(crate) fn route_by_ksp(
+        &mut self,
+        built: &Built,
+        seed: u64,
+        k: u32,
+        choice: PathChoice,
+    ) -> Result<(), KspError> {
+        let host_switch = Self::host_switches(built)?;
         // ToRs numbered by switch index.
-        let mut tor_of_switch = vec![u32::MAX; self.sw.nodes.len()];
+        let mut tor_of_switch = vec![u32::MAX; self.nodes.len()];
         for &s in &host_switch {
             tor_of_switch[s as usize] = 0;
         }
@@ -128,8 +149,8 @@ impl Network {
         if tors as u64 * tors as u64 * k as u64 > MAX_PINNED_PATHS {
             return Err(KspError::TooMany { tors, k });
         }
-        let adj = self.switch_adjacency();
-        let mut yen = Yen::new(self.sw.nodes.len());
+        let adj = self.switch_adjacency(built.links);
+        let mut yen = Yen::new(self.nodes.len());
         // The paths of each pair a < b, row by row, path by path, as
         // (switch, egress port) hops; path j's are hops[start[j]..start[j + 1]].
         let (mut hops, mut start) = (Vec::new(), vec![0u32]);
@@ -139,8 +160,8 @@ impl Network {
                 let paths = yen.paths(&adj, sa, sb, k as usize);
                 if paths.len() < k as usize {
                     return Err(KspError::TooFewPaths {
-                        from: self.switch_name(sa),
-                        to: self.switch_name(sb),
+                        from: self.switch_name(built, sa),
+                        to: self.switch_name(built, sb),
                         found: paths.len(),
                         k,
                     });
@@ -155,7 +176,7 @@ impl Network {
             .iter()
             .map(|&s| tor_of_switch[s as usize])
             .collect();
-        let seed = stream_seed(self.cfg.seed, StreamKind::Ecmp, 1 << 32);
+        let seed = stream_seed(seed, StreamKind::Ecmp, 1 << 32);
         let mut pinned = Pinned::new(k, tors, seed, host_tor);
         // Path i of pair (a, b), a < b.
         let t = tors as usize;
@@ -184,10 +205,10 @@ impl Network {
         if choice == PathChoice::LoadBalancer {
             pinned.by_balancer();
         }
-        let ports = &self.links.ports;
+        let ports = &built.links.ports;
         pinned.refresh(|p| ports[p as usize].up);
-        let (_, shortest) = std::mem::take(&mut self.sw.routes).unpin();
-        self.sw.routes = shortest.pin(pinned);
+        let (_, shortest) = std::mem::take(&mut self.routes).unpin();
+        self.routes = shortest.pin(pinned);
         Ok(())
     }
 
@@ -195,8 +216,8 @@ impl Network {
     /// identity `flow` (`sport << 16 | src`) takes toward host `dst`
     /// while its pinned path is alive: the path's ports (empty between
     /// hosts of one ToR). None without FKSP.
-    pub fn pinned_route(&self, flow: u32, dst: u32) -> Option<Vec<u32>> {
-        let pinned = self.sw.routes.pinned()?;
+    pub(crate) fn pinned_route(&self, flow: u32, dst: u32) -> Option<Vec<u32>> {
+        let pinned = self.routes.pinned()?;
         let (a, b) = (pinned.tor_of(flow & 0xffff), pinned.tor_of(dst));
         let path = pinned.path(a, b, pinned.choice(flow, dst));
         Some(path.iter().map(|h| h[1]).collect())
@@ -204,8 +225,8 @@ impl Network {
 
     /// Under FKSP, the k paths from the ToR of host `src` to that of host
     /// `dst`, shortest first, as the egress ports of their switch hops.
-    pub fn ksp_paths(&self, src: u32, dst: u32) -> Vec<Vec<u32>> {
-        let Some(pinned) = self.sw.routes.pinned() else {
+    pub(crate) fn ksp_paths(&self, src: u32, dst: u32) -> Vec<Vec<u32>> {
+        let Some(pinned) = self.routes.pinned() else {
             return Vec::new();
         };
         let (a, b) = (pinned.tor_of(src), pinned.tor_of(dst));

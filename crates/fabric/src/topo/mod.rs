@@ -8,7 +8,7 @@
 pub mod fksp;
 pub mod jellyfish;
 pub mod ksp;
-mod paths;
+pub(crate) mod paths;
 mod pinned;
 pub mod routing;
 pub mod topology;

@@ -7,8 +7,8 @@
 //! hosts' timers, the applications and the event queues; nothing else.
 
 use super::{App, AppId, QpOwner, QpSpec, Scope};
+use crate::host::{AtHost, Hosts};
 use crate::net::event::{Ev, Global};
-use crate::net::Network;
 use engine::rng::stream_seed;
 use engine::{StreamKind, Time};
 use transport::{Completion, Nic, QpConfig, QpError, QpId, SendOptions, WorkRequest};
@@ -17,7 +17,7 @@ use transport::{Completion, Nic, QpConfig, QpError, QpId, SendOptions, WorkReque
 /// [`Scope`]. Acting outside it (posting at another host from a
 /// completion, say) is a bug of the application and panics.
 pub struct HostCtx<'a> {
-    net: &'a mut Network,
+    at: AtHost<'a>,
     app: AppId,
     scope: Scope,
     now: Time,
@@ -32,19 +32,19 @@ impl HostCtx<'_> {
     }
 
     pub fn host_count(&self) -> u32 {
-        self.net.hosts.nodes.len() as u32
+        self.at.hosts.nodes.len() as u32
     }
 
     /// Host `h`'s NIC (its configuration, statistics, QPs), read only.
     pub fn nic(&self, h: u32) -> &Nic {
-        &self.net.hosts.nodes[h as usize].nic
+        &self.at.hosts.nodes[h as usize].nic
     }
 
     /// A UDP source port drawn from the run's seed for `key` (the flows
     /// use their id): in 49152..65536, so that QPs spread over ECMP's
     /// paths as the seed says.
     pub fn sport(&self, key: u64) -> u16 {
-        sport_of(self.net.cfg.seed, key)
+        sport_of(self.at.cfg.seed, key)
     }
 
     fn check(&self, h: u32, what: &str) {
@@ -74,9 +74,9 @@ impl HostCtx<'_> {
             app: self.app,
             tag: spec.tag,
         };
-        let b_qp = self.net.hosts.nodes[b as usize].qp_owner.len() as QpId;
+        let b_qp = self.at.hosts.nodes[b as usize].qp_owner.len() as QpId;
         let mut create = |host: u32, peer: u32, peer_qp: QpId| {
-            let h = &mut self.net.hosts.nodes[host as usize];
+            let h = &mut self.at.hosts.nodes[host as usize];
             let cfg = QpConfig {
                 peer_host: peer,
                 peer_qp,
@@ -102,12 +102,12 @@ impl HostCtx<'_> {
     /// its own host).
     pub fn destroy_qp(&mut self, h: u32, qp: QpId) -> Result<(), QpError> {
         self.check(h, "destroy_qp");
-        self.net.hosts.nodes[h as usize].nic.destroy_qp(qp)
+        self.at.hosts.nodes[h as usize].nic.destroy_qp(qp)
     }
 
     /// The tag [`QpSpec::tag`] gave host `h`'s QP `qp` (None: no such QP).
     pub fn tag(&self, h: u32, qp: QpId) -> Option<u32> {
-        let o = self.net.hosts.nodes[h as usize].qp_owner.get(qp as usize)?;
+        let o = self.at.hosts.nodes[h as usize].qp_owner.get(qp as usize)?;
         Some(o.tag)
     }
 
@@ -121,7 +121,7 @@ impl HostCtx<'_> {
         opts: SendOptions,
     ) -> Result<(), QpError> {
         self.check(h, "post_send");
-        self.net.hosts.nodes[h as usize]
+        self.at.hosts.nodes[h as usize]
             .nic
             .post_send_with(self.now, qp, wr, opts)?;
         if !self.posted.contains(&h) {
@@ -134,7 +134,7 @@ impl HostCtx<'_> {
     /// or a WRITE with immediate).
     pub fn post_recv(&mut self, h: u32, qp: QpId, wr_id: u64, len: u64) -> Result<(), QpError> {
         self.check(h, "post_recv");
-        self.net.hosts.nodes[h as usize]
+        self.at.hosts.nodes[h as usize]
             .nic
             .post_recv(qp, wr_id, len)
     }
@@ -145,10 +145,10 @@ impl HostCtx<'_> {
     pub fn arm(&mut self, h: u32, at: Time, token: u64) {
         self.check(h, "arm");
         let at = at.max(self.now);
-        self.net.hosts.nodes[h as usize]
+        self.at.hosts.nodes[h as usize]
             .app_timers
             .push(at, self.app, token);
-        self.net.core.schedule(at, Ev::Timer(h));
+        self.at.core.schedule(at, Ev::Timer(h));
     }
 
     /// Arms a fabric timer due at `at` (not before now): the application's
@@ -162,7 +162,7 @@ impl HostCtx<'_> {
             "arm_fabric outside the fabric scope"
         );
         let at = at.max(self.now);
-        self.net
+        self.at
             .core
             .globals
             .push(at, Global::AppTimer(self.app, token));
@@ -173,7 +173,7 @@ impl HostCtx<'_> {
     pub fn finish(&mut self) {
         let i = self.app.0 as usize;
         assert!(i > 0, "the flows finish with their last flow");
-        let apps = &mut self.net.hosts.apps;
+        let apps = &mut self.at.hosts.apps;
         if !std::mem::replace(&mut apps.finished[i - 1], true) {
             apps.open -= 1;
             apps.last_finish = apps.last_finish.max(self.now);
@@ -186,29 +186,7 @@ pub(crate) fn sport_of(seed: u64, key: u64) -> u16 {
     49152 + (stream_seed(seed, StreamKind::Host, key) % 16384) as u16
 }
 
-impl Network {
-    /// Adds an application; its `on_start` runs at `start` (not before
-    /// now). Returns its id.
-    pub fn add_app(&mut self, app: Box<dyn App>, start: Time) -> Result<AppId, String> {
-        if self.hosts.apps.len() >= u16::MAX as usize {
-            return Err("too many applications".into());
-        }
-        self.hosts.apps.list.push(Some(app));
-        self.hosts.apps.finished.push(false);
-        self.hosts.apps.open += 1;
-        let id = AppId(self.hosts.apps.len() as u16);
-        self.core
-            .globals
-            .push(start.max(self.core.now), Global::AppStart(id));
-        Ok(id)
-    }
-
-    /// Application `id` (not the flows), as its own type: what it
-    /// recorded. None if there is no such application or it is not a `T`.
-    pub fn app<T: App>(&self, id: AppId) -> Option<&T> {
-        self.hosts.apps.get(id)
-    }
-
+impl AtHost<'_> {
     /// Calls application `app` in `scope` at `now`; then drives the NICs
     /// it posted to, unless the call is inside the drive loop of the one
     /// host it may post to (`drive` false: a completion).
@@ -223,7 +201,7 @@ impl Network {
         let posted = if app == AppId::FLOWS {
             let mut flows = std::mem::take(&mut self.hosts.flows);
             let mut ctx = HostCtx {
-                net: self,
+                at: self.reborrow(),
                 app,
                 scope,
                 now,
@@ -239,7 +217,7 @@ impl Network {
                 .take()
                 .expect("not called from itself");
             let mut ctx = HostCtx {
-                net: self,
+                at: self.reborrow(),
                 app,
                 scope,
                 now,
@@ -292,34 +270,28 @@ impl Network {
             a.on_timer(now, Scope::Fabric, token, ctx)
         });
     }
+}
 
+impl Hosts {
     /// The flow that owns host `h`'s QP `qp`, if a flow does.
     #[inline]
     pub(crate) fn flow_of_qp(&self, h: u32, qp: QpId) -> Option<u32> {
-        let o = self
-            .hosts
-            .nodes
-            .get(h as usize)?
-            .qp_owner
-            .get(qp as usize)?;
+        let o = self.nodes.get(h as usize)?.qp_owner.get(qp as usize)?;
         (o.app == AppId::FLOWS).then_some(o.tag)
     }
 
     /// Every flow and every application is done.
     pub(crate) fn all_done(&self) -> bool {
-        self.hosts.flows.done == self.hosts.flows.records.len() && self.hosts.apps.open == 0
+        self.flows.done == self.flows.records.len() && self.apps.open == 0
     }
 
     /// There is something to be done: a flow or an application.
     pub(crate) fn has_work(&self) -> bool {
-        !self.hosts.flows.records.is_empty() || self.hosts.apps.len() > 0
+        !self.flows.records.is_empty() || self.apps.len() > 0
     }
 
     /// When the last flow or application finished.
     pub(crate) fn last_finish(&self) -> Time {
-        self.hosts
-            .flows
-            .last_finish
-            .max(self.hosts.apps.last_finish)
+        self.flows.last_finish.max(self.apps.last_finish)
     }
 }

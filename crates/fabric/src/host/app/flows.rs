@@ -8,10 +8,13 @@
 //! NICs (checks only) and the event queues; starts flows through the
 //! application context only.
 
+use crate::config::FabricConfig;
 use crate::host::app::{sport_of, App, AppId, HostCtx, QpSpec, Scope};
 use crate::host::flows::{Flow, FlowResult, Flows};
+use crate::host::Hosts;
+use crate::net::core::Core;
 use crate::net::event::Global;
-use crate::net::Network;
+use crate::switch::lb::Balancer;
 use engine::Time;
 use transport::{Completion, CompletionSide, Engine, QpError, SendOptions, WorkRequest};
 
@@ -91,42 +94,36 @@ impl App for Flows {
     }
 }
 
-impl Network {
+impl Hosts {
     /// The engines flows chose instead of their NICs' own.
-    pub fn flow_engines(&self) -> &[Engine] {
-        &self.hosts.flows.engines
+    pub(crate) fn flow_engines(&self) -> &[Engine] {
+        &self.flows.engines
     }
 
     /// Registers a engine flows can choose instead of their
     /// NICs' own; returns the value for `Flow::engine`.
-    pub fn add_engine(&mut self, r: Engine) -> Result<u8, String> {
+    pub(crate) fn add_engine(&mut self, r: Engine) -> Result<u8, String> {
         r.validate()?;
-        if let Some(i) = self.hosts.flows.engines.iter().position(|x| *x == r) {
+        if let Some(i) = self.flows.engines.iter().position(|x| *x == r) {
             return Ok(i as u8 + 1);
         }
-        if self.hosts.flows.engines.len() >= u8::MAX as usize {
+        if self.flows.engines.len() >= u8::MAX as usize {
             return Err("too many engines".into());
         }
-        self.hosts.flows.engines.push(r);
-        Ok(self.hosts.flows.engines.len() as u8)
-    }
-
-    /// The destination port of the flows under the ns-3 ECMP hash
-    /// (`ecmp_hash = "ns3"`: the flow file's; 100 unless set); an error
-    /// under any other hash.
-    pub fn set_ns3_dport(&mut self, dport: u16) -> Result<(), String> {
-        match self.sw.lb.ns3() {
-            Some(e) => {
-                e.set_dport(dport);
-                Ok(())
-            }
-            None => Err("the destination port is hashed only by the ns-3 ECMP hash".into()),
-        }
+        self.flows.engines.push(r);
+        Ok(self.flows.engines.len() as u8)
     }
 
     /// Adds a flow; it starts at `flow.start`. Returns its id.
-    pub fn add_flow(&mut self, flow: Flow) -> Result<u32, String> {
-        let h = self.hosts.nodes.len() as u32;
+    pub(crate) fn add_flow(
+        &mut self,
+        flow: Flow,
+        cfg: &FabricConfig,
+        lb: &mut Balancer,
+        core: &mut Core,
+        ideal: impl FnOnce() -> (Time, Time),
+    ) -> Result<u32, String> {
+        let h = self.nodes.len() as u32;
         if flow.src >= h || flow.dst >= h {
             return Err(format!(
                 "flow from host {} to host {}: there are only {h} hosts",
@@ -143,8 +140,8 @@ impl Network {
             ));
         }
         let engine = match flow.engine {
-            0 => self.cfg.nic.engine,
-            i => match self.hosts.flows.engines.get(i as usize - 1) {
+            0 => cfg.nic.engine,
+            i => match self.flows.engines.get(i as usize - 1) {
                 Some(&r) => r,
                 None => {
                     return Err(format!(
@@ -161,7 +158,7 @@ impl Network {
             len: flow.message_len(0),
             ..WorkRequest::default()
         };
-        let mtu = self.hosts.nodes[flow.src as usize].nic.config().mtu;
+        let mtu = self.nodes[flow.src as usize].nic.config().mtu;
         if let Err(e) = transport::check_work_request(&engine, &wr, mtu) {
             return Err(format!(
                 "flow from host {} to host {} ({}): {e}",
@@ -170,20 +167,20 @@ impl Network {
                 engine.name()
             ));
         }
-        let id = self.hosts.flows.records.len() as u32;
-        if !self.hosts.flows.rx_bytes.is_empty() {
-            self.hosts.flows.rx_bytes.push(0);
+        let id = self.flows.records.len() as u32;
+        if !self.flows.rx_bytes.is_empty() {
+            self.flows.rx_bytes.push(0);
         }
-        let sport = match self.sw.lb.ns3() {
+        let sport = match lb.ns3() {
             Some(e) => {
                 e.add_flow(flow.src, flow.dst);
-                self.sw.lb.ns3_sport(id).unwrap_or(0)
+                lb.ns3_sport(id).unwrap_or(0)
             }
-            None => sport_of(self.cfg.seed, id as u64),
+            None => sport_of(cfg.seed, id as u64),
         };
-        self.hosts.flows.sports.push(sport);
-        let (ideal, ideal_exact) = self.ideal_fct(flow.src, flow.dst, flow.bytes);
-        self.hosts.flows.records.push(FlowResult {
+        self.flows.sports.push(sport);
+        let (ideal, ideal_exact) = ideal();
+        self.flows.records.push(FlowResult {
             flow,
             finish: None,
             ideal,
@@ -191,8 +188,8 @@ impl Network {
             requester_qp: u32::MAX,
             responder_qp: u32::MAX,
         });
-        self.core.globals.push(
-            flow.start.max(self.core.now),
+        core.globals.push(
+            flow.start.max(core.now),
             Global::AppTimer(AppId::FLOWS, id as u64),
         );
         Ok(id)

@@ -155,6 +155,17 @@ impl Apps {
         self.list.len()
     }
 
+    /// Adds an application, not yet started; returns its id.
+    pub fn add(&mut self, app: Box<dyn App>) -> Result<AppId, String> {
+        if self.len() >= u16::MAX as usize {
+            return Err("too many applications".into());
+        }
+        self.list.push(Some(app));
+        self.finished.push(false);
+        self.open += 1;
+        Ok(AppId(self.len() as u16))
+    }
+
     /// Application `id` (not the flows), as its own type.
     pub fn get<T: App>(&self, id: AppId) -> Option<&T> {
         let app = self.list.get((id.0 as usize).checked_sub(1)?)?;

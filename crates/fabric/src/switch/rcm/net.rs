@@ -11,9 +11,9 @@
 use crate::link::frame::{Ctrl, CtrlKind};
 use crate::link::port::End;
 use crate::net::arena::Hdr;
-use crate::net::Network;
 use crate::switch::queues::Discipline;
 use crate::switch::rcm::{flow_id, Note};
+use crate::switch::{AtSwitch, Switches};
 use engine::Time;
 
 /// The most harmful flows one notification names: what its count, a
@@ -22,7 +22,7 @@ use engine::Time;
 /// the same).
 const MAX_IDS: usize = u8::MAX as usize - 8;
 
-impl Network {
+impl AtSwitch<'_> {
     /// A packet of the VOQ class joined the VOQ of input `in_port` (local
     /// `in_local`) toward output `o` at switch `s`: CFR counts it at the
     /// output, CRD samples the output's and the input's queues.
@@ -257,26 +257,28 @@ impl Network {
             }
         }
     }
+}
 
+impl Switches {
     /// What RCM did (None when off).
-    pub fn rcm_stats(&self) -> Option<&crate::switch::rcm::RcmStats> {
-        self.sw.rcm.on.then_some(&self.sw.rcm.stats)
+    pub(crate) fn rcm_stats(&self) -> Option<&crate::switch::rcm::RcmStats> {
+        self.rcm.on.then_some(&self.rcm.stats)
     }
 
     /// Flow IDs (`flow << 32 | dst`) that were ever harmful somewhere, that
     /// RCC held back, and that SAR detoured (for tests; empty when off).
-    pub fn rcm_audit(&self) -> [&std::collections::BTreeSet<u64>; 3] {
+    pub(crate) fn rcm_audit(&self) -> [&std::collections::BTreeSet<u64>; 3] {
         [
-            &self.sw.rcm.ever_harmful,
-            &self.sw.rcm.throttled,
-            &self.sw.rcm.detoured,
+            &self.rcm.ever_harmful,
+            &self.rcm.throttled,
+            &self.rcm.detoured,
         ]
     }
 
     /// Packets RCC held that were not harmful at their port then, and
     /// flows SAR moved that were harmful at their port (both 0 unless
     /// RCC or SAR is broken).
-    pub fn rcm_violations(&self) -> (u64, u64) {
-        (self.sw.rcm.not_harmful_holds, self.sw.rcm.harmful_detours)
+    pub(crate) fn rcm_violations(&self) -> (u64, u64) {
+        (self.rcm.not_harmful_holds, self.rcm.harmful_detours)
     }
 }

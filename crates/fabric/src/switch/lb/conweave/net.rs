@@ -20,16 +20,17 @@ use super::{flow_key, Control, ConweaveStats, Flag, Tag};
 use crate::link::port::End;
 use crate::net::arena::Hdr;
 use crate::net::event::Ev;
-use crate::net::Network;
 use crate::observe::counters::DropReason;
 use crate::switch::lb::Balancer;
+use crate::switch::{AtSwitch, Switches};
+use crate::topo::paths;
 use engine::Time;
 use transport::{Packet, PacketKind};
 
 #[cfg(test)]
 use super::{Handed, Handoff};
 
-impl Network {
+impl AtSwitch<'_> {
     /// Sets ConWeave up once the network is built: each host's ToR, and
     /// every transmission end an event. ToRs create packets (replies,
     /// NOTIFYs) that no link brought in, which the calm test's window
@@ -38,10 +39,10 @@ impl Network {
     /// those deferral would give anyway, at some speed.
     pub(crate) fn init_tors(&mut self) {
         let host_tor = self
-            .hosts
-            .nodes
+            .core
+            .host_port
             .iter()
-            .map(|h| match self.links.ports[h.port as usize ^ 1].owner {
+            .map(|&p| match self.links.ports[p as usize ^ 1].owner {
                 End::Switch(s, _) => s,
                 // Refused before (`ConweaveParams::check_topology`).
                 End::Host(_) => u32::MAX,
@@ -51,14 +52,6 @@ impl Network {
             cw.host_tor = host_tor;
         }
         self.core.defer_ends = false;
-    }
-
-    /// What ConWeave did, when it runs.
-    pub fn conweave_stats(&self) -> Option<ConweaveStats> {
-        match &self.sw.lb {
-            Balancer::Conweave(cw) => Some(cw.stats()),
-            _ => None,
-        }
     }
 
     /// A packet entered switch `s` on port `in_port`: true if ConWeave
@@ -211,7 +204,7 @@ impl Network {
             cw.stats.tail_releases += 1;
         }
         // The ToR's port toward the flow's destination host.
-        let out = self.hosts.nodes[key as u32 as usize].port ^ 1;
+        let out = self.core.host_port[key as u32 as usize] ^ 1;
         for h in held {
             #[cfg(test)]
             if let Balancer::Conweave(cw) = &mut self.sw.lb {
@@ -338,13 +331,37 @@ impl Network {
         if let Some(&t) = cw.rtt.get(&key) {
             return t;
         }
-        let host_links = self.links.ports[self.hosts.nodes[src as usize].port as usize].delay
-            + self.links.ports[self.hosts.nodes[dst as usize].port as usize].delay;
-        let rtt = 2 * self.path(src, dst, 0).0.saturating_sub(host_links);
+        let (from, to) = (
+            self.core.host_port[src as usize],
+            self.core.host_port[dst as usize],
+        );
+        let host_links =
+            self.links.ports[from as usize].delay + self.links.ports[to as usize].delay;
+        let mtu = self.cfg.nic.mtu as u64;
+        let route = paths::path(
+            self.links,
+            &self.core.roles,
+            &self.sw.routes,
+            mtu,
+            from,
+            dst,
+            0,
+        );
+        let rtt = 2 * route.0.saturating_sub(host_links);
         if let Balancer::Conweave(cw) = &mut self.sw.lb {
             cw.rtt.insert(key, rtt);
         }
         rtt
+    }
+}
+
+impl Switches {
+    /// What ConWeave did, when it runs.
+    pub(crate) fn conweave_stats(&self) -> Option<ConweaveStats> {
+        match &self.lb {
+            Balancer::Conweave(cw) => Some(cw.stats()),
+            _ => None,
+        }
     }
 }
 

@@ -11,12 +11,12 @@
 //! RCM (through `switch/rcm/`) and the ports' PFC.
 
 use crate::net::arena::Hdr;
-use crate::net::Network;
 use crate::observe::counters::DropReason;
 use crate::switch::lb::Sight;
+use crate::switch::AtSwitch;
 use engine::Time;
 
-impl Network {
+impl AtSwitch<'_> {
     /// Admitted by the route: `hdr` entered switch `s` by `in_port` (its
     /// `in_local`-th) for output `out`. Lossy: dropped if the input's
     /// queues are full. Lossless: the input pauses its upstream at its
