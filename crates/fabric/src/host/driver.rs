@@ -27,24 +27,24 @@ use engine::Time;
 use transport::driver::{self, Io, Wake, Wakeups};
 use transport::{Completion, Nic, Packet};
 
-impl Io for AtHost<'_> {
+impl Io for AtHost {
     type Id = u32;
 
     #[inline(always)]
     fn nic(&mut self, h: u32) -> (&mut Nic, &mut Wakeups) {
-        let host = &mut self.hosts.nodes[h as usize];
+        let host = &mut self.hosts().nodes[h as usize];
         (&mut host.nic, &mut host.wakeups)
     }
 
     /// Into the arena, onto the host's port.
     #[inline(always)]
     fn send(&mut self, now: Time, h: u32, pkt: Packet) {
-        let hdr = self.core.arena.alloc(pkt);
-        self.core.counters.injected_packets += 1;
-        self.core.counters.injected_bytes += pkt.wire as u64;
+        let hdr = self.core().arena.alloc(pkt);
+        self.core().counters.injected_packets += 1;
+        self.core().counters.injected_bytes += pkt.wire as u64;
         // The hooks read the packet back from the arena: only `hdr` stays
         // live across the test.
-        if self.hosts.host_hooks {
+        if self.hosts().host_hooks {
             self.sent_hooks(now, h, hdr);
         }
         self.transmit(now, h, Frame::Packet(hdr));
@@ -53,7 +53,7 @@ impl Io for AtHost<'_> {
     /// Kicks the host's port (which may send a PFC frame first).
     #[inline(always)]
     fn ready(&mut self, now: Time, h: u32) {
-        let p = self.hosts.nodes[h as usize].port;
+        let p = self.hosts().nodes[h as usize].port;
         self.kick(now, p);
     }
 
@@ -63,7 +63,7 @@ impl Io for AtHost<'_> {
             Wake::Transmit => Ev::NicWake(h),
             Wake::Timer => Ev::Timer(h),
         };
-        self.core.schedule(at, ev);
+        self.core().schedule(at, ev);
     }
 
     #[inline(always)]
@@ -72,16 +72,17 @@ impl Io for AtHost<'_> {
     }
 }
 
-impl AtHost<'_> {
+impl AtHost {
     /// Starts the next transmission on host `h`'s idle port `p`, if there
     /// is one: a control frame first, then what the NIC sends (the
     /// classes paused by the switch aside).
     pub(crate) fn kick(&mut self, now: Time, p: u32) {
-        let port = &mut self.links.ports[p as usize];
+        let (_, links, core, _) = self.parts();
+        let port = &mut links.ports[p as usize];
         if now < port.busy_until {
             if port.tx_end == TxEnd::None {
                 let at = port.busy_until;
-                self.core.schedule_end(port, p, at);
+                core.schedule_end(port, p, at);
             }
             return;
         }
@@ -99,9 +100,10 @@ impl AtHost<'_> {
     /// Serialises a frame on host `h`'s port.
     #[inline(always)]
     fn transmit(&mut self, now: Time, h: u32, frame: Frame) {
-        let host = &self.hosts.nodes[h as usize];
+        let (hosts, links, core, _) = self.parts();
+        let host = &hosts.nodes[h as usize];
         let (p, poll) = (host.port, host.nic.may_transmit());
-        self.links.transmit(self.core, now, p, frame, poll);
+        links.transmit(core, now, p, frame, poll);
     }
 
     /// A frame off port `p`'s wire reaches host `h`: a packet is
@@ -112,9 +114,9 @@ impl AtHost<'_> {
         // A host reads the packet and then its QP, last touched long ago.
         // The packets arriving in the window were asked for a group ago
         // (`prefetch_packets`); through the next one, ask for its QP.
-        if let Some(Frame::Packet(h1)) = self.links.next_frame(p) {
-            if let Some(qp) = self.core.arena.dst_qp(h1.idx) {
-                self.hosts.nodes[h as usize].nic.prefetch_qp(qp);
+        if let Some(Frame::Packet(h1)) = self.links().next_frame(p) {
+            if let Some(qp) = self.core().arena.dst_qp(h1.idx) {
+                self.hosts().nodes[h as usize].nic.prefetch_qp(qp);
             }
         }
         match a.frame {
@@ -133,8 +135,8 @@ impl AtHost<'_> {
     #[inline(always)]
     pub(crate) fn land(&mut self, now: Time, h: u32, up: bool, hdr: Hdr) {
         if !up {
-            self.core.counters.drop(DropReason::LinkDown, hdr.wire());
-            self.core.arena.free(hdr.idx);
+            self.core().counters.drop(DropReason::LinkDown, hdr.wire());
+            self.core().arena.free(hdr.idx);
             return;
         }
         self.deliver(now, h, hdr);
@@ -144,10 +146,10 @@ impl AtHost<'_> {
     #[inline(always)]
     fn arrive_pfc(&mut self, now: Time, p: u32, h: u32, class: u8, pause: bool) {
         let rx = p ^ 1;
-        if self.observe.capturing {
+        if self.observe().capturing {
             self.capture_pfc(now, h, p, class, pause);
         }
-        if self.links.ports[rx as usize].apply_pfc(now, class, pause) {
+        if self.links().ports[rx as usize].apply_pfc(now, class, pause) {
             self.kick(now, rx);
         }
     }
@@ -155,19 +157,19 @@ impl AtHost<'_> {
     /// A packet reaches host `h`: out of the arena, into the NIC.
     #[inline(always)]
     pub(crate) fn deliver(&mut self, now: Time, h: u32, hdr: Hdr) {
-        let mut pkt = self.core.arena.get(&hdr);
+        let mut pkt = self.core().arena.get(&hdr);
         pkt.ce = hdr.ce();
-        if self.hosts.host_hooks {
+        if self.hosts().host_hooks {
             self.received_hooks(now, h, &pkt, hdr.idx);
         }
-        self.core.arena.free(hdr.idx);
-        self.core.counters.delivered_packets += 1;
-        self.core.counters.delivered_bytes += pkt.wire as u64;
+        self.core().arena.free(hdr.idx);
+        self.core().counters.delivered_packets += 1;
+        self.core().counters.delivered_bytes += pkt.wire as u64;
         if pkt.is_data() {
-            self.core.counters.delivered_payload_bytes += pkt.payload as u64;
-            if !self.hosts.flows.rx_bytes.is_empty() {
-                if let Some(f) = self.hosts.flow_of_qp(h, pkt.dst_qp) {
-                    self.hosts.flows.rx_bytes[f as usize] += pkt.payload as u64;
+            self.core().counters.delivered_payload_bytes += pkt.payload as u64;
+            if !self.hosts().flows.rx_bytes.is_empty() {
+                if let Some(f) = self.hosts().flow_of_qp(h, pkt.dst_qp) {
+                    self.hosts().flows.rx_bytes[f as usize] += pkt.payload as u64;
                 }
             }
         }
@@ -179,13 +181,13 @@ impl AtHost<'_> {
     #[inline(never)]
     #[cold]
     fn sent_hooks(&mut self, now: Time, h: u32, hdr: Hdr) {
-        if self.observe.capturing {
+        if self.observe().capturing {
             self.capture_sent(now, h, hdr);
         }
-        if self.core.arena.int_multi() != 0 {
-            let pkt = self.core.arena.get(&hdr);
-            if let Some(int) = self.hosts.nodes[h as usize].nic.int_sent(&pkt) {
-                self.core.arena.set_int(hdr.idx, int);
+        if self.core().arena.int_multi() != 0 {
+            let pkt = self.core().arena.get(&hdr);
+            if let Some(int) = self.hosts().nodes[h as usize].nic.int_sent(&pkt) {
+                self.core().arena.set_int(hdr.idx, int);
             }
         }
     }
@@ -195,12 +197,12 @@ impl AtHost<'_> {
     #[inline(never)]
     #[cold]
     fn received_hooks(&mut self, now: Time, h: u32, pkt: &Packet, idx: u32) {
-        if self.observe.capturing {
+        if self.observe().capturing {
             self.capture_received(now, h, pkt);
         }
-        if self.core.arena.int_multi() != 0 {
-            let int = self.core.arena.int_of(idx);
-            self.hosts.nodes[h as usize].nic.int_received(pkt, int);
+        if self.core().arena.int_multi() != 0 {
+            let int = self.core().arena.int_of(idx);
+            self.hosts().nodes[h as usize].nic.int_received(pkt, int);
         }
     }
 
@@ -216,7 +218,7 @@ impl AtHost<'_> {
     /// (`app/`), else the NIC's, which it runs as an input of its own.
     #[inline(always)]
     pub(crate) fn host_timer(&mut self, now: Time, h: u32) {
-        if self.hosts.nodes[h as usize].app_timers.due(now) {
+        if self.hosts().nodes[h as usize].app_timers.due(now) {
             self.app_timer(now, h);
         } else {
             driver::timer(self, now, h);

@@ -4,9 +4,11 @@
 //! nothing else.
 
 pub mod app;
+mod at;
 mod driver;
 pub mod flows;
 
+pub(crate) use at::AtHost;
 use app::{AppTimers, QpOwner};
 
 use transport::driver::Wakeups;
@@ -23,33 +25,10 @@ pub(crate) struct Hosts {
     /// telemetry echo): the one flag the hosts' send and receive paths
     /// test (`driver.rs`).
     pub host_hooks: bool,
+    /// The run's seed (the applications' source ports, `app::sport_of`).
+    pub seed: u64,
 }
 
-/// What a host's driver and applications borrow while a host's events
-/// run: the hosts, the links (its port and the wire it puts frames on),
-/// the event core, the capture and the configuration; never a switch.
-pub(crate) struct AtHost<'a> {
-    pub hosts: &'a mut Hosts,
-    pub links: &'a mut crate::link::Links,
-    pub core: &'a mut crate::net::core::Core,
-    pub observe: &'a mut crate::observe::Observe,
-    pub cfg: &'a crate::config::FabricConfig,
-}
-
-impl AtHost<'_> {
-    /// The same borrows, for a call that hands them on (an application's
-    /// context).
-    #[inline(always)]
-    pub(crate) fn reborrow(&mut self) -> AtHost<'_> {
-        AtHost {
-            hosts: self.hosts,
-            links: self.links,
-            core: self.core,
-            observe: self.observe,
-            cfg: self.cfg,
-        }
-    }
-}
 
 /// One host: its node, its one port, its NIC.
 pub(crate) struct Host {

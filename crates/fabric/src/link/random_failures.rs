@@ -131,19 +131,20 @@ impl Links {
     }
 }
 
-impl AtSwitch<'_> {
+impl AtSwitch {
     /// A packet the MMU buffered at switch `s`, dropped with its failed
     /// port: the buffer released (a RESUME upstream if due), the drop
     /// counted and its flow noted.
     pub(crate) fn drop_drained(&mut self, now: Time, s: u32, class: usize, hdr: Hdr) {
-        let sw = &mut self.sw.nodes[s as usize];
+        let sw = &mut self.sw().nodes[s as usize];
         let in_local = hdr.in_port as usize;
         if sw.mmu.release(in_local, class, hdr.wire() as u64) {
             let in_port = sw.ports[in_local];
             self.send_pfc(now, in_port, class as u8, false);
         }
-        self.core.counters.drop(DropReason::LinkDown, hdr.wire());
-        self.links.note_hit(&self.core.arena, hdr);
-        self.core.arena.free(hdr.idx);
+        self.core().counters.drop(DropReason::LinkDown, hdr.wire());
+        let (_, links, core) = self.parts();
+        links.note_hit(&core.arena, hdr);
+        self.core().arena.free(hdr.idx);
     }
 }

@@ -239,7 +239,7 @@ impl Network {
         let per_peer = cfg.qp_sharing == QpSharing::PerPeer;
         let defer_ends = !matches!(discipline, Discipline::Voq(_));
         let queues = Queues::new(ports.len(), discipline);
-        let pfc_frame_bytes = cfg.pfc_frame_bytes;
+        let (pfc_frame_bytes, seed) = (cfg.pfc_frame_bytes, cfg.seed);
         let mut net = Network {
             cfg,
             topo,
@@ -286,6 +286,7 @@ impl Network {
                 flows: Flows::new(per_peer),
                 apps: Apps::default(),
                 host_hooks: int_multi != 0,
+                seed,
             },
             observe: Observe {
                 sampling: None,

@@ -200,26 +200,15 @@ impl Network {
         }
     }
 
-    /// A switch's pipeline's borrows.
+    /// A switch's pipeline's view.
     #[inline(always)]
-    pub(crate) fn at_switch(&mut self) -> AtSwitch<'_> {
-        AtSwitch {
-            sw: &mut self.sw,
-            links: &mut self.links,
-            core: &mut self.core,
-            cfg: &self.cfg,
-        }
+    pub(crate) fn at_switch(&mut self) -> &mut AtSwitch {
+        AtSwitch::of(self)
     }
 
-    /// A host's pipeline's borrows.
+    /// A host's pipeline's view.
     #[inline(always)]
-    pub(crate) fn at_host(&mut self) -> AtHost<'_> {
-        AtHost {
-            hosts: &mut self.hosts,
-            links: &mut self.links,
-            core: &mut self.core,
-            observe: &mut self.observe,
-            cfg: &self.cfg,
-        }
+    pub(crate) fn at_host(&mut self) -> &mut AtHost {
+        AtHost::of(self)
     }
 }

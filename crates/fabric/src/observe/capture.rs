@@ -72,11 +72,11 @@ impl Observe {
     }
 }
 
-impl AtHost<'_> {
+impl AtHost {
     #[inline(never)]
     #[cold]
     pub(crate) fn capture_sent(&mut self, now: Time, h: u32, hdr: Hdr) {
-        let pkt = self.core.arena.get(&hdr);
+        let pkt = self.core().arena.get(&hdr);
         self.capture_packet(now, h, &pkt, true);
     }
 
@@ -90,9 +90,9 @@ impl AtHost<'_> {
     /// Host `h` sends (`tx`) or receives `pkt` at `now`.
     fn capture_packet(&mut self, now: Time, h: u32, pkt: &Packet, tx: bool) {
         let flow = self
-            .hosts
+            .hosts()
             .flow_of_qp(h, if tx { pkt.src_qp } else { pkt.dst_qp });
-        let Some(c) = self.observe.capture.as_deref_mut() else {
+        let Some(c) = self.observe().capture.as_deref_mut() else {
             return;
         };
         if !c.flows.is_empty() && !flow.is_some_and(|f| c.flows[f as usize]) {
@@ -104,7 +104,7 @@ impl AtHost<'_> {
         }
         c.frame.clear();
         match transport::frame::encode_sim(pkt, &c.zeros[..n], &mut c.frame) {
-            Ok(()) => self.observe.capturing = c.record(now),
+            Ok(()) => self.observe().capturing = c.record(now),
             Err(_) => c.unencodable += 1,
         }
     }
@@ -114,7 +114,7 @@ impl AtHost<'_> {
     #[inline(never)]
     #[cold]
     pub(crate) fn capture_pfc(&mut self, now: Time, h: u32, from: u32, class: u8, pause: bool) {
-        let Some(c) = self.observe.capture.as_deref_mut() else {
+        let Some(c) = self.observe().capture.as_deref_mut() else {
             return;
         };
         if !c.hosts[h as usize] {
@@ -127,6 +127,6 @@ impl AtHost<'_> {
         quanta[usize::from(class & 7)] = if pause { PAUSE_QUANTA } else { 0 };
         c.frame.clear();
         PauseFrame::new([0x02, 0x00, 0x0b, a, b, d], 1 << (class & 7), quanta).emit(&mut c.frame);
-        self.observe.capturing = c.record(now);
+        self.observe().capturing = c.record(now);
     }
 }

@@ -25,13 +25,13 @@ use crate::switch::Refused;
 use crate::switch::{AtSwitch, Switches};
 use engine::Time;
 
-impl AtSwitch<'_> {
+impl AtSwitch {
     /// Deflects, or drops (counted), the packets refused during the event
     /// just run, at its time `now`.
     #[cold]
     #[inline(never)]
     pub(crate) fn deflect_refused(&mut self, now: Time) {
-        let mut refused = std::mem::take(&mut self.sw.deflector.refused);
+        let mut refused = std::mem::take(&mut self.sw().deflector.refused);
         for &r in &refused {
             let deflectable = r.refusal != Refusal::HeadroomOverflow;
             if deflectable && self.deflect(now, r) {
@@ -42,11 +42,11 @@ impl AtSwitch<'_> {
                 Refusal::BufferFull => DropReason::BufferFull,
                 Refusal::EgressThreshold => DropReason::EgressThreshold,
             };
-            self.core.counters.drop(reason, r.hdr.wire());
-            self.core.arena.free(r.hdr.idx);
+            self.core().counters.drop(reason, r.hdr.wire());
+            self.core().arena.free(r.hdr.idx);
         }
         refused.clear();
-        self.sw.deflector.refused = refused;
+        self.sw().deflector.refused = refused;
     }
 
     /// Sends refused packet `r` out another port of its switch with room;
@@ -59,10 +59,10 @@ impl AtSwitch<'_> {
             hdr,
             ..
         } = r;
-        let p = self.core.arena.get(&hdr);
+        let p = self.core().arena.get(&hdr);
         let id = (p.src, p.src_qp, p.psn, p.sent_at);
         let slot = hdr.idx as usize;
-        let d = &mut self.sw.deflector;
+        let d = &mut self.sw().deflector;
         if d.counts.len() <= slot {
             d.counts.resize(slot + 1, Default::default());
         }
@@ -75,12 +75,13 @@ impl AtSwitch<'_> {
             return false;
         }
         let (class, size) = (hdr.class(), hdr.wire() as u64);
-        let sw = &self.sw.nodes[s as usize];
+        let (sws, links, _) = self.parts();
+        let sw = &sws.nodes[s as usize];
         // Reservoir sampling over the ports with room: uniform, one pass.
         let mut chosen = None;
         let mut seen = 0;
         for (local, &q) in sw.ports.iter().enumerate() {
-            let port = &self.links.ports[q as usize];
+            let port = &links.ports[q as usize];
             let allowed = local != in_local as usize
                 && q != out
                 && port.up
@@ -88,9 +89,9 @@ impl AtSwitch<'_> {
                     End::Host(h) => h == hdr.dst,
                     End::Switch(..) => true,
                 };
-            if allowed && sw.mmu.lossy_room(size, self.sw.queues.bytes(q, class)) {
+            if allowed && sw.mmu.lossy_room(size, sws.queues.bytes(q, class)) {
                 seen += 1;
-                if self.sw.deflector.rngs[s as usize].below(seen) == 0 {
+                if sws.deflector.rngs[s as usize].below(seen) == 0 {
                     chosen = Some(q);
                 }
             }
@@ -98,18 +99,18 @@ impl AtSwitch<'_> {
         let Some(q) = chosen else {
             return false;
         };
-        let queued = self.sw.queues.bytes(q, class);
-        let admitted = self.sw.nodes[s as usize]
+        let queued = self.sw().queues.bytes(q, class);
+        let admitted = self.sw().nodes[s as usize]
             .mmu
             .admit(in_local as usize, class, size, || queued);
         debug_assert!(admitted.is_ok(), "lossy_room said yes");
-        let d = &mut self.sw.deflector;
+        let d = &mut self.sw().deflector;
         d.counts[slot] = (id, times + 1);
         d.most = d.most.max(times + 1);
-        self.core.counters.deflected += 1;
+        self.core().counters.deflected += 1;
         // It came off the wire of its ingress port's partner (a lossy
         // switch is never calm, so this catches up nothing).
-        let in_port = self.sw.nodes[s as usize].ports[in_local as usize];
+        let in_port = self.sw().nodes[s as usize].ports[in_local as usize];
         self.enqueue::<true>(now, q, s, hdr, (now, Ev::Arrive(in_port ^ 1)));
         true
     }

@@ -21,21 +21,21 @@ use crate::switch::queues::Drained;
 use crate::switch::{int, AtSwitch};
 use engine::Time;
 
-impl AtSwitch<'_> {
+impl AtSwitch {
     /// Starts the next transmission on the switch's idle port `p`, if
     /// there is one.
     pub(crate) fn kick(&mut self, now: Time, p: u32) {
-        let port = &mut self.links.ports[p as usize];
+        let (_, links, core) = self.parts();
+        let port = &mut links.ports[p as usize];
         if now < port.busy_until {
             if port.tx_end == TxEnd::None {
                 let at = port.busy_until;
-                self.core.schedule_end(port, p, at);
+                core.schedule_end(port, p, at);
             }
             return;
         }
         if let Some(ctrl) = port.ctrl_out.pop_front() {
-            self.links
-                .transmit(self.core, now, p, Frame::Control(ctrl), false);
+            links.transmit(core, now, p, Frame::Control(ctrl), false);
             return;
         }
         match port.owner {
@@ -50,15 +50,15 @@ impl AtSwitch<'_> {
     /// measured 0.2% fewer instructions per hop with it marked so.
     #[cold]
     pub(crate) fn send_pfc(&mut self, now: Time, p: u32, class: u8, pause: bool) {
-        debug_assert!(!self.core.calm, "a calm switch sends no PAUSE or RESUME");
-        let port = &mut self.links.ports[p as usize];
+        debug_assert!(!self.core().calm, "a calm switch sends no PAUSE or RESUME");
+        let port = &mut self.links().ports[p as usize];
         port.ctrl_out.push_back(Ctrl::pfc(class, pause));
         if pause {
             port.pause_sent += 1;
-            self.core.counters.pause_frames += 1;
+            self.core().counters.pause_frames += 1;
         } else {
             port.resume_sent += 1;
-            self.core.counters.resume_frames += 1;
+            self.core().counters.resume_frames += 1;
         }
         self.kick(now, p);
     }
@@ -68,12 +68,12 @@ impl AtSwitch<'_> {
     #[inline(never)]
     pub(crate) fn finish_deferred(&mut self, s: u32) {
         // Anything at the window's end comes after every end due in it.
-        let end = (self.core.window_end, Ev::NicWake(0));
-        for k in 0..self.sw.nodes[s as usize].ports.len() {
-            let p = self.sw.nodes[s as usize].ports[k];
+        let end = (self.core().window_end, Ev::NicWake(0));
+        for k in 0..self.sw().nodes[s as usize].ports.len() {
+            let p = self.sw().nodes[s as usize].ports[k];
             self.catch_up(p, end);
         }
-        self.core.calm = false;
+        self.core().calm = false;
     }
 
     /// Runs port `p`'s deferred transmission ends due before event `ev`
@@ -82,15 +82,15 @@ impl AtSwitch<'_> {
     /// as it runs before anything reads or changes its port.
     #[inline(always)]
     pub(crate) fn catch_up(&mut self, p: u32, ev: (Time, Ev)) {
-        while self.links.ports[p as usize].tx_end == TxEnd::Deferred {
-            let at = self.links.ports[p as usize].busy_until;
+        while self.links().ports[p as usize].tx_end == TxEnd::Deferred {
+            let at = self.links().ports[p as usize].busy_until;
             if !precedes(&(at, Ev::TxDone(p)), &ev) {
                 break;
             }
-            self.links.ports[p as usize].tx_end = TxEnd::None;
-            self.core.counters.events += 1;
-            self.core.deferred_ends += 1;
-            self.core.deferred_latest = self.core.deferred_latest.max(at);
+            self.links().ports[p as usize].tx_end = TxEnd::None;
+            self.core().counters.events += 1;
+            self.core().deferred_ends += 1;
+            self.core().deferred_latest = self.core().deferred_latest.max(at);
             self.kick(at, p);
         }
     }
@@ -99,11 +99,12 @@ impl AtSwitch<'_> {
     /// has one it may send.
     #[inline(always)]
     pub(crate) fn send_next(&mut self, now: Time, p: u32, s: u32) {
-        let port = &mut self.links.ports[p as usize];
+        let (sw, links, _) = self.parts();
+        let port = &mut links.ports[p as usize];
         let Some(class) = port.eligible_class() else {
             return;
         };
-        match self.sw.queues.pop(port, p, class) {
+        match sw.queues.pop(port, p, class) {
             Some((hdr, qlen)) => self.depart(now, p, s, hdr, qlen),
             // A backlogged class with an empty ring: the class SRPT or the
             // VOQ model holds outside the rings (tested only here, off the
@@ -115,21 +116,19 @@ impl AtSwitch<'_> {
     /// `send_next` of the class the discipline holds.
     #[inline(never)]
     fn send_held(&mut self, now: Time, p: u32, s: u32) {
-        let (mut hdr, qlen) = self
-            .sw
-            .queues
-            .pop_held(&mut self.links.ports[p as usize], p);
-        if self.sw.queues.admits_class == self.sw.queues.held_class {
+        let (sw, links, core) = self.parts();
+        let (mut hdr, qlen) = sw.queues.pop_held(&mut links.ports[p as usize], p);
+        if sw.queues.admits_class == sw.queues.held_class {
             // The VOQ model: no MMU buffer to release.
-            let marker = &mut self.sw.markers[p as usize];
+            let marker = &mut sw.markers[p as usize];
             if marker.mark(&mut hdr, qlen) {
-                self.core.counters.ecn_marked += 1;
+                core.counters.ecn_marked += 1;
             }
             if marker.stamps_int {
                 self.stamp(now, p, hdr);
             }
-            self.links
-                .transmit(self.core, now, p, Frame::Packet(hdr), false);
+            let (_, links, core) = self.parts();
+            links.transmit(core, now, p, Frame::Packet(hdr), false);
             self.voq_fill(now, p);
         } else {
             self.depart(now, p, s, hdr, qlen);
@@ -146,20 +145,21 @@ impl AtSwitch<'_> {
     pub(crate) fn depart(&mut self, now: Time, p: u32, s: u32, mut hdr: Hdr, qlen: u64) {
         let (class, wire) = (hdr.class(), hdr.wire());
         let in_local = hdr.in_port as usize;
-        let marker = &mut self.sw.markers[p as usize];
+        let (sw, _, core) = self.parts();
+        let marker = &mut sw.markers[p as usize];
         if marker.mark(&mut hdr, qlen) {
-            self.core.counters.ecn_marked += 1;
+            core.counters.ecn_marked += 1;
         }
         if marker.stamps_int {
             self.stamp(now, p, hdr);
         }
-        let sw = &mut self.sw.nodes[s as usize];
+        let sw = &mut self.sw().nodes[s as usize];
         if sw.mmu.release(in_local, class, wire as u64) {
             let in_port = sw.ports[in_local];
             self.send_pfc(now, in_port, class as u8, false);
         }
-        self.links
-            .transmit(self.core, now, p, Frame::Packet(hdr), false);
+        let (_, links, core) = self.parts();
+        links.transmit(core, now, p, Frame::Packet(hdr), false);
     }
 
     /// HPCC's hop record on a data packet about to leave port `p` (not
@@ -167,10 +167,11 @@ impl AtSwitch<'_> {
     #[cold]
     #[inline(never)]
     fn stamp(&mut self, now: Time, p: u32, hdr: Hdr) {
-        let port = &self.links.ports[p as usize];
+        let (sw, links, core) = self.parts();
+        let port = &links.ports[p as usize];
         if hdr.is_data() && port.up {
-            let queued = self.sw.queues.queued_bytes(p);
-            int::stamp(&mut self.core.arena, port, queued, now, hdr);
+            let queued = sw.queues.queued_bytes(p);
+            int::stamp(&mut core.arena, port, queued, now, hdr);
         }
     }
 
@@ -180,10 +181,14 @@ impl AtSwitch<'_> {
     #[cold]
     #[inline(never)]
     pub(crate) fn drop_queued(&mut self, now: Time, p: u32) {
-        let End::Switch(s, _) = self.links.ports[p as usize].owner else {
+        let End::Switch(s, _) = self.links().ports[p as usize].owner else {
             return;
         };
-        while let Some(d) = self.sw.queues.drain(&mut self.links.ports[p as usize], p) {
+        loop {
+            let (sw, links, _) = self.parts();
+            let Some(d) = sw.queues.drain(&mut links.ports[p as usize], p) else {
+                break;
+            };
             match d {
                 Drained::Buffered(class, hdr) => self.drop_drained(now, s, class, hdr),
                 Drained::Output(hdr) => self.drop_link_down(hdr),
@@ -197,7 +202,7 @@ impl AtSwitch<'_> {
 
     /// Counts `hdr` dropped with its link and frees it.
     fn drop_link_down(&mut self, hdr: Hdr) {
-        self.core.counters.drop(DropReason::LinkDown, hdr.wire());
-        self.core.arena.free(hdr.idx);
+        self.core().counters.drop(DropReason::LinkDown, hdr.wire());
+        self.core().arena.free(hdr.idx);
     }
 }

@@ -22,7 +22,7 @@ use crate::switch::AtSwitch;
 use crate::switch::Refused;
 use engine::Time;
 
-impl AtSwitch<'_> {
+impl AtSwitch {
     /// A frame off port `p`'s wire reaches switch `s` at its port `p ^ 1`
     /// (its `in_local`th): a control frame is applied (PFC) or handed to
     /// RCM (`rcm/`), a packet is forwarded, or dropped if the link went
@@ -59,8 +59,8 @@ impl AtSwitch<'_> {
         hdr: Hdr,
     ) {
         if !up {
-            self.core.counters.drop(DropReason::LinkDown, hdr.wire());
-            self.core.arena.free(hdr.idx);
+            self.core().counters.drop(DropReason::LinkDown, hdr.wire());
+            self.core().arena.free(hdr.idx);
             return;
         }
         self.forward::<HOOKS>(now, s, p ^ 1, in_local, hdr);
@@ -75,10 +75,10 @@ impl AtSwitch<'_> {
     #[inline(always)]
     fn arrive_pfc(&mut self, now: Time, p: u32, class: u8, pause: bool) {
         let rx = p ^ 1;
-        if self.core.calm {
+        if self.core().calm {
             self.catch_up(rx, (now, Ev::Arrive(p)));
         }
-        if self.links.ports[rx as usize].apply_pfc(now, class, pause) {
+        if self.links().ports[rx as usize].apply_pfc(now, class, pause) {
             self.kick(now, rx);
         }
     }
@@ -102,38 +102,37 @@ impl AtSwitch<'_> {
         if HOOKS && self.lb_at_tor(now, s, in_port, hdr) {
             return;
         }
-        let hops = self.sw.routes.hops(s, hdr.flow, hdr.dst, hdr.idx, in_port);
+        let (sw, links, core) = self.parts();
+        let hops = sw.routes.hops(s, hdr.flow, hdr.dst, hdr.idx, in_port);
         let out = match hops.len() {
             0 => {
-                self.core.counters.drop(DropReason::NoRoute, hdr.wire());
-                self.core.arena.free(hdr.idx);
+                core.counters.drop(DropReason::NoRoute, hdr.wire());
+                core.arena.free(hdr.idx);
                 return;
             }
             1 => hops[0],
             // ECMP inlined; the others one call away, the header by value
             // (a reference would keep it out of registers in the whole
             // inlined hop).
-            _ => match &mut self.sw.lb {
+            _ => match &mut sw.lb {
                 Balancer::Ecmp(e) => e.pick(s, &hdr, hops),
-                lb if !(self.core.calm && lb.reads_queues()) => lb.pick(
-                    s,
-                    hdr,
-                    hops,
-                    Sight::new(&self.links.ports, &self.sw.queues, now),
-                ),
+                lb if !(core.calm && lb.reads_queues()) => {
+                    lb.pick(s, hdr, hops, Sight::new(&links.ports, &sw.queues, now))
+                }
                 _ => self.pick_on_queues(s, hdr, in_port, now),
             },
         };
         // A discipline that admits its class itself (the VOQ model) takes
         // it.
-        if HOOKS && hdr.class() == self.sw.queues.admits_class {
+        if HOOKS && hdr.class() == self.sw().queues.admits_class {
             self.forward_voq(now, s, in_port, out, hdr);
             return;
         }
         if self.admit::<HOOKS>(now, s, in_port, out, hdr) {
             if HOOKS {
-                let sight = Sight::new(&self.links.ports, &self.sw.queues, now);
-                self.sw.lb.hop(s, in_port, out, hdr, sight);
+                let (sw, links, _) = self.parts();
+                let sight = Sight::new(&links.ports, &sw.queues, now);
+                sw.lb.hop(s, in_port, out, hdr, sight);
             }
             // The packet came off the wire of `in_port`'s partner.
             self.enqueue::<HOOKS>(now, out, s, hdr, (now, Ev::Arrive(in_port ^ 1)));
@@ -154,9 +153,10 @@ impl AtSwitch<'_> {
         hdr: Hdr,
     ) -> bool {
         let class = hdr.class();
-        let queues = &self.sw.queues;
+        let sw = self.sw();
+        let queues = &sw.queues;
         let queued = || queues.bytes(out, class);
-        match self.sw.nodes[s as usize].mmu.admit(
+        match sw.nodes[s as usize].mmu.admit(
             hdr.in_port as usize,
             class,
             hdr.wire() as u64,
@@ -164,7 +164,7 @@ impl AtSwitch<'_> {
         ) {
             // DIBS: recorded, deflected or dropped after the event
             // (`deflect.rs`).
-            Err(refusal) if HOOKS && self.sw.deflector.on => {
+            Err(refusal) if HOOKS && self.sw().deflector.on => {
                 let r = Refused {
                     s,
                     in_local: hdr.in_port as u16,
@@ -172,7 +172,7 @@ impl AtSwitch<'_> {
                     hdr,
                     refusal,
                 };
-                self.sw.deflector.refused.push(r);
+                self.sw().deflector.refused.push(r);
                 false
             }
             Err(r) => {
@@ -181,8 +181,8 @@ impl AtSwitch<'_> {
                     Refusal::BufferFull => DropReason::BufferFull,
                     Refusal::EgressThreshold => DropReason::EgressThreshold,
                 };
-                self.core.counters.drop(reason, hdr.wire());
-                self.core.arena.free(hdr.idx);
+                self.core().counters.drop(reason, hdr.wire());
+                self.core().arena.free(hdr.idx);
                 false
             }
             Ok(a) => {
@@ -206,7 +206,7 @@ impl AtSwitch<'_> {
         hdr: Hdr,
         ev: (Time, Ev),
     ) {
-        if self.core.calm {
+        if self.core().calm {
             self.catch_up(out, ev);
         }
         // A packet the idle port would take at once skips its queue:
@@ -214,14 +214,13 @@ impl AtSwitch<'_> {
         // (in a large run, the queue's tail slot is the costliest
         // load of a hop).
         let class = hdr.class();
-        if self.links.ports[out as usize].takes_at_once(now, class) {
+        if self.links().ports[out as usize].takes_at_once(now, class) {
             // Its class's queue is empty.
             self.depart(now, out, s, hdr, 0);
         } else {
-            let port = &mut self.links.ports[out as usize];
-            self.sw
-                .queues
-                .push::<HOOKS>(port, out, hdr, &self.core.arena);
+            let (sw, links, core) = self.parts();
+            let port = &mut links.ports[out as usize];
+            sw.queues.push::<HOOKS>(port, out, hdr, &core.arena);
             self.kick(now, out);
         }
     }
@@ -236,16 +235,13 @@ impl AtSwitch<'_> {
         // The packet came off the wire of `in_port`'s partner.
         let ev = (now, Ev::Arrive(in_port ^ 1));
         let (flow, dst, idx) = (hdr.flow, hdr.dst, hdr.idx);
-        for i in 0..self.sw.routes.hops(s, flow, dst, idx, in_port).len() {
-            let p = self.sw.routes.hops(s, flow, dst, idx, in_port)[i];
+        for i in 0..self.sw().routes.hops(s, flow, dst, idx, in_port).len() {
+            let p = self.sw().routes.hops(s, flow, dst, idx, in_port)[i];
             self.catch_up(p, ev);
         }
-        let hops = self.sw.routes.hops(s, flow, dst, idx, in_port);
-        self.sw.lb.pick(
-            s,
-            hdr,
-            hops,
-            Sight::new(&self.links.ports, &self.sw.queues, now),
-        )
+        let (sw, links, _) = self.parts();
+        let hops = sw.routes.hops(s, flow, dst, idx, in_port);
+        sw.lb
+            .pick(s, hdr, hops, Sight::new(&links.ports, &sw.queues, now))
     }
 }

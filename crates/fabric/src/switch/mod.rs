@@ -8,6 +8,7 @@
 //! the deflection setting and deflection's state (the scheduling setting
 //! is the queues'); it touches nothing else. See docs/extending.md, "Adding a switch feature".
 
+mod at;
 mod budget;
 mod deflect;
 mod egress;
@@ -22,6 +23,7 @@ pub mod rcm;
 use crate::net::arena::Hdr;
 use engine::{Rng, StreamKind, Time};
 use mmu::{Mmu, Refusal};
+pub(crate) use at::AtSwitch;
 pub use queues::{Scheduling, SrptDequeue};
 
 /// The switches and what their pipelines keep by port or fabric-wide.
@@ -48,15 +50,6 @@ pub(crate) struct Switches {
     pub hooks: bool,
 }
 
-/// What a switch's pipeline borrows while a switch's events run: the
-/// switches, the links (its ports and the wires it puts frames on), the
-/// event core and the configuration; never a host.
-pub(crate) struct AtSwitch<'a> {
-    pub sw: &'a mut Switches,
-    pub links: &'a mut crate::link::Links,
-    pub core: &'a mut crate::net::core::Core,
-    pub cfg: &'a crate::config::FabricConfig,
-}
 
 /// What a lossy switch does with a packet its egress queue or buffer
 /// refuses.

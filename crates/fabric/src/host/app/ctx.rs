@@ -17,7 +17,7 @@ use transport::{Completion, Nic, QpConfig, QpError, QpId, SendOptions, WorkReque
 /// [`Scope`]. Acting outside it (posting at another host from a
 /// completion, say) is a bug of the application and panics.
 pub struct HostCtx<'a> {
-    at: AtHost<'a>,
+    at: &'a mut AtHost,
     app: AppId,
     scope: Scope,
     now: Time,
@@ -32,19 +32,19 @@ impl HostCtx<'_> {
     }
 
     pub fn host_count(&self) -> u32 {
-        self.at.hosts.nodes.len() as u32
+        self.at.read_hosts().nodes.len() as u32
     }
 
     /// Host `h`'s NIC (its configuration, statistics, QPs), read only.
     pub fn nic(&self, h: u32) -> &Nic {
-        &self.at.hosts.nodes[h as usize].nic
+        &self.at.read_hosts().nodes[h as usize].nic
     }
 
     /// A UDP source port drawn from the run's seed for `key` (the flows
     /// use their id): in 49152..65536, so that QPs spread over ECMP's
     /// paths as the seed says.
     pub fn sport(&self, key: u64) -> u16 {
-        sport_of(self.at.cfg.seed, key)
+        sport_of(self.at.read_hosts().seed, key)
     }
 
     fn check(&self, h: u32, what: &str) {
@@ -74,9 +74,9 @@ impl HostCtx<'_> {
             app: self.app,
             tag: spec.tag,
         };
-        let b_qp = self.at.hosts.nodes[b as usize].qp_owner.len() as QpId;
+        let b_qp = self.at.hosts().nodes[b as usize].qp_owner.len() as QpId;
         let mut create = |host: u32, peer: u32, peer_qp: QpId| {
-            let h = &mut self.at.hosts.nodes[host as usize];
+            let h = &mut self.at.hosts().nodes[host as usize];
             let cfg = QpConfig {
                 peer_host: peer,
                 peer_qp,
@@ -102,12 +102,12 @@ impl HostCtx<'_> {
     /// its own host).
     pub fn destroy_qp(&mut self, h: u32, qp: QpId) -> Result<(), QpError> {
         self.check(h, "destroy_qp");
-        self.at.hosts.nodes[h as usize].nic.destroy_qp(qp)
+        self.at.hosts().nodes[h as usize].nic.destroy_qp(qp)
     }
 
     /// The tag [`QpSpec::tag`] gave host `h`'s QP `qp` (None: no such QP).
     pub fn tag(&self, h: u32, qp: QpId) -> Option<u32> {
-        let o = self.at.hosts.nodes[h as usize].qp_owner.get(qp as usize)?;
+        let o = self.at.read_hosts().nodes[h as usize].qp_owner.get(qp as usize)?;
         Some(o.tag)
     }
 
@@ -121,7 +121,7 @@ impl HostCtx<'_> {
         opts: SendOptions,
     ) -> Result<(), QpError> {
         self.check(h, "post_send");
-        self.at.hosts.nodes[h as usize]
+        self.at.hosts().nodes[h as usize]
             .nic
             .post_send_with(self.now, qp, wr, opts)?;
         if !self.posted.contains(&h) {
@@ -134,7 +134,7 @@ impl HostCtx<'_> {
     /// or a WRITE with immediate).
     pub fn post_recv(&mut self, h: u32, qp: QpId, wr_id: u64, len: u64) -> Result<(), QpError> {
         self.check(h, "post_recv");
-        self.at.hosts.nodes[h as usize]
+        self.at.hosts().nodes[h as usize]
             .nic
             .post_recv(qp, wr_id, len)
     }
@@ -145,10 +145,10 @@ impl HostCtx<'_> {
     pub fn arm(&mut self, h: u32, at: Time, token: u64) {
         self.check(h, "arm");
         let at = at.max(self.now);
-        self.at.hosts.nodes[h as usize]
+        self.at.hosts().nodes[h as usize]
             .app_timers
             .push(at, self.app, token);
-        self.at.core.schedule(at, Ev::Timer(h));
+        self.at.core().schedule(at, Ev::Timer(h));
     }
 
     /// Arms a fabric timer due at `at` (not before now): the application's
@@ -163,7 +163,7 @@ impl HostCtx<'_> {
         );
         let at = at.max(self.now);
         self.at
-            .core
+            .core()
             .globals
             .push(at, Global::AppTimer(self.app, token));
     }
@@ -173,7 +173,7 @@ impl HostCtx<'_> {
     pub fn finish(&mut self) {
         let i = self.app.0 as usize;
         assert!(i > 0, "the flows finish with their last flow");
-        let apps = &mut self.at.hosts.apps;
+        let apps = &mut self.at.hosts().apps;
         if !std::mem::replace(&mut apps.finished[i - 1], true) {
             apps.open -= 1;
             apps.last_finish = apps.last_finish.max(self.now);
@@ -186,7 +186,7 @@ pub(crate) fn sport_of(seed: u64, key: u64) -> u16 {
     49152 + (stream_seed(seed, StreamKind::Host, key) % 16384) as u16
 }
 
-impl AtHost<'_> {
+impl AtHost {
     /// Calls application `app` in `scope` at `now`; then drives the NICs
     /// it posted to, unless the call is inside the drive loop of the one
     /// host it may post to (`drive` false: a completion).
@@ -199,9 +199,9 @@ impl AtHost<'_> {
         call: impl FnOnce(&mut dyn App, &mut HostCtx),
     ) {
         let posted = if app == AppId::FLOWS {
-            let mut flows = std::mem::take(&mut self.hosts.flows);
+            let mut flows = std::mem::take(&mut self.hosts().flows);
             let mut ctx = HostCtx {
-                at: self.reborrow(),
+                at: self,
                 app,
                 scope,
                 now,
@@ -209,15 +209,15 @@ impl AtHost<'_> {
             };
             call(&mut flows, &mut ctx);
             let posted = ctx.posted;
-            self.hosts.flows = flows;
+            self.hosts().flows = flows;
             posted
         } else {
             let i = app.0 as usize - 1;
-            let mut a = self.hosts.apps.list[i]
+            let mut a = self.hosts().apps.list[i]
                 .take()
                 .expect("not called from itself");
             let mut ctx = HostCtx {
-                at: self.reborrow(),
+                at: self,
                 app,
                 scope,
                 now,
@@ -225,7 +225,7 @@ impl AtHost<'_> {
             };
             call(&mut *a, &mut ctx);
             let posted = ctx.posted;
-            self.hosts.apps.list[i] = Some(a);
+            self.hosts().apps.list[i] = Some(a);
             posted
         };
         if drive {
@@ -238,7 +238,7 @@ impl AtHost<'_> {
     /// A completion at host `h`: to the application that owns its QP.
     #[inline]
     pub(crate) fn app_completion(&mut self, now: Time, h: u32, c: Completion) {
-        let Some(&owner) = self.hosts.nodes[h as usize].qp_owner.get(c.qp as usize) else {
+        let Some(&owner) = self.hosts().nodes[h as usize].qp_owner.get(c.qp as usize) else {
             return;
         };
         self.call_app(now, owner.app, Scope::Host(h), false, |a, ctx| {
@@ -250,7 +250,7 @@ impl AtHost<'_> {
     #[inline(never)]
     #[cold]
     pub(crate) fn app_timer(&mut self, now: Time, h: u32) {
-        let Some((at, app, token)) = self.hosts.nodes[h as usize].app_timers.pop() else {
+        let Some((at, app, token)) = self.hosts().nodes[h as usize].app_timers.pop() else {
             return;
         };
         debug_assert_eq!(at, now, "application timers come in order");

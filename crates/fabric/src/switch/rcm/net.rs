@@ -22,7 +22,7 @@ use engine::Time;
 /// the same).
 const MAX_IDS: usize = u8::MAX as usize - 8;
 
-impl AtSwitch<'_> {
+impl AtSwitch {
     /// A packet of the VOQ class joined the VOQ of input `in_port` (local
     /// `in_local`) toward output `o` at switch `s`: CFR counts it at the
     /// output, CRD samples the output's and the input's queues.
@@ -37,17 +37,17 @@ impl AtSwitch<'_> {
         hdr: Hdr,
     ) {
         let wire = hdr.wire() as i64;
-        self.sw.rcm.cam_sample(o, flow_id(&hdr));
+        self.sw().rcm.cam_sample(o, flow_id(&hdr));
         // The output's queue: its OQ (not the VOQs toward it, where RCC
         // itself holds the harmful flows).
-        let q_out = self.sw.queues.voq().oq_bytes[o as usize];
-        let d = &mut self.sw.rcm.ports[o as usize].out;
+        let q_out = self.sw().queues.voq().oq_bytes[o as usize];
+        let d = &mut self.sw().rcm.ports[o as usize].out;
         d.left -= wire;
         if d.left <= 0 {
             let q_old = d.q_old;
-            let fb = self.sw.rcm.degree(q_out, q_old);
-            let next = self.sw.rcm.interval(fb);
-            let d = &mut self.sw.rcm.ports[o as usize].out;
+            let fb = self.sw().rcm.degree(q_out, q_old);
+            let next = self.sw().rcm.interval(fb);
+            let d = &mut self.sw().rcm.ports[o as usize].out;
             d.q_old = q_out;
             d.fb = fb;
             d.congested = fb > 0;
@@ -56,14 +56,14 @@ impl AtSwitch<'_> {
                 self.rcc_cut(now, o, fb);
             }
         }
-        let q_in = self.sw.queues.voq().in_bytes[in_port as usize];
-        let d = &mut self.sw.rcm.ports[in_port as usize].input;
+        let q_in = self.sw().queues.voq().in_bytes[in_port as usize];
+        let d = &mut self.sw().rcm.ports[in_port as usize].input;
         d.left -= wire;
         if d.left <= 0 {
             let q_old = d.q_old;
-            let fb = self.sw.rcm.degree(q_in, q_old);
-            let next = self.sw.rcm.interval(fb);
-            let d = &mut self.sw.rcm.ports[in_port as usize].input;
+            let fb = self.sw().rcm.degree(q_in, q_old);
+            let next = self.sw().rcm.interval(fb);
+            let d = &mut self.sw().rcm.ports[in_port as usize].input;
             d.q_old = q_in;
             d.fb = fb;
             d.congested = fb > 0;
@@ -75,19 +75,20 @@ impl AtSwitch<'_> {
     /// RCC: a congestion signal of degree `fb` at output `o` cuts its
     /// window, at most once per window span (W at the port's rate).
     fn rcc_cut(&mut self, now: Time, o: u32, fb: u32) {
-        let span = self.links.ports[o as usize].tx_time(self.sw.rcm.p.window as u32);
-        let last = &mut self.sw.rcm.ports[o as usize].last_cut;
+        let window = self.sw().rcm.p.window as u32;
+        let span = self.links().ports[o as usize].tx_time(window);
+        let last = &mut self.sw().rcm.ports[o as usize].last_cut;
         if last.is_some_and(|t| now < t + span) {
             return;
         }
         *last = Some(now);
         let min = self.max_frame();
-        self.sw.rcm.cut(o, fb, min);
+        self.sw().rcm.cut(o, fb, min);
     }
 
     /// The largest data frame (RCC's least window).
     fn max_frame(&self) -> u64 {
-        (self.cfg.nic.mtu + self.cfg.nic.header_bytes) as u64
+        (self.cfg().nic.mtu + self.cfg().nic.header_bytes) as u64
     }
 
     /// After a sample of input `in_port`'s queue: while it is congested,
@@ -96,10 +97,10 @@ impl AtSwitch<'_> {
     /// a downstream degree) and the harmful flows queued at it; once it is
     /// not, one clearing notification. Only toward a switch.
     fn notify(&mut self, now: Time, s: u32, in_port: u32, in_local: usize) {
-        let End::Switch(..) = self.links.ports[in_port as usize].peer else {
+        let End::Switch(..) = self.links().ports[in_port as usize].peer else {
             return;
         };
-        let pc = &self.sw.rcm.ports[in_port as usize];
+        let pc = &self.sw().rcm.ports[in_port as usize];
         let congested = pc.input.congested;
         if !congested && !pc.cn_congested {
             return;
@@ -107,18 +108,19 @@ impl AtSwitch<'_> {
         if congested
             && pc
                 .cn_sent_at
-                .is_some_and(|t| now < t + self.sw.rcm.p.cn_interval)
+                .is_some_and(|t| now < t + self.sw().rcm.p.cn_interval)
         {
             return;
         }
         let mut note = Note::default();
         if congested {
-            let w = self.sw.rcm.p.w;
+            let w = self.sw().rcm.p.w;
             let (mut fbr, mut remote) = (0u32, false);
-            let depth = self.sw.rcm.p.cam_depth as usize;
-            for &o in &self.sw.nodes[s as usize].ports {
-                let oc = &self.sw.rcm.ports[o as usize];
-                let voq = &self.sw.queues.voq().voqs[o as usize][in_local];
+            let depth = self.sw().rcm.p.cam_depth as usize;
+            let sw = self.sw();
+            for &o in &sw.nodes[s as usize].ports {
+                let oc = &sw.rcm.ports[o as usize];
+                let voq = &sw.queues.voq().voqs[o as usize][in_local];
                 if voq.is_empty() || !(oc.out.congested || oc.remote(now)) {
                     continue;
                 }
@@ -135,7 +137,7 @@ impl AtSwitch<'_> {
                     }
                 }
             }
-            let fb = self.sw.rcm.ports[in_port as usize].input.fb;
+            let fb = self.sw().rcm.ports[in_port as usize].input.fb;
             note.fb = if remote {
                 ((1.0 - w) * fb as f64 + w * fbr as f64).round() as u32
             } else {
@@ -146,16 +148,16 @@ impl AtSwitch<'_> {
         let ctrl = Ctrl::new(CtrlKind::RcmNote {
             flows: note.ids.len() as u8,
         });
-        let bytes = ctrl.wire_bytes(self.cfg.pfc_frame_bytes);
-        let pc = &mut self.sw.rcm.ports[in_port as usize];
+        let bytes = ctrl.wire_bytes(self.cfg().pfc_frame_bytes);
+        let pc = &mut self.sw().rcm.ports[in_port as usize];
         pc.cn_sent_at = Some(now);
         pc.cn_congested = congested;
-        let st = &mut self.sw.rcm.stats;
+        let st = &mut self.sw().rcm.stats;
         st.notifications += 1;
         st.notification_bytes += bytes as u64;
         st.congested_notifications += congested as u64;
-        self.sw.rcm.wire_notes[in_port as usize].push_back(note);
-        self.links.ports[in_port as usize].ctrl_out.push_back(ctrl);
+        self.sw().rcm.wire_notes[in_port as usize].push_back(note);
+        self.links().ports[in_port as usize].ctrl_out.push_back(ctrl);
         self.kick(now, in_port);
     }
 
@@ -167,14 +169,14 @@ impl AtSwitch<'_> {
     #[cold]
     #[inline(never)]
     pub(crate) fn rcm_receive(&mut self, now: Time, rx: u32, from: u32) {
-        let note = self.sw.rcm.wire_notes[from as usize]
+        let note = self.sw().rcm.wire_notes[from as usize]
             .pop_front()
             .expect("a notification frame has its content");
-        if !self.sw.rcm.on || !matches!(self.links.ports[rx as usize].owner, End::Switch(..)) {
+        if !self.sw().rcm.on || !matches!(self.links().ports[rx as usize].owner, End::Switch(..)) {
             return;
         }
-        let timeout = self.sw.rcm.p.remote_timeout;
-        let pc = &mut self.sw.rcm.ports[rx as usize];
+        let timeout = self.sw().rcm.p.remote_timeout;
+        let pc = &mut self.sw().rcm.ports[rx as usize];
         if note.fb == 0 {
             pc.remote_until = 0;
             pc.notes = 0;
@@ -186,12 +188,12 @@ impl AtSwitch<'_> {
             pc.notes += 1;
             pc.fbr = note.fb;
             pc.remote_until = now + timeout;
-            self.sw.rcm.ever_harmful.extend(note.ids.iter().copied());
-            self.sw.rcm.ports[rx as usize].remote_ids = note.ids;
+            self.sw().rcm.ever_harmful.extend(note.ids.iter().copied());
+            self.sw().rcm.ports[rx as usize].remote_ids = note.ids;
             self.rcc_cut(now, rx, note.fb);
         }
         // The crossbar may move what the window held.
-        if matches!(self.sw.queues.discipline, Discipline::Voq(_)) {
+        if matches!(self.sw().queues.discipline, Discipline::Voq(_)) {
             self.voq_fill(now, rx);
         }
     }
@@ -205,8 +207,8 @@ impl AtSwitch<'_> {
     /// (RCC raises the other flows' priority; it never idles the port).
     #[inline]
     pub(crate) fn rcc_admits(&mut self, now: Time, o: u32, hdr: &Hdr) -> bool {
-        let window = self.sw.rcm.p.window;
-        let pc = &mut self.sw.rcm.ports[o as usize];
+        let window = self.sw().rcm.p.window;
+        let pc = &mut self.sw().rcm.ports[o as usize];
         if !pc.controlling {
             return true;
         }
@@ -226,16 +228,16 @@ impl AtSwitch<'_> {
     /// flow's moved: counted once per packet.
     pub(crate) fn rcc_held(&mut self, now: Time, o: u32, hdr: &Hdr) {
         let slot = hdr.idx as usize;
-        if self.sw.rcm.held.len() <= slot {
-            self.sw.rcm.held.resize(slot + 1, false);
+        if self.sw().rcm.held.len() <= slot {
+            self.sw().rcm.held.resize(slot + 1, false);
         }
-        if !self.sw.rcm.held[slot] {
-            self.sw.rcm.held[slot] = true;
+        if !self.sw().rcm.held[slot] {
+            self.sw().rcm.held[slot] = true;
             let id = flow_id(hdr);
-            if !self.sw.rcm.ports[o as usize].is_harmful(now, id) {
-                self.sw.rcm.not_harmful_holds += 1;
+            if !self.sw().rcm.ports[o as usize].is_harmful(now, id) {
+                self.sw().rcm.not_harmful_holds += 1;
             }
-            self.sw.rcm.throttled.insert(id);
+            self.sw().rcm.throttled.insert(id);
         }
     }
 
@@ -244,12 +246,12 @@ impl AtSwitch<'_> {
     pub(crate) fn rcc_moved(&mut self, now: Time, o: u32, hdr: &Hdr) {
         let wire = hdr.wire() as u64;
         let slot = hdr.idx as usize;
-        if self.sw.rcm.held.get(slot).copied().unwrap_or(false) {
-            self.sw.rcm.held[slot] = false;
-            self.sw.rcm.stats.throttled_packets += 1;
-            self.sw.rcm.stats.throttled_bytes += wire;
+        if self.sw().rcm.held.get(slot).copied().unwrap_or(false) {
+            self.sw().rcm.held[slot] = false;
+            self.sw().rcm.stats.throttled_packets += 1;
+            self.sw().rcm.stats.throttled_bytes += wire;
         }
-        let pc = &mut self.sw.rcm.ports[o as usize];
+        let pc = &mut self.sw().rcm.ports[o as usize];
         if pc.controlling {
             pc.win_sent += wire;
             if pc.is_harmful(now, flow_id(hdr)) {

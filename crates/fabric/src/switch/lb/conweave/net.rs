@@ -30,7 +30,7 @@ use transport::{Packet, PacketKind};
 #[cfg(test)]
 use super::{Handed, Handoff};
 
-impl AtSwitch<'_> {
+impl AtSwitch {
     /// Sets ConWeave up once the network is built: each host's ToR, and
     /// every transmission end an event. ToRs create packets (replies,
     /// NOTIFYs) that no link brought in, which the calm test's window
@@ -38,20 +38,20 @@ impl AtSwitch<'_> {
     /// could still have to pause; with every end an event the results are
     /// those deferral would give anyway, at some speed.
     pub(crate) fn init_tors(&mut self) {
-        let host_tor = self
-            .core
+        let (_, links, core) = self.parts();
+        let host_tor = core
             .host_port
             .iter()
-            .map(|&p| match self.links.ports[p as usize ^ 1].owner {
+            .map(|&p| match links.ports[p as usize ^ 1].owner {
                 End::Switch(s, _) => s,
                 // Refused before (`ConweaveParams::check_topology`).
                 End::Host(_) => u32::MAX,
             })
             .collect();
-        if let Balancer::Conweave(cw) = &mut self.sw.lb {
+        if let Balancer::Conweave(cw) = &mut self.sw().lb {
             cw.host_tor = host_tor;
         }
-        self.core.defer_ends = false;
+        self.core().defer_ends = false;
     }
 
     /// A packet entered switch `s` on port `in_port`: true if ConWeave
@@ -60,7 +60,7 @@ impl AtSwitch<'_> {
     /// would send it.
     #[inline(never)]
     pub(crate) fn lb_at_tor(&mut self, now: Time, s: u32, in_port: u32, hdr: Hdr) -> bool {
-        let Balancer::Conweave(cw) = &self.sw.lb else {
+        let Balancer::Conweave(cw) = &self.sw().lb else {
             return false;
         };
         let src = hdr.flow & 0xffff;
@@ -88,10 +88,11 @@ impl AtSwitch<'_> {
     /// on to the uplink.
     fn at_source(&mut self, now: Time, s: u32, in_port: u32, hdr: Hdr, dst_tor: u32) -> bool {
         let rtt = self.tor_rtt(hdr.flow & 0xffff, hdr.dst);
-        let Balancer::Conweave(cw) = &mut self.sw.lb else {
+        let sw = self.sw();
+        let Balancer::Conweave(cw) = &mut sw.lb else {
             return false;
         };
-        let hops = self.sw.routes.hops(s, hdr.flow, hdr.dst, hdr.idx, in_port);
+        let hops = sw.routes.hops(s, hdr.flow, hdr.dst, hdr.idx, in_port);
         if hops.is_empty() {
             return false;
         }
@@ -132,10 +133,11 @@ impl AtSwitch<'_> {
     /// The destination ToR: answer the source, then pass the packet on to
     /// its host or hold it.
     fn at_destination(&mut self, now: Time, s: u32, in_port: u32, hdr: Hdr) -> bool {
-        let Balancer::Conweave(cw) = &mut self.sw.lb else {
+        let sw = self.sw();
+        let Balancer::Conweave(cw) = &mut sw.lb else {
             return false;
         };
-        let &[out] = self.sw.routes.hops(s, hdr.flow, hdr.dst, hdr.idx, in_port) else {
+        let &[out] = sw.routes.hops(s, hdr.flow, hdr.dst, hdr.idx, in_port) else {
             return false;
         };
         let tag = cw.tags[hdr.idx as usize];
@@ -147,8 +149,8 @@ impl AtSwitch<'_> {
             let old = std::mem::replace(&mut rx.deadline, at);
             tor.deadlines.remove(&(old, key));
             tor.deadlines.insert((at, key));
-            let timer = Ev::SwitchTimer(self.sw.nodes[s as usize].ports[0]);
-            self.core.schedule(at, timer);
+            let timer = Ev::SwitchTimer(self.sw().nodes[s as usize].ports[0]);
+            self.core().schedule(at, timer);
         }
         if hdr.ce() {
             self.send_control(now, s, in_port, &hdr, Control::Notify, &tag);
@@ -159,7 +161,7 @@ impl AtSwitch<'_> {
             Flag::Data => {}
         }
         let admitted = self.admit::<true>(now, s, in_port, out, hdr);
-        let Balancer::Conweave(cw) = &mut self.sw.lb else {
+        let Balancer::Conweave(cw) = &mut self.sw().lb else {
             return true;
         };
         match d.verdict {
@@ -188,7 +190,7 @@ impl AtSwitch<'_> {
     /// Hands a flow's held packets on to its host, in order: after its
     /// TAIL, or (`timer`) at its deadline.
     fn release(&mut self, now: Time, s: u32, key: u64, ev: Ev, timer: bool) {
-        let Balancer::Conweave(cw) = &mut self.sw.lb else {
+        let Balancer::Conweave(cw) = &mut self.sw().lb else {
             return;
         };
         let tor = &mut cw.tors[s as usize];
@@ -204,10 +206,10 @@ impl AtSwitch<'_> {
             cw.stats.tail_releases += 1;
         }
         // The ToR's port toward the flow's destination host.
-        let out = self.core.host_port[key as u32 as usize] ^ 1;
+        let out = self.core().host_port[key as u32 as usize] ^ 1;
         for h in held {
             #[cfg(test)]
-            if let Balancer::Conweave(cw) = &mut self.sw.lb {
+            if let Balancer::Conweave(cw) = &mut self.sw().lb {
                 cw.hand(
                     &h,
                     if timer {
@@ -225,11 +227,11 @@ impl AtSwitch<'_> {
     /// due go on to their hosts.
     #[inline(never)]
     pub(crate) fn switch_timer(&mut self, now: Time, p: u32) {
-        let End::Switch(s, _) = self.links.ports[p as usize].owner else {
+        let End::Switch(s, _) = self.links().ports[p as usize].owner else {
             return;
         };
         loop {
-            let Balancer::Conweave(cw) = &mut self.sw.lb else {
+            let Balancer::Conweave(cw) = &mut self.sw().lb else {
                 return;
             };
             let due = cw.tors[s as usize].deadlines.first().copied();
@@ -253,19 +255,20 @@ impl AtSwitch<'_> {
         tag: &Tag,
     ) {
         let src = data.flow & 0xffff;
-        let wire = self.cfg.nic.ctrl_bytes;
+        let wire = self.cfg().nic.ctrl_bytes;
         let pkt = Packet {
             src,
             dst: src,
             sport: (data.flow >> 16) as u16,
             kind: PacketKind::Ack,
-            priority: self.cfg.nic.ctrl_priority,
+            priority: self.cfg().nic.ctrl_priority,
             wire,
             ..Packet::default()
         };
-        let mut hdr = self.core.arena.alloc(pkt);
+        let mut hdr = self.core().arena.alloc(pkt);
         hdr.in_port = data.in_port;
-        let Balancer::Conweave(cw) = &mut self.sw.lb else {
+        let (sw, _, core) = self.parts();
+        let Balancer::Conweave(cw) = &mut sw.lb else {
             return;
         };
         *cw.tag_mut(hdr.idx) = Tag {
@@ -283,11 +286,11 @@ impl AtSwitch<'_> {
         } else {
             st.replies += 1;
         }
-        let hops = self.sw.routes.hops(s, hdr.flow, hdr.dst, hdr.idx, in_port);
+        let hops = sw.routes.hops(s, hdr.flow, hdr.dst, hdr.idx, in_port);
         let out = match hops.len() {
             0 => {
-                self.core.counters.drop(DropReason::NoRoute, wire);
-                self.core.arena.free(hdr.idx);
+                core.counters.drop(DropReason::NoRoute, wire);
+                core.arena.free(hdr.idx);
                 return;
             }
             1 => hops[0],
@@ -301,7 +304,7 @@ impl AtSwitch<'_> {
     /// A reply or NOTIFY reached the ToR of the host it is addressed to:
     /// the flow's source state takes it in, and it is gone.
     fn consume_control(&mut self, now: Time, s: u32, hdr: Hdr) {
-        if let Balancer::Conweave(cw) = &mut self.sw.lb {
+        if let Balancer::Conweave(cw) = &mut self.sw().lb {
             let tag = cw.tags[hdr.idx as usize];
             let tor = &mut cw.tors[s as usize];
             if tag.control == Control::Notify {
@@ -317,14 +320,14 @@ impl AtSwitch<'_> {
             cw.stats.control_consumed_packets += 1;
             cw.stats.control_consumed_bytes += hdr.wire() as u64;
         }
-        self.core.arena.free(hdr.idx);
+        self.core().arena.free(hdr.idx);
     }
 
     /// The base RTT between the ToRs of hosts `src` and `dst`: twice the
     /// propagation delay from one to the other along the first shortest
     /// path (the artifact's link delay times the hops, both ways).
     fn tor_rtt(&mut self, src: u32, dst: u32) -> Time {
-        let Balancer::Conweave(cw) = &self.sw.lb else {
+        let Balancer::Conweave(cw) = &self.sw().lb else {
             return 0;
         };
         let key = (cw.host_tor[src as usize] as u64) << 32 | cw.host_tor[dst as usize] as u64;
@@ -332,23 +335,23 @@ impl AtSwitch<'_> {
             return t;
         }
         let (from, to) = (
-            self.core.host_port[src as usize],
-            self.core.host_port[dst as usize],
+            self.core().host_port[src as usize],
+            self.core().host_port[dst as usize],
         );
-        let host_links =
-            self.links.ports[from as usize].delay + self.links.ports[to as usize].delay;
-        let mtu = self.cfg.nic.mtu as u64;
+        let mtu = self.cfg().nic.mtu as u64;
+        let (sw, links, core) = self.parts();
+        let host_links = links.ports[from as usize].delay + links.ports[to as usize].delay;
         let route = paths::path(
-            self.links,
-            &self.core.roles,
-            &self.sw.routes,
+            links,
+            &core.roles,
+            &sw.routes,
             mtu,
             from,
             dst,
             0,
         );
         let rtt = 2 * route.0.saturating_sub(host_links);
-        if let Balancer::Conweave(cw) = &mut self.sw.lb {
+        if let Balancer::Conweave(cw) = &mut self.sw().lb {
             cw.rtt.insert(key, rtt);
         }
         rtt

@@ -16,7 +16,7 @@ use crate::switch::lb::Sight;
 use crate::switch::AtSwitch;
 use engine::Time;
 
-impl AtSwitch<'_> {
+impl AtSwitch {
     /// Admitted by the route: `hdr` entered switch `s` by `in_port` (its
     /// `in_local`-th) for output `out`. Lossy: dropped if the input's
     /// queues are full. Lossless: the input pauses its upstream at its
@@ -24,14 +24,15 @@ impl AtSwitch<'_> {
     /// RCM's SAR may move it to another output first.
     #[inline(never)]
     pub(crate) fn forward_voq(&mut self, now: Time, s: u32, in_port: u32, out: u32, hdr: Hdr) {
-        let out = if self.sw.rcm.on && self.sw.rcm.p.sar {
-            let hops = self.sw.routes.hops(s, hdr.flow, hdr.dst, hdr.idx, in_port);
-            self.sw.rcm.sar(now, s, hops, hdr, out)
+        let out = if self.sw().rcm.on && self.sw().rcm.p.sar {
+            let sw = self.sw();
+            let hops = sw.routes.hops(s, hdr.flow, hdr.dst, hdr.idx, in_port);
+            sw.rcm.sar(now, s, hops, hdr, out)
         } else {
             out
         };
         let wire = hdr.wire() as u64;
-        let voq = self.sw.queues.voq_mut();
+        let voq = self.sw().queues.voq_mut();
         let (class, i) = (voq.class, in_port as usize);
         let in_bytes = voq.in_bytes[i] + wire;
         if in_bytes > voq.queue {
@@ -40,8 +41,8 @@ impl AtSwitch<'_> {
             } else {
                 DropReason::BufferFull
             };
-            self.core.counters.drop(reason, hdr.wire());
-            self.core.arena.free(hdr.idx);
+            self.core().counters.drop(reason, hdr.wire());
+            self.core().arena.free(hdr.idx);
             return;
         }
         voq.in_bytes[i] = in_bytes;
@@ -51,14 +52,15 @@ impl AtSwitch<'_> {
         if pause {
             voq.in_paused[i] = true;
         }
-        self.sw.queues.add_bytes(out, class, wire);
+        self.sw().queues.add_bytes(out, class, wire);
         if pause {
             self.send_pfc(now, in_port, class as u8, true);
         }
         // A balancer that sees every admitted packet (CONGA) sees it.
-        let sight = Sight::new(&self.links.ports, &self.sw.queues, now);
-        self.sw.lb.hop(s, in_port, out, hdr, sight);
-        if self.sw.rcm.on {
+        let (sw, links, _) = self.parts();
+        let sight = Sight::new(&links.ports, &sw.queues, now);
+        sw.lb.hop(s, in_port, out, hdr, sight);
+        if self.sw().rcm.on {
             self.rcm_arrival(now, s, in_port, in_local, out, hdr);
         }
         self.voq_fill(now, out);
@@ -71,16 +73,16 @@ impl AtSwitch<'_> {
     /// left and the output queue is empty, a wake-up at the window's end.
     pub(crate) fn voq_fill(&mut self, now: Time, o: u32) {
         let oi = o as usize;
-        let n = self.sw.queues.voq().voqs[oi].len();
+        let n = self.sw().queues.voq().voqs[oi].len();
         loop {
-            let start = self.sw.queues.voq().rr[oi] as usize;
+            let start = self.sw().queues.voq().rr[oi] as usize;
             let mut moved = false;
             // The first input whose head RCC held: it moves if no other
             // input's can.
             let mut held = None;
             for k in 0..n {
                 let i = (start + k) % n;
-                let voq = self.sw.queues.voq();
+                let voq = self.sw().queues.voq();
                 let Some(&hdr) = voq.voqs[oi][i].front() else {
                     continue;
                 };
@@ -88,36 +90,37 @@ impl AtSwitch<'_> {
                     // No room: the output queue's departures call again.
                     break;
                 }
-                if self.sw.rcm.on && !self.rcc_admits(now, o, &hdr) {
+                if self.sw().rcm.on && !self.rcc_admits(now, o, &hdr) {
                     held = held.or(Some(i));
                     continue;
                 }
                 if let Some(h) = held {
-                    let head = self.sw.queues.voq().voqs[oi][h][0];
+                    let head = self.sw().queues.voq().voqs[oi][h][0];
                     self.rcc_held(now, o, &head);
                 }
-                self.sw.queues.voq_mut().voqs[oi][i].pop_front();
+                self.sw().queues.voq_mut().voqs[oi][i].pop_front();
                 self.voq_move(now, o, hdr);
-                self.sw.queues.voq_mut().rr[oi] = ((i + 1) % n) as u16;
+                self.sw().queues.voq_mut().rr[oi] = ((i + 1) % n) as u16;
                 moved = true;
                 break;
             }
             if let (false, Some(i)) = (moved, held) {
                 // Only harmful flows wait: RCC keeps the port busy.
-                let hdr = self.sw.queues.voq_mut().voqs[oi][i]
+                let hdr = self.sw().queues.voq_mut().voqs[oi][i]
                     .pop_front()
                     .expect("held head");
                 self.voq_move(now, o, hdr);
-                self.sw.queues.voq_mut().rr[oi] = ((i + 1) % n) as u16;
+                self.sw().queues.voq_mut().rr[oi] = ((i + 1) % n) as u16;
                 moved = true;
             }
             if !moved {
                 break;
             }
         }
-        let class = self.sw.queues.held_class;
-        let port = &mut self.links.ports[oi];
-        if self.sw.queues.voq().oq[oi].is_empty() {
+        let (sw, links, _) = self.parts();
+        let class = sw.queues.held_class;
+        let port = &mut links.ports[oi];
+        if sw.queues.voq().oq[oi].is_empty() {
             port.backlogged &= !(1 << class);
         } else {
             port.backlogged |= 1 << class;
@@ -132,10 +135,10 @@ impl AtSwitch<'_> {
     fn voq_move(&mut self, now: Time, o: u32, hdr: Hdr) {
         let wire = hdr.wire() as u64;
         let oi = o as usize;
-        let voq = self.sw.queues.voq_mut();
+        let voq = self.sw().queues.voq_mut();
         voq.oq[oi].push_back(hdr);
         voq.oq_bytes[oi] += wire;
-        if self.sw.rcm.on {
+        if self.sw().rcm.on {
             self.rcc_moved(now, o, &hdr);
         }
         self.voq_release(now, o, hdr);
@@ -144,12 +147,12 @@ impl AtSwitch<'_> {
     /// `hdr`, which entered by input `hdr.in_port` of output `o`'s switch,
     /// left its input queue.
     pub(crate) fn voq_release(&mut self, now: Time, o: u32, hdr: Hdr) {
-        let crate::link::port::End::Switch(s, _) = self.links.ports[o as usize].owner else {
+        let crate::link::port::End::Switch(s, _) = self.links().ports[o as usize].owner else {
             unreachable!("a VOQ is a switch's")
         };
-        let in_port = self.sw.nodes[s as usize].ports[hdr.in_port as usize];
+        let in_port = self.sw().nodes[s as usize].ports[hdr.in_port as usize];
         let i = in_port as usize;
-        let voq = self.sw.queues.voq_mut();
+        let voq = self.sw().queues.voq_mut();
         voq.in_bytes[i] -= hdr.wire() as u64;
         let resume = voq.xoff[i].saturating_sub(voq.resume_offset);
         if voq.in_paused[i] && voq.in_bytes[i] <= resume {
@@ -163,7 +166,7 @@ impl AtSwitch<'_> {
     /// down (`Queues::drain`): its input is released and RCC forgets it.
     #[cold]
     pub(crate) fn voq_drop_input(&mut self, now: Time, p: u32, hdr: Hdr) {
-        if let Some(h) = self.sw.rcm.held.get_mut(hdr.idx as usize) {
+        if let Some(h) = self.sw().rcm.held.get_mut(hdr.idx as usize) {
             *h = false;
         }
         self.voq_release(now, p, hdr);
