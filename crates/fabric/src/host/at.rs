@@ -37,11 +37,6 @@ impl AtHost {
     }
 
     #[inline(always)]
-    pub(crate) fn links(&mut self) -> &mut Links {
-        &mut self.net.links
-    }
-
-    #[inline(always)]
     pub(crate) fn core(&mut self) -> &mut Core {
         &mut self.net.core
     }

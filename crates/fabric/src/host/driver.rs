@@ -17,12 +17,10 @@
 //! compiles as when this file held its own copy of the loop.
 
 use crate::host::AtHost;
-use crate::link::arrive::Arrival;
-use crate::link::frame::{CtrlKind, Frame};
+use crate::link::frame::Frame;
 use crate::link::port::{End, TxEnd};
 use crate::net::arena::Hdr;
 use crate::net::event::Ev;
-use crate::observe::counters::DropReason;
 use engine::Time;
 use transport::driver::{self, Io, Wake, Wakeups};
 use transport::{Completion, Nic, Packet};
@@ -104,54 +102,6 @@ impl AtHost {
         let host = &hosts.nodes[h as usize];
         let (p, poll) = (host.port, host.nic.may_transmit());
         links.transmit(core, now, p, frame, poll);
-    }
-
-    /// A frame off port `p`'s wire reaches host `h`: a packet is
-    /// delivered (or dropped if the link went down), a PFC frame applied
-    /// to the host's port (and captured when a trace is on).
-    #[inline(always)]
-    pub(crate) fn arrive(&mut self, now: Time, p: u32, h: u32, a: Arrival) {
-        // A host reads the packet and then its QP, last touched long ago.
-        // The packets arriving in the window were asked for a group ago
-        // (`prefetch_packets`); through the next one, ask for its QP.
-        if let Some(Frame::Packet(h1)) = self.links().next_frame(p) {
-            if let Some(qp) = self.core().arena.dst_qp(h1.idx) {
-                self.hosts().nodes[h as usize].nic.prefetch_qp(qp);
-            }
-        }
-        match a.frame {
-            Frame::Control(ctrl) => match ctrl.kind() {
-                CtrlKind::Pause { class } => self.arrive_pfc(now, p, h, class, true),
-                CtrlKind::Resume { class } => self.arrive_pfc(now, p, h, class, false),
-                CtrlKind::RcmNote { .. } => unreachable!("RCM notes go to switches"),
-            },
-            Frame::Packet(hdr) => self.land(now, h, a.up, hdr),
-        }
-    }
-
-    /// A packet off a wire (or out of a late heap, `link/impair.rs`)
-    /// reaches host `h`: dropped if the link (`up`) went down, else
-    /// delivered.
-    #[inline(always)]
-    pub(crate) fn land(&mut self, now: Time, h: u32, up: bool, hdr: Hdr) {
-        if !up {
-            self.core().counters.drop(DropReason::LinkDown, hdr.wire());
-            self.core().arena.free(hdr.idx);
-            return;
-        }
-        self.deliver(now, h, hdr);
-    }
-
-    /// A PFC frame off port `p`'s wire reaches host `h`'s port `p ^ 1`.
-    #[inline(always)]
-    fn arrive_pfc(&mut self, now: Time, p: u32, h: u32, class: u8, pause: bool) {
-        let rx = p ^ 1;
-        if self.observe().capturing {
-            self.capture_pfc(now, h, p, class, pause);
-        }
-        if self.links().ports[rx as usize].apply_pfc(now, class, pause) {
-            self.kick(now, rx);
-        }
     }
 
     /// A packet reaches host `h`: out of the arena, into the NIC.

@@ -6,7 +6,6 @@
 //! reordered direction's state are, plain data, is here. Link `i` owns ports `2i` (at its `a`
 //! end) and `2i + 1` (at `b`), so a port's partner is `port ^ 1`.
 
-pub(crate) mod arrive;
 mod faults;
 pub mod frame;
 mod impair;

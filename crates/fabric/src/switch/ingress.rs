@@ -11,8 +11,6 @@
 //! `queues/voq/`) takes it. Touches the switch, its egress queues, its
 //! ports and the counters.
 
-use crate::link::arrive::Arrival;
-use crate::link::frame::{CtrlKind, Frame};
 use crate::net::arena::Hdr;
 use crate::net::event::Ev;
 use crate::observe::counters::DropReason;
@@ -23,66 +21,6 @@ use crate::switch::Refused;
 use engine::Time;
 
 impl AtSwitch {
-    /// A frame off port `p`'s wire reaches switch `s` at its port `p ^ 1`
-    /// (its `in_local`th): a control frame is applied (PFC) or handed to
-    /// RCM (`rcm/`), a packet is forwarded, or dropped if the link went
-    /// down. `HOOKS`: see `forward`.
-    #[inline(always)]
-    pub(crate) fn arrive<const HOOKS: bool>(
-        &mut self,
-        now: Time,
-        p: u32,
-        (s, in_local): (u32, u16),
-        a: Arrival,
-    ) {
-        let rx = p ^ 1;
-        match a.frame {
-            Frame::Control(ctrl) => match ctrl.kind() {
-                CtrlKind::RcmNote { .. } => self.rcm_receive(now, rx, p),
-                CtrlKind::Pause { class } => self.arrive_pfc(now, p, class, true),
-                CtrlKind::Resume { class } => self.arrive_pfc(now, p, class, false),
-            },
-            Frame::Packet(hdr) => self.land::<HOOKS>(now, p, (s, in_local), a.up, hdr),
-        }
-    }
-
-    /// A packet off port `p`'s wire (or out of its late heap,
-    /// `link/impair.rs`) reaches the switch: dropped if the link (`up`)
-    /// went down, else forwarded.
-    #[inline(always)]
-    pub(crate) fn land<const HOOKS: bool>(
-        &mut self,
-        now: Time,
-        p: u32,
-        (s, in_local): (u32, u16),
-        up: bool,
-        hdr: Hdr,
-    ) {
-        if !up {
-            self.core().counters.drop(DropReason::LinkDown, hdr.wire());
-            self.core().arena.free(hdr.idx);
-            return;
-        }
-        self.forward::<HOOKS>(now, s, p ^ 1, in_local, hdr);
-    }
-
-    /// A PFC frame off port `p`'s wire reaches the switch's port `p ^ 1`.
-    /// Inline in `arrive`, as PFC's arm was before control frames had
-    /// kinds: out of line (`#[inline(never)]`, cold or not, or left to
-    /// the compiler, which did not inline it) measured +0.8-1.3%
-    /// instructions per hop, the compiler laying out the window loop
-    /// around it differently.
-    #[inline(always)]
-    fn arrive_pfc(&mut self, now: Time, p: u32, class: u8, pause: bool) {
-        let rx = p ^ 1;
-        if self.core().calm {
-            self.catch_up(rx, (now, Ev::Arrive(p)));
-        }
-        if self.links().ports[rx as usize].apply_pfc(now, class, pause) {
-            self.kick(now, rx);
-        }
-    }
-
     /// A packet entered switch `s` on port `in_port` (its `in_local`-th
     /// port): route, load balance, admit, enqueue (or depart at once).
     /// `HOOKS` (`Network::hooks`): the balancer acts beyond picking a hop
