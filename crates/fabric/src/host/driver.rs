@@ -8,10 +8,12 @@
 //! (`after_nic_input`).
 //! Touches the host and its NIC through the transport's public API only;
 //! hands what it sends and receives to the pcap capture when one is on
-//! (`observe/capture.rs`), and carries HPCC's hop records between the
+//! (`observe/capture.rs`), carries HPCC's hop records between the
 //! arena and the NIC when switches stamp them (the NIC pairs a data
 //! packet's with the ACK that answers it: `Nic::int_received`,
-//! `Nic::int_sent`).
+//! `Nic::int_sent`), and runs the loop through the QP-context cache when
+//! one is modelled (`qp_cache.rs`). All three are out of line, behind the
+//! network's one flag `host_hooks`.
 //!
 //! The loop's functions are generic and inline here: the per-packet path
 //! compiles as when this file held its own copy of the loop.
@@ -76,6 +78,9 @@ impl Network {
     /// nothing.
     #[inline(always)]
     pub(crate) fn host_transmit(&mut self, now: Time, h: u32, paused: u8) {
+        if self.host_hooks {
+            return self.cached_transmit(now, h, paused);
+        }
         driver::transmit(self, now, h, paused);
     }
 
@@ -84,10 +89,6 @@ impl Network {
     pub(crate) fn deliver(&mut self, now: Time, h: u32, hdr: Hdr) {
         let mut pkt = self.arena.get(&hdr);
         pkt.ce = hdr.ce();
-        if self.host_hooks {
-            self.received_hooks(now, h, &pkt, hdr.idx);
-        }
-        self.arena.free(hdr.idx);
         self.counters.delivered_packets += 1;
         self.counters.delivered_bytes += pkt.wire as u64;
         if pkt.is_data() {
@@ -98,6 +99,10 @@ impl Network {
                 }
             }
         }
+        if self.host_hooks {
+            return self.received_hooks(now, h, &pkt, hdr.idx);
+        }
+        self.arena.free(hdr.idx);
         driver::deliver(self, now, h, &pkt);
     }
 
@@ -117,8 +122,9 @@ impl Network {
         }
     }
 
-    /// What a host's receive does out of line (packet `idx`, before it
-    /// leaves the arena): the pcap record, HPCC's telemetry.
+    /// A host's receive out of line (packet `idx`, still in the arena):
+    /// the pcap record, HPCC's telemetry, then the packet leaves the arena
+    /// for the NIC through the QP-context cache.
     #[inline(never)]
     #[cold]
     fn received_hooks(&mut self, now: Time, h: u32, pkt: &Packet, idx: u32) {
@@ -129,6 +135,8 @@ impl Network {
             let int = self.arena.int_of(idx);
             self.hosts[h as usize].nic.int_received(pkt, int);
         }
+        self.arena.free(idx);
+        self.cached_deliver(now, h, pkt);
     }
 
     /// Host `h`'s NIC asked to be polled again at `now` (its rate
@@ -140,11 +148,14 @@ impl Network {
     }
 
     /// One of host `h`'s timers is due: an application's if one is due
-    /// (`app/`), else the NIC's, which it runs as an input of its own.
+    /// (`app/`), else the NIC's (or a packet the QP-context cache held),
+    /// which it runs as an input of its own.
     #[inline(always)]
     pub(crate) fn host_timer(&mut self, now: Time, h: u32) {
         if self.hosts[h as usize].app_timers.due(now) {
             self.app_timer(now, h);
+        } else if self.host_hooks {
+            self.cached_timer(now, h);
         } else {
             driver::timer(self, now, h);
         }
@@ -152,6 +163,9 @@ impl Network {
 
     /// After the application's posts to host `h`'s NIC.
     pub(crate) fn after_nic_input(&mut self, now: Time, h: u32) {
+        if self.host_hooks {
+            return self.cached_after_input(now, h);
+        }
         driver::after_input(self, now, h);
     }
 }

@@ -1,13 +1,16 @@
 //! Hosts: each wraps a transport NIC (`driver.rs` drives it), and the
 //! applications that give the NICs work (`app/`: the interface, and the
-//! flows of `flows.rs`). This file holds a host's own state; it touches
-//! nothing else.
+//! flows of `flows.rs`), and the QP-context cache the simulator models
+//! around a NIC (`qp_cache.rs`). This file holds a host's own state; it
+//! touches nothing else.
 
 pub mod app;
 mod driver;
 pub mod flows;
+pub mod qp_cache;
 
 use app::{AppTimers, QpOwner};
+use qp_cache::QpCache;
 
 use transport::driver::Wakeups;
 use transport::Nic;
@@ -24,4 +27,7 @@ pub(crate) struct Host {
     pub qp_owner: Vec<QpOwner>,
     /// The applications' timers at this host (run by its `Ev::Timer`s).
     pub app_timers: AppTimers,
+    /// The NIC's QP-context cache, when one is modelled
+    /// (`FabricConfig::qp_cache`).
+    pub qp_cache: Option<Box<QpCache>>,
 }

@@ -31,6 +31,7 @@ use crate::config::FabricConfig;
 use crate::config::QpSharing;
 use crate::host::app::Apps;
 use crate::host::flows::{FlowResult, Flows};
+use crate::host::qp_cache::QpCache;
 use crate::host::Host;
 use crate::link::port::{End, Port, PortEnds};
 use crate::link::{FailureState, Fault, Reorder};
@@ -125,8 +126,8 @@ pub struct Network {
     pub(crate) capture: Option<Box<Capture>>,
     pub(crate) capturing: bool,
     /// A host's send or receive has work out of line (a pcap trace, HPCC's
-    /// telemetry echo): the one flag the hosts' send and receive paths
-    /// test (`host/driver.rs`).
+    /// telemetry echo, the QP-context cache): the one flag the hosts' send,
+    /// receive and timer paths test (`host/driver.rs`).
     pub(crate) host_hooks: bool,
     pub counters: Counters,
     /// The latest time handled (see [`Network::now`]).
@@ -240,6 +241,8 @@ impl Network {
             }
         }
         let max_frame = (cfg.nic.mtu + cfg.nic.header_bytes) as u64;
+        cfg.qp_cache.validate()?;
+        let qp_caching = cfg.qp_cache.entries != 0;
         let mut hosts = Vec::new();
         let mut switches = Vec::new();
         for (node, role) in roles.iter().enumerate() {
@@ -258,6 +261,7 @@ impl Network {
                         wakeups: Wakeups::default(),
                         qp_owner: Vec::new(),
                         app_timers: Default::default(),
+                        qp_cache: qp_caching.then(|| Box::new(QpCache::new(cfg.qp_cache))),
                     });
                 }
                 NodeRole::Switch(_) => {
@@ -323,7 +327,7 @@ impl Network {
             sampling: None,
             capture: None,
             capturing: false,
-            host_hooks: int_multi != 0,
+            host_hooks: int_multi != 0 || qp_caching,
             counters: Counters::default(),
             now: 0,
             globals: Globals::default(),
@@ -501,6 +505,11 @@ impl Network {
 
     pub fn nic(&self, host: u32) -> &Nic {
         &self.hosts[host as usize].nic
+    }
+
+    /// Host `host`'s QP-context cache (None without `FabricConfig::qp_cache`).
+    pub fn qp_cache(&self, host: u32) -> Option<&QpCache> {
+        self.hosts[host as usize].qp_cache.as_deref()
     }
 }
 

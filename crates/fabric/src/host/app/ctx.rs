@@ -102,7 +102,14 @@ impl HostCtx<'_> {
     /// its own host).
     pub fn destroy_qp(&mut self, h: u32, qp: QpId) -> Result<(), QpError> {
         self.check(h, "destroy_qp");
-        self.net.hosts[h as usize].nic.destroy_qp(qp)
+        let host = &mut self.net.hosts[h as usize];
+        host.nic.destroy_qp(qp)?;
+        // Its held packets stay in line: processed, they are dropped as
+        // for a destroyed QP.
+        if let Some(c) = &mut host.qp_cache {
+            c.forget(qp);
+        }
+        Ok(())
     }
 
     /// The tag [`QpSpec::tag`] gave host `h`'s QP `qp` (None: no such QP).
