@@ -494,3 +494,84 @@ mod host_side {
         assert_eq!(c.misses, 2);
     }
 }
+
+/// The cache in a running network: over `Cached`, with every entry of the
+/// drive loop going through it.
+#[cfg(test)]
+mod in_a_network {
+    use super::QpCacheConfig;
+    use crate::host::flows::Flow;
+    use crate::net::{Network, RunState};
+    use crate::topo::topology::{NodeKind, Topology};
+    use crate::FabricConfig;
+    use engine::Time;
+    use transport::Verb;
+
+    /// Hosts 1..=6 each READ from and WRITE to host 0 over a star of
+    /// 100 Gb/s links (QPs of their own: 12 at host 0), with `cache`;
+    /// the flows' finish times and the network.
+    fn run(cache: QpCacheConfig) -> (Vec<Option<Time>>, Network) {
+        let mut topo = Topology::default();
+        let s = topo.add_node("s0".into(), NodeKind::Switch);
+        for h in 0..7 {
+            let n = topo.add_node(format!("h{h}"), NodeKind::Host);
+            topo.add_link(n, s, 100_000_000_000, engine::time::US);
+        }
+        let cfg = FabricConfig {
+            qp_cache: cache,
+            ..FabricConfig::default()
+        };
+        let mut net = Network::new(topo, cfg).expect("valid");
+        for src in 1..7 {
+            for verb in [Verb::Read, Verb::Write] {
+                let flow = Flow {
+                    src,
+                    dst: 0,
+                    bytes: 200_000,
+                    start: src as Time * 1000,
+                    verb,
+                    class: 0,
+                    engine: 0,
+                    messages: 4,
+                    sync_per_10k: 0,
+                };
+                net.add_flow(flow).expect("valid flow");
+            }
+        }
+        assert_eq!(net.run_until(Time::MAX, u64::MAX), RunState::Done);
+        net.check_conservation().unwrap();
+        (net.flows().iter().map(|f| f.finish).collect(), net)
+    }
+
+    /// A cache whose misses cost nothing holds no packet and gates no
+    /// data: the run over `Cached` is the run without a cache, to the
+    /// picosecond, though its contexts miss.
+    #[test]
+    fn a_cache_of_free_misses_changes_nothing() {
+        let (plain, net) = run(QpCacheConfig::default());
+        assert!(net.qp_cache(0).is_none());
+        let (free, net) = run(QpCacheConfig {
+            entries: 1,
+            miss: 0,
+        });
+        assert_eq!(free, plain);
+        let c = net.qp_cache(0).expect("a cache");
+        assert!(c.misses > 100, "{} misses", c.misses);
+        assert_eq!(c.held_packets, 0);
+    }
+
+    /// Twelve QPs through one context, 1 us a miss: packets wait for the
+    /// pipeline, every flow still finishes, later.
+    #[test]
+    fn misses_hold_packets_and_slow_the_flows() {
+        let (plain, _) = run(QpCacheConfig::default());
+        let (slow, net) = run(QpCacheConfig {
+            entries: 1,
+            miss: engine::time::US,
+        });
+        let c = net.qp_cache(0).expect("a cache");
+        assert!(c.held_packets > 100, "{} held", c.held_packets);
+        let last = |f: &[Option<Time>]| f.iter().map(|t| t.expect("finished")).max();
+        assert!(last(&slow) > last(&plain));
+    }
+}
