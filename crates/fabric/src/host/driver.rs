@@ -78,7 +78,7 @@ impl Network {
     /// nothing.
     #[inline(always)]
     pub(crate) fn host_transmit(&mut self, now: Time, h: u32, paused: u8) {
-        if self.host_hooks {
+        if self.host_hooks && self.qp_cached(h) {
             return self.cached_transmit(now, h, paused);
         }
         driver::transmit(self, now, h, paused);
@@ -99,8 +99,8 @@ impl Network {
                 }
             }
         }
-        if self.host_hooks {
-            return self.received_hooks(now, h, &pkt, hdr.idx);
+        if self.host_hooks && self.received_hooks(now, h, &pkt, hdr.idx) {
+            return;
         }
         self.arena.free(hdr.idx);
         driver::deliver(self, now, h, &pkt);
@@ -122,12 +122,13 @@ impl Network {
         }
     }
 
-    /// A host's receive out of line (packet `idx`, still in the arena):
-    /// the pcap record, HPCC's telemetry, then the packet leaves the arena
-    /// for the NIC through the QP-context cache.
+    /// What a host's receive does out of line (packet `idx`, before it
+    /// leaves the arena): the pcap record, HPCC's telemetry; with a
+    /// QP-context cache, the packet then leaves the arena for the NIC
+    /// through the cache (true: delivered).
     #[inline(never)]
     #[cold]
-    fn received_hooks(&mut self, now: Time, h: u32, pkt: &Packet, idx: u32) {
+    fn received_hooks(&mut self, now: Time, h: u32, pkt: &Packet, idx: u32) -> bool {
         if self.capturing {
             self.capture_received(now, h, pkt);
         }
@@ -135,8 +136,12 @@ impl Network {
             let int = self.arena.int_of(idx);
             self.hosts[h as usize].nic.int_received(pkt, int);
         }
+        if !self.qp_cached(h) {
+            return false;
+        }
         self.arena.free(idx);
         self.cached_deliver(now, h, pkt);
+        true
     }
 
     /// Host `h`'s NIC asked to be polled again at `now` (its rate
@@ -154,7 +159,7 @@ impl Network {
     pub(crate) fn host_timer(&mut self, now: Time, h: u32) {
         if self.hosts[h as usize].app_timers.due(now) {
             self.app_timer(now, h);
-        } else if self.host_hooks {
+        } else if self.host_hooks && self.qp_cached(h) {
             self.cached_timer(now, h);
         } else {
             driver::timer(self, now, h);
@@ -163,7 +168,7 @@ impl Network {
 
     /// After the application's posts to host `h`'s NIC.
     pub(crate) fn after_nic_input(&mut self, now: Time, h: u32) {
-        if self.host_hooks {
+        if self.host_hooks && self.qp_cached(h) {
             return self.cached_after_input(now, h);
         }
         driver::after_input(self, now, h);

@@ -20,12 +20,13 @@
 //! made them. `entries = 0` (the default) models no cache: the host has
 //! none and nothing here runs.
 //!
-//! How the host runs it: while the network's `host_hooks` is set (a cache
-//! is modelled, or another out-of-line host feature is on), every entry of
-//! the drive loop (`driver.rs`: transmit, deliver, timer, an application's
-//! posts) runs the loop over [`Cached`], the environment that puts each
-//! host's NIC behind its cache, out of line; without the flag nothing here
-//! is called, and the per-packet path reads no field of the cache.
+//! How the host runs it: a cache sets the network's `host_hooks` (as a
+//! pcap or HPCC's echo do); while it is set, every entry of the drive loop
+//! at a host with a cache (`driver.rs`: transmit, deliver, timer, an
+//! application's posts) runs the loop over [`Cached`], the environment
+//! that puts the host's NIC behind its cache, out of line. Without the
+//! flag nothing here is called, and the per-packet path reads no field of
+//! the cache.
 //!
 //! Touches the NIC through the transport's public API only, and the
 //! network through its drive-loop environment (`driver.rs`).
@@ -263,12 +264,20 @@ impl QpCache {
     }
 }
 
-/// The drive loop's environment while the hosts have work out of line
-/// (`Network::host_hooks`): the network, with each host's NIC behind its
-/// QP-context cache (a host without one: its NIC as it is). Every entry
-/// of the loop takes it then, so that the cache's held packets share the
+/// The drive loop's environment at hosts with a QP-context cache: the
+/// network, with the host's NIC behind its cache. Every entry of the loop
+/// at such a host takes it, so that the cache's held packets share the
 /// NIC's timer wake-ups exactly as when they were NIC timers.
 struct Cached<'a>(&'a mut Network);
+
+impl Cached<'_> {
+    /// Host `h`'s cache, NIC and the loop's wake-ups of the NIC.
+    fn host(&mut self, h: u32) -> (&mut QpCache, &mut Nic, &mut Wakeups) {
+        let host = &mut self.0.hosts[h as usize];
+        let c = host.qp_cache.as_deref_mut().expect("a cached host");
+        (c, &mut host.nic, &mut host.wakeups)
+    }
+}
 
 impl Io for Cached<'_> {
     type Id = u32;
@@ -278,36 +287,27 @@ impl Io for Cached<'_> {
     }
 
     fn poll_transmit(&mut self, now: Time, h: u32, paused: u8) -> Transmit {
-        let host = &mut self.0.hosts[h as usize];
-        match host.qp_cache.as_deref_mut() {
-            Some(c) => c.poll_transmit(&mut host.nic, now, paused),
-            None => host.nic.poll_transmit(now, paused),
-        }
+        let (c, nic, _) = self.host(h);
+        c.poll_transmit(nic, now, paused)
     }
 
     fn poll_timeout(&mut self, h: u32) -> (Option<Time>, &mut Wakeups) {
-        let host = &mut self.0.hosts[h as usize];
-        let next = host.nic.poll_timeout();
-        let next = match &host.qp_cache {
-            Some(c) => c.next_timer(next),
-            None => next,
-        };
-        (next, &mut host.wakeups)
+        let (c, nic, wakeups) = self.host(h);
+        (c.next_timer(nic.poll_timeout()), wakeups)
     }
 
     /// A held packet whose turn has come is an input of its own, as a
     /// NIC timer is.
     fn handle_timeout(&mut self, now: Time, h: u32) -> &mut Wakeups {
-        let host = &mut self.0.hosts[h as usize];
-        match host.qp_cache.as_deref_mut() {
-            Some(c) if c.held_first(now, host.nic.poll_timeout()) => {
-                if let Some(pkt) = c.pop_held() {
-                    host.nic.on_packet(now, &pkt);
-                }
+        let (c, nic, wakeups) = self.host(h);
+        if c.held_first(now, nic.poll_timeout()) {
+            if let Some(pkt) = c.pop_held() {
+                nic.on_packet(now, &pkt);
             }
-            _ => host.nic.handle_timeout(now),
+        } else {
+            nic.handle_timeout(now);
         }
-        &mut host.wakeups
+        wakeups
     }
 
     fn send(&mut self, now: Time, h: u32, pkt: Packet) {
@@ -328,8 +328,15 @@ impl Io for Cached<'_> {
 }
 
 /// The drive loop's entries over [`Cached`] (`driver.rs` calls them when
-/// `host_hooks` is set).
+/// `host_hooks` is set and the host has a cache).
 impl Network {
+    /// Whether host `h` models a QP-context cache (asked only when
+    /// `host_hooks` is set: a run without hooks reads no host field more).
+    #[inline(always)]
+    pub(super) fn qp_cached(&self, h: u32) -> bool {
+        self.hosts[h as usize].qp_cache.is_some()
+    }
+
     #[inline(never)]
     #[cold]
     pub(super) fn cached_transmit(&mut self, now: Time, h: u32, paused: u8) {
@@ -339,13 +346,12 @@ impl Network {
     /// `pkt` has left the arena: it waits in host `h`'s cache for the
     /// pipeline, or goes into the NIC now.
     pub(super) fn cached_deliver(&mut self, now: Time, h: u32, pkt: &Packet) {
-        let host = &mut self.hosts[h as usize];
-        if let Some(c) = host.qp_cache.as_deref_mut() {
-            if c.hold(now, host.nic.num_qps(), pkt) {
-                return driver::after_input(&mut Cached(self), now, h);
-            }
+        let mut io = Cached(self);
+        let (c, nic, _) = io.host(h);
+        if c.hold(now, nic.num_qps(), pkt) {
+            return driver::after_input(&mut io, now, h);
         }
-        driver::deliver(&mut Cached(self), now, h, pkt);
+        driver::deliver(&mut io, now, h, pkt);
     }
 
     #[inline(never)]
