@@ -12,7 +12,7 @@
 //! arena and the NIC when switches stamp them (the NIC pairs a data
 //! packet's with the ACK that answers it: `Nic::int_received`,
 //! `Nic::int_sent`), and runs the loop through the QP-context cache when
-//! one is modelled (`qp_cache.rs`). All three are out of line, behind the
+//! one is modelled (`cached.rs`). All three are out of line, behind the
 //! network's one flag `host_hooks`.
 //!
 //! The loop's functions are generic and inline here: the per-packet path

@@ -1,10 +1,11 @@
 //! Hosts: each wraps a transport NIC (`driver.rs` drives it), and the
 //! applications that give the NICs work (`app/`: the interface, and the
 //! flows of `flows.rs`), and the QP-context cache the simulator models
-//! around a NIC (`qp_cache.rs`). This file holds a host's own state; it
-//! touches nothing else.
+//! around a NIC (`qp_cache.rs`; `cached.rs` runs the drive loop through
+//! it). This file holds a host's own state; it touches nothing else.
 
 pub mod app;
+mod cached;
 mod driver;
 pub mod flows;
 pub mod qp_cache;
