@@ -237,20 +237,18 @@ pub struct QpCacheSummary {
 
 pub fn qp_cache(net: &fabric::Network) -> Option<QpCacheSummary> {
     let n = net.host_count();
-    let cfg = (n > 0).then(|| net.nic(0).config().qp_cache)?;
-    if cfg.entries == 0 {
-        return None;
-    }
+    let cfg = (n > 0).then(|| net.qp_cache(0))??.config();
     let mut s = QpCacheSummary {
         entries: cfg.entries,
         miss_ns: engine::time::to_ns_f64(cfg.miss),
         ..QpCacheSummary::default()
     };
     for h in 0..n {
-        let nic = net.nic(h);
-        s.misses += nic.stats().qp_cache_misses;
-        s.held_packets += nic.stats().qp_cache_held;
-        s.max_qps_per_nic = s.max_qps_per_nic.max(nic.num_qps() as u64);
+        if let Some(c) = net.qp_cache(h) {
+            s.misses += c.misses;
+            s.held_packets += c.held_packets;
+        }
+        s.max_qps_per_nic = s.max_qps_per_nic.max(net.nic(h).num_qps() as u64);
     }
     Some(s)
 }

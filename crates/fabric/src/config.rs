@@ -1,7 +1,8 @@
 //! Fabric configuration: switch buffer and PFC, ECN marking per link speed,
-//! the load balancer, the egress scheduling, deflection, the switch model and RCM, the NIC template every host starts from, and failure
+//! the load balancer, the egress scheduling, deflection, the switch model and RCM, the NIC template every host starts from and its QP-context cache, and failure
 //! handling. Plain data: touches nothing.
 
+use crate::host::qp_cache::QpCacheConfig;
 use crate::switch::lb::{EcmpHash, LoadBalancer};
 use crate::switch::mmu::MmuConfig;
 use crate::switch::queues::voq::SwitchModel;
@@ -57,6 +58,8 @@ pub struct FabricConfig {
     /// RCM (`switch/rcm/`; needs the VOQ model), off when None.
     pub rcm: Option<RcmParams>,
     pub nic: NicConfig,
+    /// The NICs' QP-context cache (`host/qp_cache.rs`); off by default.
+    pub qp_cache: QpCacheConfig,
     pub qp_sharing: QpSharing,
     pub pfc_frame_bytes: u32,
     /// Recompute shortest paths when a link fails or returns (a routing
@@ -92,6 +95,7 @@ impl Default for FabricConfig {
             model: SwitchModel::SharedBuffer,
             rcm: None,
             nic: NicConfig::default(),
+            qp_cache: QpCacheConfig::default(),
             qp_sharing: QpSharing::PerFlow,
             pfc_frame_bytes: 64,
             reroute_on_failure: true,

@@ -23,6 +23,7 @@ pub use config::{EcnSetting, FabricConfig, QpSharing};
 pub const MAX_FRAME_BYTES: u32 = net::arena::Hdr::MAX_WIRE;
 pub use host::app::{App, AppId, HostCtx, QpSpec, Scope};
 pub use host::flows::{Flow, FlowResult};
+pub use host::qp_cache::{QpCache, QpCacheConfig};
 pub use link::port::{Port, PortStats};
 pub use link::{Fault, FaultAction, RandomFailures};
 pub use net::{Network, RunState};

@@ -5,8 +5,7 @@
 //! ([`ConfigError`], [`QpError`]), and the counters ([`NicStats`]).
 //!
 //! May use only plain-data modules of the crate: `packet`, `cc` (the
-//! congestion-control choice), `reorder`, `qp_cache` (its configuration),
-//! and the engines' configuration files
+//! congestion-control choice), `reorder`, and the engines' configuration files
 //! (`engine::config`, `engine::irn::config`, `engine::mprdma::config`)
 //! and the ordering layer's (`order::config`),
 //! none of which imports this file back.
@@ -15,7 +14,6 @@ use crate::cc::CcConfig;
 use crate::engine::config::Engine;
 use crate::order::config::OrderingKind;
 use crate::packet::{Packet, Verb};
-use crate::qp_cache::QpCacheConfig;
 use crate::reorder::OodHistogram;
 use engine::Time;
 
@@ -61,9 +59,6 @@ pub struct NicConfig {
     /// Engine (loss recovery and receive-side ordering) of every QP,
     /// unless overridden per QP with [`crate::Nic::create_qp_with`].
     pub engine: Engine,
-    /// The QP-context cache (`crate::qp_cache`); off by default. Modelled
-    /// for packets without payload bytes (the simulator).
-    pub qp_cache: QpCacheConfig,
 }
 
 impl Default for NicConfig {
@@ -81,7 +76,6 @@ impl Default for NicConfig {
             ordering: OrderingKind::None,
             cc: CcConfig::None,
             engine: Engine::default(),
-            qp_cache: QpCacheConfig::default(),
         }
     }
 }
@@ -137,9 +131,6 @@ impl NicConfig {
         self.ordering
             .validate()
             .map_err(|e| ConfigError::new(format!("{}.{e}", self.ordering.name())))?;
-        if self.qp_cache.entries > 0 && self.qp_cache.miss > MAX_RTO {
-            return fail("qp_cache.miss must be at most one hour");
-        }
         self.cc.validate().map_err(ConfigError::new)
     }
 }
@@ -446,9 +437,4 @@ pub struct NicStats {
     /// more: read back and placed).
     pub eunomia_receiver_held: u64,
     pub eunomia_receiver_held_bytes: u64,
-    /// QP contexts fetched because the cache did not hold them
-    /// (`NicConfig::qp_cache`), and the received packets that waited
-    /// for the NIC's pipeline.
-    pub qp_cache_misses: u64,
-    pub qp_cache_held: u64,
 }

@@ -13,6 +13,11 @@
 //! - when a wake-up it asked for comes: [`wake`] or [`timer`] (the NIC
 //!   runs one timer per wake-up, as an input of its own).
 //!
+//! An environment that models timing around the NIC (the simulator's
+//! QP-context cache, fabric's `host/qp_cache.rs`) overrides
+//! [`Io::poll_transmit`], [`Io::poll_timeout`] and [`Io::handle_timeout`]:
+//! its own timed inputs share the NIC's timer wake-ups.
+//!
 //! The functions are generic over the environment and inline into it: the
 //! simulator's per-packet path compiles to what it was when written by
 //! hand. [`Wakeups`] is what the loop keeps per NIC, so that it asks for
@@ -48,6 +53,25 @@ pub trait Io {
     #[inline(always)]
     fn poll_transmit(&mut self, now: Time, n: Self::Id, paused: u8) -> Transmit {
         self.nic(n).0.poll_transmit(now, paused)
+    }
+
+    /// NIC `n`'s next timer ([`Nic::poll_timeout`]), or the environment's
+    /// own timed input if earlier; with the loop's wake-ups of NIC `n`
+    /// (one borrow: the loop indexes its NICs once).
+    #[inline(always)]
+    fn poll_timeout(&mut self, n: Self::Id) -> (Option<Time>, &mut Wakeups) {
+        let (nic, wakeups) = self.nic(n);
+        (nic.poll_timeout(), wakeups)
+    }
+
+    /// Runs NIC `n`'s earliest due timer ([`Nic::handle_timeout`]), or the
+    /// environment's own timed input when it comes first: one input. Hands
+    /// back the loop's wake-ups of NIC `n`.
+    #[inline(always)]
+    fn handle_timeout(&mut self, now: Time, n: Self::Id) -> &mut Wakeups {
+        let (nic, wakeups) = self.nic(n);
+        nic.handle_timeout(now);
+        wakeups
     }
 
     /// Puts `pkt` on NIC `n`'s wire: its port is busy until the frame is
@@ -115,9 +139,7 @@ pub fn wake<I: Io>(io: &mut I, now: Time, n: I::Id) {
 /// its own.
 #[inline(always)]
 pub fn timer<I: Io>(io: &mut I, now: Time, n: I::Id) {
-    let (nic, wakeups) = io.nic(n);
-    wakeups.timer_due(now);
-    nic.handle_timeout(now);
+    io.handle_timeout(now, n).timer_due(now);
     after_input(io, now, n);
 }
 
@@ -130,8 +152,8 @@ fn drain<I: Io>(io: &mut I, now: Time, n: I::Id) {
             Event::Completion(c) => io.completion(now, n, c),
         }
     }
-    let (nic, wakeups) = io.nic(n);
-    if let Some(t) = wakeups.timer_at(nic, now) {
+    let (next, wakeups) = io.poll_timeout(n);
+    if let Some(t) = wakeups.timer_at(next, now) {
         io.call_at(t, n, Wake::Timer);
     }
 }
@@ -188,12 +210,12 @@ impl Wakeups {
         }
     }
 
-    /// After any input to `nic` (at `now`): the time to ask for a timer
-    /// wake-up at, if its next deadline (or `now`, if that has passed) is
+    /// After any input to a NIC (at `now`): the time to ask for a timer
+    /// wake-up at, if its next deadline `next` (or `now`, if that has passed) is
     /// earlier than every one pending.
     #[inline(always)]
-    fn timer_at(&mut self, nic: &Nic, now: Time) -> Option<Time> {
-        let t = nic.poll_timeout()?.max(now);
+    fn timer_at(&mut self, next: Option<Time>, now: Time) -> Option<Time> {
+        let t = next?.max(now);
         if self.timers.last().is_some_and(|&p| p <= t) {
             return None;
         }
@@ -201,7 +223,7 @@ impl Wakeups {
         Some(t)
     }
 
-    /// A timer wake-up came at `now` (the NIC then runs a timer).
+    /// A timer wake-up came at `now` (the NIC has run a timer for it).
     #[inline(always)]
     fn timer_due(&mut self, now: Time) {
         let t = self.timers.pop();
@@ -257,18 +279,22 @@ mod tests {
             nic.create_qp(cfg).unwrap();
         }
         let mut w = Wakeups::default();
-        assert_eq!(w.timer_at(&nic, 0), None, "no timer armed");
+        assert_eq!(w.timer_at(nic.poll_timeout(), 0), None, "no timer armed");
         sent_at(&mut nic, 0, 0);
-        assert_eq!(w.timer_at(&nic, 0), Some(rto));
-        assert_eq!(w.timer_at(&nic, 0), None, "asked for already");
+        assert_eq!(w.timer_at(nic.poll_timeout(), 0), Some(rto));
+        assert_eq!(w.timer_at(nic.poll_timeout(), 0), None, "asked for already");
         sent_at(&mut nic, 1, 5);
-        assert_eq!(w.timer_at(&nic, 5), None, "a later deadline waits");
+        assert_eq!(
+            w.timer_at(nic.poll_timeout(), 5),
+            None,
+            "a later deadline waits"
+        );
         w.timer_due(rto);
         nic.handle_timeout(rto);
-        assert_eq!(w.timer_at(&nic, rto), Some(rto + 5));
+        assert_eq!(w.timer_at(nic.poll_timeout(), rto), Some(rto + 5));
         // Handled late: the wake-up is for now.
         w.timer_due(rto + 5);
         let mut w = Wakeups::default();
-        assert_eq!(w.timer_at(&nic, rto + 9), Some(rto + 9));
+        assert_eq!(w.timer_at(nic.poll_timeout(), rto + 9), Some(rto + 9));
     }
 }

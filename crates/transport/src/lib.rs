@@ -13,10 +13,10 @@
 //! Layers, bottom up (a file uses only the layers below it):
 //! - [`psn`], [`int`], [`packet`], [`memory`], `cc::hooks` (the
 //!   interface every congestion control implements), [`dcqcn`], [`hpcc`],
-//!   [`timely`], [`dctcp`], [`cc`] (their dispatch), [`reorder`],
-//!   [`qp_cache`]: sequence numbers (32-bit serial in the NIC, 24 bits on
-//!   the wire), packets, DMA, congestion control, reordering counters, the
-//!   QP-context cache; plain data and their own state machines.
+//!   [`timely`], [`dctcp`], [`cc`] (their dispatch), [`reorder`]:
+//!   sequence numbers (32-bit serial in the NIC, 24 bits on the wire),
+//!   packets, DMA, congestion control, reordering counters; plain data and
+//!   their own state machines.
 //! - [`api`]: the types of the NIC's API (QpId, QpConfig, InitialPsns,
 //!   WorkRequest, Completion, Event, Transmit, NicConfig, NicStats,
 //!   SendOptions) and the engines' configuration files they hold
@@ -56,7 +56,6 @@ pub mod order;
 pub mod packet;
 pub mod psn;
 mod qp;
-pub mod qp_cache;
 mod rc;
 pub mod reorder;
 mod sched;
@@ -83,6 +82,5 @@ pub use order::{
 pub use packet::{MpHeader, Packet, PacketKind, Verb, ATOMIC_BYTES};
 pub use psn::MAX_PSN_SPAN;
 pub use qp::check_work_request;
-pub use qp_cache::QpCacheConfig;
 pub use reorder::{OodHistogram, QpReorder};
 pub use timely::{Timely, TimelyParams};

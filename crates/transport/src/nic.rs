@@ -30,7 +30,6 @@ use crate::memory::{Dma, Memory};
 use crate::order::{Layer, OrderMemory, OrderingKind};
 use crate::packet::{Packet, PacketKind};
 use crate::qp::{LineRate, Qp};
-use crate::qp_cache::QpCache;
 use crate::rc::{Ctx, RecvWqe};
 use crate::reorder::QpReorder;
 use crate::sched::{SchedState, Scheduler};
@@ -64,9 +63,6 @@ pub struct Nic {
     /// Each QP's ordering layer, indexed as `qps`, and the layer's
     /// NIC-wide part: read only when `cfg.ordering` names one.
     order: Layer,
-    /// The QP-context cache: read only when `cfg.qp_cache.entries` is
-    /// not 0.
-    cache: QpCache,
     /// The in-band telemetry of the packets delivered next (HPCC's, on
     /// ACKs; see [`Nic::int_received`]).
     rx_int: IntStack,
@@ -75,17 +71,12 @@ pub struct Nic {
     echo: IntEcho,
 }
 
-/// The timer entry of a packet the QP cache holds (no QP has this number:
-/// numbers are 24 bits on the wire and the table is indexed below it).
-const HELD: QpId = QpId::MAX;
-
 impl Nic {
     /// A NIC without QPs; refuses an invalid configuration (see
     /// [`NicConfig::validate`]).
     pub fn new(cfg: NicConfig) -> Result<Nic, ConfigError> {
         cfg.validate()?;
         let order = Layer::new(cfg.ordering);
-        let cache = QpCache::new(cfg.qp_cache);
         Ok(Nic {
             line: LineRate::new(cfg.line_rate_bps),
             cfg,
@@ -97,7 +88,6 @@ impl Nic {
             timers: Timers::default(),
             reorder: Vec::new(),
             order,
-            cache,
             now: 0,
             rx_int: IntStack::default(),
             echo: IntEcho::default(),
@@ -183,11 +173,6 @@ impl Nic {
         let q = live_mut(&mut self.qps, qp)?;
         *q = Qp::tombstone(qp, q.cfg);
         self.order.destroy(qp as usize);
-        if self.cfg.qp_cache.entries != 0 {
-            // Its held packets stay in line: processed, they are dropped
-            // as for a destroyed QP.
-            self.cache.forget(qp);
-        }
         self.sched.remove(qp);
         self.timers.remove(qp);
         self.ctrl.retain(|p| p.src_qp != qp);
@@ -278,31 +263,7 @@ impl Nic {
 
     #[inline]
     pub fn on_packet(&mut self, now: Time, pkt: &Packet) {
-        // One predictable branch without a QP cache.
-        if self.cfg.qp_cache.entries != 0 && self.hold(now, pkt) {
-            return;
-        }
         self.on_packet_dma(now, pkt, &mut Dma::none());
-    }
-
-    /// The QP cache's side of a received packet: true if it waits for
-    /// the pipeline (processed by [`Nic::handle_timeout`] when due: the
-    /// timer table holds an entry of [`HELD`] for each held packet, so
-    /// that the timer channel needs no test of its own).
-    #[cold]
-    fn hold(&mut self, now: Time, pkt: &Packet) -> bool {
-        if pkt.dst_qp as usize >= self.qps.len() {
-            return false;
-        }
-        let (at, missed) = self.cache.rx_at(now, pkt.dst_qp);
-        self.stats.qp_cache_misses += missed as u64;
-        if at <= now && self.cache.held.is_empty() {
-            return false;
-        }
-        self.cache.held.push_back((at, *pkt));
-        self.timers.arm(at, HELD);
-        self.stats.qp_cache_held += 1;
-        true
     }
 
     /// As [`Nic::on_packet`], with the packet's payload bytes, placed into
@@ -385,13 +346,6 @@ impl Nic {
         };
         let qi = qp as usize;
         let Some(q) = self.qps.get_mut(qi) else {
-            if qp == HELD {
-                // A held packet's turn in the pipeline (the QP cache): an
-                // input of its own, as a timer is.
-                if let Some((_, pkt)) = self.cache.held.pop_front() {
-                    self.on_packet_dma(now, &pkt, &mut Dma::none());
-                }
-            }
             return;
         };
         if q.armed <= now {
@@ -426,6 +380,13 @@ impl Nic {
         !self.ctrl.is_empty() || !self.sched.is_empty()
     }
 
+    /// Whether a QP has data to send now or once its rate limiter allows
+    /// (what a caller that asked with the data class paused has waiting).
+    #[inline]
+    pub fn data_scheduled(&self) -> bool {
+        !self.sched.is_empty()
+    }
+
     /// As [`Nic::poll_transmit`], reading the payload of a data packet from
     /// `mem` into `payload` (cleared first; left empty for control packets).
     pub fn poll_transmit_with(
@@ -449,14 +410,6 @@ impl Nic {
         }
         if paused & (1u8 << self.cfg.data_priority) != 0 {
             return Transmit::Idle;
-        }
-        if self.cfg.qp_cache.entries != 0 && self.cache.pipe_free > now {
-            // The pipeline fetches a context: no data until it is done.
-            return if self.sched.is_empty() {
-                Transmit::Idle
-            } else {
-                Transmit::At(self.cache.pipe_free)
-            };
         }
         if self.sched.has_work(now) {
             self.transmit_data(now, dma)
@@ -505,9 +458,6 @@ impl Nic {
             self.stats.data_packets_sent += 1;
             self.stats.data_bytes_sent += pkt.payload as u64;
             self.stats.data_wire_bytes_sent += pkt.wire as u64;
-            if self.cfg.qp_cache.entries != 0 {
-                self.stats.qp_cache_misses += self.cache.tx(now, qi) as u64;
-            }
             q.sync_timer(&mut self.timers);
             self.wake(qi as usize, now);
             // A ready QP was last touched a round of the ring ago (in an

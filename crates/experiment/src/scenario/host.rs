@@ -3,7 +3,7 @@
 //!
 //! `[nic] qp_cache_entries` (default 0: no cache modelled) and
 //! `qp_cache_miss_ns` (default 1000): the QP-context cache of
-//! `transport::qp_cache`. About 400 entries is a ConnectX-3's (RDMAvisor
+//! `fabric::host::qp_cache`. About 400 entries is a ConnectX-3's (RDMAvisor
 //! §1.2); a miss costs a fetch of the context over PCIe, about a
 //! microsecond (the order of a small DMA read's round trip; our
 //! assumption, set it to your NIC's).
@@ -59,9 +59,9 @@ impl NicCfg {
     }
 
     pub fn build(&self, cfg: &mut FabricConfig, c: Check) -> Result<(), ScenarioError> {
-        cfg.nic.qp_cache.entries = self.qp_cache_entries;
+        cfg.qp_cache.entries = self.qp_cache_entries;
         if let Some(ns) = self.qp_cache_miss_ns {
-            cfg.nic.qp_cache.miss = c.ns("nic.qp_cache_miss_ns", ns)?;
+            cfg.qp_cache.miss = c.ns("nic.qp_cache_miss_ns", ns)?;
         }
         Ok(())
     }

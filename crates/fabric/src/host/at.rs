@@ -8,8 +8,8 @@ use crate::host::Hosts;
 use crate::link::Links;
 use crate::net::core::Core;
 use crate::net::Network;
-use ref_cast::RefCast;
 use crate::observe::Observe;
+use ref_cast::RefCast;
 
 /// The network seen through this view: the same address as the
 /// `Network` (`repr(transparent)`, cast by `ref_cast`), so a `&mut` of the
@@ -50,6 +50,11 @@ impl AtHost {
     #[inline(always)]
     pub(crate) fn parts(&mut self) -> (&mut Hosts, &mut Links, &mut Core, &mut Observe) {
         let net = &mut self.net;
-        (&mut net.hosts, &mut net.links, &mut net.core, &mut net.observe)
+        (
+            &mut net.hosts,
+            &mut net.links,
+            &mut net.core,
+            &mut net.observe,
+        )
     }
 }

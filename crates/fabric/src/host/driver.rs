@@ -8,10 +8,12 @@
 //! applications'), an application's posts (`after_nic_input`).
 //! Touches the host and its NIC through the transport's public API only;
 //! hands what it sends and receives to the pcap capture when one is on
-//! (`observe/capture.rs`), and carries HPCC's hop records between the
+//! (`observe/capture.rs`), carries HPCC's hop records between the
 //! arena and the NIC when switches stamp them (the NIC pairs a data
 //! packet's with the ACK that answers it: `Nic::int_received`,
-//! `Nic::int_sent`).
+//! `Nic::int_sent`), and runs the loop through the QP-context cache when
+//! one is modelled (`cached.rs`). All three are out of line, behind the
+//! network's one flag `host_hooks`.
 //!
 //! The loop's functions are generic and inline here: the per-packet path
 //! compiles as when this file held its own copy of the loop.
@@ -92,6 +94,9 @@ impl AtHost {
             return;
         }
         let paused = port.paused;
+        if self.read_hosts().host_hooks && self.qp_cached(h) {
+            return self.cached_transmit(now, h, paused);
+        }
         driver::transmit(self, now, h, paused);
     }
 
@@ -109,10 +114,6 @@ impl AtHost {
     pub(crate) fn deliver(&mut self, now: Time, h: u32, hdr: Hdr) {
         let mut pkt = self.core().arena.get(&hdr);
         pkt.ce = hdr.ce();
-        if self.hosts().host_hooks {
-            self.received_hooks(now, h, &pkt, hdr.idx);
-        }
-        self.core().arena.free(hdr.idx);
         self.core().counters.delivered_packets += 1;
         self.core().counters.delivered_bytes += pkt.wire as u64;
         if pkt.is_data() {
@@ -123,6 +124,10 @@ impl AtHost {
                 }
             }
         }
+        if self.read_hosts().host_hooks && self.received_hooks(now, h, &pkt, hdr.idx) {
+            return;
+        }
+        self.core().arena.free(hdr.idx);
         driver::deliver(self, now, h, &pkt);
     }
 
@@ -143,10 +148,12 @@ impl AtHost {
     }
 
     /// What a host's receive does out of line (packet `idx`, before it
-    /// leaves the arena): the pcap record, HPCC's telemetry.
+    /// leaves the arena): the pcap record, HPCC's telemetry; with a
+    /// QP-context cache, the packet then leaves the arena for the NIC
+    /// through the cache (true: delivered).
     #[inline(never)]
     #[cold]
-    fn received_hooks(&mut self, now: Time, h: u32, pkt: &Packet, idx: u32) {
+    fn received_hooks(&mut self, now: Time, h: u32, pkt: &Packet, idx: u32) -> bool {
         if self.observe().capturing {
             self.capture_received(now, h, pkt);
         }
@@ -154,6 +161,12 @@ impl AtHost {
             let int = self.core().arena.int_of(idx);
             self.hosts().nodes[h as usize].nic.int_received(pkt, int);
         }
+        if !self.qp_cached(h) {
+            return false;
+        }
+        self.core().arena.free(idx);
+        self.cached_deliver(now, h, pkt);
+        true
     }
 
     /// Host `h`'s NIC asked to be polled again at `now` (its rate
@@ -165,11 +178,14 @@ impl AtHost {
     }
 
     /// One of host `h`'s timers is due: an application's if one is due
-    /// (`app/`), else the NIC's, which it runs as an input of its own.
+    /// (`app/`), else the NIC's (or a packet the QP-context cache held),
+    /// which it runs as an input of its own.
     #[inline(always)]
     pub(crate) fn host_timer(&mut self, now: Time, h: u32) {
         if self.hosts().nodes[h as usize].app_timers.due(now) {
             self.app_timer(now, h);
+        } else if self.read_hosts().host_hooks && self.qp_cached(h) {
+            self.cached_timer(now, h);
         } else {
             driver::timer(self, now, h);
         }
@@ -177,6 +193,9 @@ impl AtHost {
 
     /// After the application's posts to host `h`'s NIC.
     pub(crate) fn after_nic_input(&mut self, now: Time, h: u32) {
+        if self.read_hosts().host_hooks && self.qp_cached(h) {
+            return self.cached_after_input(now, h);
+        }
         driver::after_input(self, now, h);
     }
 }

@@ -1,15 +1,19 @@
 //! Hosts: each wraps a transport NIC (`driver.rs` drives it), and the
 //! applications that give the NICs work (`app/`: the interface, and the
-//! flows of `flows.rs`). This file holds a host's own state; it touches
-//! nothing else.
+//! flows of `flows.rs`), and the QP-context cache the simulator models
+//! around a NIC (`qp_cache.rs`; `cached.rs` runs the drive loop through
+//! it). This file holds a host's own state; it touches nothing else.
 
 pub mod app;
 mod at;
+mod cached;
 mod driver;
 pub mod flows;
+pub mod qp_cache;
 
-pub(crate) use at::AtHost;
 use app::{AppTimers, QpOwner};
+pub(crate) use at::AtHost;
+use qp_cache::QpCache;
 
 use transport::driver::Wakeups;
 use transport::Nic;
@@ -22,13 +26,12 @@ pub(crate) struct Hosts {
     pub flows: flows::Flows,
     pub apps: app::Apps,
     /// A host's send or receive has work out of line (a pcap trace, HPCC's
-    /// telemetry echo): the one flag the hosts' send and receive paths
-    /// test (`driver.rs`).
+    /// telemetry echo, the QP-context cache): the one flag the hosts' send,
+    /// receive and timer paths test (`driver.rs`).
     pub host_hooks: bool,
     /// The run's seed (the applications' source ports, `app::sport_of`).
     pub seed: u64,
 }
-
 
 /// One host: its node, its one port, its NIC.
 pub(crate) struct Host {
@@ -42,4 +45,7 @@ pub(crate) struct Host {
     pub qp_owner: Vec<QpOwner>,
     /// The applications' timers at this host (run by its `Ev::Timer`s).
     pub app_timers: AppTimers,
+    /// The NIC's QP-context cache, when one is modelled
+    /// (`FabricConfig::qp_cache`).
+    pub qp_cache: Option<Box<QpCache>>,
 }

@@ -33,6 +33,7 @@ use crate::config::FabricConfig;
 use crate::config::QpSharing;
 use crate::host::app::Apps;
 use crate::host::flows::{FlowResult, Flows};
+use crate::host::qp_cache::QpCache;
 use crate::host::Host;
 use crate::host::Hosts;
 use crate::link::port::{End, Port, PortEnds};
@@ -182,6 +183,8 @@ impl Network {
             }
         }
         let max_frame = (cfg.nic.mtu + cfg.nic.header_bytes) as u64;
+        cfg.qp_cache.validate()?;
+        let qp_caching = cfg.qp_cache.entries != 0;
         let mut hosts = Vec::new();
         let mut switches = Vec::new();
         for (node, role) in roles.iter().enumerate() {
@@ -200,6 +203,7 @@ impl Network {
                         wakeups: Wakeups::default(),
                         qp_owner: Vec::new(),
                         app_timers: Default::default(),
+                        qp_cache: qp_caching.then(|| Box::new(QpCache::new(cfg.qp_cache))),
                     });
                 }
                 NodeRole::Switch(_) => {
@@ -285,7 +289,7 @@ impl Network {
                 nodes: hosts,
                 flows: Flows::new(per_peer),
                 apps: Apps::default(),
-                host_hooks: int_multi != 0,
+                host_hooks: int_multi != 0 || qp_caching,
                 seed,
             },
             observe: Observe {
@@ -473,6 +477,11 @@ impl Network {
 
     pub fn nic(&self, host: u32) -> &Nic {
         &self.hosts.nodes[host as usize].nic
+    }
+
+    /// Host `host`'s QP-context cache (None without `FabricConfig::qp_cache`).
+    pub fn qp_cache(&self, host: u32) -> Option<&QpCache> {
+        self.hosts.nodes[host as usize].qp_cache.as_deref()
     }
 }
 

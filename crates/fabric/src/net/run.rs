@@ -11,10 +11,10 @@ use crate::host::AtHost;
 use crate::link::frame::{CtrlKind, Frame};
 use crate::link::port::{End, TxEnd};
 use crate::net::arena::Hdr;
-use crate::observe::counters::DropReason;
 use crate::net::event::{node_of, Ev, Global};
 use crate::net::window::{precedes, ByNode};
 use crate::net::{Network, NodeRole, RunState};
+use crate::observe::counters::DropReason;
 use crate::switch::AtSwitch;
 use engine::Time;
 

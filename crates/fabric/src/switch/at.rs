@@ -12,8 +12,8 @@ use crate::config::FabricConfig;
 use crate::link::Links;
 use crate::net::core::Core;
 use crate::net::Network;
-use ref_cast::RefCast;
 use crate::switch::Switches;
+use ref_cast::RefCast;
 
 /// The network seen through this view: the same address as the
 /// `Network` (`repr(transparent)`, cast by `ref_cast`), so a `&mut` of the

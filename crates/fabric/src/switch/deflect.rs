@@ -100,9 +100,10 @@ impl AtSwitch {
             return false;
         };
         let queued = self.sw().queues.bytes(q, class);
-        let admitted = self.sw().nodes[s as usize]
-            .mmu
-            .admit(in_local as usize, class, size, || queued);
+        let admitted =
+            self.sw().nodes[s as usize]
+                .mmu
+                .admit(in_local as usize, class, size, || queued);
         debug_assert!(admitted.is_ok(), "lossy_room said yes");
         let d = &mut self.sw().deflector;
         d.counts[slot] = (id, times + 1);

@@ -94,12 +94,10 @@ impl AtSwitch {
         let sw = self.sw();
         let queues = &sw.queues;
         let queued = || queues.bytes(out, class);
-        match sw.nodes[s as usize].mmu.admit(
-            hdr.in_port as usize,
-            class,
-            hdr.wire() as u64,
-            queued,
-        ) {
+        match sw.nodes[s as usize]
+            .mmu
+            .admit(hdr.in_port as usize, class, hdr.wire() as u64, queued)
+        {
             // DIBS: recorded, deflected or dropped after the event
             // (`deflect.rs`).
             Err(refusal) if HOOKS && self.sw().deflector.on => {

@@ -21,9 +21,9 @@ pub mod queues;
 pub mod rcm;
 
 use crate::net::arena::Hdr;
+pub(crate) use at::AtSwitch;
 use engine::{Rng, StreamKind, Time};
 use mmu::{Mmu, Refusal};
-pub(crate) use at::AtSwitch;
 pub use queues::{Scheduling, SrptDequeue};
 
 /// The switches and what their pipelines keep by port or fabric-wide.
@@ -49,7 +49,6 @@ pub(crate) struct Switches {
     /// the data class or DIBS deflects.
     pub hooks: bool,
 }
-
 
 /// What a lossy switch does with a packet its egress queue or buffer
 /// refuses.

@@ -102,12 +102,21 @@ impl HostCtx<'_> {
     /// its own host).
     pub fn destroy_qp(&mut self, h: u32, qp: QpId) -> Result<(), QpError> {
         self.check(h, "destroy_qp");
-        self.at.hosts().nodes[h as usize].nic.destroy_qp(qp)
+        let host = &mut self.at.hosts().nodes[h as usize];
+        host.nic.destroy_qp(qp)?;
+        // Its held packets stay in line: processed, they are dropped as
+        // for a destroyed QP.
+        if let Some(c) = &mut host.qp_cache {
+            c.forget(qp);
+        }
+        Ok(())
     }
 
     /// The tag [`QpSpec::tag`] gave host `h`'s QP `qp` (None: no such QP).
     pub fn tag(&self, h: u32, qp: QpId) -> Option<u32> {
-        let o = self.at.read_hosts().nodes[h as usize].qp_owner.get(qp as usize)?;
+        let o = self.at.read_hosts().nodes[h as usize]
+            .qp_owner
+            .get(qp as usize)?;
         Some(o.tag)
     }
 

@@ -157,7 +157,9 @@ impl AtSwitch {
         st.notification_bytes += bytes as u64;
         st.congested_notifications += congested as u64;
         self.sw().rcm.wire_notes[in_port as usize].push_back(note);
-        self.links().ports[in_port as usize].ctrl_out.push_back(ctrl);
+        self.links().ports[in_port as usize]
+            .ctrl_out
+            .push_back(ctrl);
         self.kick(now, in_port);
     }
 

@@ -341,15 +341,7 @@ impl AtSwitch {
         let mtu = self.cfg().nic.mtu as u64;
         let (sw, links, core) = self.parts();
         let host_links = links.ports[from as usize].delay + links.ports[to as usize].delay;
-        let route = paths::path(
-            links,
-            &core.roles,
-            &sw.routes,
-            mtu,
-            from,
-            dst,
-            0,
-        );
+        let route = paths::path(links, &core.roles, &sw.routes, mtu, from, dst, 0);
         let rtt = 2 * route.0.saturating_sub(host_links);
         if let Balancer::Conweave(cw) = &mut self.sw().lb {
             cw.rtt.insert(key, rtt);
