@@ -182,7 +182,7 @@ pub fn run(built: Built, mut progress: impl FnMut(Progress)) -> Outcome {
 
 impl Outcome {
     pub fn counters(&self) -> &Counters {
-        &self.net.counters()
+        self.net.counters()
     }
 
     pub fn flows(&self) -> &[FlowResult] {

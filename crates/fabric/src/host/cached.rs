@@ -10,7 +10,7 @@
 //! else, the host's drive-loop environment (`driver.rs`).
 
 use crate::host::qp_cache::QpCache;
-use crate::host::AtHost;
+use crate::net::at::AtHost;
 use engine::Time;
 use transport::driver::{self, Io, Wake, Wakeups};
 use transport::{Completion, Nic, Packet, Transmit};

@@ -18,10 +18,10 @@
 //! The loop's functions are generic and inline here: the per-packet path
 //! compiles as when this file held its own copy of the loop.
 
-use crate::host::AtHost;
 use crate::link::frame::Frame;
 use crate::link::port::{End, TxEnd};
 use crate::net::arena::Hdr;
+use crate::net::at::AtHost;
 use crate::net::event::Ev;
 use engine::Time;
 use transport::driver::{self, Io, Wake, Wakeups};

@@ -5,14 +5,12 @@
 //! it). This file holds a host's own state; it touches nothing else.
 
 pub mod app;
-mod at;
 mod cached;
 mod driver;
 pub mod flows;
 pub mod qp_cache;
 
 use app::{AppTimers, QpOwner};
-pub(crate) use at::AtHost;
 use qp_cache::QpCache;
 
 use transport::driver::Wakeups;

@@ -2,7 +2,7 @@
 //! of a [`CtrlKind`]: PFC's PAUSE and RESUME, RCM's congestion
 //! notifications). Another control frame is one more [`CtrlKind`]
 //! variant and code here, sized in
-//! [`Frame::wire_bytes`] and handled where `link/arrive.rs` dispatches
+//! [`Frame::wire_bytes`] and handled where `net/run.rs` dispatches
 //! on `Ctrl::kind` (`Network::arrive`); a packet's path never sees it. A frame
 //! with its arrival time is 24 bytes on a wire: `Frame::Control` lives in
 //! the values a header's class cannot take (a test below keeps it so).
@@ -26,7 +26,7 @@ pub enum Frame {
 /// code and its argument, made from and read as a [`CtrlKind`] on the
 /// control path only. (Measured: a nested enum instead costs the same;
 /// what cost +1.6% instructions per hop was an out-of-line control arm
-/// in `arrive`, see `link/arrive.rs`.)
+/// in `arrive`, see `Network::arrive` in `net/run.rs`.)
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Ctrl {
     code: Code,

@@ -11,11 +11,11 @@
 use crate::link::frame::Frame;
 use crate::link::{FailureState, Links, RandomFailures};
 use crate::net::arena::{Arena, Hdr};
+use crate::net::at::AtSwitch;
 use crate::net::core::Core;
 use crate::net::event::Global;
 use crate::net::NodeRole;
 use crate::observe::counters::DropReason;
-use crate::switch::AtSwitch;
 use engine::{Rng, StreamKind, Time};
 
 impl Links {

@@ -26,22 +26,17 @@ use transport::Engine;
 impl Network {
     /// Adds a flow; it starts at `flow.start`. Returns its id.
     pub fn add_flow(&mut self, flow: Flow) -> Result<u32, String> {
-        let (links, core, routes) = (&self.links, &self.core, &self.sw.routes);
+        let (links, routes) = (&self.links, &self.sw.routes);
+        let (roles, host_port) = (&self.core.roles, &self.core.host_port);
+        let nic = &self.cfg.nic;
+        // Asked once the flow is known to be valid (its hosts exist).
         let ideal = || {
-            let from = core.host_port[flow.src as usize];
-            paths::ideal_fct(
-                links,
-                &core.roles,
-                routes,
-                &self.cfg.nic,
-                from,
-                flow.dst,
-                flow.bytes,
-            )
+            let from = host_port[flow.src as usize];
+            paths::ideal_fct(links, roles, routes, nic, from, flow.dst, flow.bytes)
         };
-        let ideal = ideal();
+        let events = (&mut self.core.globals, self.core.now);
         self.hosts
-            .add_flow(flow, &self.cfg, &mut self.sw.lb, &mut self.core, || ideal)
+            .add_flow(flow, &self.cfg, &mut self.sw.lb, events, ideal)
     }
 
     /// The engines flows chose instead of their NICs' own.

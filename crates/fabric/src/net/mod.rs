@@ -1,14 +1,14 @@
-//! The simulated network: one [`Network`] holding every component in
-//! `Vec`s indexed by small ids (ports, hosts, switches, flows), the packet
-//! arena, and the event queues; its construction and its read accessors.
-//! The behaviour lives with each component, as `impl Network` blocks in
-//! `switch/`, `link/`, `host/`, `observe/` and `topo/`, or, where a
-//! component's logic needs only its own state and explicit borrows, as
-//! methods on that state (the switches' egress queues, markers, window
-//! budgets, RCM's SAR), called from here or a pipeline; this folder holds
-//! the event loop (`run.rs`), its cache hints (`prefetch.rs`), the events
-//! (`event.rs`), their containers (`window.rs`, `calendar.rs`) and the
-//! packet arena (`arena.rs`).
+//! The simulated network: one [`Network`] composed of the parts that own
+//! the fabric's state (the event core `Core`, `core.rs`; `Links`, `link/`;
+//! `Switches`, `switch/`; `Hosts`, `host/`; `Observe`, `observe/`), its
+//! construction and its read accessors. `Network` keeps nothing of its own:
+//! a node's pipeline runs in a view that hands out only its node's parts
+//! (`AtSwitch`, `AtHost`, `at.rs`); the window loop,
+//! its dispatch, a frame's arrival and `kick` are `run.rs`'s; what users
+//! call and the global events are `api.rs`'s. This folder also holds the
+//! loop's cache hints (`prefetch.rs`), the events (`event.rs`), their
+//! containers (`window.rs`, `calendar.rs`) and the packet arena
+//! (`arena.rs`).
 //!
 //! The hot path's shape (docs/speed.md measures it): integer time,
 //! components in `Vec`s indexed by `u32`, packets in an arena, one pending
@@ -18,10 +18,11 @@
 //! `Network::run_window`). At a switch whose buffer cannot pause, resume
 //! or drop anything in the window (`Mmu::calm`), a port's transmission
 //! ends are no events: each runs when the port is next touched
-//! (`Network::catch_up`).
+//! (`AtSwitch::catch_up`).
 
 mod api;
 pub(crate) mod arena;
+pub(crate) mod at;
 pub(crate) mod calendar;
 pub(crate) mod core;
 pub(crate) mod event;

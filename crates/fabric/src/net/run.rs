@@ -2,20 +2,24 @@
 //! (applications' starts and fabric timers, flow starts among them;
 //! faults; samples) alone and everything else in windows of the
 //! lookahead, node by node (`window.rs`); the deferred transmission ends
-//! of calm switches (`catch_up`); the packets a switch refused during an
-//! event, handed to DIBS after it (`switch/deflect.rs`); and the one
-//! dispatch of a node's events to its components (`handle`). Touches the queues and the window's
-//! state; what an event does belongs to `link/`, `switch/` and `host/`.
+//! of calm switches (`AtSwitch::finish_deferred`); the packets a switch
+//! refused during an event, handed to DIBS after it (`switch/deflect.rs`);
+//! the one dispatch of a node's events to its node's view (`handle`), a
+//! frame's arrival at the end of its wire (`arrive`: applied to the port,
+//! handed to the switch's ingress or the host's driver) and the one
+//! `kick` of a free port (by its owner). Touches the event queues, the
+//! window's state and the wire; what an event does belongs to `link/`,
+//! `switch/` and `host/`.
 
-use crate::host::AtHost;
 use crate::link::frame::{CtrlKind, Frame};
 use crate::link::port::{End, TxEnd};
 use crate::net::arena::Hdr;
+use crate::net::at::AtHost;
+use crate::net::at::AtSwitch;
 use crate::net::event::{node_of, Ev, Global};
 use crate::net::window::{precedes, ByNode};
 use crate::net::{Network, NodeRole, RunState};
 use crate::observe::counters::DropReason;
-use crate::switch::AtSwitch;
 use engine::Time;
 
 impl Network {

@@ -8,12 +8,13 @@
 //! hosts, up to a maximum count (the records and the file: `pcap.rs`).
 //!
 //! The hooks (`Observe::capturing`, one predictable branch where a host
-//! sends or receives, in `host/driver.rs` and `link/arrive.rs`) call the
+//! sends or receives, in `host/driver.rs` and `net/run.rs`) call the
 //! out-of-line functions here. Touches only the capture's state; reads the
 //! hosts' QP-to-flow maps and the arena.
 
-use crate::host::{AtHost, Hosts};
+use crate::host::Hosts;
 use crate::net::arena::Hdr;
+use crate::net::at::AtHost;
 use crate::observe::pcap::{Capture, PcapSpec, MAX_PACKETS};
 use crate::observe::Observe;
 use engine::Time;

@@ -18,11 +18,12 @@
 //! state (`Deflector`, `Refused`) is `mod.rs`'s.
 
 use crate::link::port::End;
+use crate::net::at::AtSwitch;
 use crate::net::event::Ev;
 use crate::observe::counters::{Counters, DropReason};
 use crate::switch::mmu::Refusal;
 use crate::switch::Refused;
-use crate::switch::{AtSwitch, Switches};
+use crate::switch::Switches;
 use engine::Time;
 
 impl AtSwitch {

@@ -14,11 +14,12 @@
 use crate::link::frame::{Ctrl, Frame};
 use crate::link::port::{End, TxEnd};
 use crate::net::arena::Hdr;
+use crate::net::at::AtSwitch;
 use crate::net::event::Ev;
 use crate::net::window::precedes;
 use crate::observe::counters::DropReason;
+use crate::switch::int;
 use crate::switch::queues::Drained;
-use crate::switch::{int, AtSwitch};
 use engine::Time;
 
 impl AtSwitch {

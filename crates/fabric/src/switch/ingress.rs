@@ -12,11 +12,11 @@
 //! ports and the counters.
 
 use crate::net::arena::Hdr;
+use crate::net::at::AtSwitch;
 use crate::net::event::Ev;
 use crate::observe::counters::DropReason;
 use crate::switch::lb::{Balancer, Sight};
 use crate::switch::mmu::Refusal;
-use crate::switch::AtSwitch;
 use crate::switch::Refused;
 use engine::Time;
 

@@ -8,7 +8,6 @@
 //! the deflection setting and deflection's state (the scheduling setting
 //! is the queues'); it touches nothing else. See docs/extending.md, "Adding a switch feature".
 
-mod at;
 mod budget;
 mod deflect;
 mod egress;
@@ -21,7 +20,6 @@ pub mod queues;
 pub mod rcm;
 
 use crate::net::arena::Hdr;
-pub(crate) use at::AtSwitch;
 use engine::{Rng, StreamKind, Time};
 use mmu::{Mmu, Refusal};
 pub use queues::{Scheduling, SrptDequeue};

@@ -7,7 +7,8 @@
 //! hosts' timers, the applications and the event queues; nothing else.
 
 use super::{App, AppId, QpOwner, QpSpec, Scope};
-use crate::host::{AtHost, Hosts};
+use crate::host::Hosts;
+use crate::net::at::AtHost;
 use crate::net::event::{Ev, Global};
 use engine::rng::stream_seed;
 use engine::{StreamKind, Time};

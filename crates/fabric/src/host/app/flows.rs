@@ -12,8 +12,8 @@ use crate::config::FabricConfig;
 use crate::host::app::{sport_of, App, AppId, HostCtx, QpSpec, Scope};
 use crate::host::flows::{Flow, FlowResult, Flows};
 use crate::host::Hosts;
-use crate::net::core::Core;
 use crate::net::event::Global;
+use crate::net::window::Globals;
 use crate::switch::lb::Balancer;
 use engine::Time;
 use transport::{Completion, CompletionSide, Engine, QpError, SendOptions, WorkRequest};
@@ -120,7 +120,7 @@ impl Hosts {
         flow: Flow,
         cfg: &FabricConfig,
         lb: &mut Balancer,
-        core: &mut Core,
+        (globals, now): (&mut Globals<Global>, Time),
         ideal: impl FnOnce() -> (Time, Time),
     ) -> Result<u32, String> {
         let h = self.nodes.len() as u32;
@@ -188,8 +188,8 @@ impl Hosts {
             requester_qp: u32::MAX,
             responder_qp: u32::MAX,
         });
-        core.globals.push(
-            flow.start.max(core.now),
+        globals.push(
+            flow.start.max(now),
             Global::AppTimer(AppId::FLOWS, id as u64),
         );
         Ok(id)

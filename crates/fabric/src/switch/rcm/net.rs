@@ -11,9 +11,10 @@
 use crate::link::frame::{Ctrl, CtrlKind};
 use crate::link::port::End;
 use crate::net::arena::Hdr;
+use crate::net::at::AtSwitch;
 use crate::switch::queues::Discipline;
 use crate::switch::rcm::{flow_id, Note};
-use crate::switch::{AtSwitch, Switches};
+use crate::switch::Switches;
 use engine::Time;
 
 /// The most harmful flows one notification names: what its count, a

@@ -11,9 +11,9 @@
 //! RCM (through `switch/rcm/`) and the ports' PFC.
 
 use crate::net::arena::Hdr;
+use crate::net::at::AtSwitch;
 use crate::observe::counters::DropReason;
 use crate::switch::lb::Sight;
-use crate::switch::AtSwitch;
 use engine::Time;
 
 impl AtSwitch {
