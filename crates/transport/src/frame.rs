@@ -242,6 +242,9 @@ fn check(p: &Packet, payload: &[u8]) -> Result<(), Error> {
     if payload.len() != p.payload as usize {
         return bad("payload", "the bytes given are not `payload` bytes long");
     }
+    if p.kind == PacketKind::SwitchControl {
+        return bad("kind", "a switch's own control packet has no RoCEv2 frame");
+    }
     if p.kind == PacketKind::ReadResponse
         && p.verb.is_atomic()
         && payload.len() != ATOMIC_BYTES as usize
@@ -280,6 +283,7 @@ fn opcode_of(p: &Packet) -> Opcode {
             Acknowledge
         }
         (PacketKind::Cnp, _) => Cnp,
+        (PacketKind::SwitchControl, _) => unreachable!("refused by `check`"),
     }
 }
 

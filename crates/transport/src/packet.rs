@@ -83,6 +83,10 @@ pub enum PacketKind {
     ReadNack,
     /// Congestion notification packet (DCQCN notification point to reaction point).
     Cnp,
+    /// A switch's own control packet, made and consumed by switches (a
+    /// load balancer's: ConWeave's NOTIFY and REPLY, addressed to the host
+    /// whose ToR consumes it); never reaches a NIC.
+    SwitchControl,
 }
 
 /// One packet. Addresses are host ids; QPs are the NIC-local QP numbers.

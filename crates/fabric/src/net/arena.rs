@@ -386,6 +386,12 @@ impl Arena {
         (i < self.len).then(|| self.slot(i).dst_qp)
     }
 
+    /// Whether packet `i` is a switch's own control packet
+    /// (`PacketKind::SwitchControl`: ConWeave's NOTIFY and REPLY).
+    pub fn is_switch_control(&self, i: u32) -> bool {
+        self.slot(i).kind == PacketKind::SwitchControl
+    }
+
     /// Bytes of packet `i`'s message from its first byte on
     /// ([`Packet::remaining`] for NICs of `mtu`-byte packets): an SRPT
     /// switch's key.

@@ -142,5 +142,10 @@ pub(crate) fn on_packet<H: Halves>(h: &mut H, cx: &mut Ctx, conn: &mut Conn, pkt
             conn.cc.on_congestion(now, &mut cx.stats.rate_decreases);
             false
         }
+        // A switch's own control packet is no NIC's.
+        PacketKind::SwitchControl => {
+            cx.stats.malformed_dropped += 1;
+            false
+        }
     }
 }

@@ -82,6 +82,14 @@ fn out_of_range_fields_are_refused() {
             "wqe_sn",
         ),
         (Packet { priority: 8, ..ok }, "priority"),
+        // A switch's own control packet (ConWeave's) has no RoCEv2 frame.
+        (
+            Packet {
+                kind: PacketKind::SwitchControl,
+                ..ok
+            },
+            "kind",
+        ),
         (Packet { payload: 5, ..ok }, "payload"),
         (Packet { src: 1 << 24, ..ok }, "src/dst"),
         (

@@ -105,7 +105,8 @@ impl MpQp {
             PacketKind::ReadResponse
             | PacketKind::ReadAck
             | PacketKind::ReadNack
-            | PacketKind::Cnp => {
+            | PacketKind::Cnp
+            | PacketKind::SwitchControl => {
                 cx.stats.malformed_dropped += 1;
                 false
             }

@@ -67,7 +67,9 @@ impl AtSwitch {
         let src = hdr.flow & 0xffff;
         let tor = |h: u32| cw.host_tor[h as usize];
         if !hdr.is_data() {
-            if src == hdr.dst && tor(src) == s {
+            // A control packet is addressed to the host whose ToR consumes
+            // it, its source's: the address filters, the kind decides.
+            if src == hdr.dst && tor(src) == s && self.core().arena.is_switch_control(hdr.idx) {
                 self.consume_control(now, s, hdr);
                 return true;
             }
@@ -261,7 +263,7 @@ impl AtSwitch {
             src,
             dst: src,
             sport: (data.flow >> 16) as u16,
-            kind: PacketKind::Ack,
+            kind: PacketKind::SwitchControl,
             priority: self.cfg().nic.ctrl_priority,
             wire,
             ..Packet::default()
