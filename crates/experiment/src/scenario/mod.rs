@@ -32,7 +32,7 @@ pub use transport::dcqcn::{DcqcnOverrides, DcqcnPreset};
 pub use transport::irn::{BdpBytes, IrnOverrides};
 pub use transport::mprdma::{MpRdmaOverrides, SyncModeCfg};
 
-use check::{line_of, Check};
+use check::{key_at, line_of, Check};
 use serde::Deserialize;
 use std::path::Path;
 use std::sync::Arc;
@@ -86,15 +86,18 @@ impl Scenario {
                 format!("{}{}", e.message().trim(), at.unwrap_or_default()),
             )
         })?;
-        let mut sc: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
-            let inner = e.inner();
-            let at = inner
-                .span()
-                .map(|s| format!(" (line {})", line_of(text, s.start)));
+        // The key path comes from where toml says the error is: a wrapping
+        // deserializer (serde_path_to_error, used before) names it too, but
+        // wraps every section's deserializer in its own, a quarter of this
+        // crate's compiled code and compile time.
+        let mut sc: Scenario = Scenario::deserialize(de).map_err(|e| {
+            let span = e.span();
+            let key = span.clone().map(|s| key_at(text, s.start));
+            let at = span.map(|s| format!(" (line {})", line_of(text, s.start)));
             ScenarioError::new(
                 file,
-                e.path().to_string(),
-                format!("{}{}", inner.message().trim(), at.unwrap_or_default()),
+                key.unwrap_or_default(),
+                format!("{}{}", e.message().trim(), at.unwrap_or_default()),
             )
             .with_line(text)
         })?;

@@ -203,3 +203,19 @@ fn mprdma_values_are_checked() {
         "{e}"
     );
 }
+
+/// An error's key path is found from where toml places it: the innermost
+/// value or key there, through tables, arrays of tables and inline arrays.
+#[test]
+fn key_at_names_the_innermost_key_or_value() {
+    use experiment::scenario::check::key_at;
+    let text = "seed = 7\n[switch]\necn = [{ kmin = 1 }, { kmin = 22 }]\n[[flows]]\nsrc = 0\n[[flows]]\nbytes = \"x\"\n";
+    let at = |s: &str| text.find(s).unwrap();
+    assert_eq!(key_at(text, at("7")), "seed");
+    assert_eq!(key_at(text, at("22")), "switch.ecn[1].kmin");
+    assert_eq!(key_at(text, at("{ kmin = 22")), "switch.ecn[1]");
+    assert_eq!(key_at(text, at("\"x\"")), "flows[1].bytes");
+    assert_eq!(key_at(text, at("bytes")), "flows[1].bytes");
+    assert_eq!(key_at(text, at("src")), "flows[0].src");
+    assert_eq!(key_at(text, text.len()), "");
+}
