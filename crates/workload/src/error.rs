@@ -32,7 +32,7 @@ pub enum WorkloadError {
 }
 
 impl WorkloadError {
-    pub(crate) fn parse(origin: &str, line: usize, message: impl Into<String>) -> Self {
+    pub fn parse(origin: &str, line: usize, message: impl Into<String>) -> Self {
         WorkloadError::Parse {
             origin: origin.to_string(),
             line,
@@ -77,26 +77,5 @@ impl std::error::Error for WorkloadError {
             WorkloadError::Io { source, .. } => Some(source),
             _ => None,
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn display_names_origin_line_and_key() {
-        let e = WorkloadError::parse("a.cdf", 7, "bad number 'x'");
-        assert_eq!(e.to_string(), "a.cdf:7: bad number 'x'");
-        let e = WorkloadError::MissingKey {
-            origin: "cfg".into(),
-            key: "CC_MODE".into(),
-        };
-        assert_eq!(e.to_string(), "cfg: missing key CC_MODE");
-        let e = WorkloadError::UnknownBuiltin {
-            name: "nope".into(),
-            known: &["websearch", "hadoop"],
-        };
-        assert!(e.to_string().contains("known: websearch, hadoop"));
     }
 }

@@ -1,7 +1,8 @@
 //! The shape of the workspace's source, checked so that it stays the shape
 //! docs/extending.md describes: no crate's files import each other in a
 //! circle, and no source file holds more than [`MAX_LINES`] lines of
-//! non-test code.
+//! non-test code, and no library built without its unit-test harness
+//! (`[lib] test = false`) holds a `#[test]` that would never run.
 //!
 //! A file's dependencies are the modules its `crate::` and `super::` paths
 //! name (resolved to the deepest module file that exists, through the
@@ -436,4 +437,38 @@ fn the_cycle_check_sees_a_circle_and_only_a_circle() {
         ("a::inner", "use super::Z; pub struct X;"),
     ]);
     assert!(cycles(&one_folder.edges()).is_empty());
+}
+
+/// A library whose Cargo.toml says `[lib] test = false` (to spare `cargo
+/// test` compiling it twice) has its tests in tests/: a `#[test]` in its
+/// src/ would be compiled out and never run, so there must be none.
+#[test]
+fn no_library_without_a_test_harness_holds_unit_tests() {
+    let mut found = Vec::new();
+    let mut untested = 0;
+    for src in crate_srcs() {
+        let manifest = std::fs::read_to_string(src.join("../Cargo.toml")).expect("Cargo.toml");
+        let lib = manifest.split("\n[").find(|s| s.starts_with("lib]"));
+        if !lib.is_some_and(|s| s.lines().any(|l| l.trim() == "test = false")) {
+            continue;
+        }
+        untested += 1;
+        let mut files = Vec::new();
+        rust_files(&src, &mut files);
+        for f in files {
+            let text = std::fs::read_to_string(&f).expect("read source");
+            if text.contains("#[test]") || text.contains("#[cfg(test)]") {
+                found.push(f.display().to_string());
+            }
+        }
+    }
+    assert!(
+        untested > 0,
+        "no crate has `[lib] test = false`: the check saw nothing"
+    );
+    assert!(
+        found.is_empty(),
+        "unit tests that never run (the crate's lib has test = false; move them to tests/it):\n{}",
+        found.join("\n")
+    );
 }

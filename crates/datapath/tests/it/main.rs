@@ -10,5 +10,10 @@
 
 mod common;
 
+mod codec;
 mod hostile;
+mod impair;
+mod region;
+mod session;
 mod transfer;
+mod window;

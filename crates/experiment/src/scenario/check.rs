@@ -98,6 +98,50 @@ pub fn line_of_key(text: &str, key: &str) -> Option<usize> {
     span.map(|s| line_of(text, s.start))
 }
 
+/// The key path (`flows[0].bytes`, `switch.ecn_table[1]`) of what is at
+/// byte `at` of a TOML text: the innermost key or value spanning it (as
+/// serde_path_to_error named it: an unknown key's path ends with that
+/// key). Empty at the top.
+pub fn key_at(text: &str, at: usize) -> String {
+    use toml::de::{DeTable, DeValue};
+    type Best = (usize, String);
+    fn consider(span: std::ops::Range<usize>, at: usize, path: &str, best: &mut Best) {
+        // Equal spans: the deeper one, visited later, wins.
+        if span.contains(&at) && span.len() <= best.0 {
+            *best = (span.len(), path.to_string());
+        }
+    }
+    fn value(v: &toml::Spanned<DeValue>, at: usize, path: &str, best: &mut Best) {
+        consider(v.span(), at, path, best);
+        match v.get_ref() {
+            DeValue::Table(t) => table(t, at, path, best),
+            DeValue::Array(a) => {
+                for (i, x) in a.iter().enumerate() {
+                    value(x, at, &format!("{path}[{i}]"), best);
+                }
+            }
+            _ => {}
+        }
+    }
+    fn table(t: &DeTable, at: usize, path: &str, best: &mut Best) {
+        for (k, v) in t {
+            let name = k.get_ref();
+            let p = if path.is_empty() {
+                name.to_string()
+            } else {
+                format!("{path}.{name}")
+            };
+            consider(k.span(), at, &p, best);
+            value(v, at, &p, best);
+        }
+    }
+    let mut best = (usize::MAX, String::new());
+    if let Ok(root) = DeTable::parse(text) {
+        table(root.get_ref(), at, "", &mut best);
+    }
+    best.1
+}
+
 /// Where the files a scenario names (ns-3 topology and flow files, CDF
 /// files) are read from.
 #[derive(Clone, Copy, Debug)]

@@ -1,7 +1,8 @@
 //! The shared benchmark scenarios build from the embedded ns-3 files and do
 //! exactly the work htsim and ns-3 did (packet-hops, bench/README.md).
 
-use experiment::bench::{self, Mode};
+use experiment::bench::{self, scenario, Mode, NS3_CONFIG, SCENARIOS};
+use transport::CcConfig;
 
 fn expected_hops(spec: &bench::BenchSpec) -> f64 {
     let (n, unit) = spec.expected_hops.split_once(' ').unwrap();
@@ -36,4 +37,56 @@ fn every_bench_scenario_builds_and_bad_names_are_refused() {
     }
     assert!(bench::find("p129").err().unwrap().contains("p128"));
     assert!(Mode::parse("fast").unwrap_err().contains("line-rate"));
+}
+
+/// The bench files' switch, NIC and DCQCN settings are those of the
+/// ns-3 configuration file, read the way the hand-built bench did.
+#[test]
+fn bench_files_match_the_ns3_configuration() {
+    let c = workload::ns3::parse_config(NS3_CONFIG, "ns3").unwrap();
+    for spec in &SCENARIOS {
+        let sc = scenario(spec, Mode::Dcqcn, None).unwrap();
+        let cfg = experiment::build::fabric_config(&sc, "bench").unwrap();
+        assert_eq!(
+            cfg.mmu.buffer,
+            c.get_u64("BUFFER_SIZE").unwrap() * 1024 * 1024
+        );
+        assert!(cfg.mmu.pfc && cfg.ecn_enabled);
+        assert_eq!(
+            cfg.nic.mtu as u64,
+            c.get_u64("PACKET_PAYLOAD_SIZE").unwrap()
+        );
+        assert_eq!(
+            cfg.nic.ack_every as u64,
+            c.get_u64("L2_ACK_INTERVAL").unwrap()
+        );
+        let kmin = c.rate_map("KMIN_MAP").unwrap();
+        let kmax = c.rate_map("KMAX_MAP").unwrap();
+        let pmax = c.rate_map("PMAX_MAP").unwrap();
+        assert_eq!(cfg.ecn.len(), kmin.len());
+        for (i, e) in cfg.ecn.iter().enumerate() {
+            assert_eq!(e.rate_bps, kmin[i].0);
+            assert_eq!(e.kmin, (kmin[i].1 * 1000.0) as u64);
+            assert_eq!(e.kmax, (kmax[i].1 * 1000.0) as u64);
+            assert_eq!(e.pmax, pmax[i].1);
+        }
+        let us = |k: &str| (c.get_f64(k).unwrap() * 1e6).round() as u64;
+        let mut p = transport::DcqcnParams::hpcc(100_000_000_000);
+        p.alpha_resume_interval = us("ALPHA_RESUME_INTERVAL");
+        p.rate_decrease_interval = us("RATE_DECREASE_INTERVAL");
+        p.rp_timer = us("RP_TIMER");
+        p.g = c.get_f64("EWMA_GAIN").unwrap();
+        p.fast_recovery_times = c.get_u64("FAST_RECOVERY_TIMES").unwrap() as u32;
+        p.rai_bps = c.get_rate("RATE_AI").unwrap();
+        p.rhai_bps = c.get_rate("RATE_HAI").unwrap();
+        p.min_rate_bps = c.get_rate("MIN_RATE").unwrap();
+        p.clamp_target_rate = c.get_u64("CLAMP_TARGET_RATE").unwrap() != 0;
+        assert_eq!(
+            format!("{:?}", cfg.nic.cc),
+            format!("{:?}", CcConfig::Dcqcn(p))
+        );
+        let line = scenario(spec, Mode::LineRate, None).unwrap();
+        let cfg = experiment::build::fabric_config(&line, "bench").unwrap();
+        assert!(!cfg.ecn_enabled && matches!(cfg.nic.cc, CcConfig::None));
+    }
 }

@@ -9,4 +9,15 @@
 //! it NAME::`.
 
 mod bench_files;
+mod builtin;
+mod cdf;
+mod error;
+mod fixed;
+mod flow;
+mod generate;
 mod generate_stats;
+mod ns3_config;
+mod ns3_flows;
+mod ns3_topology;
+mod ns3_units;
+mod pattern;
