@@ -19,7 +19,7 @@
 //! compiles as when this file held its own copy of the loop.
 
 use crate::link::frame::Frame;
-use crate::link::port::{End, TxEnd};
+use crate::link::port::End;
 use crate::net::arena::Hdr;
 use crate::net::at::AtHost;
 use crate::net::event::Ev;
@@ -79,11 +79,7 @@ impl AtHost {
     pub(crate) fn kick(&mut self, now: Time, p: u32) {
         let (_, links, core, _) = self.parts();
         let port = &mut links.ports[p as usize];
-        if now < port.busy_until {
-            if port.tx_end == TxEnd::None {
-                let at = port.busy_until;
-                core.schedule_end(port, p, at);
-            }
+        if core.still_busy(port, p, now) {
             return;
         }
         let End::Host(h) = port.owner else {

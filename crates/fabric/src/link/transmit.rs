@@ -77,6 +77,20 @@ impl Links {
 }
 
 impl Core {
+    /// Whether port `p` is still sending at `now` (a kick then has nothing
+    /// to start); if so, its transmission end is asked for, unless one is.
+    #[inline(always)]
+    pub(crate) fn still_busy(&mut self, port: &mut Port, p: u32, now: Time) -> bool {
+        if now < port.busy_until {
+            if port.tx_end == TxEnd::None {
+                let at = port.busy_until;
+                self.schedule_end(port, p, at);
+            }
+            return true;
+        }
+        false
+    }
+
     /// Asks for port `p`'s transmission end at `at` (its `busy_until`):
     /// deferred at a calm switch, an event otherwise.
     #[inline(always)]

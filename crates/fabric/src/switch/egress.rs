@@ -28,11 +28,7 @@ impl AtSwitch {
     pub(crate) fn kick(&mut self, now: Time, p: u32) {
         let (_, links, core) = self.parts();
         let port = &mut links.ports[p as usize];
-        if now < port.busy_until {
-            if port.tx_end == TxEnd::None {
-                let at = port.busy_until;
-                core.schedule_end(port, p, at);
-            }
+        if core.still_busy(port, p, now) {
             return;
         }
         if let Some(ctrl) = port.ctrl_out.pop_front() {
