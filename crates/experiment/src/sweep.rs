@@ -69,9 +69,21 @@ fn toml_value(v: &str) -> toml::Value {
         .unwrap_or_else(|| toml::Value::String(v.to_string()))
 }
 
+/// The most parts a dotted key may have: the deepest scenario key has
+/// five (`switch.lb.conweave.theta_reply_us` and the like). A key nested
+/// thousands deep would be written out and read back recursively, and
+/// overflow the stack.
+const MAX_KEY_PARTS: usize = 16;
+
 /// Sets a dotted key (`switch.buffer_mb`, `traffic.0.load`) in a TOML table.
 fn set_key(table: &mut toml::Table, key: &str, value: toml::Value) -> Result<(), String> {
     let parts: Vec<&str> = key.split('.').collect();
+    if parts.len() > MAX_KEY_PARTS {
+        return Err(format!(
+            "a key of {} parts: a scenario key has at most {MAX_KEY_PARTS}",
+            parts.len()
+        ));
+    }
     let mut cur = table;
     for (i, p) in parts.iter().enumerate() {
         let last = i + 1 == parts.len();

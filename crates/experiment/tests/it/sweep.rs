@@ -44,6 +44,20 @@ fn overrides_reach_the_scenario_and_bad_keys_are_named() {
     assert!(scenario_for(TEXT, "t.toml", &bad_index).is_err());
 }
 
+/// A key of thousands of parts (an attacker's `--set`, `--vary` or plan)
+/// is refused by name: nested that deep, the edited scenario overflowed
+/// the stack when written out and read back.
+#[test]
+fn an_absurdly_deep_key_is_refused_not_a_stack_overflow() {
+    let key = format!("{}x", "a.".repeat(16_000));
+    let deep = Point {
+        seed: 1,
+        overrides: vec![(key, "1".into())],
+    };
+    let e = scenario_for(TEXT, "t.toml", &deep).unwrap_err().to_string();
+    assert!(e.contains("16001 parts"), "{e}");
+}
+
 #[test]
 fn parallel_outputs_equal_sequential_outputs() {
     let pts = points(
