@@ -122,7 +122,12 @@ impl Map {
                 if pos.is_empty() {
                     (1.0, 10.0)
                 } else {
-                    let (l, h) = (lo.log10().floor(), hi.log10().ceil());
+                    // Decades f64 holds as normal numbers: past them the
+                    // bounds would be 0 or infinite, and the ticks between
+                    // them billions (a tampered flows.csv's 5e-324 or
+                    // 1.7e308 asked for 137 GB).
+                    let decade = |x: f64| x.clamp(-307.0, 307.0);
+                    let (l, h) = (decade(lo.log10().floor()), decade(hi.log10().ceil()));
                     (10f64.powf(l), 10f64.powf(if h > l { h } else { l + 1.0 }))
                 }
             }
