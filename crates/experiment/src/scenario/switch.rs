@@ -345,6 +345,21 @@ impl SwitchCfg {
                 format!("{mb} MiB is above the {MAX_BUFFER_MB} MiB limit"),
             ));
         }
+        // What one port or class may hold cannot exceed the whole buffer
+        // (2^63 - 1 headroom bytes were accepted and overflowed the MMU's
+        // sums).
+        let buffer = (mb * 1024.0 * 1024.0) as u64;
+        for (key, v) in [
+            ("switch.reserve_bytes", Some(self.reserve_bytes)),
+            ("switch.headroom_bytes", self.headroom_bytes),
+        ] {
+            if let Some(v) = v.filter(|&v| v > buffer) {
+                return Err(c.err(
+                    key,
+                    format!("{v} bytes is above the buffer ({buffer} bytes, switch.buffer_mb)"),
+                ));
+            }
+        }
         c.positive("switch.pfc_alpha", self.pfc_alpha)?;
         if self.ecmp_hash == EcmpHash::Ns3 && self.load_balancer != LoadBalancer::Ecmp {
             return Err(c.err(

@@ -138,6 +138,8 @@ fn cases() -> Vec<Case> {
         case("buffer NaN", with("[switch]\nbuffer_mb = nan"), "switch.buffer_mb", "finite"),
         case("buffer zero", with("[switch]\nbuffer_mb = 0"), "switch.buffer_mb", "> 0"),
         case("buffer huge", with("[switch]\nbuffer_mb = 1e300"), "switch.buffer_mb", "limit"),
+        case("reserve above the buffer", with("[switch]\nbuffer_mb = 1\nreserve_bytes = 2000000"), "switch.reserve_bytes", "above the buffer"),
+        case("headroom of 2^63-1", with("[switch]\nheadroom_bytes = 9223372036854775807"), "switch.headroom_bytes", "above the buffer"),
         case("pfc alpha negative", with("[switch]\npfc_alpha = -1"), "switch.pfc_alpha", "> 0"),
         case("egress alpha infinite", with("[switch]\negress_alpha = inf"), "switch.egress_alpha", "finite"),
         case("ecn kmin > kmax", with("[switch]\necn_table = [{ gbps = 0, kmin_kb = 500, kmax_kb = 100, pmax = 0.2 }]"), "switch.ecn_table[0]", "kmin_kb <= kmax_kb"),
