@@ -12,7 +12,7 @@ use datapath::{CcName, EngineKind, Job, RunOptions, ServeOptions, Server, VerbNa
 #[derive(Subcommand)]
 pub enum NetCmd {
     /// Serve transfers: UDP for RoCEv2 packets and a TCP control port,
-    /// both on ADDR; one client session at a time.
+    /// both on ADDR; one transfer at a time (others are answered busy).
     Serve {
         /// Address to bind (IPv4; port 4791 is RoCEv2's).
         #[arg(long, default_value = "127.0.0.1:4791")]
@@ -26,6 +26,10 @@ pub enum NetCmd {
         /// Serve one session, then exit with its result.
         #[arg(long)]
         once: bool,
+        /// The longest a whole control message may take to arrive
+        /// (ms): a client trickling its hello is cut off after it.
+        #[arg(long, default_value_t = 10_000)]
+        control_timeout_ms: u64,
     },
     /// Move bytes to (write, send) or from (read) a server, verify them
     /// by checksum, and print goodput, retransmissions and latencies.
@@ -166,12 +170,14 @@ pub fn main(cmd: NetCmd) -> Result<(), String> {
             port,
             max_bytes,
             once,
+            control_timeout_ms,
         } => {
             let mut server = Server::bind(&ServeOptions {
                 bind,
                 port: port.settings(),
                 max_bytes,
                 once,
+                control_ms: control_timeout_ms,
             })?;
             println!(
                 "rdmalab net serve: listening on {} (UDP: RoCEv2; TCP: control)",

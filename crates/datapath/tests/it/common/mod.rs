@@ -14,13 +14,18 @@ pub fn serve_once(
     impair: Option<ImpairSpec>,
     ecn_backlog: usize,
 ) -> (SocketAddr, JoinHandle<Result<(), String>>) {
-    let mut server = Server::bind(&ServeOptions {
+    serve_with(ServeOptions {
         bind: "127.0.0.1:0".parse().unwrap(),
         port: settings(impair, ecn_backlog),
         max_bytes: 1 << 30,
         once: true,
+        control_ms: 10_000,
     })
-    .unwrap();
+}
+
+/// A server with options `o` on a thread: its address and the thread.
+pub fn serve_with(o: ServeOptions) -> (SocketAddr, JoinHandle<Result<(), String>>) {
+    let mut server = Server::bind(&o).unwrap();
     let addr = SocketAddr::V4(server.local_addr());
     (addr, std::thread::spawn(move || server.serve()))
 }
