@@ -30,6 +30,10 @@ pub enum NetCmd {
         /// (ms): a client trickling its hello is cut off after it.
         #[arg(long, default_value_t = 10_000)]
         control_timeout_ms: u64,
+        /// A session whose client sends no valid packet for this long
+        /// (ms) is over; datagrams from others do not count.
+        #[arg(long, default_value_t = 60_000)]
+        idle_timeout_ms: u64,
     },
     /// Move bytes to (write, send) or from (read) a server, verify them
     /// by checksum, and print goodput, retransmissions and latencies.
@@ -171,6 +175,7 @@ pub fn main(cmd: NetCmd) -> Result<(), String> {
             max_bytes,
             once,
             control_timeout_ms,
+            idle_timeout_ms,
         } => {
             let mut server = Server::bind(&ServeOptions {
                 bind,
@@ -178,6 +183,7 @@ pub fn main(cmd: NetCmd) -> Result<(), String> {
                 max_bytes,
                 once,
                 control_ms: control_timeout_ms,
+                idle_ms: idle_timeout_ms,
             })?;
             println!(
                 "rdmalab net serve: listening on {} (UDP: RoCEv2; TCP: control)",

@@ -50,6 +50,9 @@ pub struct ServeOptions {
     pub once: bool,
     /// The longest a whole control message may take to arrive (ms).
     pub control_ms: u64,
+    /// A session whose client sends no valid packet for this long is
+    /// over (ms); datagrams from anyone else do not count.
+    pub idle_ms: u64,
 }
 
 /// A control connection waiting for its hello.
@@ -58,9 +61,6 @@ struct Pending {
     from: SocketAddr,
     since: Instant,
 }
-
-/// A session whose client sends nothing for this long is over.
-const IDLE: Time = 60 * engine::time::SEC;
 
 /// A bound server: its UDP socket and control listener.
 pub struct Server {
@@ -83,8 +83,8 @@ impl Server {
         let listener = TcpListener::bind(sock.local)
             .map_err(|e| format!("cannot bind the TCP control port {}: {e}", sock.local))?;
         listener.set_nonblocking(true).map_err(|e| e.to_string())?;
-        if o.control_ms == 0 {
-            return Err("--control-timeout-ms must be at least 1".into());
+        if o.control_ms == 0 || o.idle_ms == 0 {
+            return Err("--control-timeout-ms and --idle-timeout-ms must be at least 1".into());
         }
         Ok(Server {
             sock: Some(sock),
@@ -333,19 +333,23 @@ impl Server {
             },
         })?;
         let mut last_control = ep.now();
-        let mut heard = (ep.io.datagrams_received, ep.now());
+        let start = ep.now();
+        let idle = self.opts.idle_ms.saturating_mul(engine::time::MS);
         loop {
             ep.turn(Duration::from_millis(20))
                 .map_err(|e| e.to_string())?;
             ep.completions.clear();
             let now = ep.now();
-            if ep.io.datagrams_received != heard.0 {
-                heard = (ep.io.datagrams_received, now);
-            } else if now - heard.1 > IDLE {
-                return Err(format!(
-                    "the client sent nothing for {} s",
-                    IDLE / engine::time::SEC
-                ));
+            // When a valid packet of the session's peer last came: junk
+            // from anyone else does not keep the session alive.
+            let heard_at = ep.silence().1.max(start);
+            if now - heard_at > idle {
+                let m = format!(
+                    "the client sent no valid packet for {} ms",
+                    self.opts.idle_ms
+                );
+                let _ = ctl.send_now(&Msg::Error { message: m.clone() });
+                return Err(m);
             }
             let ready = ep.take_ready();
             if ready.contains(&LISTENER) {

@@ -1,7 +1,8 @@
 //! The control port under slow and silent clients: a client trickling
 //! its hello a byte at a time is cut off at the message's deadline,
 //! whatever its pace, and three of them cannot keep a legitimate `net
-//! run` from completing.
+//! run` from completing. A session's idle limit counts only its own
+//! client's packets.
 
 use crate::common;
 
@@ -11,6 +12,7 @@ use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use datapath::session::{Control, Msg, VERSION};
 use datapath::{ServeOptions, VerbName};
 
 /// A control client on `tcp` sending a byte of a hello that never ends
@@ -41,12 +43,17 @@ fn trickle(mut tcp: TcpStream, every: Duration, give_up: Instant) -> JoinHandle<
 }
 
 fn server(control_ms: u64) -> (SocketAddr, JoinHandle<Result<(), String>>) {
+    server_idle(control_ms, 60_000)
+}
+
+fn server_idle(control_ms: u64, idle_ms: u64) -> (SocketAddr, JoinHandle<Result<(), String>>) {
     common::serve_with(ServeOptions {
         bind: "127.0.0.1:0".parse().unwrap(),
         port: common::settings(None, 64),
         max_bytes: 1 << 30,
         once: true,
         control_ms,
+        idle_ms,
     })
 }
 
@@ -102,4 +109,45 @@ fn a_trickled_hello_is_cut_off_at_the_message_deadline() {
     // The server goes on: the cut-off clients were not its session.
     run_within(addr, Duration::from_secs(4)).unwrap();
     server.join().unwrap().unwrap();
+}
+
+/// A client that says hello and then sends nothing is cut off at the
+/// idle limit though a stranger sends a junk datagram to the server's
+/// port every 10 ms.
+#[test]
+fn junk_from_strangers_does_not_keep_an_idle_session_alive() {
+    let (addr, server) = server_idle(10_000, 300);
+    let job = common::options(addr, "roce", VerbName::Write, 1 << 20).job;
+    let mut ctl = Control::new(TcpStream::connect(addr).unwrap()).unwrap();
+    ctl.send(&Msg::Hello {
+        version: VERSION,
+        psns: vec![0; job.qps as usize],
+        job,
+        udp_port: 9,
+    })
+    .unwrap();
+    let ready: Msg = ctl.recv(Duration::from_secs(3)).unwrap();
+    assert!(matches!(ready, Msg::Ready { .. }), "{ready:?}");
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let junk = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            let s = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let _ = s.send_to(b"junk", addr);
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        })
+    };
+    let start = Instant::now();
+    let said: Result<Msg, String> = ctl.recv(Duration::from_secs(3));
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    junk.join().unwrap();
+    match said {
+        Ok(Msg::Error { message }) => assert!(message.contains("no valid packet"), "{message}"),
+        other => panic!("expected the idle limit's error, got {other:?}"),
+    }
+    assert!(start.elapsed() >= Duration::from_millis(250));
+    let e = server.join().unwrap().unwrap_err();
+    assert!(e.contains("no valid packet for 300 ms"), "{e}");
 }

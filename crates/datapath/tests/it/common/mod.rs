@@ -20,6 +20,7 @@ pub fn serve_once(
         max_bytes: 1 << 30,
         once: true,
         control_ms: 10_000,
+        idle_ms: 60_000,
     })
 }
 
