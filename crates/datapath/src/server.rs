@@ -21,8 +21,6 @@ use std::net::{SocketAddr, SocketAddrV4, TcpListener};
 use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
-use engine::Time;
-
 use crate::endpoint::{Endpoint, Peer, PortSettings, EXTERNAL};
 
 /// The control connection's and the listener's tokens in the
