@@ -76,9 +76,11 @@ pub enum NetCmd {
         /// its RTO_low in the paper's ratio, 10/32 of it).
         #[arg(long, default_value_t = 4000)]
         rto_us: u64,
-        /// Seed of the data pattern and the initial PSNs.
-        #[arg(long, default_value_t = 1)]
-        seed: u64,
+        /// Seed of the data pattern (1 when not given) and, when given,
+        /// of the initial PSNs of both ends (otherwise each end draws
+        /// its own from the operating system's randomness).
+        #[arg(long)]
+        seed: Option<u64>,
         /// Give up when the server has sent nothing valid for
         /// --peer-timeout-ms and this many retransmission timeouts
         /// passed in a row.
@@ -229,7 +231,8 @@ pub fn main(cmd: NetCmd) -> Result<(), String> {
                     mtu,
                     paths,
                     rto_us,
-                    seed,
+                    seed: seed.unwrap_or(1),
+                    seeded_psns: seed.is_some(),
                 },
                 port: port.settings(),
                 depth,

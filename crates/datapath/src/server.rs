@@ -261,7 +261,10 @@ impl Server {
             return Err("the UDP socket was lost".into());
         };
         let port = sock.local.port();
-        let own = session::psns(job.seed ^ 0x5e57e7, job.qps);
+        let own = match job.initial_psns(0x5e57e7) {
+            Ok(p) => p,
+            Err(e) => return refuse(ctl, e),
+        };
         let result = (|| {
             let mut nic = job.nic(self.rate)?;
             job.create_qps(&mut nic, port, &own, &client_psns)?;

@@ -130,8 +130,15 @@ pub struct Job {
     /// virtual paths; 1 for the others.
     pub paths: u16,
     pub rto_us: u64,
-    /// The pattern of the source region and the initial PSNs.
+    /// The pattern of the source region (and, with `seeded_psns`, the
+    /// initial PSNs).
     pub seed: u64,
+    /// The initial PSNs come from `seed`, for runs that must repeat
+    /// exactly; otherwise each end draws its own from the operating
+    /// system's randomness every session, so an outsider cannot compute
+    /// them. Absent in a hello: false.
+    #[serde(default)]
+    pub seeded_psns: bool,
 }
 
 impl Job {
@@ -276,6 +283,24 @@ impl Job {
             }
         }
         Ok(())
+    }
+
+    /// One end's initial PSNs: from `seed ^ salt` (each end its own
+    /// salt) when the job asks for reproducible PSNs, else from the
+    /// operating system's randomness.
+    pub fn initial_psns(&self, salt: u64) -> Result<Vec<u32>, String> {
+        if self.seeded_psns {
+            return Ok(psns(self.seed ^ salt, self.qps));
+        }
+        use std::io::Read;
+        let mut bytes = vec![0u8; 4 * self.qps as usize];
+        std::fs::File::open("/dev/urandom")
+            .and_then(|mut f| f.read_exact(&mut bytes))
+            .map_err(|e| format!("initial PSNs from /dev/urandom: {e}"))?;
+        Ok(bytes
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]) & 0xff_ffff)
+            .collect())
     }
 }
 

@@ -2,7 +2,8 @@
 //! its hello a byte at a time is cut off at the message's deadline,
 //! whatever its pace, and three of them cannot keep a legitimate `net
 //! run` from completing. A session's idle limit counts only its own
-//! client's packets.
+//! client's packets. Initial PSNs differ every session unless the job
+//! asks for seeded ones.
 
 use crate::common;
 
@@ -150,4 +151,47 @@ fn junk_from_strangers_does_not_keep_an_idle_session_alive() {
     assert!(start.elapsed() >= Duration::from_millis(250));
     let e = server.join().unwrap().unwrap_err();
     assert!(e.contains("no valid packet for 300 ms"), "{e}");
+}
+
+/// The server's initial PSNs in its ready answer to a hello of `job`.
+fn server_psns(job: &datapath::Job) -> Vec<u32> {
+    let (addr, server) = server_idle(10_000, 100);
+    let mut ctl = Control::new(TcpStream::connect(addr).unwrap()).unwrap();
+    ctl.send(&Msg::Hello {
+        version: VERSION,
+        psns: vec![0; job.qps as usize],
+        job: job.clone(),
+        udp_port: 9,
+    })
+    .unwrap();
+    let Msg::Ready { psns, .. } = ctl.recv(Duration::from_secs(3)).unwrap() else {
+        panic!("no ready");
+    };
+    drop(ctl);
+    let _ = server.join().unwrap();
+    psns
+}
+
+#[test]
+fn unseeded_sessions_draw_their_own_initial_psns() {
+    let mut job = common::options(
+        "127.0.0.1:9".parse().unwrap(),
+        "irn",
+        VerbName::Write,
+        1 << 20,
+    )
+    .job;
+    job.seeded_psns = false;
+    let (a, b) = (server_psns(&job), server_psns(&job));
+    assert_ne!(a, b, "the server's PSNs of two unseeded sessions");
+    assert_ne!(job.initial_psns(0).unwrap(), job.initial_psns(0).unwrap());
+    // Seeded: the same PSNs every time, as before (seed 7 here).
+    job.seeded_psns = true;
+    let (a, b) = (server_psns(&job), server_psns(&job));
+    assert_eq!(a, b);
+    assert_eq!(a, datapath::session::psns(7 ^ 0x5e57e7, job.qps));
+    assert_eq!(
+        job.initial_psns(0).unwrap(),
+        datapath::session::psns(7, job.qps)
+    );
 }

@@ -88,6 +88,7 @@ fn responder(len: usize) -> (Endpoint, SocketAddrV4) {
         paths: 1,
         rto_us: 1000,
         seed: 1,
+        seeded_psns: true,
     };
     let sock = Socket::bind("127.0.0.1:0".parse().unwrap()).unwrap();
     let local = sock.local;

@@ -58,6 +58,7 @@ pub fn options(to: SocketAddr, transport: &str, verb: VerbName, bytes: u64) -> R
             paths: if transport.engine().multipath() { 8 } else { 1 },
             rto_us: 2000,
             seed: 7,
+            seeded_psns: true,
         },
         port: settings(None, 64),
         depth: 4,
