@@ -551,7 +551,10 @@ impl Endpoint {
                 };
                 for (buf, m) in bufs.iter().zip(&meta).take(n) {
                     let stride = m.stride.max(1);
-                    for seg in buf[..m.len].chunks(stride) {
+                    // An empty datagram has no chunk, but is one datagram
+                    // received (and dropped) like any other.
+                    let empty = (m.len == 0).then_some(&buf[..0]);
+                    for seg in buf[..m.len].chunks(stride).chain(empty) {
                         seen += 1;
                         let mark = self.ecn_backlog > 0 && seen > self.ecn_backlog;
                         self.arrive(now, si, seg, m, mark);

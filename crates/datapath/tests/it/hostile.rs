@@ -366,3 +366,36 @@ fn a_write_that_disagrees_with_its_reth_length_is_naked_and_counted() {
         "the long first did not"
     );
 }
+
+/// Every datagram received is counted under a reason when dropped, an
+/// empty one too: from the peer's address it is `truncated`, from
+/// anyone else `unknown_peer`.
+#[test]
+fn empty_datagrams_are_counted_as_received_and_dropped() {
+    let (mut ep, local) = responder(4096);
+    let peer = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let std::net::SocketAddr::V4(from) = peer.local_addr().unwrap() else {
+        panic!("bound to IPv4");
+    };
+    ep.add_peer(Peer {
+        addr: from,
+        ports: 1,
+    });
+    let stranger = UdpSocket::bind("127.0.0.1:0").unwrap();
+    for _ in 0..3 {
+        peer.send_to(&[], local).unwrap();
+        stranger.send_to(&[], local).unwrap();
+    }
+    let deadline = std::time::Instant::now() + Duration::from_secs(3);
+    while ep.drops.truncated + ep.drops.unknown_peer < 6 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "counted {:?} of 6 empty datagrams, received {}",
+            ep.drops,
+            ep.io.datagrams_received
+        );
+        ep.turn(Duration::from_millis(1)).unwrap();
+    }
+    assert_eq!((ep.drops.truncated, ep.drops.unknown_peer), (3, 3));
+    assert_eq!(ep.io.datagrams_received, 6);
+}
