@@ -100,8 +100,9 @@ impl Server {
     }
 
     /// Serves sessions (one, with `--once`), printing a line per session.
-    /// A session is a connection that sent a whole message; one cut off
-    /// or answered "busy" is logged but is not one.
+    /// A session is a connection that sent a whole line; one cut off,
+    /// closed before a whole line or answered "busy" is logged but is
+    /// not one.
     pub fn serve(&mut self) -> Result<(), String> {
         let mut poll = mio::Poll::new().map_err(|e| e.to_string())?;
         let mut events = mio::Events::with_capacity(64);
@@ -151,6 +152,11 @@ impl Server {
                         );
                         let _ = p.ctl.send_now(&Msg::Error { message: m.clone() });
                         eprintln!("control connection from {}: {m}", p.from);
+                    }
+                    // Closed, or a line too long, before any whole one:
+                    // no session (a port scan must not end `--once`).
+                    Some(Err(e)) if p.ctl.lines() == 0 => {
+                        eprintln!("control connection from {}: {e}", p.from);
                     }
                     Some(m) => {
                         hello = Some((p, m));

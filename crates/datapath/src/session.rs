@@ -350,6 +350,8 @@ pub struct Control {
     /// When the first byte of the line being read arrived: a message's
     /// deadline runs from there, however its bytes trickle in.
     begun: Option<Instant>,
+    /// Whole lines read (messages or not).
+    lines: u64,
 }
 
 impl Control {
@@ -359,6 +361,7 @@ impl Control {
             reader: BufReader::new(stream),
             line: Vec::new(),
             begun: None,
+            lines: 0,
         })
     }
 
@@ -436,6 +439,11 @@ impl Control {
         self.begun.map(|t| t.elapsed())
     }
 
+    /// Whole lines read so far, messages or not.
+    pub fn lines(&self) -> u64 {
+        self.lines
+    }
+
     /// Bytes of the next message received so far.
     pub fn partial_len(&self) -> usize {
         self.line.len()
@@ -475,6 +483,7 @@ impl Control {
             }
             if end {
                 self.begun = None;
+                self.lines += 1;
                 let line = std::mem::take(&mut self.line);
                 return serde_json::from_slice(&line)
                     .map(Some)

@@ -107,6 +107,8 @@ fn a_trickled_hello_is_cut_off_at_the_message_deadline() {
         );
     }
     assert!(start.elapsed() >= Duration::from_millis(300));
+    // Nor is a connection closed before a whole line (a port scan).
+    drop(TcpStream::connect(addr).unwrap());
     // The server goes on: the cut-off clients were not its session.
     run_within(addr, Duration::from_secs(4)).unwrap();
     server.join().unwrap().unwrap();
