@@ -12,7 +12,7 @@ use datapath::{CcName, EngineKind, Job, RunOptions, ServeOptions, Server, VerbNa
 #[derive(Subcommand)]
 pub enum NetCmd {
     /// Serve transfers: UDP for RoCEv2 packets and a TCP control port,
-    /// both on ADDR; one client session at a time.
+    /// both on ADDR; one transfer at a time (others are answered busy).
     Serve {
         /// Address to bind (IPv4; port 4791 is RoCEv2's).
         #[arg(long, default_value = "127.0.0.1:4791")]
@@ -26,6 +26,14 @@ pub enum NetCmd {
         /// Serve one session, then exit with its result.
         #[arg(long)]
         once: bool,
+        /// The longest a whole control message may take to arrive
+        /// (ms): a client trickling its hello is cut off after it.
+        #[arg(long, default_value_t = 10_000)]
+        control_timeout_ms: u64,
+        /// A session whose client sends no valid packet for this long
+        /// (ms) is over; datagrams from others do not count.
+        #[arg(long, default_value_t = 60_000)]
+        idle_timeout_ms: u64,
     },
     /// Move bytes to (write, send) or from (read) a server, verify them
     /// by checksum, and print goodput, retransmissions and latencies.
@@ -68,9 +76,11 @@ pub enum NetCmd {
         /// its RTO_low in the paper's ratio, 10/32 of it).
         #[arg(long, default_value_t = 4000)]
         rto_us: u64,
-        /// Seed of the data pattern and the initial PSNs.
-        #[arg(long, default_value_t = 1)]
-        seed: u64,
+        /// Seed of the data pattern (1 when not given) and, when given,
+        /// of the initial PSNs of both ends (otherwise each end draws
+        /// its own from the operating system's randomness).
+        #[arg(long)]
+        seed: Option<u64>,
         /// Give up when the server has sent nothing valid for
         /// --peer-timeout-ms and this many retransmission timeouts
         /// passed in a row.
@@ -166,12 +176,16 @@ pub fn main(cmd: NetCmd) -> Result<(), String> {
             port,
             max_bytes,
             once,
+            control_timeout_ms,
+            idle_timeout_ms,
         } => {
             let mut server = Server::bind(&ServeOptions {
                 bind,
                 port: port.settings(),
                 max_bytes,
                 once,
+                control_ms: control_timeout_ms,
+                idle_ms: idle_timeout_ms,
             })?;
             println!(
                 "rdmalab net serve: listening on {} (UDP: RoCEv2; TCP: control)",
@@ -217,7 +231,8 @@ pub fn main(cmd: NetCmd) -> Result<(), String> {
                     mtu,
                     paths,
                     rto_us,
-                    seed,
+                    seed: seed.unwrap_or(1),
+                    seeded_psns: seed.is_some(),
                 },
                 port: port.settings(),
                 depth,

@@ -24,7 +24,7 @@ use crate::endpoint::{Endpoint, Peer, PortSettings, EXTERNAL};
 const CONTROL: usize = EXTERNAL;
 use crate::region::Region;
 use crate::report::{self, Report};
-use crate::session::{self, Control, Job, Msg, VerbName, CLIENT_BASE, VERSION};
+use crate::session::{Control, Job, Msg, VerbName, CLIENT_BASE, VERSION};
 use crate::socket;
 
 /// `rdmalab net run`'s options.
@@ -82,7 +82,7 @@ pub fn run(o: &RunOptions) -> Result<Report, String> {
     let socks =
         socket::bind_run(SocketAddrV4::new(local_ip, 0), job.paths).map_err(|e| e.to_string())?;
     let base = socks[0].local.port();
-    let own = session::psns(job.seed, job.qps);
+    let own = job.initial_psns(0)?;
     let mut ctl = Control::new(tcp).map_err(|e| e.to_string())?;
     ctl.send(&Msg::Hello {
         version: VERSION,

@@ -22,11 +22,13 @@
 //! and addresses (its own counters: unknown QPs, duplicates, accesses
 //! outside the region). An endpoint given memory windows
 //! ([`Endpoint::windows`], `window`) also drops a request that reads or
-//! writes outside the windows open to its sender, before the NIC. Each
-//! drop is counted by its reason ([`Drops`]).
+//! writes outside the windows open to its sender, before the NIC; and
+//! every endpoint drops a WRITE or SEND packet that disagrees with its
+//! message's announced length (`length`), answering it with IBA's NAK
+//! "invalid request". Each drop is counted by its reason ([`Drops`]).
 //!
-//! Uses `codec`, `impair`, `region`, `socket`, `pcap`, `window` and the
-//! transport's public API.
+//! Uses `codec`, `impair`, `region`, `socket`, `pcap`, `window`,
+//! `length` and the transport's public API.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -42,6 +44,7 @@ use wire::roce::BTH_AT;
 
 use crate::codec;
 use crate::impair::{Datagram, Impair, ImpairCounts, ImpairSpec};
+use crate::length::{self, Lengths};
 use crate::pcap::Pcap;
 use crate::region::Region;
 use crate::socket::Socket;
@@ -93,6 +96,9 @@ pub struct Drops {
     pub checksum: u64,
     /// A READ, WRITE or atomic outside the windows open to its sender.
     pub outside_window: u64,
+    /// A WRITE or SEND packet with more or fewer bytes than its message
+    /// announced (answered with a NAK "invalid request").
+    pub length_mismatch: u64,
 }
 
 /// Datagrams and system calls, both ways.
@@ -225,6 +231,7 @@ pub struct Endpoint {
     pub io: IoCounts,
     /// Memory windows: when set, what each peer may READ and WRITE.
     pub windows: Option<Windows>,
+    lengths: Lengths,
 }
 
 impl Endpoint {
@@ -301,6 +308,7 @@ impl Endpoint {
             drops: Drops::default(),
             io: IoCounts::default(),
             windows: None,
+            lengths: Lengths::default(),
         })
     }
 
@@ -543,7 +551,10 @@ impl Endpoint {
                 };
                 for (buf, m) in bufs.iter().zip(&meta).take(n) {
                     let stride = m.stride.max(1);
-                    for seg in buf[..m.len].chunks(stride) {
+                    // An empty datagram has no chunk, but is one datagram
+                    // received (and dropped) like any other.
+                    let empty = (m.len == 0).then_some(&buf[..0]);
+                    for seg in buf[..m.len].chunks(stride).chain(empty) {
                         seen += 1;
                         let mark = self.ecn_backlog > 0 && seen > self.ecn_backlog;
                         self.arrive(now, si, seg, m, mark);
@@ -641,11 +652,43 @@ impl Endpoint {
             self.drops.outside_window += 1;
             return;
         }
+        if !self.lengths.admits(&pkt, self.nic.config().mtu) {
+            self.drops.length_mismatch += 1;
+            self.nak_length(&pkt, d);
+            return;
+        }
         self.nic
             .on_packet_with(now, &pkt, dec.payload, &mut self.mem);
         self.timeouts_heard = self.nic.stats().timeouts;
         self.heard_at = now;
         driver::after_input(self, now, ());
+    }
+
+    /// Answers `pkt` (from datagram `d`) with a NAK "invalid request" at
+    /// once, from the socket it came to; a NAK the socket refuses is lost.
+    fn nak_length(&mut self, pkt: &Packet, d: &Datagram) {
+        let mut out = std::mem::take(&mut self.frame);
+        let si = self
+            .socks
+            .iter()
+            .position(|s| s.local.port() == d.to.port())
+            .unwrap_or(0);
+        let sent = length::nak(pkt, d.to, d.from, &mut out).is_ok()
+            && self.socks[si]
+                .send(
+                    d.from,
+                    self.local_ip,
+                    false,
+                    &out[BTH_AT..],
+                    out.len() - BTH_AT,
+                )
+                .is_ok();
+        if sent {
+            self.io.datagrams_sent += 1;
+        } else {
+            self.io.send_errors += 1;
+        }
+        self.frame = out;
     }
 
     /// Blocks until something is due, a socket is readable or `max_wait`

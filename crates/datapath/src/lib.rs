@@ -13,6 +13,8 @@
 //! - [`socket`]: the UDP sockets (quinn-udp: GSO, GRO, recvmmsg, ECN).
 //! - [`pcap`]: `--pcap`, the frames sent and received.
 //! - [`window`]: which parts of the region each peer may reach.
+//! - [`length`]: WRITE and SEND packets against their message's
+//!   announced length; the NAK that refuses one.
 //! - [`endpoint`]: a NIC, its region and sockets on the wall clock,
 //!   through `transport::driver`; hostile datagrams counted by reason.
 //! - [`session`]: the job both ends agree on and the control messages
@@ -24,6 +26,7 @@ pub mod client;
 pub mod codec;
 pub mod endpoint;
 pub mod impair;
+pub mod length;
 pub mod pcap;
 pub mod region;
 pub mod report;

@@ -138,6 +138,7 @@ pub fn drops_list(d: &Drops) -> Vec<(String, u64)> {
         ("malformed".into(), d.malformed),
         ("bad_checksum".into(), d.checksum),
         ("outside_window".into(), d.outside_window),
+        ("length_mismatch".into(), d.length_mismatch),
     ]
 }
 

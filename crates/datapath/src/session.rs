@@ -14,7 +14,7 @@
 
 use std::io::{self, BufRead, BufReader, Write};
 use std::net::TcpStream;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -130,8 +130,15 @@ pub struct Job {
     /// virtual paths; 1 for the others.
     pub paths: u16,
     pub rto_us: u64,
-    /// The pattern of the source region and the initial PSNs.
+    /// The pattern of the source region (and, with `seeded_psns`, the
+    /// initial PSNs).
     pub seed: u64,
+    /// The initial PSNs come from `seed`, for runs that must repeat
+    /// exactly; otherwise each end draws its own from the operating
+    /// system's randomness every session, so an outsider cannot compute
+    /// them. Absent in a hello: false.
+    #[serde(default)]
+    pub seeded_psns: bool,
 }
 
 impl Job {
@@ -277,6 +284,24 @@ impl Job {
         }
         Ok(())
     }
+
+    /// One end's initial PSNs: from `seed ^ salt` (each end its own
+    /// salt) when the job asks for reproducible PSNs, else from the
+    /// operating system's randomness.
+    pub fn initial_psns(&self, salt: u64) -> Result<Vec<u32>, String> {
+        if self.seeded_psns {
+            return Ok(psns(self.seed ^ salt, self.qps));
+        }
+        use std::io::Read;
+        let mut bytes = vec![0u8; 4 * self.qps as usize];
+        std::fs::File::open("/dev/urandom")
+            .and_then(|mut f| f.read_exact(&mut bytes))
+            .map_err(|e| format!("initial PSNs from /dev/urandom: {e}"))?;
+        Ok(bytes
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]) & 0xff_ffff)
+            .collect())
+    }
 }
 
 /// Initial PSNs, 24 bits each, from a seed.
@@ -322,6 +347,11 @@ pub enum Msg {
 pub struct Control {
     reader: BufReader<TcpStream>,
     line: Vec<u8>,
+    /// When the first byte of the line being read arrived: a message's
+    /// deadline runs from there, however its bytes trickle in.
+    begun: Option<Instant>,
+    /// Whole lines read (messages or not).
+    lines: u64,
 }
 
 impl Control {
@@ -330,6 +360,8 @@ impl Control {
         Ok(Control {
             reader: BufReader::new(stream),
             line: Vec::new(),
+            begun: None,
+            lines: 0,
         })
     }
 
@@ -359,16 +391,62 @@ impl Control {
             .map_err(|e| format!("control connection: {e}"))
     }
 
-    /// Waits at most `limit` for the next message.
+    /// Sends what the socket takes at once, without waiting: for a
+    /// parting message to a client that may never read.
+    pub fn send_now<T: Serialize>(&mut self, m: &T) -> Result<(), String> {
+        let mut line = serde_json::to_vec(m).map_err(|e| e.to_string())?;
+        line.push(b'\n');
+        let s = self.reader.get_mut();
+        s.set_nonblocking(true).map_err(|e| e.to_string())?;
+        s.write(&line)
+            .map(|_| ())
+            .map_err(|e| format!("control connection: {e}"))
+    }
+
+    /// Waits at most `limit` for the whole of the next message: the
+    /// limit is the message's, not each read's, so a peer trickling a
+    /// byte at a time cannot stretch it.
     pub fn recv<T: DeserializeOwned>(&mut self, limit: Duration) -> Result<T, String> {
-        let s = self.reader.get_ref();
-        s.set_nonblocking(false).map_err(|e| e.to_string())?;
-        s.set_read_timeout(Some(limit)).map_err(|e| e.to_string())?;
-        match self.read_line() {
-            Ok(Some(m)) => Ok(m),
-            Ok(None) => Err("control connection: no message".into()),
-            Err(e) => Err(e),
+        let until = Instant::now() + limit;
+        self.reader
+            .get_ref()
+            .set_nonblocking(false)
+            .map_err(|e| e.to_string())?;
+        loop {
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(format!(
+                    "control connection: no whole message within {} ms ({} bytes of one)",
+                    limit.as_millis(),
+                    self.line.len()
+                ));
+            }
+            self.reader
+                .get_ref()
+                .set_read_timeout(Some(left))
+                .map_err(|e| e.to_string())?;
+            match self.read_line() {
+                Ok(Some(m)) => return Ok(m),
+                Ok(None) => continue,
+                Err(e) => return Err(e),
+            }
         }
+    }
+
+    /// How long the line being read has been arriving (none: no byte of
+    /// the next message yet).
+    pub fn partial_for(&self) -> Option<Duration> {
+        self.begun.map(|t| t.elapsed())
+    }
+
+    /// Whole lines read so far, messages or not.
+    pub fn lines(&self) -> u64 {
+        self.lines
+    }
+
+    /// Bytes of the next message received so far.
+    pub fn partial_len(&self) -> usize {
+        self.line.len()
     }
 
     /// The next message if a whole line has arrived, without waiting.
@@ -385,9 +463,8 @@ impl Control {
             let buf = match self.reader.fill_buf() {
                 Ok(b) => b,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(None),
-                Err(e) if e.kind() == io::ErrorKind::TimedOut => {
-                    return Err("control connection: timed out waiting for the peer".into())
-                }
+                // A read timeout: the caller's deadline decides.
+                Err(e) if e.kind() == io::ErrorKind::TimedOut => return Ok(None),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(format!("control connection: {e}")),
             };
@@ -398,12 +475,15 @@ impl Control {
                 Some(i) => (i + 1, true),
                 None => (buf.len(), false),
             };
+            self.begun.get_or_insert_with(Instant::now);
             self.line.extend_from_slice(&buf[..take]);
             self.reader.consume(take);
             if self.line.len() > MAX_LINE {
                 return Err(format!("control connection: a line over {MAX_LINE} bytes"));
             }
             if end {
+                self.begun = None;
+                self.lines += 1;
                 let line = std::mem::take(&mut self.line);
                 return serde_json::from_slice(&line)
                     .map(Some)

@@ -88,6 +88,7 @@ fn responder(len: usize) -> (Endpoint, SocketAddrV4) {
         paths: 1,
         rto_us: 1000,
         seed: 1,
+        seeded_psns: true,
     };
     let sock = Socket::bind("127.0.0.1:0".parse().unwrap()).unwrap();
     let local = sock.local;
@@ -271,4 +272,130 @@ fn with_windows_a_peer_reaches_only_what_was_opened_to_it() {
         sizes.iter().any(|&n| n > 1024),
         "no READ response: {sizes:?}"
     );
+}
+
+/// A WRITE whose packets disagree with the length its RETH announced is
+/// refused before the NIC, counted as `length_mismatch` and answered
+/// with IBA's NAK "invalid request" (AETH syndrome 0x61): a last packet
+/// that ends 1040 bytes into a message announced as 3072, and a first
+/// packet carrying 1024 bytes of a message announced as 100. Neither's
+/// bytes land, and the message announced as 3072 never completes.
+#[test]
+fn a_write_that_disagrees_with_its_reth_length_is_naked_and_counted() {
+    let (mut ep, local) = responder(4096);
+    let peer = UdpSocket::bind("127.0.0.1:0").unwrap();
+    peer.set_read_timeout(Some(Duration::from_millis(50)))
+        .unwrap();
+    let std::net::SocketAddr::V4(from) = peer.local_addr().unwrap() else {
+        panic!("bound to IPv4");
+    };
+    ep.add_peer(Peer {
+        addr: from,
+        ports: 1,
+    });
+    let mut frame = Vec::new();
+    let mut dgram = |p: &Packet, payload: &[u8]| {
+        codec::encode(p, from, local, payload, &mut frame).unwrap();
+        frame[wire::roce::BTH_AT..].to_vec()
+    };
+    let sport = from.port();
+    let first = Packet {
+        last: false,
+        msg_len: 3072,
+        ..write(100, 0, SERVER_BASE, 1024, sport)
+    };
+    let short_last = Packet {
+        first: false,
+        ipsn: 1,
+        msg_len: 3072,
+        ..write(101, 0, SERVER_BASE + 1024, 16, sport)
+    };
+    let sends = [
+        dgram(&first, &[0xab; 1024]),
+        dgram(&short_last, &[0xcd; 16]),
+    ];
+    for s in &sends {
+        peer.send_to(s, local).unwrap();
+        ep.turn(Duration::ZERO).unwrap();
+    }
+    // A second responder: a first packet longer than its message.
+    let (mut ep2, local2) = responder(4096);
+    ep2.add_peer(Peer {
+        addr: from,
+        ports: 1,
+    });
+    let long_first = Packet {
+        last: false,
+        msg_len: 100,
+        ..write(100, 0, SERVER_BASE, 1024, sport)
+    };
+    let mut frame2 = Vec::new();
+    codec::encode(&long_first, from, local2, &[0xee; 1024], &mut frame2).unwrap();
+    peer.send_to(&frame2[wire::roce::BTH_AT..], local2).unwrap();
+    // Wait (bounded) for both NAKs: opcode Acknowledge (0x11), AETH
+    // syndrome 0x61 after the 12-byte BTH.
+    let deadline = std::time::Instant::now() + Duration::from_secs(3);
+    let mut naks = Vec::new();
+    let mut buf = vec![0u8; 4096];
+    while naks.len() < 2 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "NAKs from {naks:?}; drops {:?} and {:?}",
+            ep.drops,
+            ep2.drops
+        );
+        ep.turn(Duration::from_millis(1)).unwrap();
+        ep2.turn(Duration::from_millis(1)).unwrap();
+        while let Ok((n, src)) = peer.recv_from(&mut buf) {
+            if n > 12 && buf[0] == 0x11 && buf[12] == 0x61 {
+                naks.push(src);
+            }
+        }
+    }
+    assert_eq!(ep.drops.length_mismatch, 1, "{:?}", ep.drops);
+    assert_eq!(ep2.drops.length_mismatch, 1, "{:?}", ep2.drops);
+    assert!(ep.completions.is_empty() && ep2.completions.is_empty());
+    let bytes = ep.mem.bytes();
+    assert!(bytes[..1024].iter().all(|&b| b == 0xab), "the first landed");
+    assert!(
+        bytes[1024..].iter().all(|&b| b == 0),
+        "the short last did not"
+    );
+    assert!(
+        ep2.mem.bytes().iter().all(|&b| b == 0),
+        "the long first did not"
+    );
+}
+
+/// Every datagram received is counted under a reason when dropped, an
+/// empty one too: from the peer's address it is `truncated`, from
+/// anyone else `unknown_peer`.
+#[test]
+fn empty_datagrams_are_counted_as_received_and_dropped() {
+    let (mut ep, local) = responder(4096);
+    let peer = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let std::net::SocketAddr::V4(from) = peer.local_addr().unwrap() else {
+        panic!("bound to IPv4");
+    };
+    ep.add_peer(Peer {
+        addr: from,
+        ports: 1,
+    });
+    let stranger = UdpSocket::bind("127.0.0.1:0").unwrap();
+    for _ in 0..3 {
+        peer.send_to(&[], local).unwrap();
+        stranger.send_to(&[], local).unwrap();
+    }
+    let deadline = std::time::Instant::now() + Duration::from_secs(3);
+    while ep.drops.truncated + ep.drops.unknown_peer < 6 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "counted {:?} of 6 empty datagrams, received {}",
+            ep.drops,
+            ep.io.datagrams_received
+        );
+        ep.turn(Duration::from_millis(1)).unwrap();
+    }
+    assert_eq!((ep.drops.truncated, ep.drops.unknown_peer), (3, 3));
+    assert_eq!(ep.io.datagrams_received, 6);
 }

@@ -11,6 +11,7 @@
 mod common;
 
 mod codec;
+mod control;
 mod hostile;
 mod impair;
 mod region;

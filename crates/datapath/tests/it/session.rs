@@ -16,6 +16,7 @@ fn job() -> Job {
         paths: 1,
         rto_us: 1000,
         seed: 1,
+        seeded_psns: true,
     }
 }
 

@@ -14,13 +14,19 @@ pub fn serve_once(
     impair: Option<ImpairSpec>,
     ecn_backlog: usize,
 ) -> (SocketAddr, JoinHandle<Result<(), String>>) {
-    let mut server = Server::bind(&ServeOptions {
+    serve_with(ServeOptions {
         bind: "127.0.0.1:0".parse().unwrap(),
         port: settings(impair, ecn_backlog),
         max_bytes: 1 << 30,
         once: true,
+        control_ms: 10_000,
+        idle_ms: 60_000,
     })
-    .unwrap();
+}
+
+/// A server with options `o` on a thread: its address and the thread.
+pub fn serve_with(o: ServeOptions) -> (SocketAddr, JoinHandle<Result<(), String>>) {
+    let mut server = Server::bind(&o).unwrap();
     let addr = SocketAddr::V4(server.local_addr());
     (addr, std::thread::spawn(move || server.serve()))
 }
@@ -52,6 +58,7 @@ pub fn options(to: SocketAddr, transport: &str, verb: VerbName, bytes: u64) -> R
             paths: if transport.engine().multipath() { 8 } else { 1 },
             rto_us: 2000,
             seed: 7,
+            seeded_psns: true,
         },
         port: settings(None, 64),
         depth: 4,
