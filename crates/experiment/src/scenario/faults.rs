@@ -151,6 +151,18 @@ impl FaultCfg {
         if stop <= start {
             return Err(c.err(stop_key, format!("must be after at_us ({} us)", self.at_us)));
         }
+        // Each set is a global event and the stall detector waits for the
+        // last: a set every picosecond, or sets until 4e12 us, made a run
+        // that never ended.
+        let sets = (stop - start) / interval;
+        if sets > MAX_FAILURE_SETS {
+            return Err(c.err(
+                interval_key,
+                format!(
+                    "{sets} failure sets between at_us and stop_us: at most {MAX_FAILURE_SETS}                      (a longer interval or an earlier stop)"
+                ),
+            ));
+        }
         Ok((
             fraction,
             RandomFailures {
@@ -162,6 +174,9 @@ impl FaultCfg {
         ))
     }
 }
+
+/// The most failure sets one schedule may draw.
+const MAX_FAILURE_SETS: u64 = 1_000_000;
 
 /// Checks every fault's time and action.
 pub fn validate(faults: &[FaultCfg], c: Check) -> Result<(), ScenarioError> {
