@@ -9,6 +9,9 @@ use crate::flow::FlowSpec;
 
 const LAYOUT: &str = "src dst priority dport size_bytes start_seconds";
 
+/// 2^62 ps in seconds, rounded down.
+const MAX_START_S: f64 = 4.6e6;
+
 /// Parses a flow file into flows in file order (id = position, class 0).
 /// Priority and destination port are checked but dropped: rdmalab assigns
 /// its own queue pairs and ports ([`parse_flow_dports`] has the ports).
@@ -29,6 +32,13 @@ fn parse(text: &str, origin: &str) -> Result<Vec<(FlowSpec, u16)>, WorkloadError
         .ok_or_else(|| WorkloadError::parse(origin, 1, "empty flow file"))?;
     expect_fields(&head, 1, "number_of_flows", origin)?;
     let count: u32 = field(head.fields[0], "flow count", "a count", origin, head.line)?;
+    if count == 0 {
+        return Err(WorkloadError::parse(
+            origin,
+            head.line,
+            "the header says 0 flows: a flow file has at least one",
+        ));
+    }
 
     // No capacity from the header: it is untrusted.
     let mut flows = Vec::new();
@@ -62,12 +72,13 @@ fn parse(text: &str, origin: &str) -> Result<Vec<(FlowSpec, u16)>, WorkloadError
                 "size must be at least 1 byte",
             ));
         }
-        // 1.8e7 s keeps the picosecond count well inside u64.
-        if !(0.0..1.8e7).contains(&secs) {
+        // The longest time a scenario may name, 2^62 ps (about 53 days), as
+        // for the TOML's times: the clock then has room for the run.
+        if !(0.0..MAX_START_S).contains(&secs) {
             return Err(WorkloadError::parse(
                 origin,
                 line,
-                format!("start {secs} s is not a time in [0, 1.8e7) seconds"),
+                format!("start {secs} s is not a time in [0, 4.6e6) seconds (2^62 ps)"),
             ));
         }
         let spec = FlowSpec {

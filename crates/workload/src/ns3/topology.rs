@@ -7,6 +7,11 @@ use engine::Time;
 
 use super::text::{expect_fields, field, last_line, records};
 use super::units::{parse_rate, parse_time};
+
+/// A link's rate and delay bounds, as for the TOML topologies.
+const MIN_LINK_BPS: u64 = 1_000;
+const MAX_LINK_BPS: u64 = 10_000_000_000_000;
+const MAX_DELAY_PS: u64 = 1 << 62;
 use crate::error::WorkloadError;
 use crate::flow::FlowSpec;
 
@@ -167,7 +172,22 @@ pub fn parse_topology(text: &str, origin: &str) -> Result<Ns3Topology, WorkloadE
         }
         let at = |r: Result<_, String>| r.map_err(|m| WorkloadError::parse(origin, rec.line, m));
         let rate_bps = at(parse_rate(f[2]))?;
+        // The TOML topologies' limits (README, "Limits and checks").
+        if !(MIN_LINK_BPS..=MAX_LINK_BPS).contains(&rate_bps) {
+            return Err(WorkloadError::parse(
+                origin,
+                rec.line,
+                format!("link rate '{}' is outside 1 kb/s ..= 10000 Gb/s", f[2]),
+            ));
+        }
         let delay = at(parse_time(f[3]))?;
+        if delay > MAX_DELAY_PS {
+            return Err(WorkloadError::parse(
+                origin,
+                rec.line,
+                format!("link delay '{}' is above 2^62 ps (about 53 days)", f[3]),
+            ));
+        }
         let error_rate: f64 = field(f[4], "error rate", "a number", origin, rec.line)?;
         if !(0.0..=1.0).contains(&error_rate) {
             return Err(WorkloadError::parse(

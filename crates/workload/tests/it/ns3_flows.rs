@@ -70,7 +70,12 @@ fn broken_flow_files_are_reported_with_line() {
     );
     assert_eq!(
         err("1\n0 1 3 100 10 -1\n"),
-        "flows.txt:2: start -1 s is not a time in [0, 1.8e7) seconds"
+        "flows.txt:2: start -1 s is not a time in [0, 4.6e6) seconds (2^62 ps)"
+    );
+    assert!(err("1\n0 1 3 100 10 5e6\n").contains("start 5000000 s is not a time"));
+    assert_eq!(
+        err("0\n"),
+        "flows.txt:1: the header says 0 flows: a flow file has at least one"
     );
     assert!(err("1\n0 1 3 100 10 NaN\n").contains("start NaN s"));
 }

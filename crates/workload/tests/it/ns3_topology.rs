@@ -40,6 +40,19 @@ fn parses_a_small_star() {
 #[test]
 fn broken_topologies_are_reported_with_line() {
     assert_eq!(err(""), "topo.txt:1: empty topology file");
+    // Rates and delays within the TOML topologies' limits.
+    assert_eq!(
+        err("2 1 1\n1\n0 1 1bps 1ns 0\n"),
+        "topo.txt:3: link rate '1bps' is outside 1 kb/s ..= 10000 Gb/s"
+    );
+    assert_eq!(
+        err("2 1 1\n1\n0 1 100000Tbps 1ns 0\n"),
+        "topo.txt:3: link rate '100000Tbps' is outside 1 kb/s ..= 10000 Gb/s"
+    );
+    assert_eq!(
+        err("2 1 1\n1\n0 1 1Gbps 5000000s 0\n"),
+        "topo.txt:3: link delay '5000000s' is above 2^62 ps (about 53 days)"
+    );
     assert_eq!(
         err("4 1\n"),
         "topo.txt:1: expected 3 fields 'nodes switches links', found 2"
