@@ -251,7 +251,8 @@ fn run(
     let path_given = path.is_some();
     let (text, path) = match path {
         Some(p) => (
-            std::fs::read_to_string(p).map_err(|e| format!("{}: cannot read: {e}", p.display()))?,
+            engine::input::read_text(p)
+                .map_err(|e| format!("{}: cannot read: {e}", p.display()))?,
             p.to_path_buf(),
         ),
         None => (
@@ -335,7 +336,7 @@ fn run(
 fn compare(flows: &Path, fct: &Path, top: usize) -> Result<(), String> {
     use experiment::compare;
     let read = |p: &Path| {
-        std::fs::read_to_string(p).map_err(|e| format!("cannot read {}: {e}", p.display()))
+        engine::input::read_text(p).map_err(|e| format!("cannot read {}: {e}", p.display()))
     };
     let (a, b) = (flows.display().to_string(), fct.display().to_string());
     let ours = compare::parse_flows_csv(&read(flows)?, &a)?;

@@ -99,7 +99,7 @@ pub struct SweepArgs<'a> {
 /// The plan of a sweep's arguments (checked: sizes and every run's
 /// scenario).
 fn plan_of(a: &SweepArgs) -> Result<Plan, String> {
-    let text = std::fs::read_to_string(a.path)
+    let text = engine::input::read_text(a.path)
         .map_err(|e| format!("{}: cannot read: {e}", a.path.display()))?;
     let (seeds, fixed, varied) = (a.seeds, a.set, a.vary);
     varied

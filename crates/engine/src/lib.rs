@@ -4,6 +4,7 @@
 //!
 //! This crate knows nothing of networks; every other crate may use it.
 
+pub mod input;
 pub mod prefetch;
 pub mod queue;
 pub mod ring;

@@ -123,8 +123,8 @@ impl Plan {
     /// Reads a plan, naming `path` in every error.
     pub fn load(path: &Path) -> Result<Plan, String> {
         let name = path.display();
-        let bytes =
-            std::fs::read(path).map_err(|e| format!("{name}: cannot read the plan: {e}"))?;
+        let bytes = engine::input::read_bytes(path)
+            .map_err(|e| format!("{name}: cannot read the plan: {e}"))?;
         let plan: Plan = serde_json::from_slice(&bytes)
             .map_err(|e| format!("{name}: not a plan written by `rdmalab sweep --plan` ({e})"))?;
         if plan.rdmalab_plan != FORMAT {
@@ -205,7 +205,7 @@ pub fn merge(dir: &Path) -> Result<Merged, String> {
     let mut missing = Vec::new();
     for r in &plan.runs {
         let path = dir.join(&r.label).join("summary.json");
-        let bytes = match std::fs::read(&path) {
+        let bytes = match engine::input::read_bytes(&path) {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 missing.push(r.clone());

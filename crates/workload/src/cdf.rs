@@ -110,7 +110,7 @@ impl Cdf {
     /// Reads and parses a CDF file; errors name the path.
     pub fn load(path: impl AsRef<Path>) -> Result<Cdf, WorkloadError> {
         let path = path.as_ref();
-        let text = std::fs::read_to_string(path).map_err(|source| WorkloadError::Io {
+        let text = engine::input::read_text(path).map_err(|source| WorkloadError::Io {
             path: path.to_path_buf(),
             source,
         })?;

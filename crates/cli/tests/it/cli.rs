@@ -49,6 +49,28 @@ fn a_closed_pipe_still_lets_run_write_its_files() {
     std::fs::remove_dir_all(&dir).expect("clean up");
 }
 
+/// A device given as an input file is refused at once: /dev/zero took
+/// 3-15 s and 4 GB before its error.
+#[test]
+fn a_device_as_an_input_file_is_refused_at_once() {
+    for args in [
+        &["run", "/dev/zero"][..],
+        &["sweep", "/dev/zero", "--seeds", "1"],
+        &["compare", "/dev/zero", "/dev/zero"],
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_rdmalab"))
+            .args(args)
+            .output()
+            .expect("run rdmalab");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?} succeeded");
+        assert!(
+            stderr.contains("a device, not a file"),
+            "{args:?}: {stderr}"
+        );
+    }
+}
+
 #[test]
 fn no_flows_is_refused_by_name() {
     let out = Command::new(env!("CARGO_BIN_EXE_rdmalab"))

@@ -84,7 +84,7 @@ fn table(id: &str, head: &[&str], rows: &[Vec<String>]) -> String {
 
 /// Reads a file of the directory, naming it in the error.
 fn read(path: &Path) -> Result<String, String> {
-    std::fs::read_to_string(path).map_err(|e| format!("{}: cannot read: {e}", path.display()))
+    engine::input::read_text(path).map_err(|e| format!("{}: cannot read: {e}", path.display()))
 }
 
 /// The report of the outputs in `dir`, as text: a sweep's when `dir` holds

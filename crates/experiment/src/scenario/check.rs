@@ -183,7 +183,7 @@ impl Source<'_> {
             Files::Disk => {
                 let path = self.resolve(p);
                 let shown = path.display().to_string();
-                std::fs::read_to_string(&path)
+                engine::input::read_text(&path)
                     .map(|t| (Cow::Owned(t), shown.clone()))
                     .map_err(|e| format!("cannot read {shown}: {e}"))
             }

@@ -136,7 +136,7 @@ impl Scenario {
 
     pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
         let file = path.display().to_string();
-        let text = std::fs::read_to_string(path)
+        let text = engine::input::read_text(path)
             .map_err(|e| ScenarioError::new(&file, "", format!("cannot read: {e}")))?;
         let mut sc = Scenario::parse(&text, &file)?;
         if sc.name.is_none() {
