@@ -17,8 +17,9 @@ use std::path::Path;
 
 /// The plan's name inside a sweep directory.
 pub const PLAN_FILE: &str = "plan.json";
-/// The format of `plan.json` this program reads and writes.
-pub const FORMAT: u32 = 1;
+/// The format of `plan.json` this program reads and writes (2: with its
+/// digest).
+pub const FORMAT: u32 = 2;
 
 /// Every run of a sweep, and what is needed to run each one alone.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
@@ -37,6 +38,9 @@ pub struct Plan {
     /// `--vary`: the keys varied and their values, in order.
     pub vary: Vec<(String, Vec<String>)>,
     pub runs: Vec<PlanRun>,
+    /// SHA-256 of the plan as written with this field empty (hex): an
+    /// edit anywhere (the scenario's text, a seed, a label) is refused.
+    pub digest: String,
 }
 
 /// One run of a plan.
@@ -86,7 +90,7 @@ impl Plan {
                 overrides: p.overrides,
             })
             .collect();
-        Plan {
+        let mut plan = Plan {
             rdmalab_plan: FORMAT,
             version: env!("CARGO_PKG_VERSION").to_string(),
             scenario: scenario.display().to_string(),
@@ -95,7 +99,23 @@ impl Plan {
             set: set.to_vec(),
             vary: vary.to_vec(),
             runs,
-        }
+            digest: String::new(),
+        };
+        plan.digest = plan.content_digest();
+        plan
+    }
+
+    /// The digest of this plan's content (its bytes with `digest` empty).
+    fn content_digest(&self) -> String {
+        use sha2::{Digest, Sha256};
+        let bare = Plan {
+            digest: String::new(),
+            ..self.clone()
+        };
+        Sha256::digest(bare.to_bytes())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
     }
 
     /// The points of the runs, in order.
@@ -138,6 +158,11 @@ impl Plan {
             return Err(format!(
                 "{name}: written by rdmalab {}, this is {ours}; make the plan again",
                 plan.version
+            ));
+        }
+        if plan.digest != plan.content_digest() {
+            return Err(format!(
+                "{name}: the plan's content does not match its digest (edited by hand?); make the plan again"
             ));
         }
         for (i, r) in plan.runs.iter().enumerate() {

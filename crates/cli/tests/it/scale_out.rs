@@ -129,6 +129,31 @@ fn bad_plans_indices_and_directories_are_named() {
     assert_eq!(code, Some(2), "--index is required: {err}");
     let (code, _, err) = rdmalab(&["run", &s, "--plan", pl, "--index", "0", "--out", o]);
     assert_eq!(code, Some(2), "a scenario and a plan: {err}");
+    // A plan edited by hand (its scenario's text, or a run's seed with the
+    // label to match) is refused, naming the file.
+    let text = std::fs::read_to_string(&plan).unwrap();
+    let edits = [
+        text.replace("seed = ", "seed = 9 #"),
+        text.replacen("\"seed\": 1", "\"seed\": 7", 1)
+            .replacen("seed1", "seed7", 1),
+    ];
+    for (i, edited) in edits.iter().enumerate() {
+        assert_ne!(edited, &text, "edit {i} changed nothing");
+        let p = dir.join(format!("edited{i}.json"));
+        std::fs::write(&p, edited).unwrap();
+        let (code, _, err) = rdmalab(&[
+            "run",
+            "--plan",
+            p.to_str().unwrap(),
+            "--index",
+            "0",
+            "--out",
+            o,
+        ]);
+        assert_eq!(code, Some(1), "edit {i}: {err}");
+        assert!(err.contains("does not match its digest"), "edit {i}: {err}");
+    }
+    assert!(!out.exists(), "nothing written for an edited plan");
     let junk = dir.join("junk.json");
     std::fs::write(&junk, "{\"runs\": 3}").unwrap();
     let (code, _, err) = rdmalab(&[
