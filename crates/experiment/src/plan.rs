@@ -240,6 +240,7 @@ pub fn merge(dir: &Path) -> Result<Merged, String> {
         };
         let v: Value = serde_json::from_slice(&bytes)
             .map_err(|e| format!("{}: not a run's summary ({e})", path.display()))?;
+        check_summary(&v).map_err(|m| format!("{}: not a run's summary ({m})", path.display()))?;
         if v.get("seed").and_then(Value::as_u64) != Some(r.seed) {
             return Err(format!(
                 "{}: not the summary of run {} (seed {})",
@@ -255,6 +256,38 @@ pub fn merge(dir: &Path) -> Result<Merged, String> {
         rows,
         missing,
     })
+}
+
+/// What every run's `summary.json` holds (`report::SummaryJson`), by key
+/// and JSON type: a file without one of them (`{"seed": 1}` was merged)
+/// is no run's summary.
+const SUMMARY_KEYS: [(&str, fn(&Value) -> bool, &str); 14] = [
+    ("scenario", Value::is_string, "a string"),
+    ("seed", Value::is_u64, "a count"),
+    ("version", Value::is_string, "a string"),
+    ("hosts", Value::is_u64, "a count"),
+    ("end_state", Value::is_string, "a string"),
+    ("sim_time_ns", Value::is_u64, "a count"),
+    ("flows", Value::is_u64, "a count"),
+    ("flows_finished", Value::is_u64, "a count"),
+    ("fct_ns", Value::is_object, "an object"),
+    ("slowdown", Value::is_object, "an object"),
+    ("delivered_gbps", Value::is_number, "a number"),
+    ("drops", Value::is_object, "an object"),
+    ("conservation_ok", Value::is_boolean, "true or false"),
+    ("slowdown_by_size", Value::is_array, "a list"),
+];
+
+/// Checks that `v` has the keys every run's summary has.
+fn check_summary(v: &Value) -> Result<(), String> {
+    for (key, is, what) in SUMMARY_KEYS {
+        match v.get(key) {
+            None => return Err(format!("no \"{key}\"")),
+            Some(x) if !is(x) => return Err(format!("\"{key}\" is not {what}")),
+            Some(_) => {}
+        }
+    }
+    Ok(())
 }
 
 /// The rows `sweep.csv` is made of, from summaries in memory.

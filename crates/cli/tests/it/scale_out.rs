@@ -154,6 +154,17 @@ fn bad_plans_indices_and_directories_are_named() {
         assert!(err.contains("does not match its digest"), "edit {i}: {err}");
     }
     assert!(!out.exists(), "nothing written for an edited plan");
+    // A summary of only {"seed": 1} is no run's: merge names what it lacks.
+    let fake = dir.join("fake");
+    std::fs::create_dir_all(fake.join("seed1")).unwrap();
+    std::fs::copy(&plan, fake.join("plan.json")).unwrap();
+    std::fs::write(fake.join("seed1/summary.json"), "{\"seed\": 1}").unwrap();
+    let (code, _, err) = rdmalab(&["merge", fake.to_str().unwrap()]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("not a run's summary (no \"scenario\")"),
+        "{err}"
+    );
     let junk = dir.join("junk.json");
     std::fs::write(&junk, "{\"runs\": 3}").unwrap();
     let (code, _, err) = rdmalab(&[
