@@ -123,7 +123,7 @@ impl Scenario {
             .build(&mut fabric::FabricConfig::default(), &self.topology, c)?;
         traffic::validate(&self.flows, &self.traffic, c)?;
         faults::validate(&self.faults, c)?;
-        self.output.validate(c)
+        self.output.validate(c, self.stop_ms)
     }
 
     /// Adds the line of the error's key, when the text is known.

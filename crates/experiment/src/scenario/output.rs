@@ -7,6 +7,10 @@ use super::check::{us, Check, ScenarioError};
 use fabric::Network;
 use serde::Deserialize;
 
+/// The most values the series may hold (16 bytes each: 320 MB), checked
+/// where the sampled window's end is known before the run.
+pub const MAX_SAMPLED_VALUES: u64 = 20_000_000;
+
 /// The shortest sampling interval, in microseconds (10 ns).
 pub const MIN_SAMPLE_US: f64 = 0.01;
 
@@ -55,8 +59,10 @@ pub struct PcapCfg {
 }
 
 impl OutputCfg {
-    /// Checks the interval (and that one is given when anything is sampled).
-    pub fn validate(&self, c: Check) -> Result<(), ScenarioError> {
+    /// Checks the interval (and that one is given when anything is
+    /// sampled), and, where the window's end is known (`until_us`, or the
+    /// run's `stop_ms`), that the series fit [`MAX_SAMPLED_VALUES`].
+    pub fn validate(&self, c: Check, stop_ms: Option<f64>) -> Result<(), ScenarioError> {
         match self.sample_us {
             Some(interval) => {
                 c.us_positive("output.sample_us", interval)?;
@@ -65,6 +71,29 @@ impl OutputCfg {
                         "output.sample_us",
                         format!("must be at least {MIN_SAMPLE_US} (10 ns), got {interval}"),
                     ));
+                }
+                let end_us = match (self.until_us, stop_ms) {
+                    (Some(u), Some(s)) => Some(u.min(s * 1000.0)),
+                    (u, s) => u.or(s.map(|s| s * 1000.0)),
+                };
+                if let Some(end) = end_us {
+                    let samples = ((end - self.from_us.unwrap_or(0.0)) / interval).max(0.0);
+                    let series = 2 * self.ports.len()
+                        + 2 * self.flows.len()
+                        + self.ecn_ports.len()
+                        + 5 * self.rcm_ports.len()
+                        + if self.ordering_memory { 4 } else { 0 };
+                    let values = samples * series as f64;
+                    if values > MAX_SAMPLED_VALUES as f64 {
+                        return Err(c.err(
+                            "output.sample_us",
+                            format!(
+                                "{values:.0} sampled values ({series} series of {samples:.0} \
+                                 samples): at most {MAX_SAMPLED_VALUES}; sample less often or \
+                                 over a shorter window (output.until_us)"
+                            ),
+                        ));
+                    }
                 }
             }
             None if self.from_us.is_some() || self.until_us.is_some() => {
