@@ -258,10 +258,13 @@ pub fn merge(dir: &Path) -> Result<Merged, String> {
     })
 }
 
+/// A key of a summary, the test of its JSON type, and that type in words.
+type SummaryKey = (&'static str, fn(&Value) -> bool, &'static str);
+
 /// What every run's `summary.json` holds (`report::SummaryJson`), by key
 /// and JSON type: a file without one of them (`{"seed": 1}` was merged)
 /// is no run's summary.
-const SUMMARY_KEYS: [(&str, fn(&Value) -> bool, &str); 14] = [
+const SUMMARY_KEYS: [SummaryKey; 14] = [
     ("scenario", Value::is_string, "a string"),
     ("seed", Value::is_u64, "a count"),
     ("version", Value::is_string, "a string"),
