@@ -53,7 +53,16 @@ impl NicCfg {
                     "needs nic.qp_cache_entries (0 models no cache)",
                 ));
             }
-            c.ns("nic.qp_cache_miss_ns", ns)?;
+            let miss = c.ns("nic.qp_cache_miss_ns", ns)?;
+            // The cache's own bound (`QpCacheConfig::validate`), named
+            // here: refused when the network is built, it was blamed on
+            // the topology.
+            if miss > transport::api::MAX_RTO {
+                return Err(c.err(
+                    "nic.qp_cache_miss_ns",
+                    format!("must be at most one hour, got {ns}"),
+                ));
+            }
         }
         Ok(())
     }

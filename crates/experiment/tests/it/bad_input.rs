@@ -141,6 +141,7 @@ fn cases() -> Vec<Case> {
         case("failure sets every picosecond", with("[[faults]]\naction = \"random_failures\"\nfraction = 0.5\ninterval_us = 0.000001\nat_us = 0\nstop_us = 220"), "faults[0].interval_us", "at most 1000000"),
         case("failure sets for 46 days", with("[[faults]]\naction = \"random_failures\"\nfraction = 0.5\ninterval_us = 100\nat_us = 0\nstop_us = 4e12"), "faults[0].interval_us", "at most 1000000"),
         case("sampling every 10 ns for 1 s", format!("stop_ms = 1000\n{}", with("[output]\nsample_us = 0.01\nports = [[\"leaf0\", \"spine0\"]]")), "output.sample_us", "at most 20000000"),
+        case("QP cache miss of 3 hours", with("[nic]\nqp_cache_entries = 4\nqp_cache_miss_ns = 1e13"), "nic.qp_cache_miss_ns", "at most one hour"),
         case("reserve above the buffer", with("[switch]\nbuffer_mb = 1\nreserve_bytes = 2000000"), "switch.reserve_bytes", "above the buffer"),
         case("headroom of 2^63-1", with("[switch]\nheadroom_bytes = 9223372036854775807"), "switch.headroom_bytes", "above the buffer"),
         case("pfc alpha negative", with("[switch]\npfc_alpha = -1"), "switch.pfc_alpha", "> 0"),
