@@ -24,7 +24,7 @@ use visor::{Event, Flags, Visor};
 static NEXT: AtomicU16 = AtomicU16::new(0);
 
 /// The tests' daemons' options.
-const OPTIONS: [&str; 6] = [
+pub(crate) const OPTIONS: [&str; 6] = [
     "--slots",
     "2048",
     "--recv-per-qp",
@@ -46,7 +46,7 @@ fn pair() -> (DaemonProcess, DaemonProcess, u16) {
 }
 
 /// [`pair`], the daemons given these options.
-fn pair_with(more: &[&str]) -> (DaemonProcess, DaemonProcess, u16) {
+pub(crate) fn pair_with(more: &[&str]) -> (DaemonProcess, DaemonProcess, u16) {
     let port =
         48000 + (std::process::id() % 1000) as u16 * 8 + NEXT.fetch_add(1, Ordering::Relaxed);
     (

@@ -1,0 +1,127 @@
+//! `rdmavisord` under hostile peers and clients (issue 39): a link
+//! handshake tarpitted by its peer, outgoing or incoming, delays no other
+//! client's echo rounds; a connect to 0.0.0.0 is refused at once.
+//! Daemons on 127.0.0.1 and 127.0.0.2 (`visor_daemon::pair_with`); the
+//! tarpit is the test's own TCP listener on 127.0.0.3 at the daemons'
+//! port, and the test's own TCP connection to a daemon's link port.
+
+use std::io::Write;
+use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
+use std::time::{Duration, Instant};
+
+use visor::{Flags, Visor};
+
+use crate::visor_daemon::{pair_with, OPTIONS};
+
+/// Writes a byte (never a line's end) to `s` every 100 ms until `stop`.
+fn trickle(mut s: TcpStream, stop: Arc<AtomicBool>) {
+    while !stop.load(Ordering::Relaxed) {
+        if s.write_all(b" ").is_err() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// One message from `client` to `server` and back, verified.
+fn echo_round(client: &mut Visor, c: u32, server: &mut Visor, s: u32, k: u32) {
+    let msg = format!("round {k}").into_bytes();
+    client.send(c, &msg, Flags::Send).unwrap();
+    client.flush().unwrap();
+    let got = server.recv_zero_copy(s).unwrap().unwrap();
+    assert_eq!(got, msg);
+    server.send(s, &got, Flags::Send).unwrap();
+    server.flush().unwrap();
+    assert_eq!(client.recv_zero_copy(c).unwrap().unwrap(), msg);
+}
+
+#[test]
+fn a_tarpitted_link_handshake_delays_no_other_client() {
+    let (a, b, port) = pair_with(&OPTIONS);
+    let mut server = Visor::open(&b.control).unwrap();
+    let l = server.listen(91).unwrap();
+    let mut client = Visor::open(&a.control).unwrap();
+    let c = client.connect("127.0.0.2:91").unwrap();
+    let s = server.accept(l).unwrap();
+    echo_round(&mut client, c, &mut server, s, 0);
+
+    // A peer that accepts daemon a's link and trickles its answer.
+    let stop = Arc::new(AtomicBool::new(false));
+    let tarpit = TcpListener::bind(("127.0.0.3", port)).unwrap();
+    let (accepted, link_held) = mpsc::channel();
+    let held = stop.clone();
+    let peer = std::thread::spawn(move || {
+        let (conn, _) = tarpit.accept().unwrap();
+        accepted.send(()).unwrap();
+        trickle(conn, held);
+    });
+    let control = a.control.clone();
+    let (answered, connect_answer) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut v = Visor::open(&control).unwrap();
+        answered
+            .send(v.connect(&format!("127.0.0.3:{port}")))
+            .unwrap();
+    });
+    link_held
+        .recv_timeout(Duration::from_secs(3))
+        .expect("daemon a never connected to the tarpit");
+    // And a "daemon" that opens a link to a and trickles its hello.
+    let hello = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let held = stop.clone();
+    let incoming = std::thread::spawn(move || trickle(hello, held));
+
+    // The rounds on a thread of their own, so that a daemon stalled
+    // fails the test (the tarpits stopped) rather than hanging it.
+    let (round, rounds) = mpsc::channel();
+    let echoes = std::thread::spawn(move || {
+        for k in 1..=20 {
+            echo_round(&mut client, c, &mut server, s, k);
+            round.send(k).unwrap();
+        }
+        server
+    });
+    for k in 1..=20 {
+        let t = Instant::now();
+        if rounds.recv_timeout(Duration::from_secs(2)) != Ok(k) {
+            stop.store(true, Ordering::Relaxed);
+            panic!("round {k} took over 2 s");
+        }
+        eprintln!("round {k}: {:?}", t.elapsed());
+    }
+    let _server = echoes.join().unwrap();
+    // The tarpitted connect still waits: it alone was delayed.
+    assert!(connect_answer.try_recv().is_err());
+    stop.store(true, Ordering::Relaxed);
+    peer.join().unwrap();
+    incoming.join().unwrap();
+    // Its peer gone, it fails, saying why.
+    let e = connect_answer
+        .recv_timeout(Duration::from_secs(3))
+        .expect("the tarpitted connect never ended")
+        .unwrap_err();
+    assert!(
+        e.0.starts_with("connect 127.0.0.3:") && e.0.contains("control connection"),
+        "{e}"
+    );
+    // A new link to b still works.
+    let mut other = Visor::open(&a.control).unwrap();
+    other.connect("127.0.0.2:91").unwrap();
+}
+
+#[test]
+fn a_connect_to_the_unspecified_address_is_refused_at_once() {
+    let (a, _b, port) = pair_with(&OPTIONS);
+    let mut v = Visor::open(&a.control).unwrap();
+    let t = Instant::now();
+    let e = v.connect(&format!("0.0.0.0:{port}")).unwrap_err();
+    assert!(e.0.contains("not the address of a host"), "{e}");
+    assert!(t.elapsed() < Duration::from_secs(1), "{:?}", t.elapsed());
+    // The daemon's own address is a connection within the host.
+    let l = v.listen(92).unwrap();
+    let c = v.connect("127.0.0.1:92").unwrap();
+    let s = v.accept(l).unwrap();
+    assert_ne!(c, s);
+}
