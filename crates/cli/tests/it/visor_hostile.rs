@@ -1,6 +1,8 @@
 //! `rdmavisord` under hostile peers and clients (issue 39): a link
 //! handshake tarpitted by its peer, outgoing or incoming, delays no other
-//! client's echo rounds; a connect to 0.0.0.0 is refused at once.
+//! client's echo rounds; a connect to 0.0.0.0 is refused at once; past
+//! the session limits one user's new sessions are refused while another
+//! user's still opens.
 //! Daemons on 127.0.0.1 and 127.0.0.2 (`visor_daemon::pair_with`); the
 //! tarpit is the test's own TCP listener on 127.0.0.3 at the daemons'
 //! port, and the test's own TCP connection to a daemon's link port.
@@ -124,4 +126,83 @@ fn a_connect_to_the_unspecified_address_is_refused_at_once() {
     let c = v.connect("127.0.0.1:92").unwrap();
     let s = v.accept(l).unwrap();
     assert_ne!(c, s);
+}
+
+/// Run by `past_the_session_limit_one_user_is_refused_another_opens` as
+/// another user (a no-op otherwise): opens two sessions on
+/// `VISOR_LIMIT_SOCK` and prints what became of each.
+#[test]
+fn as_a_second_user() {
+    let Ok(sock) = std::env::var("VISOR_LIMIT_SOCK") else {
+        return;
+    };
+    let sock = std::path::Path::new(&sock);
+    let first = Visor::open(sock);
+    // SAFETY: getuid has no preconditions.
+    println!(
+        "uid {} opened: {}",
+        unsafe { libc::getuid() },
+        first.is_ok()
+    );
+    match Visor::open(sock) {
+        Ok(_) => println!("second opened"),
+        Err(e) => println!("second refused: {e}"),
+    }
+}
+
+/// `--max-sessions-per-user 3 --max-sessions 4`: a fourth session of
+/// this user (root) is refused, naming the flag; a process of another
+/// user (uid 65534; skipped unless run as root) still opens one, and its
+/// second, past the total, is refused; a session closed frees its place.
+#[test]
+fn past_the_session_limit_one_user_is_refused_another_opens() {
+    use std::os::unix::process::CommandExt;
+    let mut more = OPTIONS.to_vec();
+    more.extend(["--max-sessions-per-user", "3", "--max-sessions", "4"]);
+    let (a, _b, _) = pair_with(&more);
+    let mut mine: Vec<Visor> = (0..3).map(|_| Visor::open(&a.control).unwrap()).collect();
+    let e = Visor::open(&a.control).err().expect("a 4th session opened");
+    assert!(
+        e.0.contains("session refused: uid 0 has 3 sessions open")
+            || e.0
+                .contains("sessions open (rdmavisord --max-sessions-per-user 3)"),
+        "{e}"
+    );
+    // The sessions refused left nothing behind: ours still work.
+    let l = mine[0].listen(93).unwrap();
+    let c = mine[1].connect("127.0.0.1:93").unwrap();
+    mine[0].accept(l).unwrap();
+    mine[1].close(c).unwrap();
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        let exe = std::env::current_exe().unwrap();
+        let name = module_path!().split_once("::").unwrap().1.to_owned() + "::as_a_second_user";
+        let out = std::process::Command::new(&exe)
+            .args(["--exact", &name, "--nocapture"])
+            .env("VISOR_LIMIT_SOCK", &a.control)
+            .uid(65534)
+            .gid(65534)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains("uid 65534 opened: true"), "{text}");
+        assert!(
+            text.contains(
+                "second refused: session refused: 4 sessions open (rdmavisord --max-sessions)"
+            ),
+            "{text}"
+        );
+    } else {
+        eprintln!("second user skipped: running a process as another user needs root");
+    }
+    // A place freed is taken again.
+    mine.pop();
+    let t = Instant::now();
+    while Visor::open(&a.control).is_err() {
+        assert!(
+            t.elapsed() < Duration::from_secs(3),
+            "the closed session's place stays taken"
+        );
+        std::thread::yield_now();
+    }
 }

@@ -159,6 +159,8 @@ pub struct Daemon {
     apps: mio::net::UnixListener,
     links_listener: TcpListener,
     sessions: Slab<Session>,
+    /// Sessions open, by their client's uid (`--max-sessions-per-user`).
+    per_user: HashMap<u32, usize>,
     conns: Slab<Conn>,
     listeners: HashMap<u16, Listener>,
     links: Slab<Link>,
@@ -277,6 +279,7 @@ impl Daemon {
             apps,
             links_listener,
             sessions: Slab::default(),
+            per_user: HashMap::new(),
             conns: Slab::default(),
             listeners: HashMap::new(),
             links: Slab::default(),

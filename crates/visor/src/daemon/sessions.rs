@@ -40,7 +40,33 @@ pub(super) fn output(s: &mut Session, fd: u32, data: &[u8]) {
     }
 }
 
+/// Refuses a client's session: no rings (an empty offer) and why, as
+/// far as the socket takes it (a new socket takes it all).
+fn refuse(mut stream: &mio::net::UnixStream, why: &str) {
+    let mut b = vec![0u8; 8];
+    Reply::Err {
+        message: format!("session refused: {why}"),
+    }
+    .encode(&mut b);
+    let _ = stream.write(&b);
+}
+
 impl Daemon {
+    /// Why a new session of user `uid` is refused, if it is: the limits
+    /// on sessions open at once, in all and per user.
+    fn session_limit(&self, uid: u32) -> Option<String> {
+        let (all, each) = (self.cfg.max_sessions, self.cfg.max_sessions_per_user);
+        if self.sessions.len() >= all {
+            return Some(format!("{all} sessions open (rdmavisord --max-sessions)"));
+        }
+        let mine = self.per_user.get(&uid).copied().unwrap_or(0);
+        (mine >= each).then(|| {
+            format!(
+                "uid {uid} has {mine} sessions open (rdmavisord --max-sessions-per-user {each})"
+            )
+        })
+    }
+
     pub(super) fn accept_apps(&mut self) {
         loop {
             let (stream, _) = match self.apps.accept() {
@@ -51,6 +77,10 @@ impl Daemon {
             let Ok((uid, pid)) = peer_cred(&stream) else {
                 continue;
             };
+            if let Some(why) = self.session_limit(uid) {
+                refuse(&stream, &why);
+                continue;
+            }
             let rings = match Rings::create(self.cfg.ring_bytes) {
                 Ok(r) => r,
                 Err(e) => {
@@ -93,6 +123,7 @@ impl Daemon {
                 self.sessions.remove(i);
                 continue;
             }
+            *self.per_user.entry(uid).or_default() += 1;
         }
     }
     pub(super) fn read_session(&mut self, i: usize) {
@@ -211,6 +242,12 @@ impl Daemon {
         let Some(mut s) = self.sessions.remove(i) else {
             return;
         };
+        if let Some(n) = self.per_user.get_mut(&s.uid) {
+            *n -= 1;
+            if *n == 0 {
+                self.per_user.remove(&s.uid);
+            }
+        }
         if let Some(m) = why {
             eprintln!(
                 "rdmavisord: client pid {} (uid {}): session closed: {m}",
