@@ -2,7 +2,8 @@
 //! handshake tarpitted by its peer, outgoing or incoming, delays no other
 //! client's echo rounds; a connect to 0.0.0.0 is refused at once; past
 //! the session limits one user's new sessions are refused while another
-//! user's still opens.
+//! user's still opens; partly received frames take memory only as far as
+//! a request may be long.
 //! Daemons on 127.0.0.1 and 127.0.0.2 (`visor_daemon::pair_with`); the
 //! tarpit is the test's own TCP listener on 127.0.0.3 at the daemons'
 //! port, and the test's own TCP connection to a daemon's link port.
@@ -205,4 +206,56 @@ fn past_the_session_limit_one_user_is_refused_another_opens() {
         );
         std::thread::yield_now();
     }
+}
+
+/// Raw sessions (the socket alone, the rings offered and ignored): a
+/// connect frame announced at the longest length the protocol knows
+/// ends its session at once, saying why; 40 sessions each sending a
+/// send frame of that length, one byte short, leave the daemon's memory
+/// as it was (the bytes dropped as they come), where the daemon before
+/// buffered them all (about 40 MB).
+#[test]
+fn partly_received_frames_are_bounded() {
+    use std::io::Read;
+    use std::os::unix::net::UnixStream;
+    use visor::proto::{self, MAX_FRAME};
+    let (a, _b, _) = pair_with(&OPTIONS);
+    // Ops: 1 is connect, 4 is send (`proto`).
+    let head = |op: u8| {
+        let mut h = (MAX_FRAME as u32).to_le_bytes().to_vec();
+        h.push(op);
+        h
+    };
+    let mut s = UnixStream::connect(&a.control).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+    s.write_all(&head(1)).unwrap();
+    let mut got = Vec::new();
+    s.read_to_end(&mut got)
+        .expect("the session was not ended at once");
+    // The rings' offer (8 bytes), then the error frame.
+    let (op, body, _) = proto::split(&got[8..]).unwrap().unwrap();
+    let proto::Reply::Err { message } = proto::decode_reply(op, body).unwrap() else {
+        panic!("{got:?}");
+    };
+    assert!(
+        message.contains(&format!("a frame of {MAX_FRAME} bytes announced")),
+        "{message}"
+    );
+
+    let before = crate::visor_daemon::rss_kb(a.pid());
+    let body = vec![7u8; MAX_FRAME - 2];
+    let held: Vec<UnixStream> = (0..40)
+        .map(|_| {
+            let mut s = UnixStream::connect(&a.control).unwrap();
+            s.write_all(&head(4)).unwrap();
+            s.write_all(&body).unwrap();
+            s
+        })
+        .collect();
+    let after = crate::visor_daemon::rss_kb(a.pid());
+    assert!(
+        after < before + 10 * 1024,
+        "RSS grew from {before} kB to {after} kB"
+    );
+    drop(held);
 }

@@ -130,6 +130,9 @@ struct Session {
     own_qps: HashMap<usize, usize>,
     /// Its connections whose senders were asked to pause (`backlog.rs`).
     pausing: Vec<usize>,
+    /// Bytes still to come of a send refused for its length, dropped as
+    /// they arrive (`sessions.rs`).
+    skip: usize,
 }
 
 struct Conn {

@@ -51,6 +51,19 @@ fn refuse(mut stream: &mio::net::UnixStream, why: &str) {
     let _ = stream.write(&b);
 }
 
+/// A `Send` frame's bytes besides its message (op, fd, flags).
+const SEND_BODY: usize = 6;
+
+/// The longest request frame (its announced length) a session may send:
+/// a send of the largest message, or a connect's address (at most 256
+/// bytes). A session's buffer holds at most this and one read (64 KB),
+/// so the daemon's buffers of partly received frames stay under
+/// `--max-sessions` x that (about 128 KB a session, 128 MB in all at the
+/// defaults), however long the frames clients announce.
+fn max_request(slot_bytes: usize) -> usize {
+    (slot_bytes + SEND_BODY).max(1024)
+}
+
 impl Daemon {
     /// Why a new session of user `uid` is refused, if it is: the limits
     /// on sessions open at once, in all and per user.
@@ -104,6 +117,7 @@ impl Daemon {
                 unread: true,
                 own_qps: HashMap::new(),
                 pausing: Vec::new(),
+                skip: 0,
             });
             let s = self.sessions.get_mut(i).expect("just inserted");
             // The socket (control, and its end) and the eventfd (the
@@ -149,7 +163,7 @@ impl Daemon {
                 s.unread = true;
                 return;
             }
-            if s.rbuf.len() > 2 * proto::MAX_FRAME {
+            if s.rbuf.len() >= max_request(self.cfg.slot_bytes) {
                 s.unread = true;
                 return;
             }
@@ -198,9 +212,42 @@ impl Daemon {
     }
 
     fn frames_in(&mut self, i: usize, rbuf: &mut Fifo) -> Result<(), String> {
+        let max = max_request(self.cfg.slot_bytes);
         loop {
-            if self.sessions.get(i).is_none_or(|s| s.wait.is_some()) {
+            let Some(s) = self.sessions.get_mut(i).filter(|s| s.wait.is_none()) else {
                 return Ok(());
+            };
+            let n = s.skip.min(rbuf.len());
+            rbuf.take(n);
+            s.skip -= n;
+            if s.skip > 0 {
+                return Ok(());
+            }
+            // A frame longer than any request may be is refused on its
+            // header, never buffered: a send is answered and its bytes
+            // dropped as they come, anything else ends the session.
+            match proto::announced(rbuf.bytes()) {
+                Some((len, true)) if len > max && len <= proto::MAX_FRAME => {
+                    let message = format!(
+                        "send: {} bytes, the most a message may have is {}",
+                        len - SEND_BODY,
+                        self.cfg.slot_bytes
+                    );
+                    self.reply(i, Reply::Err { message });
+                    let have = rbuf.len().min(4 + len);
+                    rbuf.take(have);
+                    if let Some(s) = self.sessions.get_mut(i) {
+                        s.skip = 4 + len - have;
+                    }
+                    continue;
+                }
+                Some((len, _)) if len > max => {
+                    return Err(format!(
+                        "a frame of {len} bytes announced, the most a request may have is {max} (--slot-bytes {})",
+                        self.cfg.slot_bytes
+                    ));
+                }
+                _ => {}
             }
             let Some((op, body, used)) = proto::split(rbuf.bytes())? else {
                 return Ok(());
