@@ -259,3 +259,50 @@ fn partly_received_frames_are_bounded() {
     );
     drop(held);
 }
+
+/// `visor-echo serve` given an empty message and a message of 3 bytes
+/// (neither carries the CRC its messages start with) reports each and
+/// goes on: a checked message sent after them is echoed (the server
+/// before exited on the empty one).
+#[test]
+fn visor_echo_survives_any_message() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+    let (a, b, _) = pair_with(&OPTIONS);
+    let mut server = Command::new(env!("CARGO_BIN_EXE_visor-echo"))
+        .args(["--daemon", b.control.to_str().unwrap()])
+        .args(["serve", "--port", "94"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut said = BufReader::new(server.stdout.take().unwrap());
+    let mut first = String::new();
+    said.read_line(&mut first).unwrap();
+    assert!(first.contains("listening on port 94"), "{first}");
+    let mut v = Visor::open(&a.control).unwrap();
+    let c = v.connect("127.0.0.2:94").unwrap();
+    let body = b"checked";
+    let mut good = crc32fast::hash(body).to_le_bytes().to_vec();
+    good.extend_from_slice(body);
+    for m in [&b""[..], b"abc", &good] {
+        v.send(c, m, Flags::Send).unwrap();
+    }
+    v.flush().unwrap();
+    // The echo of the checked message, or the connection's end if the
+    // server is gone (its session closed by its daemon).
+    assert_eq!(v.recv_zero_copy(c).unwrap(), Some(good));
+    let mut errors = BufReader::new(server.stderr.take().unwrap());
+    for len in [0, 3] {
+        let mut line = String::new();
+        errors.read_line(&mut line).unwrap();
+        assert!(
+            line.contains(&format!("a message of {len} bytes on fd"))
+                && line.contains("not echoed"),
+            "{line}"
+        );
+    }
+    assert!(server.try_wait().unwrap().is_none(), "the server exited");
+    server.kill().unwrap();
+    server.wait().unwrap();
+}
