@@ -135,11 +135,7 @@ impl Nic {
         engine: Engine,
         psns: InitialPsns,
     ) -> Result<QpId, QpError> {
-        let invalid = |e| QpError::Config(ConfigError::new(e));
-        cc.validate().map_err(invalid)?;
-        engine.validate().map_err(invalid)?;
-        cc.check_engine(&engine).map_err(invalid)?;
-        self.cfg.check_ordering(&engine).map_err(invalid)?;
+        self.check_qp(&cc, &engine)?;
         let id = QpId::try_from(self.qps.len()).map_err(|_| QpError::Exhausted)?;
         let state = Cc::new(&cc, self.cfg.line_rate_bps, self.cfg.mtu);
         self.qps
@@ -147,6 +143,56 @@ impl Nic {
         self.reorder.push(QpReorder::default());
         self.order.push_qp();
         Ok(id)
+    }
+
+    /// Refuses a QP's invalid congestion control or engine.
+    fn check_qp(&self, cc: &CcConfig, engine: &Engine) -> Result<(), QpError> {
+        let invalid = |e| QpError::Config(ConfigError::new(e));
+        cc.validate().map_err(invalid)?;
+        engine.validate().map_err(invalid)?;
+        cc.check_engine(engine).map_err(invalid)?;
+        self.cfg.check_ordering(engine).map_err(invalid)
+    }
+
+    /// Reserves the next QP number for a QP whose settings are known only
+    /// later (a daemon's link names its QPs to the other daemon before
+    /// that one answers with its own, while other QPs may be made): until
+    /// [`Nic::create_reserved_qp`] it is a tombstone, dropping what
+    /// arrives for it and refusing every call, as a destroyed QP.
+    pub fn reserve_qp(&mut self) -> Result<QpId, QpError> {
+        let id = QpId::try_from(self.qps.len()).map_err(|_| QpError::Exhausted)?;
+        let none = QpConfig {
+            peer_host: u32::MAX,
+            peer_qp: 0,
+            sport: 0,
+        };
+        self.qps.push(Qp::tombstone(id, none));
+        self.reorder.push(QpReorder::default());
+        self.order.push_qp();
+        Ok(id)
+    }
+
+    /// Makes the QP `qp` reserved by [`Nic::reserve_qp`], as
+    /// [`Nic::create_qp_with_psns`] would have. The caller names only a
+    /// number it reserved and has not made yet: a destroyed QP's number
+    /// must stay dead, which the NIC cannot tell from a reserved one.
+    pub fn create_reserved_qp(
+        &mut self,
+        qp: QpId,
+        cfg: QpConfig,
+        psns: InitialPsns,
+    ) -> Result<(), QpError> {
+        let (cc, engine) = (self.cfg.cc, self.cfg.engine);
+        self.check_qp(&cc, &engine)?;
+        let slot = self
+            .qps
+            .get_mut(qp as usize)
+            .filter(|q| q.destroyed)
+            .ok_or(QpError::Unknown(qp))?;
+        let state = Cc::new(&cc, self.cfg.line_rate_bps, self.cfg.mtu);
+        *slot = Qp::new(qp, cfg, psns, engine, state, cc.notification());
+        self.reorder[qp as usize] = QpReorder::default();
+        Ok(())
     }
 
     /// Points `qp` at its peer's QP `peer_qp`: the second half of

@@ -92,8 +92,11 @@ impl Visor {
                 control.display()
             ))
         })?;
-        let rings = Rings::attach(stream.as_raw_fd())
-            .map_err(|e| Error(format!("the daemon's rings: {e}")))?;
+        // A daemon that refuses the session (its limits) passes no rings
+        // and says why.
+        let rings = Rings::attach(stream.as_raw_fd()).map_err(|e| {
+            last_word(&stream).unwrap_or_else(|| Error(format!("the daemon's rings: {e}")))
+        })?;
         Ok(Visor {
             stream,
             rings,
@@ -434,14 +437,9 @@ impl Visor {
 
     /// The daemon's last word on the socket: its error frame, or the end.
     fn ended(&mut self) -> Error {
-        let mut last = Vec::new();
-        let _ = self.stream.read_to_end(&mut last);
-        if let Ok(Some((op, body, _))) = proto::split(&last) {
-            if let Ok(Reply::Err { message }) = proto::decode_reply(op, body) {
-                return Error(message);
-            }
-        }
-        Error("the daemon closed the session (it stopped or restarted)".into())
+        last_word(&self.stream).unwrap_or_else(|| {
+            Error("the daemon closed the session (it stopped or restarted)".into())
+        })
     }
 
     /// The daemon's process id (its socket's peer credentials), for
@@ -455,5 +453,19 @@ impl Visor {
         Error(format!(
             "the daemon's session: {e} (it stopped or restarted)"
         ))
+    }
+}
+
+/// The error frame the daemon wrote before it closed `stream`, if any
+/// (at most a frame's worth is read).
+fn last_word(mut stream: &UnixStream) -> Option<Error> {
+    let mut last = Vec::new();
+    let _ = (&mut stream)
+        .take(proto::MAX_FRAME as u64)
+        .read_to_end(&mut last);
+    let (op, body, _) = proto::split(&last).ok()??;
+    match proto::decode_reply(op, body) {
+        Ok(Reply::Err { message }) => Some(Error(message)),
+        _ => None,
     }
 }

@@ -214,6 +214,13 @@ pub fn split(buf: &[u8]) -> Result<Option<Cut<'_>>, String> {
     Ok(Some((buf[4], &buf[5..4 + len], 4 + len)))
 }
 
+/// The length a frame at the start of `buf` announces, and whether it is
+/// a `Send` request, once its first five bytes have arrived.
+pub fn announced(buf: &[u8]) -> Option<(usize, bool)> {
+    let len = u32_at(buf.get(..5)?).ok()? as usize;
+    Some((len, buf[4] == SEND))
+}
+
 fn u32_at(b: &[u8]) -> Result<u32, String> {
     b.get(..4)
         .map(|x| u32::from_le_bytes([x[0], x[1], x[2], x[3]]))

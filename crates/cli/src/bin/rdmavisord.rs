@@ -71,6 +71,15 @@ struct Args {
     /// (they resume once the client has read half of it).
     #[arg(long, default_value_t = 8 << 20)]
     backlog_bytes: usize,
+    /// Sessions open at once: a client's session past this is refused,
+    /// saying so (each takes three file descriptors and up to twice
+    /// --ring-bytes of memory).
+    #[arg(long, default_value_t = 1024)]
+    max_sessions: usize,
+    /// Sessions one user (the client's uid) may have open at once, so
+    /// that one user cannot take them all from the others.
+    #[arg(long, default_value_t = 256)]
+    max_sessions_per_user: usize,
     /// Impair the datagrams this daemon receives, e.g.
     /// loss=0.01,reorder=0.05,reorder_us=100 (also dup, delay_us, seed),
     /// as `rdmalab net run --impair`: the transport's recovery under
@@ -101,6 +110,8 @@ fn main() -> ExitCode {
         rto_us: a.rto_us,
         ring_bytes: a.ring_bytes,
         backlog_bytes: a.backlog_bytes,
+        max_sessions: a.max_sessions,
+        max_sessions_per_user: a.max_sessions_per_user,
         impair: a.impair,
     };
     let control = cfg.control.clone();

@@ -26,3 +26,4 @@ mod source_shape;
 mod summary_values;
 mod visor_daemon;
 mod visor_fig5_script;
+mod visor_hostile;

@@ -24,7 +24,7 @@ use visor::{Event, Flags, Visor};
 static NEXT: AtomicU16 = AtomicU16::new(0);
 
 /// The tests' daemons' options.
-const OPTIONS: [&str; 6] = [
+pub(crate) const OPTIONS: [&str; 6] = [
     "--slots",
     "2048",
     "--recv-per-qp",
@@ -46,7 +46,7 @@ fn pair() -> (DaemonProcess, DaemonProcess, u16) {
 }
 
 /// [`pair`], the daemons given these options.
-fn pair_with(more: &[&str]) -> (DaemonProcess, DaemonProcess, u16) {
+pub(crate) fn pair_with(more: &[&str]) -> (DaemonProcess, DaemonProcess, u16) {
     let port =
         48000 + (std::process::id() % 1000) as u16 * 8 + NEXT.fetch_add(1, Ordering::Relaxed);
     (
@@ -387,7 +387,7 @@ fn a_client_of_a_restarted_daemon_gets_a_clear_error() {
 }
 
 /// Resident memory of a process, kB.
-fn rss_kb(pid: u32) -> u64 {
+pub(crate) fn rss_kb(pid: u32) -> u64 {
     let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
     s.lines()
         .find(|l| l.starts_with("VmRSS:"))
@@ -1130,8 +1130,9 @@ fn a_client_that_does_not_read_pauses_its_senders() {
         assert_eq!(before, paused_at, "{to}: the sender went on");
         // What a sender may have accepted: the backlog, the two rings
         // between (the server's events', the sender's requests'), its
-        // daemon's read-ahead of the requests (`read_session`: past two
-        // frames' worth it stops, having read 64 KB at a time), and, across daemons, what the sending daemon
+        // daemon's read-ahead of the requests (`read_session`: past a
+        // request's longest frame it stops, having read 64 KB at a time;
+        // two of the protocol's longest frames bound it), and, across daemons, what the sending daemon
         // holds in its slots (READs wait there to be pulled) and what it
         // sends while the pause travels, which nothing bounds: there the
         // test asserts the stop, and that most was held back.

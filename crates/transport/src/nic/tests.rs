@@ -579,3 +579,38 @@ fn connect_qp_points_a_reserved_qp_at_its_peer() {
     nic.destroy_qp(0).unwrap();
     assert_eq!(nic.connect_qp(0, 1), Err(QpError::Destroyed(0)));
 }
+
+/// Reserve, then create: the number is held while another QP is made, a
+/// packet for it meanwhile is dropped as malformed and a call refused;
+/// made, it sends from its PSN; a live QP or an unknown number cannot
+/// be made so.
+#[test]
+fn a_reserved_qp_is_made_later_at_its_number() {
+    let mut nic = Nic::new(NicConfig::default()).unwrap();
+    assert_eq!(nic.reserve_qp(), Ok(0));
+    let cfg = |peer_qp| QpConfig {
+        peer_host: 1,
+        peer_qp,
+        sport: 9,
+    };
+    assert_eq!(nic.create_qp(cfg(1)), Ok(1));
+    nic.on_packet(0, &incoming(0, 0, true, true));
+    assert_eq!(nic.stats().malformed_dropped, 1);
+    assert_eq!(nic.post_recv(0, 0, 10), Err(QpError::Destroyed(0)));
+    let psns = InitialPsns {
+        sq_psn: 5,
+        rq_psn: 0,
+    };
+    nic.create_reserved_qp(0, cfg(0), psns).unwrap();
+    write(&mut nic, 0, 0, 1000);
+    let p = unwrap_pkt(nic.poll_transmit(0, 0));
+    assert_eq!((p.src_qp, p.dst_qp, p.psn), (0, 0, 5));
+    assert_eq!(
+        nic.create_reserved_qp(1, cfg(1), psns),
+        Err(QpError::Unknown(1))
+    );
+    assert_eq!(
+        nic.create_reserved_qp(7, cfg(1), psns),
+        Err(QpError::Unknown(7))
+    );
+}

@@ -48,6 +48,12 @@ pub struct Config {
     /// the senders of the connections delivering to it to pause
     /// (`backlog.rs`); they resume once the client has read half of it.
     pub backlog_bytes: usize,
+    /// Sessions open at once, in all and per user (the peer's uid, from
+    /// SO_PEERCRED): a new one past either is refused with the reason.
+    /// Each takes three file descriptors and up to 2 x `ring_bytes` of
+    /// memory, so one user cannot take them all from the others.
+    pub max_sessions: usize,
+    pub max_sessions_per_user: usize,
     /// Impair the datagrams this daemon receives (loss, duplication,
     /// reordering; `datapath::impair`), to test it on a clean network.
     pub impair: Option<ImpairSpec>,
@@ -112,6 +118,9 @@ impl Config {
                 self.socket_mode
             ));
         }
+        if self.max_sessions == 0 || self.max_sessions_per_user == 0 {
+            return Err("--max-sessions and --max-sessions-per-user must be at least 1".into());
+        }
         if self.own_recv_per_qp == 0 {
             return Err("--own-recv-per-qp must be at least 1".into());
         }
@@ -140,6 +149,8 @@ mod tests {
             rto_us: 4000,
             ring_bytes: 1 << 20,
             backlog_bytes: 8 << 20,
+            max_sessions: 1024,
+            max_sessions_per_user: 256,
             impair: None,
         }
     }
@@ -150,7 +161,7 @@ mod tests {
     #[test]
     fn each_bad_setting_is_named_by_its_flag() {
         assert_eq!(good().check(), Ok(()));
-        let bad: [(Spoil, &str); 9] = [
+        let bad: [(Spoil, &str); 11] = [
             (
                 |c| c.transport = EngineKind::from_name("mprdma").unwrap(),
                 "--transport mprdma: the daemon runs roce or irn",
@@ -163,6 +174,8 @@ mod tests {
             (|c| c.ring_bytes = 1 << 31, "--ring-bytes"),
             (|c| c.socket_mode = 0o1777, "--socket-mode"),
             (|c| c.own_recv_per_qp = 0, "--own-recv-per-qp"),
+            (|c| c.max_sessions = 0, "--max-sessions"),
+            (|c| c.max_sessions_per_user = 0, "--max-sessions"),
         ];
         for (spoil, flag) in bad {
             let mut c = good();

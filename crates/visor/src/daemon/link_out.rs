@@ -6,8 +6,8 @@
 //! once the TCP buffers fill; here its outbox grows instead, and past
 //! `MAX_LINK_OUTBOX` the link is ended with the reason logged.
 //!
-//! Setup's hello and ready stay synchronous, with their timeouts
-//! (`links.rs`), before the link exists.
+//! The handshake's hello and ready are written the same way, before
+//! the link exists (`pending.rs`).
 //!
 //! An `impl Daemon` block: uses the daemon's links (`super`) and `link`.
 

@@ -1,142 +1,35 @@
-//! The daemon's side of its links to remote daemons: opening one (the
-//! first connection to a host) or accepting one, making its shared QPs
-//! and posting their receives, the control messages of logical
+//! The daemon's side of its links to remote daemons, once their
+//! handshake is done (`pending.rs`): making their shared QPs and posting
+//! their receives, the control messages of logical
 //! connections (connect, accepted, refused, close), and a link's end.
 //!
 //! An `impl Daemon` block: uses the daemon's tables (`super`), `link`,
 //! and the datapath's endpoint and control connection.
 
-use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, TcpStream};
+use std::net::SocketAddrV4;
 use std::os::fd::AsRawFd;
-use std::time::Duration;
 
 use datapath::endpoint::Peer;
 use datapath::session::Control;
-use transport::{InitialPsns, QpConfig};
+use transport::{InitialPsns, QpConfig, QpId};
 
 use super::{err, Daemon, Wait, BASE, LEND, LINK0, NOTICE_RESERVE};
-use crate::link::{check_qps, Link, LinkMsg, VERSION};
+use crate::fifo::Fifo;
+use crate::link::{Link, LinkMsg};
 use crate::notice::MAX_VQPN;
 use crate::proto::Reply;
 
-/// A TCP connection to `to` from this daemon's own address: the other
-/// daemon names the link by the connection's source address, which
-/// would otherwise be whatever the kernel picks (127.0.0.1 for any
-/// loopback address).
-fn connect_from(ip: Ipv4Addr, to: SocketAddrV4) -> std::io::Result<TcpStream> {
-    use socket2::{Domain, Socket, Type};
-    let s = Socket::new(Domain::IPV4, Type::STREAM, None)?;
-    s.bind(&SocketAddr::V4(SocketAddrV4::new(ip, 0)).into())?;
-    s.connect_timeout(&SocketAddr::V4(to).into(), Duration::from_secs(2))?;
-    Ok(s.into())
-}
-
 impl Daemon {
-    /// The link to the daemon on `ip`, opened if there is none.
-    pub(super) fn link_to(&mut self, ip: Ipv4Addr) -> Result<usize, String> {
-        if let Some(&l) = self.link_of.get(&ip) {
-            return Ok(l);
-        }
-        let to = SocketAddrV4::new(ip, self.cfg.bind.port());
-        let tcp =
-            connect_from(*self.cfg.bind.ip(), to).map_err(|e| format!("no daemon at {to}: {e}"))?;
-        let mut ctl = Control::new(tcp).map_err(err)?;
-        let n = self.cfg.qps_per_peer as usize;
-        let first = self.ep.nic.num_qps() as u32;
-        let qpns: Vec<u32> = (first..first + n as u32).collect();
-        let psns = datapath::session::psns(u64::from(first) ^ 0x5a5a, n as u32);
-        ctl.send(&LinkMsg::Hello {
-            version: VERSION,
-            udp_port: self.local_addr().port(),
-            qpns: qpns.clone(),
-            psns: psns.clone(),
-        })?;
-        let (udp_port, their_qpns, their_psns) = match ctl.recv(Duration::from_secs(5))? {
-            LinkMsg::Ready {
-                udp_port,
-                qpns,
-                psns,
-            } => (udp_port, qpns, psns),
-            LinkMsg::Error { message } => {
-                return Err(format!("the daemon at {to} refused: {message}"))
-            }
-            other => return Err(format!("the daemon at {to} answered {other:?}")),
-        };
-        check_qps(&their_qpns, &their_psns, n)?;
-        self.add_link(
-            ctl,
-            SocketAddrV4::new(ip, udp_port),
-            &psns,
-            &their_qpns,
-            &their_psns,
-        )
-    }
-    pub(super) fn accept_links(&mut self) {
-        loop {
-            let (tcp, from) = match self.links_listener.accept() {
-                Ok(x) => x,
-                Err(_) => return,
-            };
-            let SocketAddr::V4(from) = from else {
-                continue;
-            };
-            let _ = tcp.set_nonblocking(false);
-            let Ok(mut ctl) = Control::new(tcp) else {
-                continue;
-            };
-            let n = self.cfg.qps_per_peer as usize;
-            let hello = ctl.recv::<LinkMsg>(Duration::from_secs(2));
-            let refuse = |ctl: &mut Control, m: String| {
-                let _ = ctl.send(&LinkMsg::Error { message: m });
-            };
-            let (udp_port, qpns, psns) = match hello {
-                Ok(LinkMsg::Hello {
-                    version: VERSION,
-                    udp_port,
-                    qpns,
-                    psns,
-                }) => (udp_port, qpns, psns),
-                Ok(other) => {
-                    refuse(&mut ctl, format!("expected hello, got {other:?}"));
-                    continue;
-                }
-                Err(_) => continue,
-            };
-            if let Err(e) = check_qps(&qpns, &psns, n) {
-                refuse(
-                    &mut ctl,
-                    format!("hello: {e} (this daemon uses --qps-per-peer {n})"),
-                );
-                continue;
-            }
-            if self.link_of.contains_key(from.ip()) {
-                refuse(&mut ctl, "a link from this host exists".into());
-                continue;
-            }
-            let first = self.ep.nic.num_qps() as u32;
-            let ours: Vec<u32> = (first..first + n as u32).collect();
-            let our_psns = datapath::session::psns(u64::from(first) ^ 0xa5a5, n as u32);
-            let ready = LinkMsg::Ready {
-                udp_port: self.local_addr().port(),
-                qpns: ours,
-                psns: our_psns.clone(),
-            };
-            if ctl.send(&ready).is_err() {
-                continue;
-            }
-            let peer = SocketAddrV4::new(*from.ip(), udp_port);
-            let _ = self.add_link(ctl, peer, &our_psns, &qpns, &psns);
-        }
-    }
-    /// Makes the link's QPs (to `peer`'s `qpns`), posts its receives and
-    /// watches its control connection.
+    /// Makes the link's QPs (`ours`, reserved, to `peer`'s `qpns`),
+    /// posts its receives and watches its control connection, `out`
+    /// (what the handshake has not written yet) first on it.
     pub(super) fn add_link(
         &mut self,
         ctl: Control,
+        out: Fifo,
         peer: SocketAddrV4,
-        psns: &[u32],
-        qpns: &[u32],
-        their_psns: &[u32],
+        (ours, psns): (&[QpId], &[u32]),
+        (qpns, their_psns): (&[u32], &[u32]),
     ) -> Result<usize, String> {
         let n = qpns.len();
         let need = n * self.cfg.recv_per_qp;
@@ -150,7 +43,6 @@ impl Daemon {
             addr: peer,
             ports: 1,
         });
-        let mut qps = Vec::with_capacity(n);
         for k in 0..n {
             let cfg = QpConfig {
                 peer_host: host,
@@ -161,8 +53,12 @@ impl Daemon {
                 sq_psn: psns[k],
                 rq_psn: their_psns[k],
             };
-            qps.push(self.ep.nic.create_qp_with_psns(cfg, psn).map_err(err)?);
+            self.ep
+                .nic
+                .create_reserved_qp(ours[k], cfg, psn)
+                .map_err(err)?;
         }
+        let qps = ours.to_vec();
         let mut recv_slots = Vec::with_capacity(need);
         for &qp in &qps {
             for _ in 0..self.cfg.recv_per_qp {
@@ -187,7 +83,7 @@ impl Daemon {
             lent: Default::default(),
             borrowed: Vec::new(),
             notices: Vec::new(),
-            out: Default::default(),
+            out,
         });
         // Writable too: a turn that finds room flushes what waits.
         self.ep
@@ -198,6 +94,7 @@ impl Daemon {
             )
             .map_err(err)?;
         self.link_of.insert(*peer.ip(), l);
+        self.flush_link(l);
         self.lend(l)?;
         Ok(l)
     }

@@ -63,6 +63,7 @@ mod local;
 mod notices;
 mod one_sided;
 mod own_qps;
+mod pending;
 mod sessions;
 mod windows;
 
@@ -74,6 +75,8 @@ const APPS: usize = EXTERNAL;
 const LINKS: usize = EXTERNAL + 1;
 const SESSION0: usize = EXTERNAL + 1024;
 const LINK0: usize = EXTERNAL + (1 << 19);
+/// Link handshakes in progress (`pending.rs`).
+const PENDING0: usize = EXTERNAL + (1 << 20);
 /// A send's `wr_id`: this bit and its slot.
 const SEND_TAG: u64 = 1 << 63;
 /// Where the region sits in the NIC's address space.
@@ -107,6 +110,8 @@ enum Wait {
     },
     /// The remote daemon's answer to connect on `fd`.
     Connect { fd: u32 },
+    /// The handshake of a link to the host of `to`, to connect there.
+    Link { to: SocketAddrV4 },
 }
 
 struct Session {
@@ -125,6 +130,9 @@ struct Session {
     own_qps: HashMap<usize, usize>,
     /// Its connections whose senders were asked to pause (`backlog.rs`).
     pausing: Vec<usize>,
+    /// Bytes still to come of a send refused for its length, dropped as
+    /// they arrive (`sessions.rs`).
+    skip: usize,
 }
 
 struct Conn {
@@ -154,10 +162,15 @@ pub struct Daemon {
     apps: mio::net::UnixListener,
     links_listener: TcpListener,
     sessions: Slab<Session>,
+    /// Sessions open, by their client's uid (`--max-sessions-per-user`).
+    per_user: HashMap<u32, usize>,
     conns: Slab<Conn>,
     listeners: HashMap<u16, Listener>,
     links: Slab<Link>,
     link_of: HashMap<Ipv4Addr, usize>,
+    /// Link handshakes in progress, and those opened here by host.
+    pending: Slab<pending::Pending>,
+    pending_to: HashMap<Ipv4Addr, usize>,
     free_slots: Vec<u32>,
     /// The baselines' QPs.
     own_qps: Slab<OwnQp>,
@@ -269,10 +282,13 @@ impl Daemon {
             apps,
             links_listener,
             sessions: Slab::default(),
+            per_user: HashMap::new(),
             conns: Slab::default(),
             listeners: HashMap::new(),
             links: Slab::default(),
             link_of: HashMap::new(),
+            pending: Slab::default(),
+            pending_to: HashMap::new(),
             free_slots,
             own_qps: Slab::default(),
             sending: HashMap::new(),
@@ -326,6 +342,7 @@ impl Daemon {
                 match t {
                     APPS => self.accept_apps(),
                     LINKS => self.accept_links(),
+                    t if t >= PENDING0 => self.drive_pending(t - PENDING0),
                     t if t >= LINK0 => self.read_link(t - LINK0),
                     t => {
                         let i = t - SESSION0;
@@ -351,6 +368,7 @@ impl Daemon {
             }
             self.ids = ids;
             self.flush_notices();
+            self.expire_pending();
             self.log_window_drops();
         }
         Ok(())
@@ -361,42 +379,10 @@ impl Daemon {
         let fail = |m: String| Some(Reply::Err { message: m });
         match req {
             Request::Connect { addr, sharing } => {
-                let to: SocketAddrV4 = match addr.parse() {
-                    Ok(a) => a,
-                    Err(_) => return fail(format!("connect: `{addr}` is not an IPv4 ip:port")),
+                let Ok(to) = addr.parse::<SocketAddrV4>() else {
+                    return fail(format!("connect: `{addr}` is not an IPv4 ip:port"));
                 };
-                if to.ip() == self.cfg.bind.ip() {
-                    return self.connect_local(i, to.port());
-                }
-                if self.conns.len() >= MAX_VQPN {
-                    return fail(format!("connect {addr}: {MAX_VQPN} connections open here"));
-                }
-                let link = match self.link_to(*to.ip()) {
-                    Ok(l) => l,
-                    Err(e) => return fail(format!("connect {addr}: {e}")),
-                };
-                let own = match sharing {
-                    Sharing::Peer => None,
-                    Sharing::Session | Sharing::Connection => {
-                        let per_session = sharing == Sharing::Session;
-                        match self.own_qp_for_connect(i, link, per_session) {
-                            Ok(o) => Some(o),
-                            Err(e) => return fail(format!("connect {addr}: {e}")),
-                        }
-                    }
-                };
-                let qp = own.and_then(|o| self.own_qps.get(o)?.offer);
-                let (v, fd) = self.open_conn(i, link, None, own)?;
-                self.sessions.get_mut(i)?.wait = Some(Wait::Connect { fd });
-                let msg = LinkMsg::Connect {
-                    from: v as u32,
-                    port: to.port(),
-                    qp,
-                };
-                if let Err(e) = self.link_send(link, &msg) {
-                    return fail(format!("connect {addr}: {e}"));
-                }
-                None
+                self.connect(i, to, sharing)
             }
             Request::Listen { port } => {
                 if self.listeners.contains_key(&port) {
@@ -438,6 +424,63 @@ impl Daemon {
                 }
             }
         }
+    }
+
+    /// Session `i`'s connect to `to`: its reply now, or None if it waits
+    /// (for the other end's answer, or for the link's handshake).
+    fn connect(&mut self, i: usize, to: SocketAddrV4, sharing: Sharing) -> Option<Reply> {
+        let fail = |m: String| Some(Reply::Err { message: m });
+        let ip = to.ip();
+        if ip == self.cfg.bind.ip() {
+            return self.connect_local(i, to.port());
+        }
+        // 0.0.0.0 reaches this host: the daemon would link to itself.
+        if ip.is_unspecified() || ip.is_broadcast() || ip.is_multicast() {
+            return fail(format!("connect {to}: not the address of a host"));
+        }
+        if self.conns.len() >= MAX_VQPN {
+            return fail(format!("connect {to}: {MAX_VQPN} connections open here"));
+        }
+        match self.link_of.get(ip) {
+            Some(&link) => self.connect_on(i, to, link, sharing),
+            None => match self.wait_for_link(i, to, sharing) {
+                Ok(()) => None,
+                Err(e) => fail(format!("connect {to}: {e}")),
+            },
+        }
+    }
+
+    /// Session `i`'s connect to `to` over its host's link `link`.
+    fn connect_on(
+        &mut self,
+        i: usize,
+        to: SocketAddrV4,
+        link: usize,
+        sharing: Sharing,
+    ) -> Option<Reply> {
+        let fail = |m: String| Some(Reply::Err { message: m });
+        let own = match sharing {
+            Sharing::Peer => None,
+            Sharing::Session | Sharing::Connection => {
+                let per_session = sharing == Sharing::Session;
+                match self.own_qp_for_connect(i, link, per_session) {
+                    Ok(o) => Some(o),
+                    Err(e) => return fail(format!("connect {to}: {e}")),
+                }
+            }
+        };
+        let qp = own.and_then(|o| self.own_qps.get(o)?.offer);
+        let (v, fd) = self.open_conn(i, link, None, own)?;
+        self.sessions.get_mut(i)?.wait = Some(Wait::Connect { fd });
+        let msg = LinkMsg::Connect {
+            from: v as u32,
+            port: to.port(),
+            qp,
+        };
+        if let Err(e) = self.link_send(link, &msg) {
+            return fail(format!("connect {to}: {e}"));
+        }
+        None
     }
 
     /// Sends `data` on connection `v` (fd `fd` of session `i`) by the verb

@@ -40,7 +40,46 @@ pub(super) fn output(s: &mut Session, fd: u32, data: &[u8]) {
     }
 }
 
+/// Refuses a client's session: no rings (an empty offer) and why, as
+/// far as the socket takes it (a new socket takes it all).
+fn refuse(mut stream: &mio::net::UnixStream, why: &str) {
+    let mut b = vec![0u8; 8];
+    Reply::Err {
+        message: format!("session refused: {why}"),
+    }
+    .encode(&mut b);
+    let _ = stream.write(&b);
+}
+
+/// A `Send` frame's bytes besides its message (op, fd, flags).
+const SEND_BODY: usize = 6;
+
+/// The longest request frame (its announced length) a session may send:
+/// a send of the largest message, or a connect's address (at most 256
+/// bytes). A session's buffer holds at most this and one read (64 KB),
+/// so the daemon's buffers of partly received frames stay under
+/// `--max-sessions` x that (about 128 KB a session, 128 MB in all at the
+/// defaults), however long the frames clients announce.
+fn max_request(slot_bytes: usize) -> usize {
+    (slot_bytes + SEND_BODY).max(1024)
+}
+
 impl Daemon {
+    /// Why a new session of user `uid` is refused, if it is: the limits
+    /// on sessions open at once, in all and per user.
+    fn session_limit(&self, uid: u32) -> Option<String> {
+        let (all, each) = (self.cfg.max_sessions, self.cfg.max_sessions_per_user);
+        if self.sessions.len() >= all {
+            return Some(format!("{all} sessions open (rdmavisord --max-sessions)"));
+        }
+        let mine = self.per_user.get(&uid).copied().unwrap_or(0);
+        (mine >= each).then(|| {
+            format!(
+                "uid {uid} has {mine} sessions open (rdmavisord --max-sessions-per-user {each})"
+            )
+        })
+    }
+
     pub(super) fn accept_apps(&mut self) {
         loop {
             let (stream, _) = match self.apps.accept() {
@@ -51,6 +90,10 @@ impl Daemon {
             let Ok((uid, pid)) = peer_cred(&stream) else {
                 continue;
             };
+            if let Some(why) = self.session_limit(uid) {
+                refuse(&stream, &why);
+                continue;
+            }
             let rings = match Rings::create(self.cfg.ring_bytes) {
                 Ok(r) => r,
                 Err(e) => {
@@ -74,6 +117,7 @@ impl Daemon {
                 unread: true,
                 own_qps: HashMap::new(),
                 pausing: Vec::new(),
+                skip: 0,
             });
             let s = self.sessions.get_mut(i).expect("just inserted");
             // The socket (control, and its end) and the eventfd (the
@@ -93,6 +137,7 @@ impl Daemon {
                 self.sessions.remove(i);
                 continue;
             }
+            *self.per_user.entry(uid).or_default() += 1;
         }
     }
     pub(super) fn read_session(&mut self, i: usize) {
@@ -118,7 +163,7 @@ impl Daemon {
                 s.unread = true;
                 return;
             }
-            if s.rbuf.len() > 2 * proto::MAX_FRAME {
+            if s.rbuf.len() >= max_request(self.cfg.slot_bytes) {
                 s.unread = true;
                 return;
             }
@@ -167,9 +212,42 @@ impl Daemon {
     }
 
     fn frames_in(&mut self, i: usize, rbuf: &mut Fifo) -> Result<(), String> {
+        let max = max_request(self.cfg.slot_bytes);
         loop {
-            if self.sessions.get(i).is_none_or(|s| s.wait.is_some()) {
+            let Some(s) = self.sessions.get_mut(i).filter(|s| s.wait.is_none()) else {
                 return Ok(());
+            };
+            let n = s.skip.min(rbuf.len());
+            rbuf.take(n);
+            s.skip -= n;
+            if s.skip > 0 {
+                return Ok(());
+            }
+            // A frame longer than any request may be is refused on its
+            // header, never buffered: a send is answered and its bytes
+            // dropped as they come, anything else ends the session.
+            match proto::announced(rbuf.bytes()) {
+                Some((len, true)) if len > max && len <= proto::MAX_FRAME => {
+                    let message = format!(
+                        "send: {} bytes, the most a message may have is {}",
+                        len - SEND_BODY,
+                        self.cfg.slot_bytes
+                    );
+                    self.reply(i, Reply::Err { message });
+                    let have = rbuf.len().min(4 + len);
+                    rbuf.take(have);
+                    if let Some(s) = self.sessions.get_mut(i) {
+                        s.skip = 4 + len - have;
+                    }
+                    continue;
+                }
+                Some((len, _)) if len > max => {
+                    return Err(format!(
+                        "a frame of {len} bytes announced, the most a request may have is {max} (--slot-bytes {})",
+                        self.cfg.slot_bytes
+                    ));
+                }
+                _ => {}
             }
             let Some((op, body, used)) = proto::split(rbuf.bytes())? else {
                 return Ok(());
@@ -211,6 +289,12 @@ impl Daemon {
         let Some(mut s) = self.sessions.remove(i) else {
             return;
         };
+        if let Some(n) = self.per_user.get_mut(&s.uid) {
+            *n -= 1;
+            if *n == 0 {
+                self.per_user.remove(&s.uid);
+            }
+        }
         if let Some(m) = why {
             eprintln!(
                 "rdmavisord: client pid {} (uid {}): session closed: {m}",
