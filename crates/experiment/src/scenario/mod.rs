@@ -121,6 +121,21 @@ impl Scenario {
         // The sub-tables of the transport in use, as they will be built.
         self.transport
             .build(&mut fabric::FabricConfig::default(), &self.topology, c)?;
+        // A VOQ queue must hold two frames, or nothing moves: one that
+        // rounded to 0 bytes ended in "no progress".
+        if matches!(self.switch.model, fabric::SwitchModel::Voq { .. }) {
+            let queue = (self.switch.voq.queue_kb * 1000.0).round() as u64;
+            let frame = self.transport.mtu as u64 + self.transport.header_bytes as u64;
+            if queue < 2 * frame {
+                return Err(c.err(
+                    "switch.voq.queue_kb",
+                    format!(
+                        "{queue} bytes hold less than two frames of {frame} bytes \
+                         (transport.mtu + transport.header_bytes)"
+                    ),
+                ));
+            }
+        }
         traffic::validate(&self.flows, &self.traffic, c)?;
         faults::validate(&self.faults, c)?;
         self.output.validate(c, self.stop_ms)

@@ -175,6 +175,7 @@ fn cases() -> Vec<Case> {
         case("conga on a jellyfish", edit("kind = \"leaf_spine\"\nleaves = 2\nspines = 2\nhosts_per_leaf = 2", "kind = \"jellyfish\"\nswitches = 8\ndegree = 3\nhosts = 8\n[switch]\nload_balancer = \"conga\""), "switch.load_balancer", "are joined but both leaves"),
         case("conga period zero", with("[switch]\nload_balancer = \"conga\"\n[switch.conga]\ndre_period_us = 0"), "switch.conga.dre_period_us", "> 0"),
         case("unknown switch model", with("[switch]\nmodel = \"crossbar\""), "switch.model", "accepted values are \"shared_buffer\", \"voq\""),
+        case("voq queue rounding to 0 bytes", with("[switch]\nmodel = \"voq\"\n[switch.voq]\nqueue_kb = 0.0001"), "switch.voq.queue_kb", "less than two frames"),
         case("voq queue zero", with("[switch]\nmodel = \"voq\"\n[switch.voq]\nqueue_kb = 0"), "switch.voq.queue_kb", "> 0"),
         case("voq with srpt", with("[switch]\nmodel = \"voq\"\nscheduling = \"srpt\""), "switch.scheduling", "cannot run with switch.model = \"voq\""),
         case("voq with dibs", with("[switch]\nmodel = \"voq\"\npfc = false\ndeflection = \"dibs\""), "switch.deflection", "cannot run with switch.model = \"voq\""),
