@@ -12,6 +12,19 @@ pub const US: Time = 1_000_000;
 pub const MS: Time = 1_000_000_000;
 pub const SEC: Time = 1_000_000_000_000;
 
+/// The longest simulated time an input may name: 2^62 ps (53 days),
+/// leaving room for sums of two times and a window beyond them (a
+/// scenario's times, an ns-3 file's delays and starts).
+pub const MAX_TIME: Time = 1 << 62;
+
+/// The fastest link an input may name (10 Tb/s): faster rates make one
+/// byte shorter than a picosecond.
+pub const MAX_RATE_BPS: u64 = 10_000_000_000_000;
+
+/// The slowest rate an input may name (1 kb/s): slower rates make one
+/// frame's serialisation longer than any run.
+pub const MIN_RATE_BPS: u64 = 1_000;
+
 /// Time to serialise `bytes` on a link of `bps` bits per second, rounded up
 /// to the next picosecond so that a link never runs faster than its rate.
 #[inline]

@@ -196,17 +196,11 @@ impl Source<'_> {
     }
 }
 
-/// The longest simulated time a scenario may name: 2^62 ps (53 days),
-/// leaving room for sums of two times and a window beyond them.
-pub const MAX_TIME: Time = 1 << 62;
+/// The input limits shared with the ns-3 file readers (`engine::time`).
+pub use engine::time::{MAX_TIME, MIN_RATE_BPS as MIN_BPS};
 
-/// The fastest link a scenario may name (10 Tb/s): faster rates make one
-/// byte shorter than a picosecond.
-pub const MAX_GBPS: f64 = 10_000.0;
-
-/// The slowest rate a scenario may name (1 kb/s): slower rates make one
-/// frame's serialisation longer than any run.
-pub const MIN_BPS: u64 = 1_000;
+/// The fastest link a scenario may name, in Gb/s (`engine::time::MAX_RATE_BPS`).
+pub const MAX_GBPS: f64 = engine::time::MAX_RATE_BPS as f64 / 1e9;
 
 /// The most nodes (hosts and switches) a topology may have.
 pub const MAX_NODES: u64 = 65_536;

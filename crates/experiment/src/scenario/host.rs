@@ -54,15 +54,15 @@ impl NicCfg {
                 ));
             }
             let miss = c.ns("nic.qp_cache_miss_ns", ns)?;
-            // The cache's own bound (`QpCacheConfig::validate`), named
-            // here: refused when the network is built, it was blamed on
-            // the topology.
-            if miss > transport::api::MAX_RTO {
-                return Err(c.err(
-                    "nic.qp_cache_miss_ns",
-                    format!("must be at most one hour, got {ns}"),
-                ));
-            }
+            // The cache's own check, named here: refused when the network
+            // is built, it was blamed on the topology.
+            let cache = fabric::QpCacheConfig {
+                entries: self.qp_cache_entries,
+                miss,
+            };
+            cache
+                .validate()
+                .map_err(|m| c.err("nic.qp_cache_miss_ns", format!("{m}, got {ns} ns")))?;
         }
         Ok(())
     }

@@ -9,8 +9,8 @@ use crate::flow::FlowSpec;
 
 const LAYOUT: &str = "src dst priority dport size_bytes start_seconds";
 
-/// 2^62 ps in seconds, rounded down.
-const MAX_START_S: f64 = 4.6e6;
+/// The latest start, in seconds (`engine::time::MAX_TIME`, 2^62 ps).
+const MAX_START_S: f64 = engine::time::MAX_TIME as f64 / engine::time::SEC as f64;
 
 /// Parses a flow file into flows in file order (id = position, class 0).
 /// Priority and destination port are checked but dropped: rdmalab assigns

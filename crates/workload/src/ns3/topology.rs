@@ -7,13 +7,9 @@ use engine::Time;
 
 use super::text::{expect_fields, field, last_line, records};
 use super::units::{parse_rate, parse_time};
-
-/// A link's rate and delay bounds, as for the TOML topologies.
-const MIN_LINK_BPS: u64 = 1_000;
-const MAX_LINK_BPS: u64 = 10_000_000_000_000;
-const MAX_DELAY_PS: u64 = 1 << 62;
 use crate::error::WorkloadError;
 use crate::flow::FlowSpec;
+use engine::time::{MAX_RATE_BPS, MAX_TIME, MIN_RATE_BPS};
 
 /// A point-to-point link between two nodes.
 #[derive(Clone, Debug, PartialEq)]
@@ -173,7 +169,7 @@ pub fn parse_topology(text: &str, origin: &str) -> Result<Ns3Topology, WorkloadE
         let at = |r: Result<_, String>| r.map_err(|m| WorkloadError::parse(origin, rec.line, m));
         let rate_bps = at(parse_rate(f[2]))?;
         // The TOML topologies' limits (README, "Limits and checks").
-        if !(MIN_LINK_BPS..=MAX_LINK_BPS).contains(&rate_bps) {
+        if !(MIN_RATE_BPS..=MAX_RATE_BPS).contains(&rate_bps) {
             return Err(WorkloadError::parse(
                 origin,
                 rec.line,
@@ -181,7 +177,7 @@ pub fn parse_topology(text: &str, origin: &str) -> Result<Ns3Topology, WorkloadE
             ));
         }
         let delay = at(parse_time(f[3]))?;
-        if delay > MAX_DELAY_PS {
+        if delay > MAX_TIME {
             return Err(WorkloadError::parse(
                 origin,
                 rec.line,
