@@ -154,8 +154,10 @@ impl Server {
                         eprintln!("control connection from {}: {m}", p.from);
                     }
                     // Closed, or a line too long, before any whole one:
-                    // no session (a port scan must not end `--once`).
+                    // no session (a port scan must not end `--once`). A
+                    // client still there learns why.
                     Some(Err(e)) if p.ctl.lines() == 0 => {
+                        let _ = p.ctl.send_now(&Msg::Error { message: e.clone() });
                         eprintln!("control connection from {}: {e}", p.from);
                     }
                     Some(m) => {
@@ -170,7 +172,15 @@ impl Server {
             for mut other in pending.drain(..) {
                 busy(&mut other.ctl, other.from);
             }
-            let result = first.and_then(|m| self.session(&mut p.ctl, m));
+            let result = match first {
+                Ok(m) => self.session(&mut p.ctl, m),
+                // A line that is no message (a client of another version,
+                // a typo): the client learns why, as for a refused job.
+                Err(e) => {
+                    let _ = p.ctl.send_now(&Msg::Error { message: e.clone() });
+                    Err(e)
+                }
+            };
             match &result {
                 Ok(line) => println!("session from {}: {line}", p.from),
                 Err(e) => eprintln!("session from {}: error: {e}", p.from),

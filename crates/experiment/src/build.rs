@@ -85,7 +85,7 @@ fn compose(sc: &Scenario, file: &str, src: Source, seed: u64) -> Result<Built, S
         .map_err(|m| c.err("switch.load_balancer", m))?;
     let t = &sc.transport;
     let probe =
-        || Network::new(imported.topo.clone(), cfg.clone()).map_err(|m| c.err("topology", m));
+        || Network::new(imported.topo.clone(), cfg.clone()).map_err(|e| c.err(e.key, e.message));
     let mut cc = cfg.nic.cc;
     t.measure_cc(&mut cc, probe)?;
     cfg.nic.cc = cc;
@@ -100,8 +100,9 @@ fn compose(sc: &Scenario, file: &str, src: Source, seed: u64) -> Result<Built, S
         if schemes.iter().any(|(s, _)| *s == k) {
             continue;
         }
-        let probe =
-            || Network::new(imported.topo.clone(), cfg.clone()).map_err(|m| c.err("topology", m));
+        let probe = || {
+            Network::new(imported.topo.clone(), cfg.clone()).map_err(|e| c.err(e.key, e.message))
+        };
         let engine = t.engine(k, c, probe)?;
         cfg.nic
             .cc
@@ -114,7 +115,7 @@ fn compose(sc: &Scenario, file: &str, src: Source, seed: u64) -> Result<Built, S
     }
     cfg.nic.engine = schemes[0].1;
     let Imported { topo, ns3_hosts } = imported;
-    let mut net = Network::new(topo, cfg).map_err(|m| c.err("topology", m))?;
+    let mut net = Network::new(topo, cfg).map_err(|e| c.err(e.key, e.message))?;
     sc.routing.build(&mut net, c)?;
     let inputs = traffic::plan::Inputs {
         seed,

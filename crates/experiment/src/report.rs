@@ -577,6 +577,15 @@ pub fn write_outputs(o: &Outcome, s: &SummaryJson, dir: &Path) -> std::io::Resul
             .into_inner()
             .map_err(|e| std::io::Error::other(e.to_string()))?;
         write_atomic(&dir.join("series.csv"), &bytes)?;
+        if let Some(t) = o.net.sampling_stopped() {
+            eprintln!(
+                "warning: series.csv: sampling stopped at {:.3} ms, at the most the series may \
+                 hold ({} values); sample less often (output.sample_us) or over a window \
+                 (output.until_us)",
+                t as f64 / engine::time::MS as f64,
+                fabric::MAX_SAMPLED_VALUES
+            );
+        }
     }
     if let Some((trace, unencodable)) = o.net.pcap() {
         write_atomic(&dir.join("trace.pcap"), &trace)?;

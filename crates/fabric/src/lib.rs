@@ -26,11 +26,11 @@ pub use host::flows::{Flow, FlowResult};
 pub use host::qp_cache::{QpCache, QpCacheConfig};
 pub use link::port::{Port, PortStats};
 pub use link::{Fault, FaultAction, RandomFailures};
-pub use net::{Network, RunState};
+pub use net::{Network, RunState, SetupError};
 pub use observe::counters::{Counters, DropReason};
 pub use observe::footprint::Footprint;
 pub use observe::pcap::{self, PcapSpec};
-pub use observe::{SampleSpec, ORDERING_SERIES, RCM_SERIES};
+pub use observe::{SampleSpec, MAX_SAMPLED_VALUES, ORDERING_SERIES, RCM_SERIES};
 pub use switch::lb::{
     CongaParams, ConweaveParams, ConweaveStats, DrillParams, EcmpHash, LetflowParams, LoadBalancer,
 };

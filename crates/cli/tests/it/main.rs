@@ -20,6 +20,7 @@ mod doc_tables;
 mod eunomia_memory_script;
 mod eunomia_script;
 mod eunomia_section5_script;
+mod fuzz;
 mod net;
 mod scale_out;
 mod source_shape;

@@ -14,7 +14,13 @@ fn rdmalab(args: &[&str]) -> Output {
 
 /// `net run --to TO --verb VERB --bytes BYTES --transport TRANSPORT`
 /// and `extra`.
-fn net_run(to: &str, verb: &str, bytes: &str, transport: &str, extra: &[&str]) -> Output {
+pub(crate) fn net_run(
+    to: &str,
+    verb: &str,
+    bytes: &str,
+    transport: &str,
+    extra: &[&str],
+) -> Output {
     let mut args = vec!["net", "run", "--to", to, "--verb", verb, "--bytes", bytes];
     args.extend_from_slice(&["--transport", transport]);
     args.extend_from_slice(extra);
@@ -26,7 +32,7 @@ fn stderr(o: &Output) -> String {
 }
 
 /// `net serve` on an ephemeral loopback port: the child and its address.
-fn serve(extra: &[&str]) -> (Child, String) {
+pub(crate) fn serve(extra: &[&str]) -> (Child, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_rdmalab"))
         .args(["net", "serve", "--bind", "127.0.0.1:0"])
         .args(extra)

@@ -29,7 +29,7 @@ fn trickle(mut s: TcpStream, stop: Arc<AtomicBool>) {
 }
 
 /// One message from `client` to `server` and back, verified.
-fn echo_round(client: &mut Visor, c: u32, server: &mut Visor, s: u32, k: u32) {
+pub(crate) fn echo_round(client: &mut Visor, c: u32, server: &mut Visor, s: u32, k: u32) {
     let msg = format!("round {k}").into_bytes();
     client.send(c, &msg, Flags::Send).unwrap();
     client.flush().unwrap();

@@ -7,9 +7,7 @@ use super::check::{us, Check, ScenarioError};
 use fabric::Network;
 use serde::Deserialize;
 
-/// The most values the series may hold (16 bytes each: 320 MB), checked
-/// where the sampled window's end is known before the run.
-pub const MAX_SAMPLED_VALUES: u64 = 20_000_000;
+pub use fabric::MAX_SAMPLED_VALUES;
 
 /// The shortest sampling interval, in microseconds (10 ns).
 pub const MIN_SAMPLE_US: f64 = 0.01;

@@ -260,6 +260,8 @@ fn cases() -> Vec<Case> {
         case("pcap flows not a list", with("[output]\npcap = { flows = \"all\" }"), "output.pcap.flows", "invalid type"),
         case("pcap max_packets zero", with("[output]\npcap = { max_packets = 0 }"), "output.pcap.max_packets", "1..=1000000"),
         case("pcap max_packets too many", with("[output]\npcap = { max_packets = 2_000_000 }"), "output.pcap.max_packets", "got 2000000"),
+        case("VOQ queue under a given PFC headroom", with("[switch]\nmodel = \"voq\"\npfc = true\nheadroom_bytes = 8000000"), "switch.headroom_bytes", "leaves no room for two frames below the PFC headroom of 8000000 bytes"),
+        case("pcap frames over the memory bound", with("[transport]\nmtu = 4096\n[output]\npcap = { max_packets = 1_000_000 }"), "output.pcap.max_packets", "at most 508400 records at this MTU"),
         case("pcap max_packets negative", with("[output]\npcap = { max_packets = -1 }"), "output.pcap.max_packets", "invalid value"),
         case("pcap unknown key", with("[output]\npcap = { flow = [0] }"), "output.pcap", "unknown field"),
     ]

@@ -50,3 +50,47 @@ fn a_window_that_ends_before_it_starts_is_refused_by_name() {
         .to_string();
     assert!(err.contains("output.until_us"), "{err}");
 }
+
+/// A run with no known end (no `stop_ms`, no `until_us`) cannot be
+/// refused before it starts: its series stop at the most they may hold
+/// (`MAX_SAMPLED_VALUES`), and the run says when.
+#[test]
+fn series_with_no_known_end_stop_at_their_bound() {
+    // 12 ports, 2 series each, every 10 ns: the bound is reached after
+    // 8.3 ms, and the flow (20 MB at 10 Gb/s) lasts 16 ms.
+    let ports: Vec<String> = [
+        ("leaf0", "h0"),
+        ("leaf0", "h1"),
+        ("leaf1", "h2"),
+        ("leaf1", "h3"),
+    ]
+    .into_iter()
+    .chain(
+        ["leaf0", "leaf1"]
+            .into_iter()
+            .flat_map(|l| [(l, "spine0"), (l, "spine1")]),
+    )
+    .flat_map(|(a, b)| [format!("[\"{a}\", \"{b}\"]"), format!("[\"{b}\", \"{a}\"]")])
+    .collect();
+    let text = format!(
+        "[topology]\nkind = \"leaf_spine\"\nleaves = 2\nspines = 2\nhosts_per_leaf = 2\n\
+         host_gbps = 10\nfabric_gbps = 10\n\n[[flows]]\nsrc = 0\ndst = 3\nbytes = 20000000\n\n\
+         [output]\nsample_us = 0.01\nports = [{}]\n",
+        ports.join(", ")
+    );
+    let sc = Scenario::parse(&text, "test.toml").unwrap();
+    let built = match experiment::build(&sc, Path::new("test.toml"), None) {
+        Ok(b) => b,
+        Err(e) => panic!("{e}"),
+    };
+    let o = run(built, |_| {});
+    let values: u64 = o.net.series().iter().map(|s| s.points.len() as u64).sum();
+    assert!(values <= fabric::MAX_SAMPLED_VALUES, "{values} values");
+    assert!(values > fabric::MAX_SAMPLED_VALUES - 64, "{values} values");
+    let stopped = o.net.sampling_stopped().expect("sampling stopped");
+    assert!(
+        stopped < o.end_time,
+        "stopped at {stopped}, the run ended at {}",
+        o.end_time
+    );
+}

@@ -338,4 +338,10 @@ impl Network {
     pub fn series(&self) -> &[TimeSeries] {
         self.observe.series()
     }
+
+    /// When the series stopped at their most (`MAX_SAMPLED_VALUES`), in a
+    /// run whose sampled window had no known end; None if they did not.
+    pub fn sampling_stopped(&self) -> Option<Time> {
+        self.observe.sampling_stopped()
+    }
 }

@@ -102,21 +102,46 @@ pub struct Network {
     pub(crate) observe: Observe,
 }
 
+/// Why [`Network::new`] refused a configuration: the scenario key at
+/// fault (as the scenario file names it; "topology" for the fabric's
+/// shape) and what is wrong, so that a scenario's error names the key the
+/// user must change.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SetupError {
+    pub key: &'static str,
+    pub message: String,
+}
+
+impl std::fmt::Display for SetupError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.key, self.message)
+    }
+}
+
+impl std::error::Error for SetupError {}
+
+/// A [`SetupError`] of `key`.
+fn at(key: &'static str) -> impl Fn(String) -> SetupError {
+    move |message| SetupError { key, message }
+}
+
 impl Network {
-    pub fn new(topo: Topology, cfg: FabricConfig) -> Result<Network, String> {
-        topo.validate()?;
-        cfg.load_balancer.check_topology(&topo)?;
+    pub fn new(topo: Topology, cfg: FabricConfig) -> Result<Network, SetupError> {
+        topo.validate().map_err(at("topology"))?;
+        cfg.load_balancer
+            .check_topology(&topo)
+            .map_err(at("switch.load_balancer"))?;
         let nic = &cfg.nic;
         nic.validate()
-            .map_err(|e| format!("NIC configuration: {e}"))?;
+            .map_err(|e| at("transport")(format!("NIC configuration: {e}")))?;
         let frame = nic.mtu as u64 + nic.header_bytes as u64;
         if frame.max(nic.ctrl_bytes as u64) > Hdr::MAX_WIRE as u64 {
-            return Err(format!(
+            return Err(at("transport.mtu")(format!(
                 "frames of {frame} bytes (MTU {} + {} header bytes): the fabric carries at most {}",
                 nic.mtu,
                 nic.header_bytes,
                 Hdr::MAX_WIRE
-            ));
+            )));
         }
         // Switches stamp HPCC's telemetry only when the NICs read it.
         let int_multi = match nic.cc {
@@ -125,10 +150,10 @@ impl Network {
         };
         let hosts = topo.host_count();
         if hosts > Hdr::MAX_HOSTS {
-            return Err(format!(
+            return Err(at("topology")(format!(
                 "{hosts} hosts: the fabric supports at most {} (a packet's flow identity holds a 16-bit host id)",
                 Hdr::MAX_HOSTS
-            ));
+            )));
         }
         let mut roles = Vec::with_capacity(topo.nodes.len());
         let (mut nh, mut ns) = (0u32, 0u32);
@@ -175,16 +200,16 @@ impl Network {
         }
         for (node, ports) in node_ports.iter().enumerate() {
             if matches!(roles[node], NodeRole::Switch(_)) && ports.len() > Hdr::MAX_PORTS {
-                return Err(format!(
+                return Err(at("topology")(format!(
                     "switch {} has {} ports: at most {} are supported",
                     topo.nodes[node].name,
                     ports.len(),
                     Hdr::MAX_PORTS
-                ));
+                )));
             }
         }
         let max_frame = (cfg.nic.mtu + cfg.nic.header_bytes) as u64;
-        cfg.qp_cache.validate()?;
+        cfg.qp_cache.validate().map_err(at("nic"))?;
         let qp_caching = cfg.qp_cache.entries != 0;
         let mut hosts = Vec::new();
         let mut switches = Vec::new();
@@ -196,7 +221,7 @@ impl Network {
                         line_rate_bps: ports[node_ports[node][0] as usize].rate_bps(),
                         ..cfg.nic.clone()
                     })
-                    .map_err(|e| format!("NIC of host {h}: {e}"))?;
+                    .map_err(|e| at("transport")(format!("NIC of host {h}: {e}")))?;
                     hosts.push(Host {
                         node: node as u32,
                         port: node_ports[node][0],
@@ -225,8 +250,9 @@ impl Network {
                 }
             }
         }
-        let lb = Balancer::new(cfg.load_balancer, cfg.ecmp_hash, cfg.seed, &topo)
-            .map_err(|e| format!("load balancer {}: {e}", cfg.load_balancer.name()))?;
+        let lb = Balancer::new(cfg.load_balancer, cfg.ecmp_hash, cfg.seed, &topo).map_err(|e| {
+            at("switch.load_balancer")(format!("{}: {e}", cfg.load_balancer.name()))
+        })?;
         let (voq, rcm) = Network::voq_and_rcm(&cfg, &topo, &ports, &switches)?;
         let hooks = lb.at_tors()
             || lb.every_hop()
@@ -338,10 +364,12 @@ impl Network {
         topo: &Topology,
         ports: &[Port],
         switches: &[Switch],
-    ) -> Result<(Option<Voq>, Rcm), String> {
+    ) -> Result<(Option<Voq>, Rcm), SetupError> {
         let SwitchModel::Voq { queue } = cfg.model else {
             if cfg.rcm.is_some() {
-                return Err("RCM needs the VOQ switch model".into());
+                return Err(at("switch.rcm.enabled")(
+                    "RCM needs the VOQ switch model (switch.model = \"voq\")".into(),
+                ));
             }
             return Ok((None, Rcm::default()));
         };
@@ -372,11 +400,17 @@ impl Network {
                     .headroom
                     .unwrap_or_else(|| headroom_for(p.rate_bps(), p.delay, max_frame));
                 if queue < h + 2 * max_frame {
-                    return Err(format!(
-                        "switch.voq.queue_kb: a queue of {queue} bytes leaves no room for two frames \
-                         below the PFC headroom of {h} bytes at switch {}",
+                    // A headroom given outright is the key at fault; one
+                    // derived from the link is the queue's.
+                    let key = match cfg.headroom {
+                        Some(_) => "switch.headroom_bytes",
+                        None => "switch.voq.queue_kb",
+                    };
+                    return Err(at(key)(format!(
+                        "a VOQ queue of {queue} bytes (switch.voq.queue_kb) leaves no room for \
+                         two frames below the PFC headroom of {h} bytes at switch {}",
                         topo.nodes[p.node as usize].name
-                    ));
+                    )));
                 }
                 voq.xoff[i] = queue - h;
             }
@@ -511,7 +545,8 @@ mod tests {
         let err = Network::new(stars(Hdr::MAX_HOSTS + 1), FabricConfig::default())
             .err()
             .expect("refused");
-        assert!(err.contains("at most 65536"), "{err}");
+        assert!(err.message.contains("at most 65536"), "{err}");
+        assert_eq!(err.key, "topology");
         assert!(Network::new(stars(600), FabricConfig::default()).is_ok());
     }
 
@@ -522,7 +557,8 @@ mod tests {
         let mut cfg = FabricConfig::default();
         cfg.nic.rto = 0;
         let err = Network::new(stars(2), cfg).err().expect("refused");
-        assert_eq!(err, "NIC configuration: rto must be positive");
+        assert_eq!(err.message, "NIC configuration: rto must be positive");
+        assert_eq!(err.key, "transport");
         let mut cfg = FabricConfig::default();
         cfg.nic.engine = Engine::MpRdma(transport::MpRdmaConfig::default());
         let mut net = Network::new(stars(2), cfg).expect("valid");

@@ -15,7 +15,7 @@
 use crate::host::Hosts;
 use crate::net::arena::Hdr;
 use crate::net::at::AtHost;
-use crate::observe::pcap::{Capture, PcapSpec, MAX_PACKETS};
+use crate::observe::pcap::{Capture, PcapSpec, FRAME_OVERHEAD, MAX_BYTES, MAX_PACKETS};
 use crate::observe::Observe;
 use engine::Time;
 use transport::Packet;
@@ -38,6 +38,23 @@ impl Observe {
             return Err((
                 "max_packets",
                 format!("must be in 1..={MAX_PACKETS}, got {}", spec.max_packets),
+            ));
+        }
+        // The records stay in memory until the run ends: refused before
+        // anything is kept when they could outgrow MAX_BYTES.
+        let mtu = all.nodes.iter().map(|h| h.nic.config().mtu).max();
+        let frame = u64::from(mtu.unwrap_or(0)) + FRAME_OVERHEAD;
+        if spec.max_packets.saturating_mul(frame) > MAX_BYTES {
+            return Err((
+                "max_packets",
+                format!(
+                    "{} records of up to {frame} bytes (the MTU {} and headers) could hold \
+                     {:.2} GB; at most {MAX_BYTES} bytes are kept: at most {} records at this MTU",
+                    spec.max_packets,
+                    mtu.unwrap_or(0),
+                    (spec.max_packets * frame) as f64 / 1e9,
+                    MAX_BYTES / frame
+                ),
             ));
         }
         let n = all.flows.records.len();

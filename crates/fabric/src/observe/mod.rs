@@ -46,6 +46,11 @@ pub const RCM_SERIES: [&str; 5] = [
     "rcm_wc_bytes",
 ];
 
+/// The most values the series may hold (16 bytes each: 320 MB): a run
+/// whose sampled window's end is known is refused beyond it before it
+/// starts; one whose end is not stops sampling there.
+pub const MAX_SAMPLED_VALUES: u64 = 20_000_000;
+
 /// What to sample, and how often.
 #[derive(Clone, Debug, Default)]
 pub struct SampleSpec {
@@ -80,4 +85,7 @@ pub(crate) struct Sampling {
     /// (marked, eligible) of each ECN port at the previous sample.
     pub last_ecn: Vec<(u64, u64)>,
     pub series: Vec<TimeSeries>,
+    /// When sampling stopped at [`MAX_SAMPLED_VALUES`] (None: it did
+    /// not).
+    pub stopped: Option<Time>,
 }

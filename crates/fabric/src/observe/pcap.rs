@@ -18,6 +18,17 @@ use engine::Time;
 pub const DEFAULT_MAX_PACKETS: u64 = 100_000;
 pub const MAX_PACKETS: u64 = 1_000_000;
 
+/// The most bytes of frames the records may hold (2 GiB; the file is
+/// built beside them, so a run's peak is about twice this), checked
+/// before capturing from the largest frame a host may send: at the
+/// default MTU every count up to [`MAX_PACKETS`] fits, at 4096 bytes
+/// about half of it.
+pub const MAX_BYTES: u64 = 2 << 30;
+
+/// A frame's bytes beyond its payload, at most: Ethernet, IPv4, UDP,
+/// BTH, RETH, an extension header, ICRC, with room to spare.
+pub const FRAME_OVERHEAD: u64 = 128;
+
 /// What to capture.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PcapSpec {

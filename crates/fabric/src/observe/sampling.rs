@@ -6,7 +6,9 @@ use crate::host::{Host, Hosts};
 use crate::link::Links;
 use crate::net::core::Core;
 use crate::net::event::Global;
-use crate::observe::{Observe, SampleSpec, Sampling, ORDERING_SERIES, RCM_SERIES};
+use crate::observe::{
+    Observe, SampleSpec, Sampling, MAX_SAMPLED_VALUES, ORDERING_SERIES, RCM_SERIES,
+};
 use crate::switch::rcm::Point;
 use crate::switch::Switches;
 use crate::topo::topology::Topology;
@@ -105,6 +107,7 @@ impl Observe {
             last_ecn: vec![(0, 0); spec.ecn_ports.len()],
             series,
             spec,
+            stopped: None,
         });
         core.globals.push(first, Global::Sample);
         Ok(())
@@ -113,6 +116,11 @@ impl Observe {
     /// The ports whose ECN marking is sampled (see [`SampleSpec::ecn_ports`]).
     pub(crate) fn sampled_ecn_ports(&self) -> &[u32] {
         self.sampling.as_ref().map_or(&[], |s| &s.spec.ecn_ports)
+    }
+
+    /// When sampling stopped at [`MAX_SAMPLED_VALUES`], if it did.
+    pub(crate) fn sampling_stopped(&self) -> Option<Time> {
+        self.sampling.as_ref().and_then(|s| s.stopped)
     }
 
     pub(crate) fn series(&self) -> &[TimeSeries] {
@@ -224,9 +232,17 @@ impl Observe {
     /// Schedules the sample after the one at `now`, unless it falls after
     /// the window.
     fn next_sample(&mut self, now: Time, core: &mut Core) {
-        let Some(s) = &self.sampling else {
+        let Some(s) = self.sampling.as_mut() else {
             return;
         };
+        // A run with no known end would sample without bound: it stops
+        // at the most the series may hold (a sample adds at most one
+        // value per series).
+        let values: u64 = s.series.iter().map(|t| t.points.len() as u64).sum();
+        if values + s.series.len() as u64 > MAX_SAMPLED_VALUES {
+            s.stopped = Some(now);
+            return;
+        }
         let next = now + s.spec.interval;
         if s.spec.until.is_none_or(|u| next <= u) {
             core.globals.push(next, Global::Sample);
