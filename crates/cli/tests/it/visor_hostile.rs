@@ -306,3 +306,52 @@ fn visor_echo_survives_any_message() {
     server.kill().unwrap();
     server.wait().unwrap();
 }
+
+/// Link connections that never speak are held only a few per address
+/// (4) while they wait for their hello: the daemon closes the rest at
+/// once instead of holding each for the handshake's 5 s, so connections
+/// cannot take its descriptors; once they go, links are made again.
+#[test]
+fn silent_link_connections_are_held_only_a_few_per_address() {
+    use std::io::Read;
+    let (a, _b, port) = pair_with(&OPTIONS);
+    // To daemon b, from this test's address (127.0.0.1).
+    let conns: Vec<TcpStream> = (0..10)
+        .map(|_| TcpStream::connect(("127.0.0.2", port)).unwrap())
+        .collect();
+    for (i, c) in conns.iter().enumerate().skip(4) {
+        c.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
+        let got = (&*c).read(&mut [0u8; 16]);
+        assert!(
+            matches!(got, Ok(0))
+                || got
+                    .as_ref()
+                    .is_err_and(|e| e.kind() == std::io::ErrorKind::ConnectionReset),
+            "connection {i} was not closed: {got:?}"
+        );
+    }
+    conns[0].set_nonblocking(true).unwrap();
+    let got = (&conns[0]).read(&mut [0u8; 16]);
+    assert!(
+        got.as_ref()
+            .is_err_and(|e| e.kind() == std::io::ErrorKind::WouldBlock),
+        "the first connections wait for their hello: {got:?}"
+    );
+    drop(conns);
+    // Daemon a's link to b comes from 127.0.0.1 too: it is made once the
+    // silent connections are gone (b sees them close).
+    let mut server = Visor::open(&_b.control).unwrap();
+    server.listen(94).unwrap();
+    let mut client = Visor::open(&a.control).unwrap();
+    let t = Instant::now();
+    loop {
+        match client.connect("127.0.0.2:94") {
+            Ok(_) => break,
+            Err(e) if t.elapsed() < Duration::from_secs(5) => {
+                eprintln!("connect: {e}");
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(e) => panic!("no link to b after the silent connections went: {e}"),
+        }
+    }
+}
