@@ -314,7 +314,7 @@ fn visor_echo_survives_any_message() {
 #[test]
 fn silent_link_connections_are_held_only_a_few_per_address() {
     use std::io::Read;
-    let (a, _b, port) = pair_with(&OPTIONS);
+    let (a, b, port) = pair_with(&OPTIONS);
     // To daemon b, from this test's address (127.0.0.1).
     let conns: Vec<TcpStream> = (0..10)
         .map(|_| TcpStream::connect(("127.0.0.2", port)).unwrap())
@@ -340,7 +340,7 @@ fn silent_link_connections_are_held_only_a_few_per_address() {
     drop(conns);
     // Daemon a's link to b comes from 127.0.0.1 too: it is made once the
     // silent connections are gone (b sees them close).
-    let mut server = Visor::open(&_b.control).unwrap();
+    let mut server = Visor::open(&b.control).unwrap();
     server.listen(94).unwrap();
     let mut client = Visor::open(&a.control).unwrap();
     let t = Instant::now();
