@@ -267,6 +267,9 @@ fn run(
         sc.name = path.file_stem().map(|s| s.to_string_lossy().into_owned());
     }
     let built = experiment::build(&sc, &path, seed).map_err(|e| e.to_string())?;
+    for w in sc.no_effect() {
+        eprintln!("warning: {file}: {w}");
+    }
     prepare_out(out)?;
     let seed = seed.unwrap_or(sc.seed);
     let name = sc.name.clone().unwrap_or_else(|| "scenario".into());

@@ -8,6 +8,7 @@
 pub mod check;
 pub mod faults;
 pub mod host;
+mod no_effect;
 pub mod output;
 pub mod rcm;
 pub mod routing;
@@ -118,9 +119,11 @@ impl Scenario {
         self.routing.validate(c, self.switch.load_balancer.name())?;
         self.transport.validate(c)?;
         self.nic.validate(c)?;
-        // The sub-tables of the transport in use, as they will be built.
+        // The sub-tables of the transport in use, as they will be built,
+        // then every other sub-table's values.
         self.transport
             .build(&mut fabric::FabricConfig::default(), &self.topology, c)?;
+        self.transport.validate_tables(&self.topology, c)?;
         // A VOQ queue must hold two frames, or nothing moves: one that
         // rounded to 0 bytes ended in "no progress".
         if matches!(self.switch.model, fabric::SwitchModel::Voq { .. }) {
@@ -139,6 +142,13 @@ impl Scenario {
         traffic::validate(&self.flows, &self.traffic, c)?;
         faults::validate(&self.faults, c)?;
         self.output.validate(c, self.stop_ms)
+    }
+
+    /// The settings given that do not act in the combination chosen (a
+    /// table of a control that does not run, say), a line each: warnings
+    /// (`no_effect.rs`).
+    pub fn no_effect(&self) -> Vec<String> {
+        no_effect::no_effect(self)
     }
 
     /// Adds the line of the error's key, when the text is known.

@@ -260,6 +260,12 @@ fn cases() -> Vec<Case> {
         case("pcap flows not a list", with("[output]\npcap = { flows = \"all\" }"), "output.pcap.flows", "invalid type"),
         case("pcap max_packets zero", with("[output]\npcap = { max_packets = 0 }"), "output.pcap.max_packets", "1..=1000000"),
         case("pcap max_packets too many", with("[output]\npcap = { max_packets = 2_000_000 }"), "output.pcap.max_packets", "got 2000000"),
+        // The tables of controls, engines and layers that are off are
+        // checked too (a sweep may turn them on).
+        case("hpcc table under dcqcn", with("[transport]\ncc = \"dcqcn\"\n[transport.hpcc]\neta = -1"), "transport.hpcc.eta", "between 0 and 1"),
+        case("eunomia table with no ordering layer", with("[transport.eunomia]\ncap_bits = 0"), "transport.eunomia.cap_bits", "smaller than one block"),
+        case("irn table under go-back-N", with("[transport.irn]\nrto_low_us = -5"), "transport.irn.rto_low_us", "finite number > 0"),
+        case("timely table with no control", with("[transport.timely]\nbeta = -1"), "transport.timely.beta", "between 0 and 1"),
         case("VOQ queue under a given PFC headroom", with("[switch]\nmodel = \"voq\"\npfc = true\nheadroom_bytes = 8000000"), "switch.headroom_bytes", "leaves no room for two frames below the PFC headroom of 8000000 bytes"),
         case("pcap frames over the memory bound", with("[transport]\nmtu = 4096\n[output]\npcap = { max_packets = 1_000_000 }"), "output.pcap.max_packets", "at most 508400 records at this MTU"),
         case("pcap max_packets negative", with("[output]\npcap = { max_packets = -1 }"), "output.pcap.max_packets", "invalid value"),

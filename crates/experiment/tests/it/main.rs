@@ -21,6 +21,7 @@ mod lossless_fabric;
 mod messages;
 mod mixed_transports;
 mod mprdma_fluid;
+mod no_effect;
 mod ordering;
 mod outputs;
 mod pcap;

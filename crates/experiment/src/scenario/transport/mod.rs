@@ -153,6 +153,27 @@ impl TransportCfg {
         Ok(())
     }
 
+    /// Every sub-table's values, whether or not its control, engine or
+    /// layer runs: a sweep may vary which one does, and a mistake in a
+    /// table that is off today is one when it is on (the rule CONGA's
+    /// keys follow). Before, `[transport.hpcc] eta = -1` under DCQCN
+    /// passed unnoticed.
+    pub fn validate_tables(&self, topo: &TopologyCfg, c: Check) -> Result<(), ScenarioError> {
+        let mut p = self.dcqcn_preset.params(topo.host_bps());
+        self.dcqcn.apply(&mut p, c)?;
+        p.validate().map_err(|m| c.err("transport.dcqcn", m))?;
+        self.hpcc.params(c)?;
+        self.timely.params(topo.host_bps(), c)?;
+        self.dctcp.params(c)?;
+        self.irn.config(self.mtu, c)?;
+        self.mprdma.config(c)?;
+        for layer in ["eunomia", "static_bitmap"] {
+            let kind = OrderingKind::from_name(layer).expect("a layer with a table");
+            ordering::with_parameters(kind, &self.eunomia, &self.static_bitmap, c)?;
+        }
+        Ok(())
+    }
+
     /// The ordering layer `ordering` names, with its table's parameters.
     pub fn ordering(&self, c: Check) -> Result<OrderingKind, ScenarioError> {
         let kind = OrderingKind::from_name(&self.ordering).ok_or_else(|| {
