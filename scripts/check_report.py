@@ -4,8 +4,9 @@ with time series, one lossy with drops) and of a small sweep in headless
 Chromium (Debian's `chromium`, installed when missing), and fails on any
 console message (the pages have no script, and their content security
 policy forbids every fetch, so an attempted network load is a console error
-too), on a plot that is missing or empty in the DOM Chromium built, or on a
-report that `rdmalab report DIR` does not rewrite byte for byte. First it
+too), on a plot that is missing or empty in the DOM Chromium built (or
+drawn where every value is zero, or a categorical key drawn as lines), or
+on a report that `rdmalab report DIR` does not rewrite byte for byte. First it
 checks that a page with a console error is caught, so the check cannot pass
 by seeing nothing. Writes only under a temporary directory, and the
 screenshot where --screenshot says (docs/report.png is one).
@@ -14,6 +15,7 @@ screenshot where --screenshot says (docs/report.png is one).
 
 Run by .ci/run."""
 
+import fnmatch
 import html.parser
 import os
 import shutil
@@ -75,7 +77,7 @@ class Dom(html.parser.HTMLParser):
         if tag == "figure" and "chart" in a.get("class", ""):
             self.current = a.get("id")
             self.figures[self.current] = {"svg": 0, "line_points": 0,
-                                          "bars": 0, "err": 0}
+                                          "bars": 0, "err": 0, "bands": 0}
         elif self.current is None:
             return
         elif tag == "svg" and a.get("class") == "plot":
@@ -87,15 +89,18 @@ class Dom(html.parser.HTMLParser):
             self.figures[self.current]["bars"] += 1
         elif tag == "path" and a.get("class") == "err":
             self.figures[self.current]["err"] += 1
+        elif tag == "polygon" and a.get("class") == "band":
+            self.figures[self.current]["bands"] += 1
 
     def handle_endtag(self, tag):
         if tag == "figure":
             self.current = None
 
 
-def check_page(browser, tmp, page, wants):
-    """Renders `page`; `wants` maps figure ids (or id prefixes ending in
-    '*') to the least (line points, bars, error bars) they must draw."""
+def check_page(browser, tmp, page, wants, absent=(), notes=()):
+    """Renders `page`; `wants` maps figure ids (or patterns with '*') to the least (line points, bars, error bars, bands) they must
+    draw, and the most line points (None: any); figures of `absent` must
+    not be there, elements of ids `notes` must."""
     dom, console = browse(browser, tmp, page, "--dump-dom")
     if console:
         fail(f"{page}: console messages:\n" + "\n".join(console))
@@ -106,16 +111,24 @@ def check_page(browser, tmp, page, wants):
     for fid, f in d.figures.items():
         if f["svg"] != 1:
             fail(f"{page}: figure {fid} has {f['svg']} plots")
-    for want, (points, bars, errs) in wants.items():
-        ids = [i for i in d.figures
-               if i == want or (want.endswith("*") and i.startswith(want[:-1]))]
+    for want, (points, bars, errs, bands, most) in wants.items():
+        ids = [i for i in d.figures if fnmatch.fnmatchcase(i, want)]
         if not ids:
             fail(f"{page}: no figure {want} (has {sorted(d.figures)})")
         for i in ids:
             f = d.figures[i]
-            if f["line_points"] < points or f["bars"] < bars or f["err"] < errs:
+            if (f["line_points"] < points or f["bars"] < bars or f["err"] < errs
+                    or f["bands"] < bands
+                    or (most is not None and f["line_points"] > most)):
                 fail(f"{page}: figure {i} draws {f}, wanted at least "
-                     f"{points} line points, {bars} bars, {errs} error bars")
+                     f"{points} line points (at most {most}), {bars} bars, "
+                     f"{errs} error bars, {bands} bands")
+    for fid in absent:
+        if fid in d.figures:
+            fail(f"{page}: figure {fid} is drawn (its values are all zero)")
+    for nid in notes:
+        if f'id="{nid}"' not in dom:
+            fail(f"{page}: no element {nid}")
     return len(d.figures)
 
 
@@ -174,29 +187,33 @@ def main():
             with open(page, "rb") as f:
                 if f.read() != first:
                     fail(f"rdmalab report {d} wrote other bytes than --report")
+        # (line points, bars, error bars, bands, most line points)
         n = check_page(browser, tmp, os.path.join(run, "report.html"), {
-            "slowdown-by-size": (0, 0, 0),
-            "slowdown-cdf": (0, 0, 0),
-            "series-queue_bytes": (100, 0, 0),
-            "series-rate_gbps": (100, 0, 0),
-            "series-throughput_gbps": (100, 0, 0),
-            "pfc-paused": (0, 4, 0),
-            "drops": (0, 6, 0),
-        })
+            "slowdown-by-size": (0, 0, 0, 0, None),
+            "slowdown-cdf": (0, 0, 0, 0, None),
+            "series-queue_bytes": (100, 0, 0, 0, None),
+            "series-rate_gbps": (100, 0, 0, 0, None),
+            "series-throughput_gbps": (100, 0, 0, 0, None),
+        }, absent=["pfc-paused", "drops"], notes=["zero-charts"])
         n += check_page(browser, tmp, os.path.join(lossy, "report.html"), {
-            "slowdown-by-size": (0, 3, 0),
-            "slowdown-cdf": (10, 0, 0),
-            "series-queue_bytes": (100, 0, 0),
-            "series-util": (100, 0, 0),
-            "series-ecn_mark_ratio": (100, 0, 0),
-            "pfc-paused": (0, 4, 0),
-            "drops": (0, 6, 0),
-        })
+            "slowdown-by-size": (0, 3, 0, 0, None),
+            "slowdown-cdf": (10, 0, 0, 0, None),
+            "series-queue_bytes": (100, 0, 0, 0, None),
+            "series-util": (100, 0, 0, 0, None),
+            "series-ecn_mark_ratio": (100, 0, 0, 0, None),
+            "drops": (0, 6, 0, 0, None),
+        }, absent=["pfc-paused"], notes=["zero-charts"])
+        # The sweep: led by slowdown against flow size (a line and band
+        # per variant); switch.pfc (true, false) is categorical: bars, no
+        # line; traffic.0.bytes is numeric: lines; metrics zero in every
+        # run are named, not drawn.
         n += check_page(browser, tmp, os.path.join(sweep, "report.html"), {
-            "sweep-slowdown_mean-by-switch-pfc": (4, 0, 4),
-            "sweep-slowdown_p99-by-traffic-0-bytes": (4, 0, 4),
-            "sweep-*": (2, 0, 2),
-        })
+            "sweep-slowdown-by-size": (4, 0, 0, 4, None),
+            "sweep-slowdown_mean-by-switch-pfc": (0, 4, 4, 0, 0),
+            "sweep-*-by-switch-pfc": (0, 4, 4, 0, 0),
+            "sweep-slowdown_p99-by-traffic-0-bytes": (4, 0, 4, 0, None),
+            "sweep-*-by-traffic-0-bytes": (2, 0, 2, 0, None),
+        }, absent=["sweep-pause_frames-by-switch-pfc"], notes=["zero-metrics"])
         out = shot or os.path.join(tmp, "report.png")
         _, console = browse(browser, tmp, os.path.join(lossy, "report.html"),
                             "--window-size=1400,2900", f"--screenshot={out}")

@@ -10,7 +10,7 @@
 //! topology files, which number hosts first). Reads only the two texts
 //! it is given; the CLI reads the files.
 
-use crate::report::SIZE_BUCKETS;
+use crate::report::{size_bucket_label, SIZE_BUCKETS};
 use engine::stats::percentile;
 use std::collections::HashMap;
 use std::fmt::Write;
@@ -247,15 +247,6 @@ pub fn pearson(v: &[(f64, f64)]) -> f64 {
     cov / (va * vb).sqrt()
 }
 
-fn size(b: u64) -> String {
-    match b {
-        0 => "0".into(),
-        b if b % 1_000_000 == 0 => format!("{}MB", b / 1_000_000),
-        b if b % 1_000 == 0 => format!("{}KB", b / 1_000),
-        b => format!("{b}B"),
-    }
-}
-
 fn pct(ours: f64, ns3: f64) -> String {
     format!("{:+.1}%", (ours / ns3 - 1.0) * 100.0)
 }
@@ -309,11 +300,9 @@ pub fn render(ours: &[FlowRec], ns3: &[FlowRec], names: [&str; 2], top: usize) -
         );
     };
     for w in SIZE_BUCKETS.windows(2) {
-        let label = match w[1] {
-            u64::MAX => format!("[{}, inf)", size(w[0])),
-            hi => format!("[{}, {})", size(w[0]), size(hi)),
-        };
-        row(label, &|b| b >= w[0] && b < w[1]);
+        row(size_bucket_label(w[0], Some(w[1])), &|b| {
+            b >= w[0] && b < w[1]
+        });
     }
     row("all".into(), &|_| true);
     // How alike flow by flow: FCTs' correlation and their median ratio.

@@ -318,6 +318,27 @@ pub struct PauseSplit {
 /// Flow-size bucket bounds of the slowdown table.
 pub const SIZE_BUCKETS: [u64; 6] = [0, 10_000, 100_000, 1_000_000, 10_000_000, u64::MAX];
 
+/// A size bucket's name, the one style of the summary, `compare` and the
+/// report: `100KB-1MB` holds 100 KB <= size < 1 MB; `10MB-inf` has no
+/// upper bound (`hi` None or `u64::MAX`).
+pub fn size_bucket_label(lo: u64, hi: Option<u64>) -> String {
+    match hi {
+        Some(h) if h != u64::MAX => format!("{}-{}", size_label(lo), size_label(h)),
+        _ => format!("{}-inf", size_label(lo)),
+    }
+}
+
+/// A byte count in decimal units when it is a whole number of them:
+/// `0`, `512B`, `10KB`, `1MB`, `1500KB`.
+pub fn size_label(b: u64) -> String {
+    match b {
+        0 => "0".into(),
+        b if b >= 1_000_000 && b % 1_000_000 == 0 => format!("{}MB", b / 1_000_000),
+        b if b >= 1_000 && b % 1_000 == 0 => format!("{}KB", b / 1_000),
+        b => format!("{b}B"),
+    }
+}
+
 /// A CSV cell: empty for a statistic of no values.
 fn cell(x: Option<f64>) -> String {
     x.map(|v| v.to_string()).unwrap_or_default()

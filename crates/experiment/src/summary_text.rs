@@ -85,11 +85,7 @@ pub fn render(s: &SummaryJson) -> String {
                 "",
                 // The bucket holds lo <= size < hi: a 1 MB flow is in
                 // "1MB-10MB", not under a "<10MB" that reads as below.
-                format!(
-                    "{}-{}",
-                    human_bytes(b.lo_bytes),
-                    b.hi_bytes.map(human_bytes).unwrap_or_else(|| "inf".into())
-                ),
+                crate::report::size_bucket_label(b.lo_bytes, b.hi_bytes),
                 st.count,
                 v(st.mean),
                 v(st.p50),
@@ -241,12 +237,4 @@ pub fn render(s: &SummaryJson) -> String {
         },
     );
     out
-}
-
-fn human_bytes(b: u64) -> String {
-    match b {
-        b if b >= 1_000_000 && b % 1_000_000 == 0 => format!("{}MB", b / 1_000_000),
-        b if b >= 1_000 && b % 1_000 == 0 => format!("{}KB", b / 1_000),
-        b => format!("{b}B"),
-    }
 }

@@ -209,21 +209,38 @@ pub fn run_point(
     p: &Point,
     out: Option<&Path>,
 ) -> Result<SummaryJson, String> {
+    let dir = out.map(|d| d.join(p.label()));
+    match run_into(text, path, &p.overrides, Some(p.seed), dir.as_deref())? {
+        (_, Some(m)) => Err(format!("{}: {m}", p.label())),
+        (s, None) => Ok(s),
+    }
+}
+
+/// Runs the scenario in `text` (read from `path`) with `overrides`, under
+/// `seed` (`None`: the scenario's own), writing its outputs into `dir`
+/// when given: what `rdmalab run FILE --set .. --seed .. --out DIR`
+/// writes. Returns the summary and, for a run ended for making no
+/// progress, what was stuck (its files are written all the same). An
+/// error is a scenario that does not parse or build, or a file that
+/// cannot be written.
+pub fn run_into(
+    text: &str,
+    path: &Path,
+    overrides: &[(String, String)],
+    seed: Option<u64>,
+    dir: Option<&Path>,
+) -> Result<(SummaryJson, Option<String>), String> {
     let file = path.display().to_string();
-    let sc = scenario_for(text, &file, p).map_err(|e| e.to_string())?;
-    let built = crate::build(&sc, path, Some(p.seed)).map_err(|e| e.to_string())?;
+    let sc = with_overrides(text, &file, overrides).map_err(|e| e.to_string())?;
+    let built = crate::build(&sc, path, seed).map_err(|e| e.to_string())?;
     let o = crate::run(built, |_| {});
     let name = sc.name.clone().unwrap_or_else(|| {
         path.file_stem()
             .map_or("scenario".into(), |s| s.to_string_lossy().into_owned())
     });
-    let s = report::summary(&o, &name, p.seed);
-    if let Some(dir) = out {
-        let d = dir.join(p.label());
-        report::write_outputs(&o, &s, &d).map_err(|e| format!("writing {}: {e}", d.display()))?;
+    let s = report::summary(&o, &name, seed.unwrap_or(sc.seed));
+    if let Some(d) = dir {
+        report::write_outputs(&o, &s, d).map_err(|e| format!("writing {}: {e}", d.display()))?;
     }
-    match &o.stalled {
-        Some(m) => Err(format!("{}: {m}", p.label())),
-        None => Ok(s),
-    }
+    Ok((s, o.stalled))
 }

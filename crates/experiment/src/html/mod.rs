@@ -2,8 +2,9 @@
 //! outputs already in a directory, so `rdmalab run --report`, `rdmalab
 //! sweep --report` and `rdmalab report DIR` write the same bytes. A run's
 //! directory (`summary.json`, `flows.csv`, `series.csv`) gets its plots
-//! (`run_page.rs`); a sweep's (`plan.json` and its runs) gets each headline
-//! metric against each varied key (`sweep_page.rs`). Charts are inline SVG
+//! (`run_page.rs`); a sweep's (`plan.json` and its runs) gets slowdown
+//! against flow size and each headline metric against each varied key
+//! (`sweep_page.rs`). Charts are inline SVG
 //! (`svg.rs`); the page has no script and a content security policy that
 //! forbids every fetch, so it opens offline and shows the same anywhere.
 //! Reads the directory it is given; writes only `DIR/report.html`.
@@ -85,6 +86,33 @@ fn table(id: &str, head: &[&str], rows: &[Vec<String>]) -> String {
 /// Reads a file of the directory, naming it in the error.
 fn read(path: &Path) -> Result<String, String> {
     engine::input::read_text(path).map_err(|e| format!("{}: cannot read: {e}", path.display()))
+}
+
+/// The finished flows of a run's `dir/flows.csv`: (size in bytes,
+/// slowdown), in file order (an unfinished flow's slowdown is empty).
+fn finished_flows(dir: &Path) -> Result<Vec<(f64, f64)>, String> {
+    let path = dir.join("flows.csv");
+    let mut r = csv::Reader::from_path(&path)
+        .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+    let head = r
+        .headers()
+        .map_err(|e| format!("{}: {e}", path.display()))?
+        .clone();
+    let col = |name: &str| {
+        head.iter()
+            .position(|h| h == name)
+            .ok_or_else(|| format!("{}: no {name} column", path.display()))
+    };
+    let (size, slowdown) = (col("size_bytes")?, col("slowdown")?);
+    let mut v = Vec::new();
+    for rec in r.records() {
+        let rec = rec.map_err(|e| format!("{}: {e}", path.display()))?;
+        let num = |i: usize| rec.get(i).and_then(|s| s.parse::<f64>().ok());
+        if let (Some(b), Some(x)) = (num(size), num(slowdown)) {
+            v.push((b, x));
+        }
+    }
+    Ok(v)
 }
 
 /// The report of the outputs in `dir`, as text: a sweep's when `dir` holds

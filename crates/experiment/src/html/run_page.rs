@@ -2,11 +2,13 @@
 //! `summary.json`, slowdown by flow size (its `slowdown_by_size`), the CDF
 //! of slowdown (`flows.csv`), every time series of `series.csv` (one chart
 //! per kind: queue bytes, utilisation, throughput, sending rate, ECN
-//! marking, ordering memory), PFC paused time and drops by reason. Reads
-//! only those files.
+//! marking, ordering memory), PFC paused time and drops by reason. A
+//! series or chart whose every value is zero is not drawn but named in a
+//! note. Reads only those files.
 
-use super::svg::{bar_chart, line_chart, num, Chart, Line, Scale};
-use super::{esc, page, read, table};
+use super::svg::{bar_chart, line_chart, num, Bars, Chart, Line, Scale};
+use super::{esc, finished_flows, page, read, table};
+use crate::report::size_bucket_label;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -102,28 +104,6 @@ fn thin<T: Copy>(v: &[T]) -> (Vec<T>, usize) {
     (out, stride)
 }
 
-/// The finished flows' slowdowns from `flows.csv`.
-fn slowdowns(dir: &Path) -> Result<Vec<f64>, String> {
-    let path = dir.join("flows.csv");
-    let mut r = csv::Reader::from_path(&path)
-        .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
-    let col = r
-        .headers()
-        .map_err(|e| format!("{}: {e}", path.display()))?
-        .iter()
-        .position(|h| h == "slowdown")
-        .ok_or_else(|| format!("{}: no slowdown column", path.display()))?;
-    let mut v = Vec::new();
-    for rec in r.records() {
-        let rec = rec.map_err(|e| format!("{}: {e}", path.display()))?;
-        if let Some(x) = rec.get(col).and_then(|s| s.parse::<f64>().ok()) {
-            v.push(x);
-        }
-    }
-    v.sort_by(f64::total_cmp);
-    Ok(v)
-}
-
 /// A series' name and its points (time in us, value).
 type Named = (String, Vec<(f64, f64)>);
 
@@ -207,35 +187,44 @@ pub fn render(dir: &Path) -> Result<String, String> {
         .cloned()
         .unwrap_or_default();
     let label = |x: &Value| {
-        let lo = x.get("lo_bytes").and_then(Value::as_f64).unwrap_or(0.0);
-        match x.get("hi_bytes").and_then(Value::as_f64) {
-            Some(hi) => format!("[{}, {}) B", num(lo), num(hi)),
-            None => format!(">= {} B", num(lo)),
-        }
+        let lo = x.get("lo_bytes").and_then(Value::as_u64).unwrap_or(0);
+        size_bucket_label(lo, x.get("hi_bytes").and_then(Value::as_u64))
     };
     let kept: Vec<&Value> = buckets
         .iter()
         .filter(|x| f(x, "/slowdown/count") > 0.0)
         .collect();
     let cats: Vec<String> = kept.iter().map(|x| label(x)).collect();
-    let col = |p: &str| kept.iter().map(|x| f(x, p)).collect::<Vec<f64>>();
-    b.push_str(&bar_chart(
-        "slowdown-by-size",
-        "FCT slowdown by flow size",
-        "slowdown (FCT / ideal FCT)",
-        &cats,
-        &[
-            ("mean", col("/slowdown/mean")),
-            ("p95", col("/slowdown/p95")),
-            ("p99", col("/slowdown/p99")),
-        ],
-        if kept.is_empty() {
-            "no flow finished"
+    let col = |name: &str, p: &str| Line {
+        name: name.into(),
+        points: kept
+            .iter()
+            .enumerate()
+            .map(|(i, x)| (i as f64, f(x, p)))
+            .collect(),
+        errors: Vec::new(),
+    };
+    let stats = vec![
+        col("mean", "/slowdown/mean"),
+        col("p95", "/slowdown/p95"),
+        col("p99", "/slowdown/p99"),
+    ];
+    b.push_str(&bar_chart(&Bars {
+        id: "slowdown-by-size",
+        title: "FCT slowdown by flow size",
+        x_label: "flow size",
+        y_label: "slowdown (FCT / ideal FCT)",
+        categories: cats.clone(),
+        y: Scale::auto(stats.iter().flat_map(|l| l.points.iter().map(|p| p.1))),
+        series: stats,
+        note: if kept.is_empty() {
+            "no flow finished".into()
         } else {
-            "finished flows by size bucket (summary.json slowdown_by_size; slowdowns under 1 count as 1)"
+            "finished flows by size bucket (summary.json slowdown_by_size; slowdowns under 1 count as 1)".into()
         },
-    ));
-    let sd = slowdowns(dir)?;
+    }));
+    let mut sd: Vec<f64> = finished_flows(dir)?.into_iter().map(|f| f.1).collect();
+    sd.sort_by(f64::total_cmp);
     let n = sd.len();
     let cdf: Vec<(f64, f64)> = sd
         .iter()
@@ -255,10 +244,11 @@ pub fn render(dir: &Path) -> Result<String, String> {
             points: cdf,
             errors: Vec::new(),
         }],
+        band: false,
         note: format!(
             "{n} finished flows (flows.csv){}",
             if stride > 1 {
-                format!(", every {stride}th drawn")
+                format!(", one point in {stride} drawn")
             } else {
                 String::new()
             }
@@ -288,7 +278,12 @@ pub fn render(dir: &Path) -> Result<String, String> {
         b.push_str("<p class=\"note\" id=\"no-series\">No time series: the scenario has no <code>[output]</code> section with <code>sample_us</code> and <code>ports</code>, <code>flows</code>, <code>ecn_ports</code> or <code>ordering_memory</code> (README, \"Time series\").</p>\n");
     } else {
         let mut kinds: BTreeMap<String, Vec<Named>> = BTreeMap::new();
+        let mut zero: Vec<String> = Vec::new();
         for (name, pts) in ts {
+            if pts.iter().all(|p| p.1 == 0.0) {
+                zero.push(name);
+                continue;
+            }
             let kind = name.split(':').next().unwrap_or(&name).to_string();
             let kind = if kind.starts_with("ordering_") {
                 "ordering_memory".to_string()
@@ -321,47 +316,70 @@ pub fn render(dir: &Path) -> Result<String, String> {
                 x: Scale::Linear,
                 y: Scale::Linear,
                 lines,
+                band: false,
                 note: if most > 1 {
-                    format!("series.csv, every {most}th sample drawn")
+                    format!("series.csv, one sample in {most} drawn")
                 } else {
                     "series.csv".into()
                 },
             }));
         }
         b.push_str("</div>\n");
+        if !zero.is_empty() {
+            b.push_str(&format!(
+                "<p class=\"note\" id=\"zero-series\">Zero throughout, not drawn: {}.</p>\n",
+                esc(&zero.join(", "))
+            ));
+        }
     }
 
     b.push_str("<h2>PFC and drops</h2>\n<div class=\"charts\">\n");
+    let mut zero: Vec<&str> = Vec::new();
     let pct = |p: &str| f(&s, p) * 100.0;
-    b.push_str(&bar_chart(
-        "pfc-paused",
-        "PFC paused time",
-        "% of the run paused",
-        &["switch ports".into(), "host ports".into()],
-        &[
-            (
-                "mean",
-                vec![
-                    pct("/pfc_pause/switch_paused_fraction_mean"),
-                    pct("/pfc_pause/host_paused_fraction_mean"),
-                ],
-            ),
-            (
-                "max",
-                vec![
-                    pct("/pfc_pause/switch_paused_fraction_max"),
-                    pct("/pfc_pause/host_paused_fraction_max"),
-                ],
-            ),
-        ],
-        &format!(
-            "{} pause and {} resume frames; ports ever paused: {} switch, {} host",
-            num(f(&s, "/pause_frames")),
-            num(f(&s, "/resume_frames")),
-            num(f(&s, "/pfc_pause/switch_ports_paused")),
-            num(f(&s, "/pfc_pause/host_ports_paused"))
+    let paused = [
+        (
+            "mean",
+            [
+                pct("/pfc_pause/switch_paused_fraction_mean"),
+                pct("/pfc_pause/host_paused_fraction_mean"),
+            ],
         ),
-    ));
+        (
+            "max",
+            [
+                pct("/pfc_pause/switch_paused_fraction_max"),
+                pct("/pfc_pause/host_paused_fraction_max"),
+            ],
+        ),
+    ];
+    if paused.iter().all(|(_, v)| v.iter().all(|&x| x == 0.0)) {
+        zero.push("PFC paused time");
+    } else {
+        let series: Vec<Line> = paused
+            .iter()
+            .map(|(name, v)| Line {
+                name: (*name).into(),
+                points: vec![(0.0, v[0]), (1.0, v[1])],
+                errors: Vec::new(),
+            })
+            .collect();
+        b.push_str(&bar_chart(&Bars {
+            id: "pfc-paused",
+            title: "PFC paused time",
+            x_label: "",
+            y_label: "% of the run paused",
+            categories: vec!["switch ports".into(), "host ports".into()],
+            y: Scale::Linear,
+            series,
+            note: format!(
+                "{} pause and {} resume frames; ports ever paused: {} switch, {} host",
+                num(f(&s, "/pause_frames")),
+                num(f(&s, "/resume_frames")),
+                num(f(&s, "/pfc_pause/switch_ports_paused")),
+                num(f(&s, "/pfc_pause/host_ports_paused"))
+            ),
+        }));
+    }
     let drops: Vec<(String, f64)> = s
         .get("drops")
         .and_then(Value::as_object)
@@ -372,19 +390,35 @@ pub fn render(dir: &Path) -> Result<String, String> {
         })
         .unwrap_or_default();
     let total: f64 = drops.iter().map(|d| d.1).sum();
-    b.push_str(&bar_chart(
-        "drops",
-        "Drops by reason",
-        "packets dropped",
-        &drops.iter().map(|d| d.0.clone()).collect::<Vec<_>>(),
-        &[("drops", drops.iter().map(|d| d.1).collect())],
-        &if total == 0.0 {
-            "no packet was dropped".to_string()
-        } else {
-            format!("{} packets dropped", num(total))
-        },
-    ));
+    if total == 0.0 {
+        zero.push("drops");
+    } else {
+        b.push_str(&bar_chart(&Bars {
+            id: "drops",
+            title: "Drops by reason",
+            x_label: "",
+            y_label: "packets dropped",
+            categories: drops.iter().map(|d| d.0.clone()).collect(),
+            y: Scale::Linear,
+            series: vec![Line {
+                name: "drops".into(),
+                points: drops
+                    .iter()
+                    .enumerate()
+                    .map(|(i, d)| (i as f64, d.1))
+                    .collect(),
+                errors: Vec::new(),
+            }],
+            note: format!("{} packets dropped", num(total)),
+        }));
+    }
     b.push_str("</div>\n");
+    if !zero.is_empty() {
+        b.push_str(&format!(
+            "<p class=\"note\" id=\"zero-charts\">Zero throughout, not drawn: {}.</p>\n",
+            esc(&zero.join(", "))
+        ));
+    }
     if let Some(ports) = s.get("ecn_ports").and_then(Value::as_array) {
         b.push_str("<h2>ECN by port</h2>\n");
         let rows: Vec<Vec<String>> = ports

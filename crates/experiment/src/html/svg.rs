@@ -1,6 +1,8 @@
 //! Charts as inline SVG text: line charts (linear or log axes, numeric or
-//! categorical x, optional error bars) and grouped bar charts, each a
-//! `<figure>` with its legend in HTML. Pure functions of their input: the
+//! categorical x, optional error bars or bands) and grouped bar charts
+//! (optional error bars), each a `<figure>` with its legend in HTML. Every
+//! axis labels its ticks in one style ([`tick`]); [`Scale::auto`] picks a
+//! log axis for values spanning more than a decade. Pure functions of their input: the
 //! same data always gives the same bytes (fixed formatting, no clocks, no
 //! hashing). Touches nothing outside this file.
 
@@ -35,8 +37,28 @@ pub enum Scale {
     Categories(Vec<String>),
 }
 
+impl Scale {
+    /// Log for values that are all positive and span more than a decade
+    /// (a line at 3 beside one at 88 stays readable), linear otherwise
+    /// (also for none, or any zero or negative one). Non-finite values
+    /// are ignored.
+    pub fn auto(values: impl IntoIterator<Item = f64>) -> Scale {
+        let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+        for v in values.into_iter().filter(|v| v.is_finite()) {
+            lo = lo.min(v);
+            hi = hi.max(v);
+        }
+        if lo > 0.0 && hi > 10.0 * lo {
+            Scale::Log
+        } else {
+            Scale::Linear
+        }
+    }
+}
+
 /// One line: points in x order, and optionally an error bar (low, high)
-/// per point.
+/// per point. As a series of a bar chart, a point's x is its category's
+/// index.
 #[derive(Clone, Debug, Default)]
 pub struct Line {
     pub name: String,
@@ -54,7 +76,26 @@ pub struct Chart<'a> {
     pub x: Scale,
     pub y: Scale,
     pub lines: Vec<Line>,
+    /// Draw each line's errors as a shaded band around it rather than as
+    /// error bars (for lines of many points).
+    pub band: bool,
     /// A note under the chart (what the error bars are, a sampling stride).
+    pub note: String,
+}
+
+/// A grouped bar chart: one group per category, one bar per series (each
+/// a [`Line`] whose points are (category index, value), with optional
+/// error bars).
+pub struct Bars<'a> {
+    /// The element id (what the browser check looks for).
+    pub id: &'a str,
+    pub title: &'a str,
+    pub x_label: &'a str,
+    pub y_label: &'a str,
+    pub categories: Vec<String>,
+    /// Linear or log (`Scale::auto` of the values).
+    pub y: Scale,
+    pub series: Vec<Line>,
     pub note: String,
 }
 
@@ -78,6 +119,24 @@ pub fn num(v: f64) -> String {
     let s = format!("{v:.digits$}");
     let s = s.trim_end_matches('0').trim_end_matches('.');
     s.to_string()
+}
+
+/// A tick label, the one style of every axis: plain numbers below a
+/// thousand (`0.25`, `40`), then k, M, G and T (`2.5k`, `10M`), and
+/// exponent form below a thousandth (`1e-4`).
+pub fn tick(v: f64) -> String {
+    let a = v.abs();
+    if !v.is_finite() || a == 0.0 || (1e-3..1e3).contains(&a) {
+        return num(v);
+    }
+    if a < 1e-3 {
+        return format!("{v:e}");
+    }
+    let (div, unit) = [(1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")]
+        .into_iter()
+        .find(|&(d, _)| a >= d)
+        .unwrap_or((1e3, "k"));
+    format!("{}{unit}", num(v / div))
 }
 
 /// Coordinates with one decimal.
@@ -187,12 +246,12 @@ impl Map {
                     self.hi.log10().round() as i32,
                 );
                 (l..=h)
-                    .map(|e| (10f64.powi(e), num(10f64.powi(e))))
+                    .map(|e| (10f64.powi(e), tick(10f64.powi(e))))
                     .collect()
             }
             Scale::Linear => nice_ticks(self.lo, self.hi)
                 .into_iter()
-                .map(|v| (v, num(v)))
+                .map(|v| (v, tick(v)))
                 .collect(),
         }
     }
@@ -309,6 +368,31 @@ pub fn line_chart(ch: &Chart) -> String {
             .copied()
             .filter(|&(a, b)| x.shows(a) && y.shows(b))
             .collect();
+        if ch.band {
+            let spread: Vec<(f64, f64, f64)> = l
+                .points
+                .iter()
+                .zip(&l.errors)
+                .map(|(&(a, _), &(lo, hi))| (a, lo, hi))
+                .filter(|&(a, lo, hi)| x.shows(a) && y.shows(lo) && y.shows(hi))
+                .collect();
+            if !spread.is_empty() {
+                let edge: Vec<String> = spread
+                    .iter()
+                    .map(|&(a, _, hi)| format!("{},{}", c(x.at(a)), c(y.at(hi))))
+                    .chain(
+                        spread
+                            .iter()
+                            .rev()
+                            .map(|&(a, lo, _)| format!("{},{}", c(x.at(a)), c(y.at(lo)))),
+                    )
+                    .collect();
+                svg.push_str(&format!(
+                    "<polygon class=\"band\" fill=\"{col}\" fill-opacity=\"0.18\" stroke=\"none\" points=\"{}\"/>",
+                    edge.join(" ")
+                ));
+            }
+        }
         let path: Vec<String> = pts
             .iter()
             .map(|&(a, b)| format!("{},{}", c(x.at(a)), c(y.at(b))))
@@ -322,22 +406,9 @@ pub fn line_chart(ch: &Chart) -> String {
             let Some(&(lo, hi)) = l.errors.get(j) else {
                 continue;
             };
-            if !(x.shows(a) && y.shows(lo) && y.shows(hi)) {
-                continue;
+            if !ch.band && x.shows(a) && y.shows(lo) && y.shows(hi) {
+                svg.push_str(&error_bar(col, x.at(a), y.at(lo), y.at(hi)));
             }
-            let (px, plo, phi) = (x.at(a), y.at(lo), y.at(hi));
-            svg.push_str(&format!(
-                "<path class=\"err\" stroke=\"{col}\" d=\"M{} {}V{}M{} {}H{}M{} {}H{}\"/>",
-                c(px),
-                c(plo),
-                c(phi),
-                c(px - 4.0),
-                c(plo),
-                c(px + 4.0),
-                c(px - 4.0),
-                c(phi),
-                c(px + 4.0)
-            ));
         }
         if pts.len() <= MAX_MARKERS {
             for &(a, b) in &pts {
@@ -363,40 +434,59 @@ pub fn line_chart(ch: &Chart) -> String {
     svg
 }
 
-/// A grouped bar chart: one group per category, one bar per series
-/// (`series[k].1[i]` is series k's value in category i).
-pub fn bar_chart(
-    id: &str,
-    title: &str,
-    y_label: &str,
-    categories: &[String],
-    series: &[(&str, Vec<f64>)],
-    note: &str,
-) -> String {
-    let values: Vec<f64> = series
+/// An error bar at pixel column `px` from `lo` to `hi` (pixels).
+fn error_bar(col: &str, px: f64, lo: f64, hi: f64) -> String {
+    format!(
+        "<path class=\"err\" stroke=\"{col}\" d=\"M{} {}V{}M{} {}H{}M{} {}H{}\"/>",
+        c(px),
+        c(lo),
+        c(hi),
+        c(px - 4.0),
+        c(lo),
+        c(px + 4.0),
+        c(px - 4.0),
+        c(hi),
+        c(px + 4.0)
+    )
+}
+
+/// A grouped bar chart as a `<figure>`. On a log axis a bar rises from
+/// the axis' bottom, and values of 0 or less draw no bar.
+pub fn bar_chart(ch: &Bars) -> String {
+    let values: Vec<f64> = ch
+        .series
         .iter()
-        .flat_map(|s| s.1.iter().copied())
+        .flat_map(|s| {
+            s.points
+                .iter()
+                .map(|p| p.1)
+                .chain(s.errors.iter().flat_map(|e| [e.0, e.1]))
+        })
         .filter(|v| v.is_finite())
         .collect();
     let x = Map::new(
-        &Scale::Categories(categories.to_vec()),
+        &Scale::Categories(ch.categories.clone()),
         &[],
         LEFT,
         W - RIGHT,
         false,
     );
-    let y = Map::new(&Scale::Linear, &values, H - BOTTOM, TOP, true);
-    let mut svg = open(id, title);
-    axes(&mut svg, &x, &y, "", y_label);
-    let band = (W - RIGHT - LEFT) / categories.len().max(1) as f64;
-    let bar = band * 0.8 / series.len().max(1) as f64;
-    for (k, (name, vals)) in series.iter().enumerate() {
-        for (i, &v) in vals.iter().enumerate() {
-            if !v.is_finite() {
+    let y = Map::new(&ch.y, &values, H - BOTTOM, TOP, true);
+    let mut svg = open(ch.id, ch.title);
+    axes(&mut svg, &x, &y, ch.x_label, ch.y_label);
+    let band = (W - RIGHT - LEFT) / ch.categories.len().max(1) as f64;
+    let bar = band * 0.8 / ch.series.len().max(1) as f64;
+    for (k, s) in ch.series.iter().enumerate() {
+        for (j, &(i, v)) in s.points.iter().enumerate() {
+            if !y.shows(v) {
                 continue;
             }
-            let left = x.at(i as f64) - band * 0.4 + k as f64 * bar;
-            let (top, base) = (y.at(v.max(0.0)), y.at(v.min(0.0)));
+            let left = x.at(i) - band * 0.4 + k as f64 * bar;
+            let (top, base) = match ch.y {
+                Scale::Log => (y.at(v), H - BOTTOM),
+                _ => (y.at(v.max(0.0)), y.at(v.min(0.0))),
+            };
+            let category = ch.categories.get(i as usize).map_or("", |s| s.as_str());
             svg.push_str(&format!(
                 "<rect class=\"bar\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"><title>{} {}: {}</title></rect>",
                 c(left),
@@ -404,13 +494,18 @@ pub fn bar_chart(
                 c(bar),
                 c(base - top),
                 colour(k),
-                esc(name),
-                esc(categories.get(i).map_or("", |s| s.as_str())),
+                esc(&s.name),
+                esc(category),
                 num(v)
             ));
+            if let Some(&(lo, hi)) = s.errors.get(j) {
+                if y.shows(lo) && y.shows(hi) {
+                    svg.push_str(&error_bar("#333", left + bar / 2.0, y.at(lo), y.at(hi)));
+                }
+            }
         }
     }
-    let names: Vec<&str> = series.iter().map(|s| s.0).collect();
-    close(&mut svg, &names, note);
+    let names: Vec<&str> = ch.series.iter().map(|s| s.name.as_str()).collect();
+    close(&mut svg, &names, &ch.note);
     svg
 }

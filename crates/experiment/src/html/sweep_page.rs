@@ -1,11 +1,16 @@
-//! The report of a sweep, from its directory (`plan.json` and each run's
-//! `summary.json`): every headline metric of `sweep.csv` against each
-//! varied key, one line per variant (a combination of the other varied
-//! keys' values), the mean over seeds with the seeds' range as error bars;
-//! then the table of runs. Reads the directory through `crate::plan`.
+//! The report of a sweep, from its directory (`plan.json`, each run's
+//! `summary.json` and `flows.csv`): first slowdown against flow size, one
+//! line per variant (a combination of the varied keys' values), the mean
+//! over seeds with the seeds' range as a band; then every headline metric
+//! of `sweep.csv` against each varied key, one line (a numeric key) or bar
+//! (a categorical one: load balancer, congestion control) per variant of
+//! the other varied keys, the mean over seeds with the seeds' range as
+//! error bars; metrics zero in every run are named, not drawn; then the
+//! table of runs. Axes are log where values span more than a decade.
+//! Reads the directory through `crate::plan` and `finished_flows`.
 
-use super::svg::{line_chart, num, Chart, Line, Scale};
-use super::{esc, page, table};
+use super::svg::{bar_chart, line_chart, num, Bars, Chart, Line, Scale};
+use super::{esc, finished_flows, page, table};
 use crate::plan::{self, PlanRun};
 use crate::sweep_csv::{self, COLUMNS};
 use serde_json::Value;
@@ -39,12 +44,123 @@ fn ident(s: &str) -> String {
         .collect()
 }
 
+/// A metric of `sweep.csv`: its column and its path in `summary.json`.
+type Metric = (&'static str, &'static str);
+
+/// Flow-size bins per decade of the slowdown-against-size chart.
+const BINS_PER_DECADE: f64 = 4.0;
+
+/// The variant of `run`: its values of the varied keys but the one at
+/// `skip`, as `key=value, ...` ("all runs" when there are none).
+fn variant(p: &plan::Plan, run: &PlanRun, skip: Option<usize>) -> String {
+    let parts: Vec<String> = p
+        .vary
+        .iter()
+        .enumerate()
+        .filter(|(j, _)| Some(*j) != skip)
+        .map(|(_, (k, _))| format!("{k}={}", shown(value_of(run, k).unwrap_or("?"))))
+        .collect();
+    if parts.is_empty() {
+        "all runs".into()
+    } else {
+        parts.join(", ")
+    }
+}
+
+/// The variants of the plan's runs (see [`variant`]), in plan order.
+fn variants(p: &plan::Plan, skip: Option<usize>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for r in &p.runs {
+        let v = variant(p, r, skip);
+        if !out.contains(&v) {
+            out.push(v);
+        }
+    }
+    out
+}
+
+/// Mean, lowest and highest of `v` (not empty).
+fn spread(v: &[f64]) -> (f64, f64, f64) {
+    let mean = v.iter().sum::<f64>() / v.len() as f64;
+    let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    (mean, lo, hi)
+}
+
+/// The chart of slowdown against flow size: per variant and size bin
+/// (a quarter decade), each finished run's mean slowdown of the bin's
+/// flows; the line is their mean over seeds, the band their range.
+fn slowdown_by_size(dir: &Path, m: &plan::Merged) -> Result<String, String> {
+    let p = &m.plan;
+    let finished: Vec<&str> = m.rows.iter().map(|(l, _)| l.as_str()).collect();
+    let mut lines = Vec::new();
+    let mut flows = 0;
+    for name in variants(p, None) {
+        // bin -> each run's mean slowdown in it
+        let mut bins: BTreeMap<i64, Vec<f64>> = BTreeMap::new();
+        for r in p.runs.iter().filter(|r| variant(p, r, None) == name) {
+            if !finished.contains(&r.label.as_str()) {
+                continue;
+            }
+            let mut sums: BTreeMap<i64, (f64, usize)> = BTreeMap::new();
+            for (size, slowdown) in finished_flows(&dir.join(&r.label))? {
+                if size >= 1.0 && slowdown.is_finite() {
+                    let bin = (size.log10() * BINS_PER_DECADE).floor() as i64;
+                    let e = sums.entry(bin).or_default();
+                    e.0 += slowdown;
+                    e.1 += 1;
+                    flows += 1;
+                }
+            }
+            for (bin, (sum, n)) in sums {
+                bins.entry(bin).or_default().push(sum / n as f64);
+            }
+        }
+        let mut line = Line {
+            name,
+            ..Line::default()
+        };
+        for (bin, per_run) in bins {
+            let (mean, lo, hi) = spread(&per_run);
+            let centre = 10f64.powf((bin as f64 + 0.5) / BINS_PER_DECADE);
+            line.points.push((centre, mean));
+            line.errors.push((lo, hi));
+        }
+        lines.push(line);
+    }
+    if flows == 0 {
+        return Ok(
+            "<p class=\"note\" id=\"sweep-slowdown-by-size\">No finished flow in any run.</p>\n"
+                .into(),
+        );
+    }
+    let y = Scale::auto(
+        lines
+            .iter()
+            .flat_map(|l| l.errors.iter().flat_map(|e| [e.0, e.1])),
+    );
+    Ok(line_chart(&Chart {
+        id: "sweep-slowdown-by-size",
+        title: "Slowdown against flow size",
+        x_label: "flow size (bytes, log scale)",
+        y_label: "mean slowdown (FCT / ideal FCT)",
+        x: Scale::Log,
+        y,
+        lines,
+        band: true,
+        note: format!(
+            "{flows} finished flows of the runs' flows.csv, in bins of a quarter decade of size (drawn at the bin's centre); line: the mean over seeds ({}) of each run's mean slowdown in the bin; band: the seeds' lowest and highest",
+            p.seeds.len()
+        ),
+    }))
+}
+
 /// The report of the sweep whose directory is `dir`.
 pub fn render(dir: &Path) -> Result<String, String> {
     let m = plan::merge(dir)?;
     let p = &m.plan;
     let by_label: BTreeMap<&str, &Value> = m.rows.iter().map(|(l, v)| (l.as_str(), v)).collect();
-    let metrics: Vec<(&str, &str)> = COLUMNS
+    let present: Vec<Metric> = COLUMNS
         .iter()
         .copied()
         .filter(|(name, _)| !matches!(*name, "seed" | "flows"))
@@ -54,6 +170,13 @@ pub fn render(dir: &Path) -> Result<String, String> {
                 .any(|(_, v)| sweep_csv::get(v, path).is_some())
         })
         .collect();
+    // A metric zero in every run draws flat lines: named, not drawn.
+    let (zero, metrics): (Vec<Metric>, Vec<Metric>) = present.into_iter().partition(|(_, path)| {
+        m.rows
+            .iter()
+            .filter_map(|(_, v)| sweep_csv::get(v, path))
+            .all(|x| x == 0.0)
+    });
     let mut b = format!(
         "<h1>rdmalab sweep report: {}</h1>\n<p>rdmalab {}, {} runs ({} finished), seeds {}{}.</p>\n",
         esc(&p.scenario),
@@ -83,10 +206,15 @@ pub fn render(dir: &Path) -> Result<String, String> {
             esc(&names.join(", "))
         ));
     }
-    let seeds_note = format!(
-        "points: mean over the seeds ({}); error bars: their lowest and highest",
-        p.seeds.len()
-    );
+    b.push_str("<h2>Slowdown against flow size</h2>\n<div class=\"charts\">\n");
+    b.push_str(&slowdown_by_size(dir, &m)?);
+    b.push_str("</div>\n");
+    let seeds_note = |what: &str| {
+        format!(
+            "{what}: mean over the seeds ({}); error bars: their lowest and highest",
+            p.seeds.len()
+        )
+    };
     if p.vary.is_empty() {
         b.push_str("<h2>Headline metrics by seed</h2>\n<div class=\"charts\">\n");
         for (name, path) in &metrics {
@@ -104,12 +232,13 @@ pub fn render(dir: &Path) -> Result<String, String> {
                 x_label: "seed",
                 y_label: name,
                 x: Scale::Linear,
-                y: Scale::Linear,
+                y: Scale::auto(points.iter().map(|p| p.1)),
                 lines: vec![Line {
                     name: (*name).into(),
                     points,
                     errors: Vec::new(),
                 }],
+                band: false,
                 note: "one point per run (nothing varied but the seed)".into(),
             }));
         }
@@ -117,40 +246,14 @@ pub fn render(dir: &Path) -> Result<String, String> {
     }
     for (ki, (key, values)) in p.vary.iter().enumerate() {
         let numeric: Option<Vec<f64>> = values.iter().map(|v| v.parse::<f64>().ok()).collect();
-        let (x_scale, xs): (Scale, Vec<f64>) = match numeric {
-            Some(xs) => (Scale::Linear, xs),
-            None => (
-                Scale::Categories(values.iter().map(|v| shown(v)).collect()),
-                (0..values.len()).map(|i| i as f64).collect(),
-            ),
-        };
-        // Variants: the other varied keys' values, in plan order.
-        let variant = |r: &PlanRun| -> String {
-            let parts: Vec<String> = p
-                .vary
-                .iter()
-                .enumerate()
-                .filter(|(j, _)| *j != ki)
-                .map(|(_, (k, _))| format!("{k}={}", shown(value_of(r, k).unwrap_or("?"))))
-                .collect();
-            if parts.is_empty() {
-                "all runs".into()
-            } else {
-                parts.join(", ")
-            }
-        };
-        let mut variants: Vec<String> = Vec::new();
-        for r in &p.runs {
-            let v = variant(r);
-            if !variants.contains(&v) {
-                variants.push(v);
-            }
-        }
+        let variants = variants(p, Some(ki));
         b.push_str(&format!(
             "<h2>Against {}</h2>\n<div class=\"charts\">\n",
             esc(key)
         ));
         for (name, path) in &metrics {
+            // Per variant, a point per value of the key: (index, mean)
+            // with the seeds' (lowest, highest).
             let lines: Vec<Line> = variants
                 .iter()
                 .map(|vname| {
@@ -163,34 +266,67 @@ pub fn render(dir: &Path) -> Result<String, String> {
                             .runs
                             .iter()
                             .filter(|r| value_of(r, key) == Some(xv.as_str()))
-                            .filter(|r| variant(r) == *vname)
+                            .filter(|r| variant(p, r, Some(ki)) == *vname)
                             .filter_map(|r| by_label.get(r.label.as_str()))
                             .filter_map(|v| sweep_csv::get(v, path))
                             .collect();
                         if seen.is_empty() {
                             continue;
                         }
-                        let mean = seen.iter().sum::<f64>() / seen.len() as f64;
-                        let lo = seen.iter().copied().fold(f64::INFINITY, f64::min);
-                        let hi = seen.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-                        line.points.push((xs[xi], mean));
+                        let (mean, lo, hi) = spread(&seen);
+                        line.points.push((xi as f64, mean));
                         line.errors.push((lo, hi));
                     }
                     line
                 })
                 .collect();
-            b.push_str(&line_chart(&Chart {
-                id: &format!("sweep-{}-by-{}", ident(name), ident(key)),
-                title: &format!("{name} against {key}"),
-                x_label: key,
-                y_label: name,
-                x: x_scale.clone(),
-                y: Scale::Linear,
-                lines,
-                note: seeds_note.clone(),
-            }));
+            let y = Scale::auto(
+                lines
+                    .iter()
+                    .flat_map(|l| l.errors.iter().flat_map(|e| [e.0, e.1])),
+            );
+            let id = format!("sweep-{}-by-{}", ident(name), ident(key));
+            let title = format!("{name} against {key}");
+            b.push_str(&match &numeric {
+                // A numeric key: lines over its values.
+                Some(xs) => line_chart(&Chart {
+                    id: &id,
+                    title: &title,
+                    x_label: key,
+                    y_label: name,
+                    x: Scale::auto(xs.iter().copied()),
+                    y,
+                    lines: lines
+                        .into_iter()
+                        .map(|l| Line {
+                            points: l.points.iter().map(|&(i, v)| (xs[i as usize], v)).collect(),
+                            ..l
+                        })
+                        .collect(),
+                    band: false,
+                    note: seeds_note("points"),
+                }),
+                // A categorical one: a group of bars per value.
+                None => bar_chart(&Bars {
+                    id: &id,
+                    title: &title,
+                    x_label: key,
+                    y_label: name,
+                    categories: values.iter().map(|v| shown(v)).collect(),
+                    y,
+                    series: lines,
+                    note: seeds_note("bars"),
+                }),
+            });
         }
         b.push_str("</div>\n");
+    }
+    if !zero.is_empty() {
+        let names: Vec<&str> = zero.iter().map(|z| z.0).collect();
+        b.push_str(&format!(
+            "<p class=\"note\" id=\"zero-metrics\">Zero in every run, not drawn: {}.</p>\n",
+            esc(&names.join(", "))
+        ));
     }
     b.push_str("<h2>Runs</h2>\n");
     let mut head = vec!["label"];

@@ -28,17 +28,17 @@ fn parses_and_matches() {
     let t = render(&a, &b, ["flows.csv", "fct.txt"], 5);
     assert!(t.contains("matched 3"), "{t}");
     assert!(t.contains("1 matched but unfinished in ours"), "{t}");
-    // [0, 10KB): flow 1, ours 2.0, ns-3 12620 / 12663 clamped to 1.
-    let row = t.lines().find(|l| l.starts_with("[0, 10KB)")).unwrap();
+    // 0-10KB: flow 1, ours 2.0, ns-3 12620 / 12663 clamped to 1.
+    let row = t.lines().find(|l| l.starts_with("0-10KB ")).unwrap();
     let v: Vec<&str> = row.split_whitespace().collect();
     assert_eq!(
-        &v[2..],
+        &v[1..],
         ["1", "2.000", "1.000", "+100.0%", "2.000", "1.000", "+100.0%"],
         "{row}"
     );
     let all = t.lines().find(|l| l.starts_with("all")).unwrap();
     assert!(all.contains(" 2 ") && all.contains("1.500"), "{all}");
-    assert!(t.contains("[10KB, 100KB)"), "{t}");
+    assert!(t.contains("\n10KB-100KB "), "{t}");
     assert!(t.contains("fct correlation "), "{t}");
     assert!((pearson(&[(1.0, 2.0), (2.0, 4.0), (3.0, 6.5)]) - 0.9986).abs() < 1e-3);
     assert!((pearson(&[(1.0, 3.0), (2.0, 2.0), (3.0, 1.0)]) + 1.0).abs() < 1e-12);

@@ -27,6 +27,7 @@ mod outputs;
 mod pcap;
 mod random_failures;
 mod rcm;
+mod report_pages;
 mod sampling_window;
 mod scenario_keys;
 mod srpt;
