@@ -261,7 +261,7 @@ fn run(
         ),
     };
     let file = path.display().to_string();
-    let mut sc =
+    let (mut sc, resolved) =
         experiment::sweep::with_overrides(&text, &file, overrides).map_err(|e| e.to_string())?;
     if sc.name.is_none() && path_given {
         sc.name = path.file_stem().map(|s| s.to_string_lossy().into_owned());
@@ -301,7 +301,7 @@ fn run(
         }
     });
     bar.finish_and_clear();
-    let s = report::summary(&outcome, &name, seed);
+    let s = report::summary(&outcome, &name, seed, &resolved);
     say(format_args!("{}", summary_text::render(&s)))?;
     let hops_per_s = s.packet_hops as f64 / outcome.loop_wall_s.max(1e-9);
     say!(
@@ -430,11 +430,10 @@ fn bench_one(
     let setup_s = t0.elapsed().as_secs_f64();
     let outcome = experiment::run(built, |_| {});
     let wall_s = t0.elapsed().as_secs_f64();
-    let s = report::summary(
-        &outcome,
-        &format!("bench-{}-{}", spec.name, mode.name()),
-        seed,
-    );
+    let name = format!("bench-{}-{}", spec.name, mode.name());
+    // What ran: the benchmark and every argument that changes its runs.
+    let what_ran = format!("{name} flows={flows:?} ecmp_hash={hash:?}");
+    let s = report::summary(&outcome, &name, seed, &what_ran);
     say!(
         "bench {} {} packet_hops={} events={} loop_s={:.3} wall_s={:.3} hops_per_s={:.0} peak_rss_mb={:.1} setup_s={:.3} flows_done={}/{} bytes_per_packet={} bytes_per_flow={}",
         spec.name,

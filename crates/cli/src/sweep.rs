@@ -6,7 +6,7 @@
 //! this file parses arguments and prints. Touches standard output and the
 //! files and directories named by its arguments.
 
-use crate::out::{prepare_out, say};
+use crate::out::say;
 use experiment::plan::{self, Plan};
 use experiment::{html, summary_text, sweep_csv};
 use std::path::Path;
@@ -127,10 +127,11 @@ pub fn sweep(a: SweepArgs) -> Result<(), String> {
         ))?;
         return Ok(());
     }
-    prepare_out(a.out)?;
     if let Some(dir) = a.out {
-        // A sweep replaces whatever plan the folder had (as it replaces
-        // the runs' files); only `run --plan` refuses another plan.
+        // A sweep replaces whatever plan and runs the folder had; only
+        // `run --plan` refuses another plan.
+        experiment::out_dir::open_sweep(dir)?;
+        experiment::out_dir::clear_sweep(dir)?;
         let path = dir.join(plan::PLAN_FILE);
         experiment::files::write_atomic(&path, &plan.to_bytes())
             .map_err(|e| format!("writing {}: {e}", path.display()))?;

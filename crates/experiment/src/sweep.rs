@@ -119,19 +119,20 @@ fn set_key(table: &mut toml::Table, key: &str, value: toml::Value) -> Result<(),
 
 /// The scenario of one sweep point.
 pub fn scenario_for(text: &str, file: &str, point: &Point) -> Result<Scenario, ScenarioError> {
-    with_overrides(text, file, &point.overrides)
+    with_overrides(text, file, &point.overrides).map(|(sc, _)| sc)
 }
 
 /// The scenario in `text` (from `file`) with `overrides` applied, each a
 /// dotted key and a TOML value (`rdmalab run --set`, and every sweep
-/// point).
+/// point), and its text after them (what ran: the run's identity is made
+/// from it).
 pub fn with_overrides(
     text: &str,
     file: &str,
     overrides: &[(String, String)],
-) -> Result<Scenario, ScenarioError> {
+) -> Result<(Scenario, String), ScenarioError> {
     if overrides.is_empty() {
-        return Scenario::parse(text, file);
+        return Ok((Scenario::parse(text, file)?, text.to_string()));
     }
     let mut table: toml::Table = text
         .parse()
@@ -143,7 +144,8 @@ pub fn with_overrides(
     let edited =
         toml::to_string(&table).map_err(|e| ScenarioError::new(file, "", e.to_string()))?;
     let with: Vec<String> = overrides.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    Scenario::parse(&edited, &format!("{file} (with {})", with.join(" ")))
+    let sc = Scenario::parse(&edited, &format!("{file} (with {})", with.join(" ")))?;
+    Ok((sc, edited))
 }
 
 /// Expands seeds x (one choice per varied key) into points, in order.
@@ -210,14 +212,14 @@ pub fn run_point(
     out: Option<&Path>,
 ) -> Result<SummaryJson, String> {
     let file = path.display().to_string();
-    let sc = scenario_for(text, &file, p).map_err(|e| e.to_string())?;
+    let (sc, resolved) = with_overrides(text, &file, &p.overrides).map_err(|e| e.to_string())?;
     let built = crate::build(&sc, path, Some(p.seed)).map_err(|e| e.to_string())?;
     let o = crate::run(built, |_| {});
     let name = sc.name.clone().unwrap_or_else(|| {
         path.file_stem()
             .map_or("scenario".into(), |s| s.to_string_lossy().into_owned())
     });
-    let s = report::summary(&o, &name, p.seed);
+    let s = report::summary(&o, &name, p.seed, &resolved);
     if let Some(dir) = out {
         let d = dir.join(p.label());
         report::write_outputs(&o, &s, &d).map_err(|e| format!("writing {}: {e}", d.display()))?;

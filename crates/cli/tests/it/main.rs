@@ -21,6 +21,7 @@ mod eunomia_memory_script;
 mod eunomia_script;
 mod eunomia_section5_script;
 mod net;
+mod out_folders;
 mod scale_out;
 mod source_shape;
 mod summary_values;

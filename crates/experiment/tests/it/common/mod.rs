@@ -21,7 +21,7 @@ pub fn run_toml_seed(text: &str, seed: Option<u64>) -> Outcome {
 
 #[allow(dead_code)]
 pub fn summary(o: &Outcome) -> report::SummaryJson {
-    report::summary(o, "test", 0)
+    report::summary(o, "test", 0, "")
 }
 
 /// The values of series `name` sampled in [from_ms, to_ms).
