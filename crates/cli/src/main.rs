@@ -301,7 +301,8 @@ fn run(
         }
     });
     bar.finish_and_clear();
-    let s = report::summary(&outcome, &name, seed, &resolved);
+    let ran = experiment::ran::Ran::new(&sc, &resolved, overrides);
+    let s = report::summary(&outcome, &name, seed, &ran);
     say(format_args!("{}", summary_text::render(&s)))?;
     let hops_per_s = s.packet_hops as f64 / outcome.loop_wall_s.max(1e-9);
     say!(
@@ -431,9 +432,8 @@ fn bench_one(
     let outcome = experiment::run(built, |_| {});
     let wall_s = t0.elapsed().as_secs_f64();
     let name = format!("bench-{}-{}", spec.name, mode.name());
-    // What ran: the benchmark and every argument that changes its runs.
-    let what_ran = format!("{name} flows={flows:?} ecmp_hash={hash:?}");
-    let s = report::summary(&outcome, &name, seed, &what_ran);
+    let ran = experiment::bench::ran(spec, mode, flows, hash)?;
+    let s = report::summary(&outcome, &name, seed, &ran);
     say!(
         "bench {} {} packet_hops={} events={} loop_s={:.3} wall_s={:.3} hops_per_s={:.0} peak_rss_mb={:.1} setup_s={:.3} flows_done={}/{} bytes_per_packet={} bytes_per_flow={}",
         spec.name,

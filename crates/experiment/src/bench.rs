@@ -171,6 +171,23 @@ pub fn scenario_with(
     Ok(sc)
 }
 
+/// What a benchmark run ran ([`crate::ran`]): its scenario, and as its
+/// text the embedded file with every argument that changes the run.
+pub fn ran(
+    spec: &BenchSpec,
+    mode: Mode,
+    flow_limit: Option<usize>,
+    ecmp_hash: EcmpHash,
+) -> Result<crate::ran::Ran, String> {
+    let sc = scenario_with(spec, mode, flow_limit, ecmp_hash)?;
+    let text = format!(
+        "{}\n# bench --mode {} --flows {flow_limit:?} --ecmp-hash {ecmp_hash:?}\n",
+        spec.scenario,
+        mode.name()
+    );
+    Ok(crate::ran::Ran::new(&sc, &text, &[]))
+}
+
 /// Builds one benchmark run.
 pub fn build(
     spec: &BenchSpec,

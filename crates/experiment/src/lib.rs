@@ -11,6 +11,7 @@ pub mod nic_memory;
 pub mod ns3;
 pub mod out_dir;
 pub mod plan;
+pub mod ran;
 pub mod rcm_summary;
 pub mod reorder;
 pub mod report;

@@ -107,6 +107,13 @@ pub struct SummaryJson {
     /// The run's identity (`crate::out_dir::run_id`): every file of its
     /// folder is checked against it and `files`.
     pub run_id: String,
+    /// SHA-256 of the scenario's text after `overrides` (`crate::ran`).
+    pub scenario_sha256: String,
+    /// `--set` and the sweep point's `--vary` values, in order.
+    pub overrides: Vec<(String, String)>,
+    /// Topology, transport, congestion control, load balancer, ordering
+    /// and PFC.
+    pub setup: crate::ran::Setup,
     pub hosts: u32,
     pub switches: usize,
     pub links: usize,
@@ -409,9 +416,9 @@ pub fn flow_rows(o: &Outcome) -> Vec<FlowRow> {
         .collect()
 }
 
-/// The summary of the run `o` of the scenario named `scenario`; `what_ran`
-/// is its text after overrides (or a benchmark's name), for its identity.
-pub fn summary(o: &Outcome, scenario: &str, seed: u64, what_ran: &str) -> SummaryJson {
+/// The summary of the run `o` of the scenario named `scenario`, made from
+/// what `ran`.
+pub fn summary(o: &Outcome, scenario: &str, seed: u64, ran: &crate::ran::Ran) -> SummaryJson {
     let net = &o.net;
     let c = o.counters();
     let done: Vec<_> = o.flows().iter().filter(|f| f.finish.is_some()).collect();
@@ -467,7 +474,10 @@ pub fn summary(o: &Outcome, scenario: &str, seed: u64, what_ran: &str) -> Summar
         scenario: scenario.to_string(),
         seed,
         version: env!("CARGO_PKG_VERSION"),
-        run_id: crate::out_dir::run_id(what_ran, seed),
+        run_id: crate::out_dir::run_id(&ran.text, seed),
+        scenario_sha256: crate::out_dir::sha256_hex(ran.text.as_bytes()),
+        overrides: ran.overrides.clone(),
+        setup: ran.setup.clone(),
         hosts: net.host_count(),
         switches: net.topology().switch_count(),
         links: net.topology().links.len(),

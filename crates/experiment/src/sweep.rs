@@ -219,7 +219,8 @@ pub fn run_point(
         path.file_stem()
             .map_or("scenario".into(), |s| s.to_string_lossy().into_owned())
     });
-    let s = report::summary(&o, &name, p.seed, &resolved);
+    let ran = crate::ran::Ran::new(&sc, &resolved, &p.overrides);
+    let s = report::summary(&o, &name, p.seed, &ran);
     if let Some(dir) = out {
         let d = dir.join(p.label());
         report::write_outputs(&o, &s, &d).map_err(|e| format!("writing {}: {e}", d.display()))?;

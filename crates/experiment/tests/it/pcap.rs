@@ -38,7 +38,7 @@ verb = "read"
 /// Runs `text` and writes its outputs into `dir`.
 fn write(text: &str, dir: &Path) {
     let o = common::run_toml(text);
-    let s = report::summary(&o, "pcap", 3, "");
+    let s = report::summary(&o, "pcap", 3, &common::any_ran());
     report::write_outputs(&o, &s, dir).unwrap();
 }
 
