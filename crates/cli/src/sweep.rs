@@ -114,8 +114,11 @@ fn plan_of(a: &SweepArgs) -> Result<Plan, String> {
 
 pub fn sweep(a: SweepArgs) -> Result<(), String> {
     let plan = plan_of(&a)?;
+    let jobs = a
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    plan.check(jobs)?;
     if let Some(file) = a.plan {
-        plan.check()?;
         experiment::files::write_atomic(file, &plan.to_bytes())
             .map_err(|e| format!("--plan {}: cannot write: {e}", file.display()))?;
         let n = plan.runs.len();
@@ -136,9 +139,6 @@ pub fn sweep(a: SweepArgs) -> Result<(), String> {
         experiment::files::write_atomic(&path, &plan.to_bytes())
             .map_err(|e| format!("writing {}: {e}", path.display()))?;
     }
-    let jobs = a
-        .jobs
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let points = plan.points();
     let t0 = std::time::Instant::now();
     let results = experiment::sweep::run(&plan.text, a.path, &points, jobs, a.out)?;

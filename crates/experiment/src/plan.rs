@@ -129,14 +129,11 @@ impl Plan {
         v
     }
 
-    /// Checks that every run's scenario parses (so a bad override is found
-    /// before a cluster runs anything), naming the run.
-    pub fn check(&self) -> Result<(), String> {
-        for r in &self.runs {
-            sweep::scenario_for(&self.text, &self.scenario, &r.point())
-                .map_err(|e| format!("run {} ({}): {e}", r.index, r.label))?;
-        }
-        Ok(())
+    /// Checks that every run's scenario parses and builds, with `jobs`
+    /// threads (so a bad override is found before anything runs, here or
+    /// on a cluster), listing the bad runs ([`sweep::check`]).
+    pub fn check(&self, jobs: usize) -> Result<(), String> {
+        sweep::check(&self.text, Path::new(&self.scenario), &self.points(), jobs)
     }
 
     /// Reads a plan, naming `path` in every error.

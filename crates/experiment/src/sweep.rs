@@ -134,9 +134,16 @@ pub fn with_overrides(
     if overrides.is_empty() {
         return Ok((Scenario::parse(text, file)?, text.to_string()));
     }
-    let mut table: toml::Table = text
-        .parse()
-        .map_err(|e: toml::de::Error| ScenarioError::new(file, "", e.message().to_string()))?;
+    let mut table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+        let at = e
+            .span()
+            .map(|s| format!(" (line {})", crate::scenario::check::line_of(text, s.start)));
+        ScenarioError::new(
+            file,
+            "",
+            format!("{}{}", e.message().trim(), at.unwrap_or_default()),
+        )
+    })?;
     for (k, v) in overrides {
         set_key(&mut table, k, toml_value(v))
             .map_err(|m| ScenarioError::new(file, k.clone(), m))?;
@@ -144,7 +151,12 @@ pub fn with_overrides(
     let edited =
         toml::to_string(&table).map_err(|e| ScenarioError::new(file, "", e.to_string()))?;
     let with: Vec<String> = overrides.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    let sc = Scenario::parse(&edited, &format!("{file} (with {})", with.join(" ")))?;
+    let sc = Scenario::parse_over(
+        &edited,
+        text,
+        overrides,
+        &format!("{file} (with {})", with.join(" ")),
+    )?;
     Ok((sc, edited))
 }
 
@@ -179,6 +191,61 @@ pub fn points(
     out
 }
 
+/// The most bad runs [`check`] lists by name.
+const MAX_LISTED: usize = 20;
+
+/// Checks every point before any runs (in parallel with `jobs` threads):
+/// its scenario parses and builds (the network is built and dropped), so
+/// that a sweep never runs its valid points and then fails on another.
+/// The error lists the bad ones, each with its index, label and error.
+pub fn check(text: &str, path: &Path, points: &[Point], jobs: usize) -> Result<(), String> {
+    let file = path.display().to_string();
+    let errors: Vec<Option<String>> = pool(jobs, points.len())?.install(|| {
+        points
+            .par_iter()
+            .map(|p| {
+                let (sc, _) =
+                    with_overrides(text, &file, &p.overrides).map_err(|e| e.to_string())?;
+                crate::build(&sc, path, Some(p.seed)).map_err(|e| e.to_string())?;
+                Ok(())
+            })
+            .map(|r: Result<(), String>| r.err())
+            .collect()
+    });
+    let bad: Vec<String> = errors
+        .iter()
+        .enumerate()
+        .filter_map(|(i, e)| {
+            Some(format!(
+                "  run {i} ({}): {}",
+                points[i].label(),
+                e.as_ref()?
+            ))
+        })
+        .collect();
+    if bad.is_empty() {
+        return Ok(());
+    }
+    let more = match bad.len().saturating_sub(MAX_LISTED) {
+        0 => String::new(),
+        n => format!("\n  and {n} more"),
+    };
+    Err(format!(
+        "{} of {} runs cannot run; nothing was run:\n{}{more}",
+        bad.len(),
+        points.len(),
+        bad[..bad.len().min(MAX_LISTED)].join("\n")
+    ))
+}
+
+/// A pool of `jobs` threads (at most one per point).
+fn pool(jobs: usize, points: usize) -> Result<rayon::ThreadPool, String> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs.clamp(1, 1024).min(points.max(1)))
+        .build()
+        .map_err(|e| e.to_string())
+}
+
 /// Runs every point (in parallel with `jobs` threads), writing each run's
 /// outputs under `out/<label>/` when `out` is given; returns the summaries
 /// in point order.
@@ -189,11 +256,7 @@ pub fn run(
     jobs: usize,
     out: Option<&Path>,
 ) -> Result<Vec<SummaryJson>, String> {
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(jobs.clamp(1, 1024).min(points.len().max(1)))
-        .build()
-        .map_err(|e| e.to_string())?;
-    let results: Vec<Result<SummaryJson, String>> = pool.install(|| {
+    let results: Vec<Result<SummaryJson, String>> = pool(jobs, points.len())?.install(|| {
         points
             .par_iter()
             .map(|p| run_point(text, path, p, out))

@@ -22,6 +22,7 @@ mod eunomia_script;
 mod eunomia_section5_script;
 mod net;
 mod out_folders;
+mod override_errors;
 mod scale_out;
 mod source_shape;
 mod summary_values;
