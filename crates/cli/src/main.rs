@@ -268,6 +268,8 @@ fn run(
     }
     let built = experiment::build(&sc, &path, seed).map_err(|e| e.to_string())?;
     prepare_out(out)?;
+    let ran = experiment::ran::Ran::new(&sc, &resolved, overrides);
+    warn(&ran.warnings);
     let seed = seed.unwrap_or(sc.seed);
     let name = sc.name.clone().unwrap_or_else(|| "scenario".into());
     let bar = if quiet {
@@ -301,7 +303,6 @@ fn run(
         }
     });
     bar.finish_and_clear();
-    let ran = experiment::ran::Ran::new(&sc, &resolved, overrides);
     let s = report::summary(&outcome, &name, seed, &ran);
     say(format_args!("{}", summary_text::render(&s)))?;
     let hops_per_s = s.packet_hops as f64 / outcome.loop_wall_s.max(1e-9);
@@ -332,6 +333,14 @@ fn run(
         return Err(outcome.net.check_conservation().unwrap_err());
     }
     Ok(())
+}
+
+/// Prints the known traps of what runs (`experiment::ran::warnings`) on
+/// standard error.
+fn warn(warnings: &[String]) {
+    for w in warnings {
+        eprintln!("warning: {w}");
+    }
 }
 
 fn compare(flows: &Path, fct: &Path, top: usize) -> Result<(), String> {
@@ -433,6 +442,7 @@ fn bench_one(
     let wall_s = t0.elapsed().as_secs_f64();
     let name = format!("bench-{}-{}", spec.name, mode.name());
     let ran = experiment::bench::ran(spec, mode, flows, hash)?;
+    warn(&ran.warnings);
     let s = report::summary(&outcome, &name, seed, &ran);
     say!(
         "bench {} {} packet_hops={} events={} loop_s={:.3} wall_s={:.3} hops_per_s={:.0} peak_rss_mb={:.1} setup_s={:.3} flows_done={}/{} bytes_per_packet={} bytes_per_flow={}",

@@ -117,7 +117,9 @@ pub fn sweep(a: SweepArgs) -> Result<(), String> {
     let jobs = a
         .jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    plan.check(jobs)?;
+    for w in plan.check(jobs)? {
+        eprintln!("warning: {w}");
+    }
     if let Some(file) = a.plan {
         experiment::files::write_atomic(file, &plan.to_bytes())
             .map_err(|e| format!("--plan {}: cannot write: {e}", file.display()))?;
@@ -177,6 +179,9 @@ pub fn run_planned(file: &Path, index: usize, out: &Path, html: bool) -> Result<
     let plan = Plan::load(file)?;
     let label = plan.run_at(index)?.label.clone();
     let s = plan.run_one(index, out)?;
+    for w in &s.warnings {
+        eprintln!("warning: {w}");
+    }
     if html {
         html::write_report(&out.join(&label))?;
     }

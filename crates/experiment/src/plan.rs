@@ -131,8 +131,9 @@ impl Plan {
 
     /// Checks that every run's scenario parses and builds, with `jobs`
     /// threads (so a bad override is found before anything runs, here or
-    /// on a cluster), listing the bad runs ([`sweep::check`]).
-    pub fn check(&self, jobs: usize) -> Result<(), String> {
+    /// on a cluster), listing the bad runs; returns the runs' warnings
+    /// ([`sweep::check`]).
+    pub fn check(&self, jobs: usize) -> Result<Vec<String>, String> {
         sweep::check(&self.text, Path::new(&self.scenario), &self.points(), jobs)
     }
 

@@ -114,6 +114,9 @@ pub struct SummaryJson {
     /// Topology, transport, congestion control, load balancer, ordering
     /// and PFC.
     pub setup: crate::ran::Setup,
+    /// Known traps of the setup, as warned on stderr (absent without).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
     pub hosts: u32,
     pub switches: usize,
     pub links: usize,
@@ -478,6 +481,7 @@ pub fn summary(o: &Outcome, scenario: &str, seed: u64, ran: &crate::ran::Ran) ->
         scenario_sha256: crate::out_dir::sha256_hex(ran.text.as_bytes()),
         overrides: ran.overrides.clone(),
         setup: ran.setup.clone(),
+        warnings: ran.warnings.clone(),
         hosts: net.host_count(),
         switches: net.topology().switch_count(),
         links: net.topology().links.len(),

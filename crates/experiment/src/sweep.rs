@@ -198,33 +198,41 @@ const MAX_LISTED: usize = 20;
 /// its scenario parses and builds (the network is built and dropped), so
 /// that a sweep never runs its valid points and then fails on another.
 /// The error lists the bad ones, each with its index, label and error.
-pub fn check(text: &str, path: &Path, points: &[Point], jobs: usize) -> Result<(), String> {
+/// Returns the known traps of the runs (`crate::ran::warnings`), each once.
+pub fn check(
+    text: &str,
+    path: &Path,
+    points: &[Point],
+    jobs: usize,
+) -> Result<Vec<String>, String> {
     let file = path.display().to_string();
-    let errors: Vec<Option<String>> = pool(jobs, points.len())?.install(|| {
+    let checked: Vec<Result<Vec<String>, String>> = pool(jobs, points.len())?.install(|| {
         points
             .par_iter()
             .map(|p| {
                 let (sc, _) =
                     with_overrides(text, &file, &p.overrides).map_err(|e| e.to_string())?;
                 crate::build(&sc, path, Some(p.seed)).map_err(|e| e.to_string())?;
-                Ok(())
+                Ok(crate::ran::warnings(&sc))
             })
-            .map(|r: Result<(), String>| r.err())
             .collect()
     });
-    let bad: Vec<String> = errors
+    let bad: Vec<String> = checked
         .iter()
         .enumerate()
-        .filter_map(|(i, e)| {
+        .filter_map(|(i, r)| {
             Some(format!(
                 "  run {i} ({}): {}",
                 points[i].label(),
-                e.as_ref()?
+                r.as_ref().err()?
             ))
         })
         .collect();
     if bad.is_empty() {
-        return Ok(());
+        let mut warnings: Vec<String> = checked.into_iter().flatten().flatten().collect();
+        warnings.sort();
+        warnings.dedup();
+        return Ok(warnings);
     }
     let more = match bad.len().saturating_sub(MAX_LISTED) {
         0 => String::new(),

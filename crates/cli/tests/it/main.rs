@@ -26,6 +26,7 @@ mod override_errors;
 mod scale_out;
 mod source_shape;
 mod summary_values;
+mod traps;
 mod visor_daemon;
 mod visor_fig5_script;
 mod visor_hostile;
