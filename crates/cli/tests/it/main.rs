@@ -23,6 +23,7 @@ mod eunomia_section5_script;
 mod net;
 mod out_folders;
 mod override_errors;
+mod readme;
 mod scale_out;
 mod source_shape;
 mod summary_values;
