@@ -128,8 +128,8 @@ fn create(dir: &Path) -> Result<(), String> {
 
 /// Checks that the run files in `dir` are those of the run whose summary
 /// is `summary`: each one there is listed in its `files` with the same
-/// digest, and each listed one is there. Returns the run's identity.
-pub fn check_run(dir: &Path, summary: &Value) -> Result<String, String> {
+/// digest, and each listed one is there.
+pub fn check_run(dir: &Path, summary: &Value) -> Result<(), String> {
     let sp = dir.join(SUMMARY_FILE);
     let id = summary
         .get("run_id")
@@ -178,7 +178,7 @@ pub fn check_run(dir: &Path, summary: &Value) -> Result<String, String> {
             Some(_) => {}
         }
     }
-    Ok(id.to_string())
+    Ok(())
 }
 
 /// A run's identity: the first 16 hex digits of the SHA-256 of the
