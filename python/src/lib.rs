@@ -28,11 +28,6 @@ fn read(path: &Path) -> Result<String, String> {
     engine::input::read_text(path).map_err(|e| format!("{}: cannot read: {e}", path.display()))
 }
 
-fn create(dir: &Path) -> Result<(), String> {
-    std::fs::create_dir_all(dir)
-        .map_err(|e| format!("{}: cannot create the directory: {e}", dir.display()))
-}
-
 /// Runs `scenario` with `overrides` (dotted keys, TOML values) under
 /// `seed` (None: the scenario's) into `out`, as `rdmalab run --out`.
 #[pyfunction]
@@ -46,7 +41,8 @@ fn run(
 ) -> PyResult<()> {
     py.detach(|| {
         let text = read(&scenario)?;
-        create(&out)?;
+        // As the command line's: never into a sweep's folder.
+        experiment::out_dir::open_run(&out)?;
         match experiment::sweep::run_into(&text, &scenario, &overrides, seed, Some(&out))? {
             (_, Some(stalled)) => Err(stalled),
             (_, None) => Ok(()),
@@ -73,13 +69,16 @@ fn sweep(
     py.detach(|| {
         let text = read(&scenario)?;
         let plan = Plan::new(&scenario, &text, &seeds, &overrides, &vary);
-        plan.check()?;
-        create(&out)?;
+        let jobs =
+            jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+        plan.check(jobs)?;
+        // As the command line's: a sweep replaces the plan and runs an
+        // earlier sweep left, and never writes into a run's folder.
+        experiment::out_dir::open_sweep(&out)?;
+        experiment::out_dir::clear_sweep(&out)?;
         let path = out.join(plan::PLAN_FILE);
         files::write_atomic(&path, &plan.to_bytes())
             .map_err(|e| format!("writing {}: {e}", path.display()))?;
-        let jobs =
-            jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
         let points = plan.points();
         let results = experiment::sweep::run(&plan.text, &scenario, &points, jobs, Some(&out))?;
         let path = out.join("sweep.csv");

@@ -261,16 +261,15 @@ fn run(
         ),
     };
     let file = path.display().to_string();
-    let mut sc =
+    let (mut sc, resolved) =
         experiment::sweep::with_overrides(&text, &file, overrides).map_err(|e| e.to_string())?;
     if sc.name.is_none() && path_given {
         sc.name = path.file_stem().map(|s| s.to_string_lossy().into_owned());
     }
     let built = experiment::build(&sc, &path, seed).map_err(|e| e.to_string())?;
-    for w in sc.no_effect() {
-        eprintln!("warning: {file}: {w}");
-    }
     prepare_out(out)?;
+    let ran = experiment::ran::Ran::new(&sc, &resolved, overrides);
+    warn(&ran.warnings);
     let seed = seed.unwrap_or(sc.seed);
     let name = sc.name.clone().unwrap_or_else(|| "scenario".into());
     let bar = if quiet {
@@ -304,7 +303,7 @@ fn run(
         }
     });
     bar.finish_and_clear();
-    let s = report::summary(&outcome, &name, seed);
+    let s = report::summary(&outcome, &name, seed, &ran);
     say(format_args!("{}", summary_text::render(&s)))?;
     let hops_per_s = s.packet_hops as f64 / outcome.loop_wall_s.max(1e-9);
     say!(
@@ -334,6 +333,14 @@ fn run(
         return Err(outcome.net.check_conservation().unwrap_err());
     }
     Ok(())
+}
+
+/// Prints the known traps of what runs (`experiment::ran::warnings`) on
+/// standard error.
+fn warn(warnings: &[String]) {
+    for w in warnings {
+        eprintln!("warning: {w}");
+    }
 }
 
 fn compare(flows: &Path, fct: &Path, top: usize) -> Result<(), String> {
@@ -433,11 +440,10 @@ fn bench_one(
     let setup_s = t0.elapsed().as_secs_f64();
     let outcome = experiment::run(built, |_| {});
     let wall_s = t0.elapsed().as_secs_f64();
-    let s = report::summary(
-        &outcome,
-        &format!("bench-{}-{}", spec.name, mode.name()),
-        seed,
-    );
+    let name = format!("bench-{}-{}", spec.name, mode.name());
+    let ran = experiment::bench::ran(spec, mode, flows, hash)?;
+    warn(&ran.warnings);
+    let s = report::summary(&outcome, &name, seed, &ran);
     say!(
         "bench {} {} packet_hops={} events={} loop_s={:.3} wall_s={:.3} hops_per_s={:.0} peak_rss_mb={:.1} setup_s={:.3} flows_done={}/{} bytes_per_packet={} bytes_per_flow={}",
         spec.name,

@@ -53,7 +53,7 @@ pub enum NetCmd {
         /// QPs the bytes are split over.
         #[arg(long, default_value_t = 1)]
         qps: u32,
-        /// Payload bytes per packet.
+        /// Payload bytes per packet (64 to 4096: RoCE MTUs stop at 4096).
         #[arg(long, default_value_t = 4096)]
         mtu: u32,
         /// Bytes per message (work request).

@@ -1,6 +1,7 @@
 //! Standard output for the commands: `say` writes and notices a reader
-//! that went away (`| head`), and `prepare_out` makes an `--out` directory
-//! before any work. Touches standard output and the directory it is given.
+//! that went away (`| head`), and `prepare_out` makes a run's `--out`
+//! directory before any work. Touches standard output and the directory
+//! it is given.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
@@ -29,12 +30,9 @@ pub fn say(args: std::fmt::Arguments) -> Result<(), String> {
     }
 }
 
-/// Creates the `--out` directory before the work, so that a path that
-/// cannot be one fails at once rather than after a long run.
+/// Creates a run's `--out` directory before the work, so that a path
+/// that cannot be one (or a sweep's folder) fails at once rather than
+/// after a long run (`experiment::out_dir`).
 pub fn prepare_out(dir: Option<&Path>) -> Result<(), String> {
-    match dir {
-        Some(d) => std::fs::create_dir_all(d)
-            .map_err(|e| format!("--out {}: cannot create the directory: {e}", d.display())),
-        None => Ok(()),
-    }
+    dir.map_or(Ok(()), experiment::out_dir::open_run)
 }

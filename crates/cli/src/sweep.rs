@@ -6,7 +6,7 @@
 //! this file parses arguments and prints. Touches standard output and the
 //! files and directories named by its arguments.
 
-use crate::out::{prepare_out, say};
+use crate::out::say;
 use experiment::plan::{self, Plan};
 use experiment::{html, summary_text, sweep_csv};
 use std::path::Path;
@@ -114,8 +114,13 @@ fn plan_of(a: &SweepArgs) -> Result<Plan, String> {
 
 pub fn sweep(a: SweepArgs) -> Result<(), String> {
     let plan = plan_of(&a)?;
+    let jobs = a
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    for w in plan.check(jobs)? {
+        eprintln!("warning: {w}");
+    }
     if let Some(file) = a.plan {
-        plan.check()?;
         experiment::files::write_atomic(file, &plan.to_bytes())
             .map_err(|e| format!("--plan {}: cannot write: {e}", file.display()))?;
         let n = plan.runs.len();
@@ -127,17 +132,15 @@ pub fn sweep(a: SweepArgs) -> Result<(), String> {
         ))?;
         return Ok(());
     }
-    prepare_out(a.out)?;
     if let Some(dir) = a.out {
-        // A sweep replaces whatever plan the folder had (as it replaces
-        // the runs' files); only `run --plan` refuses another plan.
+        // A sweep replaces whatever plan and runs the folder had; only
+        // `run --plan` refuses another plan.
+        experiment::out_dir::open_sweep(dir)?;
+        experiment::out_dir::clear_sweep(dir)?;
         let path = dir.join(plan::PLAN_FILE);
         experiment::files::write_atomic(&path, &plan.to_bytes())
             .map_err(|e| format!("writing {}: {e}", path.display()))?;
     }
-    let jobs = a
-        .jobs
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let points = plan.points();
     let t0 = std::time::Instant::now();
     let results = experiment::sweep::run(&plan.text, a.path, &points, jobs, a.out)?;
@@ -176,6 +179,9 @@ pub fn run_planned(file: &Path, index: usize, out: &Path, html: bool) -> Result<
     let plan = Plan::load(file)?;
     let label = plan.run_at(index)?.label.clone();
     let s = plan.run_one(index, out)?;
+    for w in &s.warnings {
+        eprintln!("warning: {w}");
+    }
     if html {
         html::write_report(&out.join(&label))?;
     }

@@ -33,6 +33,9 @@ pub const MAX_LINE: usize = 64 * 1024;
 pub const MAX_QPS: u32 = 1024;
 pub const MAX_PATHS: u16 = 256;
 pub const MAX_MESSAGES: u64 = 1 << 22;
+/// The largest payload per packet (`--mtu`): RoCE's path MTUs are 256 to
+/// 4096 bytes, whatever the Ethernet MTU.
+pub const MAX_MTU: u32 = 4096;
 /// Where the regions sit in each end's address space (any base works;
 /// distinct ones make a wrong address visible).
 pub const CLIENT_BASE: u64 = 0x1000_0000_0000;
@@ -170,8 +173,15 @@ impl Job {
         if !(1..=MAX_QPS).contains(&self.qps) {
             return Err(format!("--qps must be in 1..={MAX_QPS}, got {}", self.qps));
         }
-        if !(64..=65_000).contains(&self.mtu) {
-            return Err(format!("--mtu must be in 64..=65000, got {}", self.mtu));
+        if self.mtu > MAX_MTU {
+            return Err(format!(
+                "--mtu {}: RoCE MTUs stop at {MAX_MTU} (256, 512, 1024, 2048 or 4096 on \
+                 RDMA NICs; a 9000-byte Ethernet MTU still carries 4096-byte RoCE payloads)",
+                self.mtu
+            ));
+        }
+        if self.mtu < 64 {
+            return Err(format!("--mtu must be in 64..={MAX_MTU}, got {}", self.mtu));
         }
         if !(1..=MAX_PATHS).contains(&self.paths) {
             return Err(format!(

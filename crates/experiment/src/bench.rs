@@ -171,6 +171,28 @@ pub fn scenario_with(
     Ok(sc)
 }
 
+/// What a benchmark run ran ([`crate::ran`]): its scenario, and as its
+/// text the embedded file with every argument that changes the run.
+pub fn ran(
+    spec: &BenchSpec,
+    mode: Mode,
+    flow_limit: Option<usize>,
+    ecmp_hash: EcmpHash,
+) -> Result<crate::ran::Ran, String> {
+    let sc = scenario_with(spec, mode, flow_limit, ecmp_hash)?;
+    let text = format!(
+        "{}\n# bench --mode {} --flows {flow_limit:?} --ecmp-hash {ecmp_hash:?}\n",
+        spec.scenario,
+        mode.name()
+    );
+    let mut ran = crate::ran::Ran::new(&sc, &text, &[]);
+    // The file is ours and its modes turn its DCQCN settings off on
+    // purpose: settings without effect are for the user's own files.
+    let inert = sc.no_effect();
+    ran.warnings.retain(|w| !inert.contains(w));
+    Ok(ran)
+}
+
 /// Builds one benchmark run.
 pub fn build(
     spec: &BenchSpec,

@@ -15,8 +15,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::path::Path;
 
-/// The plan's name inside a sweep directory.
-pub const PLAN_FILE: &str = "plan.json";
+pub use crate::out_dir::PLAN_FILE;
 /// The format of `plan.json` this program reads and writes (2: with its
 /// digest).
 pub const FORMAT: u32 = 2;
@@ -130,14 +129,12 @@ impl Plan {
         v
     }
 
-    /// Checks that every run's scenario parses (so a bad override is found
-    /// before a cluster runs anything), naming the run.
-    pub fn check(&self) -> Result<(), String> {
-        for r in &self.runs {
-            sweep::scenario_for(&self.text, &self.scenario, &r.point())
-                .map_err(|e| format!("run {} ({}): {e}", r.index, r.label))?;
-        }
-        Ok(())
+    /// Checks that every run's scenario parses and builds, with `jobs`
+    /// threads (so a bad override is found before anything runs, here or
+    /// on a cluster), listing the bad runs; returns the runs' warnings
+    /// ([`sweep::check`]).
+    pub fn check(&self, jobs: usize) -> Result<Vec<String>, String> {
+        sweep::check(&self.text, Path::new(&self.scenario), &self.points(), jobs)
     }
 
     /// Reads a plan, naming `path` in every error.
@@ -207,8 +204,7 @@ impl Plan {
     /// as `out/plan.json`.
     pub fn run_one(&self, index: usize, out: &Path) -> Result<SummaryJson, String> {
         let r = self.run_at(index)?;
-        std::fs::create_dir_all(out)
-            .map_err(|e| format!("--out {}: cannot create the directory: {e}", out.display()))?;
+        crate::out_dir::open_sweep(out)?;
         self.write_into(out)?;
         sweep::run_point(&self.text, Path::new(&self.scenario), &r.point(), Some(out))
     }
@@ -241,10 +237,15 @@ pub fn merge(dir: &Path) -> Result<Merged, String> {
         let v: Value = serde_json::from_slice(&bytes)
             .map_err(|e| format!("{}: not a run's summary ({e})", path.display()))?;
         check_summary(&v).map_err(|m| format!("{}: not a run's summary ({m})", path.display()))?;
-        if v.get("seed").and_then(Value::as_u64) != Some(r.seed) {
+        let (_, resolved) = sweep::with_overrides(&plan.text, &plan.scenario, &r.overrides)
+            .map_err(|e| format!("run {} ({}): {e}", r.index, r.label))?;
+        let id = crate::out_dir::run_id(&resolved, r.seed);
+        let found = v.get("run_id").and_then(Value::as_str);
+        if found != Some(id.as_str()) {
             return Err(format!(
-                "{}: not the summary of run {} (seed {})",
+                "{}: another run's summary (run_id {}; run {} of the plan, seed {}, is {id}): run it again",
                 path.display(),
+                found.unwrap_or("none"),
                 r.index,
                 r.seed
             ));

@@ -104,6 +104,19 @@ pub struct SummaryJson {
     pub scenario: String,
     pub seed: u64,
     pub version: &'static str,
+    /// The run's identity (`crate::out_dir::run_id`): every file of its
+    /// folder is checked against it and `files`.
+    pub run_id: String,
+    /// SHA-256 of the scenario's text after `overrides` (`crate::ran`).
+    pub scenario_sha256: String,
+    /// `--set` and the sweep point's `--vary` values, in order.
+    pub overrides: Vec<(String, String)>,
+    /// Topology, transport, congestion control, load balancer, ordering
+    /// and PFC.
+    pub setup: crate::ran::Setup,
+    /// Known traps of the setup, as warned on stderr (absent without).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
     pub hosts: u32,
     pub switches: usize,
     pub links: usize,
@@ -183,6 +196,9 @@ pub struct SummaryJson {
     pub deflected: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub most_deflections: Option<u8>,
+    /// The SHA-256 of every other file the run wrote into its folder, by
+    /// name (filled by [`write_outputs`]; empty in memory).
+    pub files: std::collections::BTreeMap<String, String>,
 }
 
 /// One egress port's RED marking over the whole run.
@@ -424,7 +440,9 @@ pub fn flow_rows(o: &Outcome) -> Vec<FlowRow> {
         .collect()
 }
 
-pub fn summary(o: &Outcome, scenario: &str, seed: u64) -> SummaryJson {
+/// The summary of the run `o` of the scenario named `scenario`, made from
+/// what `ran`.
+pub fn summary(o: &Outcome, scenario: &str, seed: u64, ran: &crate::ran::Ran) -> SummaryJson {
     let net = &o.net;
     let c = o.counters();
     let done: Vec<_> = o.flows().iter().filter(|f| f.finish.is_some()).collect();
@@ -480,6 +498,11 @@ pub fn summary(o: &Outcome, scenario: &str, seed: u64) -> SummaryJson {
         scenario: scenario.to_string(),
         seed,
         version: env!("CARGO_PKG_VERSION"),
+        run_id: crate::out_dir::run_id(&ran.text, seed),
+        scenario_sha256: crate::out_dir::sha256_hex(ran.text.as_bytes()),
+        overrides: ran.overrides.clone(),
+        setup: ran.setup.clone(),
+        warnings: ran.warnings.clone(),
         hosts: net.host_count(),
         switches: net.topology().switch_count(),
         links: net.topology().links.len(),
@@ -543,15 +566,23 @@ pub fn summary(o: &Outcome, scenario: &str, seed: u64) -> SummaryJson {
         }),
         deflected: net.deflected(),
         most_deflections: net.deflected().map(|_| net.most_deflections()),
+        files: Default::default(),
     }
 }
 
-/// Writes `flows.csv`, `summary.json`, `slowdown_by_size.csv`, and `series.csv`
-/// and `trace.pcap` when asked for, into `dir` (created if missing).
-/// Each file is written to a temporary name and renamed into place, so an
-/// interrupted run never leaves a half-written file under the real name.
+/// Writes `flows.csv`, `slowdown_by_size.csv`, and `series.csv` and
+/// `trace.pcap` when asked for, then `summary.json` with their digests,
+/// into `dir` (created if missing), after removing the files an earlier
+/// run left there (`crate::out_dir`). Each file is written to a temporary
+/// name and renamed into place, so an interrupted run never leaves a
+/// half-written file under the real name, nor a `summary.json` that lists
+/// files not written.
 pub fn write_outputs(o: &Outcome, s: &SummaryJson, dir: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
+    crate::out_dir::clear_run(dir).map_err(|(p, e)| {
+        std::io::Error::new(e.kind(), format!("{}: cannot remove: {e}", p.display()))
+    })?;
+    let mut files: Vec<(&str, Vec<u8>)> = Vec::new();
     let mut w = csv::Writer::from_writer(Vec::new());
     for row in flow_rows(o) {
         w.serialize(row).map_err(std::io::Error::other)?;
@@ -559,10 +590,7 @@ pub fn write_outputs(o: &Outcome, s: &SummaryJson, dir: &Path) -> std::io::Resul
     let csv = w
         .into_inner()
         .map_err(|e| std::io::Error::other(e.to_string()))?;
-    write_atomic(&dir.join("flows.csv"), &csv)?;
-    let mut json = serde_json::to_vec_pretty(s).map_err(std::io::Error::other)?;
-    json.push(b'\n');
-    write_atomic(&dir.join("summary.json"), &json)?;
+    files.push(("flows.csv", csv));
     let mut w = csv::Writer::from_writer(Vec::new());
     w.write_record(["lo_bytes", "hi_bytes", "count", "mean", "p50", "p95", "p99"])
         .map_err(std::io::Error::other)?;
@@ -582,7 +610,7 @@ pub fn write_outputs(o: &Outcome, s: &SummaryJson, dir: &Path) -> std::io::Resul
     let table = w
         .into_inner()
         .map_err(|e| std::io::Error::other(e.to_string()))?;
-    write_atomic(&dir.join("slowdown_by_size.csv"), &table)?;
+    files.push(("slowdown_by_size.csv", table));
     let series = o.net.series();
     if !series.is_empty() {
         let mut w = csv::Writer::from_writer(Vec::new());
@@ -597,7 +625,7 @@ pub fn write_outputs(o: &Outcome, s: &SummaryJson, dir: &Path) -> std::io::Resul
         let bytes = w
             .into_inner()
             .map_err(|e| std::io::Error::other(e.to_string()))?;
-        write_atomic(&dir.join("series.csv"), &bytes)?;
+        files.push(("series.csv", bytes));
         if let Some(t) = o.net.sampling_stopped() {
             eprintln!(
                 "warning: series.csv: sampling stopped at {:.3} ms, at the most the series may \
@@ -609,10 +637,18 @@ pub fn write_outputs(o: &Outcome, s: &SummaryJson, dir: &Path) -> std::io::Resul
         }
     }
     if let Some((trace, unencodable)) = o.net.pcap() {
-        write_atomic(&dir.join("trace.pcap"), &trace)?;
+        files.push(("trace.pcap", trace));
         if unencodable > 0 {
             eprintln!("warning: trace.pcap: {unencodable} packets left out (a field beyond its RoCEv2 range)");
         }
     }
-    Ok(())
+    let mut s = s.clone();
+    for (name, bytes) in &files {
+        write_atomic(&dir.join(name), bytes)?;
+        s.files
+            .insert(name.to_string(), crate::out_dir::sha256_hex(bytes));
+    }
+    let mut json = serde_json::to_vec_pretty(&s).map_err(std::io::Error::other)?;
+    json.push(b'\n');
+    write_atomic(&dir.join(crate::out_dir::SUMMARY_FILE), &json)
 }

@@ -19,6 +19,37 @@ pub fn render(s: &SummaryJson) -> String {
         "scenario",
         format!("{} (seed {})", s.scenario, s.seed),
     );
+    let u = &s.setup;
+    line(&mut out, "topology", u.topology.clone());
+    line(
+        &mut out,
+        "transport",
+        format!(
+            "{}, congestion control {}, ordering {}",
+            u.transport, u.congestion_control, u.ordering
+        ),
+    );
+    line(
+        &mut out,
+        "switches",
+        format!(
+            "load balancer {}, PFC {}",
+            u.load_balancer,
+            if u.pfc {
+                "on (lossless)"
+            } else {
+                "off (lossy)"
+            }
+        ),
+    );
+    if !s.overrides.is_empty() {
+        let o: Vec<String> = s
+            .overrides
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        line(&mut out, "overrides", o.join(" "));
+    }
     line(
         &mut out,
         "fabric",

@@ -119,23 +119,31 @@ fn set_key(table: &mut toml::Table, key: &str, value: toml::Value) -> Result<(),
 
 /// The scenario of one sweep point.
 pub fn scenario_for(text: &str, file: &str, point: &Point) -> Result<Scenario, ScenarioError> {
-    with_overrides(text, file, &point.overrides)
+    with_overrides(text, file, &point.overrides).map(|(sc, _)| sc)
 }
 
 /// The scenario in `text` (from `file`) with `overrides` applied, each a
 /// dotted key and a TOML value (`rdmalab run --set`, and every sweep
-/// point).
+/// point), and its text after them (what ran: the run's identity is made
+/// from it).
 pub fn with_overrides(
     text: &str,
     file: &str,
     overrides: &[(String, String)],
-) -> Result<Scenario, ScenarioError> {
+) -> Result<(Scenario, String), ScenarioError> {
     if overrides.is_empty() {
-        return Scenario::parse(text, file);
+        return Ok((Scenario::parse(text, file)?, text.to_string()));
     }
-    let mut table: toml::Table = text
-        .parse()
-        .map_err(|e: toml::de::Error| ScenarioError::new(file, "", e.message().to_string()))?;
+    let mut table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+        let at = e
+            .span()
+            .map(|s| format!(" (line {})", crate::scenario::check::line_of(text, s.start)));
+        ScenarioError::new(
+            file,
+            "",
+            format!("{}{}", e.message().trim(), at.unwrap_or_default()),
+        )
+    })?;
     for (k, v) in overrides {
         set_key(&mut table, k, toml_value(v))
             .map_err(|m| ScenarioError::new(file, k.clone(), m))?;
@@ -143,7 +151,13 @@ pub fn with_overrides(
     let edited =
         toml::to_string(&table).map_err(|e| ScenarioError::new(file, "", e.to_string()))?;
     let with: Vec<String> = overrides.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    Scenario::parse(&edited, &format!("{file} (with {})", with.join(" ")))
+    let sc = Scenario::parse_over(
+        &edited,
+        text,
+        overrides,
+        &format!("{file} (with {})", with.join(" ")),
+    )?;
+    Ok((sc, edited))
 }
 
 /// Expands seeds x (one choice per varied key) into points, in order.
@@ -177,6 +191,69 @@ pub fn points(
     out
 }
 
+/// The most bad runs [`check`] lists by name.
+const MAX_LISTED: usize = 20;
+
+/// Checks every point before any runs (in parallel with `jobs` threads):
+/// its scenario parses and builds (the network is built and dropped), so
+/// that a sweep never runs its valid points and then fails on another.
+/// The error lists the bad ones, each with its index, label and error.
+/// Returns the known traps of the runs (`crate::ran::warnings`), each once.
+pub fn check(
+    text: &str,
+    path: &Path,
+    points: &[Point],
+    jobs: usize,
+) -> Result<Vec<String>, String> {
+    let file = path.display().to_string();
+    let checked: Vec<Result<Vec<String>, String>> = pool(jobs, points.len())?.install(|| {
+        points
+            .par_iter()
+            .map(|p| {
+                let (sc, _) =
+                    with_overrides(text, &file, &p.overrides).map_err(|e| e.to_string())?;
+                crate::build(&sc, path, Some(p.seed)).map_err(|e| e.to_string())?;
+                Ok(crate::ran::warnings(&sc))
+            })
+            .collect()
+    });
+    let bad: Vec<String> = checked
+        .iter()
+        .enumerate()
+        .filter_map(|(i, r)| {
+            Some(format!(
+                "  run {i} ({}): {}",
+                points[i].label(),
+                r.as_ref().err()?
+            ))
+        })
+        .collect();
+    if bad.is_empty() {
+        let mut warnings: Vec<String> = checked.into_iter().flatten().flatten().collect();
+        warnings.sort();
+        warnings.dedup();
+        return Ok(warnings);
+    }
+    let more = match bad.len().saturating_sub(MAX_LISTED) {
+        0 => String::new(),
+        n => format!("\n  and {n} more"),
+    };
+    Err(format!(
+        "{} of {} runs cannot run; nothing was run:\n{}{more}",
+        bad.len(),
+        points.len(),
+        bad[..bad.len().min(MAX_LISTED)].join("\n")
+    ))
+}
+
+/// A pool of `jobs` threads (at most one per point).
+fn pool(jobs: usize, points: usize) -> Result<rayon::ThreadPool, String> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs.clamp(1, 1024).min(points.max(1)))
+        .build()
+        .map_err(|e| e.to_string())
+}
+
 /// Runs every point (in parallel with `jobs` threads), writing each run's
 /// outputs under `out/<label>/` when `out` is given; returns the summaries
 /// in point order.
@@ -187,11 +264,7 @@ pub fn run(
     jobs: usize,
     out: Option<&Path>,
 ) -> Result<Vec<SummaryJson>, String> {
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(jobs.clamp(1, 1024).min(points.len().max(1)))
-        .build()
-        .map_err(|e| e.to_string())?;
-    let results: Vec<Result<SummaryJson, String>> = pool.install(|| {
+    let results: Vec<Result<SummaryJson, String>> = pool(jobs, points.len())?.install(|| {
         points
             .par_iter()
             .map(|p| run_point(text, path, p, out))
@@ -231,14 +304,15 @@ pub fn run_into(
     dir: Option<&Path>,
 ) -> Result<(SummaryJson, Option<String>), String> {
     let file = path.display().to_string();
-    let sc = with_overrides(text, &file, overrides).map_err(|e| e.to_string())?;
+    let (sc, resolved) = with_overrides(text, &file, overrides).map_err(|e| e.to_string())?;
     let built = crate::build(&sc, path, seed).map_err(|e| e.to_string())?;
     let o = crate::run(built, |_| {});
     let name = sc.name.clone().unwrap_or_else(|| {
         path.file_stem()
             .map_or("scenario".into(), |s| s.to_string_lossy().into_owned())
     });
-    let s = report::summary(&o, &name, seed.unwrap_or(sc.seed));
+    let ran = crate::ran::Ran::new(&sc, &resolved, overrides);
+    let s = report::summary(&o, &name, seed.unwrap_or(sc.seed), &ran);
     if let Some(d) = dir {
         report::write_outputs(&o, &s, d).map_err(|e| format!("writing {}: {e}", d.display()))?;
     }

@@ -58,7 +58,14 @@ fn bad_input_is_named() {
     let cases: Vec<(Output, &str)> = vec![
         (run("nowhere", &[]), "invalid socket address"),
         (run("[::1]:4791", &[]), "only IPv4"),
-        (run("127.0.0.1:9", &["--mtu", "70000"]), "--mtu must be in"),
+        (
+            run("127.0.0.1:9", &["--mtu", "70000"]),
+            "--mtu 70000: RoCE MTUs stop at 4096",
+        ),
+        (
+            run("127.0.0.1:9", &["--mtu", "9000"]),
+            "--mtu 9000: RoCE MTUs stop at 4096",
+        ),
         (
             net_run("127.0.0.1:9", "write", "12Q", "irn", &[]),
             "unknown unit",

@@ -119,3 +119,74 @@ fn flows_below_one_packet_have_an_exact_slowdown_column() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// summary.json records what ran (the scenario text's SHA-256 and the
+/// overrides) and the readable summary starts with the setup: topology,
+/// transport, congestion control, ordering, load balancer and PFC.
+#[test]
+fn the_summary_records_what_ran() {
+    use sha2::{Digest, Sha256};
+    let dir = scratch("ran");
+    let (plain, set) = (dir.join("plain"), dir.join("set"));
+    let file = example();
+    let (code, stdout, err) = rdmalab(&["run", &file, "--quiet", "--out", plain.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{err}");
+    let first: Vec<&str> = stdout.lines().take(4).collect();
+    assert!(
+        first[1].contains("topology")
+            && first[1].contains("leaf_spine: 4 leaves, 2 spines, 8 hosts per leaf"),
+        "{stdout}"
+    );
+    assert!(
+        first[2].contains("transport")
+            && first[2].contains("roce, congestion control none, ordering none"),
+        "{stdout}"
+    );
+    assert!(
+        first[3].contains("switches") && first[3].contains("load balancer ecmp, PFC on (lossless)"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("overrides"), "{stdout}");
+    let summary = |d: &PathBuf| -> Value {
+        serde_json::from_slice(&std::fs::read(d.join("summary.json")).unwrap()).unwrap()
+    };
+    let s = summary(&plain);
+    let text = std::fs::read(&file).unwrap();
+    let hex: String = Sha256::digest(&text)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    assert_eq!(s["scenario_sha256"], hex.as_str());
+    assert_eq!(s["overrides"], serde_json::json!([]));
+    assert_eq!(s["setup"]["congestion_control"], "none");
+    assert_eq!(s["setup"]["pfc"], true);
+    let (code, stdout, err) = rdmalab(&[
+        "run",
+        &file,
+        "--quiet",
+        "--set",
+        "switch.pfc=false",
+        "--set",
+        "transport.cc=dcqcn",
+        "--out",
+        set.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        stdout.contains("congestion control dcqcn") && stdout.contains("PFC off (lossy)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("overrides              switch.pfc=false transport.cc=dcqcn"),
+        "{stdout}"
+    );
+    let t = summary(&set);
+    assert_eq!(
+        t["overrides"],
+        serde_json::json!([["switch.pfc", "false"], ["transport.cc", "dcqcn"]])
+    );
+    assert_ne!(t["scenario_sha256"], s["scenario_sha256"]);
+    assert_ne!(t["run_id"], s["run_id"]);
+    assert_eq!(t["setup"]["pfc"], false);
+    std::fs::remove_dir_all(&dir).ok();
+}

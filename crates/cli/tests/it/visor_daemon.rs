@@ -587,8 +587,10 @@ fn the_bench_with_a_peer_counts_what_the_sink_received() {
     let _ = sink.wait();
     assert!(short > 0.0 && long > 0.0, "{short} {long}");
     // Counting the first bench's messages too would make the second's
-    // rate about 7.7 times the first's.
-    assert!(short < 3.0 * long && long < 3.0 * short, "{long} {short}");
+    // rate about 7.7 times the first's. Only that direction is checked: a
+    // short bench on a loaded machine runs slower, not faster (166719
+    // against 53922 messages/s was seen with four builds beside it).
+    assert!(short < 3.0 * long, "{long} {short}");
     assert!((gbps - short * 8000.0 / 1e9).abs() < 1e-3 + 0.01 * gbps);
 }
 

@@ -87,3 +87,21 @@ fn bad_jobs_name_the_option() {
     }
     assert!(job().check(1 << 30).is_ok());
 }
+
+/// RoCE MTUs stop at 4096: a job asking for more (from `net run --mtu`, or
+/// a client's hello at `net serve`) is refused naming the flag.
+#[test]
+fn an_mtu_above_4096_is_refused_by_name() {
+    for mtu in [4097, 9000, 65_000] {
+        let e = Job { mtu, ..job() }.check(u64::MAX).unwrap_err();
+        assert!(
+            e.contains(&format!("--mtu {mtu}")) && e.contains("stop at 4096"),
+            "{e}"
+        );
+    }
+    let e = Job { mtu: 63, ..job() }.check(u64::MAX).unwrap_err();
+    assert!(e.contains("--mtu must be in 64..=4096"), "{e}");
+    for mtu in [64, 1024, 4096] {
+        Job { mtu, ..job() }.check(u64::MAX).unwrap();
+    }
+}

@@ -16,8 +16,7 @@ mod sweep_page;
 use crate::files::write_atomic;
 use std::path::{Path, PathBuf};
 
-/// The report's name inside a run's or a sweep's directory.
-pub const REPORT_FILE: &str = "report.html";
+pub use crate::out_dir::REPORT_FILE;
 
 /// Escapes text for HTML (and SVG) content and attributes.
 pub fn esc(s: &str) -> String {

@@ -154,6 +154,7 @@ pub fn render(dir: &Path) -> Result<String, String> {
     let sp = dir.join("summary.json");
     let s: Value = serde_json::from_str(&read(&sp)?)
         .map_err(|e| format!("{}: not a run's summary ({e})", sp.display()))?;
+    crate::out_dir::check_run(dir, &s)?;
     let name = s.get("scenario").and_then(Value::as_str).unwrap_or("run");
     let seed = s.get("seed").and_then(Value::as_u64).unwrap_or(0);
     let mut b = format!(

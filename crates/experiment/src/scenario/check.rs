@@ -41,16 +41,37 @@ impl ScenarioError {
         }
     }
 
-    /// Adds ` (line N)` for the key's place in `text`, unless the message
-    /// has a line already or the key is not found.
-    pub fn with_line(mut self, text: &str) -> Self {
-        if !self.message.contains("(line ") {
+    /// Adds where the key is written: ` (from the override K=V)` when one
+    /// of `overrides` set it (or a table holding it), else ` (line N)` of
+    /// its place in `text`, unless the message has a line already or the
+    /// key is not found.
+    pub fn locate(mut self, text: &str, overrides: &[(String, String)]) -> Self {
+        if let Some((k, v)) = override_of(&self.key, overrides) {
+            self.message
+                .push_str(&format!(" (from the override {k}={v})"));
+        } else if !self.message.contains("(line ") {
             if let Some(line) = line_of_key(text, &self.key) {
                 self.message.push_str(&format!(" (line {line})"));
             }
         }
         self
     }
+}
+
+/// The last of `overrides` that set `key` (`traffic[0].load` or
+/// `traffic.0.load`) or a table or list holding it.
+fn override_of<'a>(key: &str, overrides: &'a [(String, String)]) -> Option<&'a (String, String)> {
+    fn parts(k: &str) -> Vec<&str> {
+        k.split(['.', '[', ']']).filter(|p| !p.is_empty()).collect()
+    }
+    let at = parts(key);
+    if at.is_empty() {
+        return None;
+    }
+    overrides
+        .iter()
+        .rev()
+        .find(|(k, _)| at.starts_with(&parts(k)))
 }
 
 /// Line number (1-based) of a byte offset.

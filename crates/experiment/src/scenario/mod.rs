@@ -67,9 +67,13 @@ pub struct Scenario {
     pub faults: Vec<FaultCfg>,
     #[serde(default)]
     pub output: OutputCfg,
-    /// The text it was parsed from, to give build errors their line.
+    /// The file's text, to give build errors their line.
     #[serde(skip)]
     pub text: Option<Arc<str>>,
+    /// The overrides applied on top of `text` (`--set`, `--vary`): an
+    /// error in a key they set names the override instead of a line.
+    #[serde(skip)]
+    pub overrides: Vec<(String, String)>,
 }
 
 fn default_seed() -> u64 {
@@ -77,10 +81,22 @@ fn default_seed() -> u64 {
 }
 impl Scenario {
     pub fn parse(text: &str, file: &str) -> Result<Scenario, ScenarioError> {
-        let de = toml::Deserializer::parse(text).map_err(|e| {
+        Scenario::parse_over(text, text, &[], file)
+    }
+
+    /// Parses `edited`, the file's `text` with `overrides` applied
+    /// (`crate::sweep::with_overrides`): an error's line is that of its
+    /// key in `text`, or for a key an override set, the override.
+    pub fn parse_over(
+        edited: &str,
+        text: &str,
+        overrides: &[(String, String)],
+        file: &str,
+    ) -> Result<Scenario, ScenarioError> {
+        let de = toml::Deserializer::parse(edited).map_err(|e| {
             let at = e
                 .span()
-                .map(|s| format!(" (line {})", line_of(text, s.start)));
+                .map(|s| format!(" (line {})", line_of(edited, s.start)));
             ScenarioError::new(
                 file,
                 "",
@@ -93,17 +109,22 @@ impl Scenario {
         // crate's compiled code and compile time.
         let mut sc: Scenario = Scenario::deserialize(de).map_err(|e| {
             let span = e.span();
-            let key = span.clone().map(|s| key_at(text, s.start));
-            let at = span.map(|s| format!(" (line {})", line_of(text, s.start)));
+            let key = span.clone().map(|s| key_at(edited, s.start));
+            // The place in the text parsed is the file's only without
+            // overrides (the edited text is the table written out again).
+            let at = span
+                .filter(|_| overrides.is_empty())
+                .map(|s| format!(" (line {})", line_of(text, s.start)));
             ScenarioError::new(
                 file,
                 key.unwrap_or_default(),
                 format!("{}{}", e.message().trim(), at.unwrap_or_default()),
             )
-            .with_line(text)
+            .locate(text, overrides)
         })?;
-        sc.validate(file).map_err(|e| e.with_line(text))?;
+        sc.validate(file).map_err(|e| e.locate(text, overrides))?;
         sc.text = Some(Arc::from(text));
+        sc.overrides = overrides.to_vec();
         Ok(sc)
     }
 
@@ -151,10 +172,11 @@ impl Scenario {
         no_effect::no_effect(self)
     }
 
-    /// Adds the line of the error's key, when the text is known.
+    /// Adds where the error's key is written (its line, or the override
+    /// that set it), when the text is known.
     pub fn locate(&self, e: ScenarioError) -> ScenarioError {
         match &self.text {
-            Some(t) => e.with_line(t),
+            Some(t) => e.locate(t, &self.overrides),
             None => e,
         }
     }

@@ -276,7 +276,7 @@ fn drill_under_go_back_n_retransmits_for_reordering_only_without_the_ideal_layer
             "{ordering}: the flow finishes"
         );
         assert_eq!(o.counters().total_dropped_packets(), 0, "lossless");
-        let s = experiment::report::summary(&o, "t", 0);
+        let s = experiment::report::summary(&o, "t", 0, &common::any_ran());
         (s.reordering, s.ordering)
     };
     let (none, _) = reordering("none");

@@ -66,8 +66,8 @@ fn eunomia_changes_nothing_on_an_ecmp_fabric_but_the_sender_hold() {
     };
     assert_eq!(fcts(&none), fcts(&receiver));
     let (rs, ss) = (
-        experiment::report::summary(&receiver, "t", 5),
-        experiment::report::summary(&sender, "t", 5),
+        experiment::report::summary(&receiver, "t", 5, &common::any_ran()),
+        experiment::report::summary(&sender, "t", 5, &common::any_ran()),
     );
     let (ro, so) = (rs.ordering.expect("a layer"), ss.ordering.expect("a layer"));
     assert_eq!(

@@ -19,7 +19,7 @@ bytes = 300_000
 
 fn outputs(seed: Option<u64>, dir: &Path) -> (Vec<u8>, Vec<u8>) {
     let o = common::run_toml_seed(RANDOM, seed);
-    let s = report::summary(&o, "random", seed.unwrap_or(5));
+    let s = report::summary(&o, "random", seed.unwrap_or(5), &common::any_ran());
     report::write_outputs(&o, &s, dir).unwrap();
     (
         std::fs::read(dir.join("flows.csv")).unwrap(),

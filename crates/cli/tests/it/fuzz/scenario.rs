@@ -37,7 +37,8 @@ fn try_one(path: &Path, text: &str, out: &Path) -> Result<(), String> {
     let cap = 20 * engine::time::US;
     built.stop = Some(built.stop.map_or(cap, |s| s.min(cap)));
     let outcome = experiment::run(built, |_| {});
-    let s = experiment::report::summary(&outcome, "fuzz", sc.seed);
+    let ran = experiment::ran::Ran::new(&sc, text, &[]);
+    let s = experiment::report::summary(&outcome, "fuzz", sc.seed, &ran);
     experiment::report::write_outputs(&outcome, &s, out).map_err(|e| e.to_string())
 }
 

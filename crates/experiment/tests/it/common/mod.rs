@@ -21,7 +21,15 @@ pub fn run_toml_seed(text: &str, seed: Option<u64>) -> Outcome {
 
 #[allow(dead_code)]
 pub fn summary(o: &Outcome) -> report::SummaryJson {
-    report::summary(o, "test", 0)
+    report::summary(o, "test", 0, &any_ran())
+}
+
+/// What ran, for tests that look at other parts of the summary: the
+/// built-in example's setup and no text.
+#[allow(dead_code)]
+pub fn any_ran() -> experiment::ran::Ran {
+    let sc = Scenario::parse(experiment::EXAMPLE, "example.toml").expect("the example parses");
+    experiment::ran::Ran::new(&sc, "", &[])
 }
 
 /// The values of series `name` sampled in [from_ms, to_ms).
