@@ -1,0 +1,211 @@
+//! Collective jobs run closed-loop on a fabric (`experiment::jobs`): no
+//! transfer is posted before the receives it waits for arrived, for every
+//! algorithm; iterations are spaced by the compute gap; two identical
+//! jobs side by side finish together; a ring all-reduce's bus bandwidth
+//! on an idle non-blocking fabric is its alpha-beta formula's.
+
+use engine::time::US;
+use engine::Time;
+use experiment::jobs::{self, Job, JobApp};
+use fabric::{FabricConfig, Network, NodeKind, RunState, Topology};
+use workload::collective::{plan, Algorithm, Collective, Spec};
+
+const RATE: u64 = 100_000_000_000;
+const DELAY: Time = US;
+
+/// `hosts` hosts on one switch (non-blocking), each by a link of `RATE`
+/// and `DELAY`.
+fn star(hosts: u32) -> Topology {
+    let mut topo = Topology::default();
+    let s = topo.add_node("s0".into(), NodeKind::Switch);
+    for h in 0..hosts {
+        let n = topo.add_node(format!("h{h}"), NodeKind::Host);
+        topo.add_link(n, s, RATE, DELAY);
+    }
+    topo
+}
+
+fn job(name: &str, spec: Spec, hosts: Vec<u32>, iterations: u32, compute: Time) -> Job {
+    Job {
+        name: name.into(),
+        spec,
+        hosts,
+        iterations,
+        compute,
+        start: 2 * US,
+    }
+}
+
+fn spec(collective: Collective, algorithm: Algorithm, ranks: u32, bytes: u64) -> Spec {
+    Spec {
+        collective,
+        algorithm,
+        ranks,
+        bytes,
+        channels: 1,
+        chunk_bytes: 0,
+    }
+}
+
+/// Runs `jobs` on a star of `hosts` to the end; the network and the ids.
+fn run(hosts: u32, list: Vec<Job>, log: bool) -> (Network, Vec<fabric::AppId>) {
+    let mut net = Network::new(star(hosts), FabricConfig::default()).unwrap();
+    let with_plans = list.into_iter().map(|j| {
+        let p = plan(&j.spec).unwrap();
+        (j, p)
+    });
+    let ids = jobs::add(&mut net, with_plans.collect(), log).unwrap();
+    assert_eq!(net.run_until(Time::MAX, u64::MAX), RunState::Done);
+    net.check_conservation().unwrap();
+    (net, ids)
+}
+
+/// Every transfer of every iteration is posted no earlier than the
+/// arrival of each receive it waits for, and arrives; for every
+/// algorithm, with chunks, two channels and a compute gap.
+#[test]
+fn no_step_starts_before_its_inputs_arrived() {
+    let n = 6;
+    let (iterations, compute) = (3, 5 * US);
+    for c in Collective::ALL {
+        for &a in c.algorithms() {
+            let s = Spec {
+                channels: 2,
+                chunk_bytes: 3000,
+                ..spec(c, a, n, 48_000)
+            };
+            let hosts = vec![5, 0, 3, 1, 4, 2];
+            let (net, ids) = run(n, vec![job("j", s, hosts, iterations, compute)], true);
+            let app = net.app::<JobApp>(ids[0]).unwrap();
+            assert!(app.done() && app.error().is_none(), "{c:?} {a:?}");
+            let p = app.plan();
+            let mut checked = 0;
+            for it in 0..iterations {
+                for i in 0..p.transfers.len() {
+                    let (posted, arrived) = app.logged(it, i).unwrap();
+                    assert!(arrived < Time::MAX && posted < arrived, "{c:?} {a:?}");
+                    for &d in p.deps(i) {
+                        let (_, input) = app.logged(it, d as usize).unwrap();
+                        assert!(
+                            posted >= input,
+                            "{c:?} {a:?}: iteration {it}, transfer {i} before {d}"
+                        );
+                        checked += 1;
+                    }
+                }
+            }
+            assert!(checked > 0 || c == Collective::AllToAll, "{c:?} {a:?}");
+            // Iterations follow each other by at least the compute gap.
+            let its = app.iterations();
+            assert_eq!(its.len(), iterations as usize);
+            for w in its.windows(2) {
+                assert!(w[1].start >= w[0].start + compute, "{c:?} {a:?}");
+            }
+            let r = jobs::result(&net, ids[0]).unwrap();
+            let last = its.last().unwrap().end.unwrap();
+            assert_eq!(r.completion, Some(last - 2 * US));
+        }
+    }
+}
+
+/// A rank starts its next iteration the compute gap after it ended the
+/// last (a rank that only sends, the broadcast's root, runs ahead of the
+/// others but not of its gap).
+#[test]
+fn the_compute_gap_separates_a_ranks_iterations() {
+    let s = spec(Collective::AllReduce, Algorithm::Ring, 4, 400_000);
+    let gap = 30 * US;
+    let (net, ids) = run(4, vec![job("j", s, vec![0, 1, 2, 3], 4, gap)], true);
+    let app = net.app::<JobApp>(ids[0]).unwrap();
+    let its = app.iterations();
+    // The ring's ranks end each iteration within a step of each other; the
+    // next starts a gap later.
+    for w in its.windows(2) {
+        let (end, next) = (w[0].end.unwrap(), w[1].start);
+        assert!(
+            next >= end - 50 * US / 10 && next <= end + gap,
+            "{end} {next}"
+        );
+        assert!(next >= w[0].start + gap);
+    }
+}
+
+/// Two identical jobs on the two halves of a non-blocking fabric, their
+/// ranks interleaved on one switch, finish together.
+#[test]
+fn identical_jobs_on_disjoint_halves_finish_together() {
+    for a in [Algorithm::Ring, Algorithm::Tree, Algorithm::HalvingDoubling] {
+        let s = Spec {
+            chunk_bytes: 64_000,
+            ..spec(Collective::AllReduce, a, 8, 4_000_000)
+        };
+        let even: Vec<u32> = (0..8).map(|r| 2 * r).collect();
+        let odd: Vec<u32> = (0..8).map(|r| 2 * r + 1).collect();
+        let (net, ids) = run(
+            16,
+            vec![job("a", s, even, 2, US), job("b", s, odd, 2, US)],
+            false,
+        );
+        let [x, y] = [0, 1].map(|i| jobs::result(&net, ids[i]).unwrap().completion.unwrap());
+        let diff = x.abs_diff(y) as f64 / x as f64;
+        assert!(diff < 1e-3, "{a:?}: {x} and {y} ps");
+        // The ring has no incast: alone, a job takes the same time (the
+        // tree's and halving-doubling's incasts share the switch's buffer
+        // with the other job's, and its PFC thresholds).
+        if a != Algorithm::Ring {
+            continue;
+        }
+        let alone = run(
+            16,
+            vec![job("a", s, (0..8).map(|r| 2 * r).collect(), 2, US)],
+            false,
+        );
+        let z = jobs::result(&alone.0, alone.1[0])
+            .unwrap()
+            .completion
+            .unwrap();
+        assert!(
+            x.abs_diff(z) as f64 / (z as f64) < 1e-3,
+            "{a:?}: {x} with, {z} alone"
+        );
+    }
+}
+
+/// Ring all-reduce on an idle star: bus bandwidth within 5% of the
+/// alpha-beta formula. Each of the 2(n-1) steps moves a piece of S/n
+/// bytes over every host's link: its packets with their headers, and on
+/// the same link the ACKs of the piece coming in (one per packet); the
+/// per-step latency is the last packet's store-and-forward at the switch
+/// and the two link delays.
+#[test]
+fn ring_all_reduce_bus_bandwidth_is_the_alpha_beta_formula() {
+    let cfg = FabricConfig::default();
+    let (mtu, header, ack) = (
+        cfg.nic.mtu as u64,
+        cfg.nic.header_bytes as u64,
+        cfg.nic.ctrl_bytes as u64,
+    );
+    let ser = |bytes: u64| bytes * 8 * 1_000_000_000_000 / RATE;
+    for (n, bytes) in [(4u32, 4_000_000u64), (8, 16_000_000), (16, 16_000_000)] {
+        let s = spec(Collective::AllReduce, Algorithm::Ring, n, bytes);
+        let (net, ids) = run(n, vec![job("r", s, (0..n).collect(), 1, 0)], false);
+        let r = jobs::result(&net, ids[0]).unwrap();
+        let row = &r.rows[0];
+        let piece = bytes / n as u64;
+        let packets = piece.div_ceil(mtu);
+        let wire = piece + packets * (header + ack);
+        let step = ser(wire) + ser(mtu + header) + 2 * DELAY;
+        let formula = 2 * (n as u64 - 1) * step;
+        let bus = |t: Time| bytes as f64 * 8.0 / (t as f64 / 1e12) / 1e9 * r.bus_factor;
+        let (got, want) = (row.busbw_gbps(r.bus_factor).unwrap(), bus(formula));
+        assert!(
+            (got / want - 1.0).abs() < 0.05,
+            "n={n}: busbw {got:.2} Gb/s, formula {want:.2}"
+        );
+        // Bounded by the link's payload share.
+        assert!(got < 100.0 * mtu as f64 / (mtu + header) as f64);
+        eprintln!(
+            "ring all-reduce n={n} {bytes} B: busbw {got:.3} Gb/s, alpha-beta {want:.3} Gb/s"
+        );
+    }
+}
