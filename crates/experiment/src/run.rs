@@ -31,6 +31,8 @@ pub struct Outcome {
     /// Set when the run was ended for making no progress: which flows were
     /// stuck, and for how long. The outcome is still complete up to then.
     pub stalled: Option<String>,
+    /// The collective jobs' applications, in `[[jobs]]` order.
+    pub jobs: Vec<fabric::AppId>,
 }
 
 const CHUNK: u64 = 200_000;
@@ -46,7 +48,8 @@ pub const MIN_STALL_SPAN: Time = 10 * engine::time::MS;
 /// Watches a run's counters between chunks for progress.
 struct Watch {
     span: Time,
-    /// Nothing is stuck before every flow started and every fault happened.
+    /// Nothing is stuck before every flow and job started and every fault
+    /// happened.
     quiet_from: Time,
     last: (usize, u64),
     since: Time,
@@ -58,11 +61,13 @@ struct Watch {
 }
 
 impl Watch {
-    fn new(net: &Network, max_rto: Time, last_fault: Time) -> Watch {
+    fn new(net: &Network, max_rto: Time, quiet_until: Time, longest_gap: Time) -> Watch {
         let starts = net.flows().iter().map(|f| f.flow.start).max().unwrap_or(0);
+        // A job's compute gap is quiet on purpose.
+        let span = max_rto.saturating_mul(STALL_RTOS).max(MIN_STALL_SPAN);
         Watch {
-            span: max_rto.saturating_mul(STALL_RTOS).max(MIN_STALL_SPAN),
-            quiet_from: starts.max(last_fault),
+            span: span.max(longest_gap.saturating_mul(2)),
+            quiet_from: starts.max(quiet_until),
             last: (0, 0),
             since: 0,
             suspect: false,
@@ -133,12 +138,14 @@ pub fn run(built: Built, mut progress: impl FnMut(Progress)) -> Outcome {
         classes,
         stop,
         max_rto,
-        last_fault,
+        quiet_until,
+        jobs,
+        longest_gap,
     } = built;
     let until = stop.unwrap_or(Time::MAX);
     let mut watch = stop
         .is_none()
-        .then(|| Watch::new(&net, max_rto, last_fault));
+        .then(|| Watch::new(&net, max_rto, quiet_until, longest_gap));
     let mut stalled = None;
     let t0 = Instant::now();
     let state = loop {
@@ -177,6 +184,7 @@ pub fn run(built: Built, mut progress: impl FnMut(Progress)) -> Outcome {
         end_time,
         loop_wall_s,
         stalled,
+        jobs,
     }
 }
 

@@ -1,5 +1,5 @@
 //! The scenario file: a TOML description of topology, switches, transport,
-//! traffic and faults, parsed strictly (unknown keys are errors) with
+//! traffic, collective jobs and faults, parsed strictly (unknown keys are errors) with
 //! errors that name the file, the key path, the line and what was
 //! expected. Each section lives in its own module with its TOML types, its
 //! checks and its build step; this one holds the whole file's type, parses
@@ -8,6 +8,7 @@
 pub mod check;
 pub mod faults;
 pub mod host;
+pub mod jobs;
 pub mod output;
 pub mod rcm;
 pub mod routing;
@@ -21,6 +22,7 @@ pub use ::transport::EngineKind;
 pub use check::{Files, ScenarioError, Source};
 pub use faults::{DirectionCfg, FaultActionCfg, FaultCfg};
 pub use host::{HostCfg, NicCfg, QpSharingCfg};
+pub use jobs::{JobCfg, PlacementCfg, RanksCfg};
 pub use output::OutputCfg;
 pub use routing::{PathsCfg, RoutingCfg};
 pub use switch::{EcnCfg, SwitchCfg};
@@ -62,6 +64,9 @@ pub struct Scenario {
     pub flows: Vec<FlowCfg>,
     #[serde(default)]
     pub traffic: Vec<Traffic>,
+    /// Collective jobs, beside the traffic.
+    #[serde(default)]
+    pub jobs: Vec<JobCfg>,
     #[serde(default)]
     pub faults: Vec<FaultCfg>,
     #[serde(default)]
@@ -137,6 +142,7 @@ impl Scenario {
             }
         }
         traffic::validate(&self.flows, &self.traffic, c)?;
+        jobs::validate(&self.jobs, c)?;
         faults::validate(&self.faults, c)?;
         self.output.validate(c, self.stop_ms)
     }

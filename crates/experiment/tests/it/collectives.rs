@@ -209,3 +209,68 @@ fn ring_all_reduce_bus_bandwidth_is_the_alpha_beta_formula() {
         );
     }
 }
+
+/// `[[jobs]]` in a scenario, beside `[[traffic]]`: placements take the
+/// hosts earlier jobs left free (packed: the lowest; spread: an even
+/// stride; random: drawn from the seed), every job and flow finishes.
+#[test]
+fn jobs_from_a_scenario_beside_traffic() {
+    let text = r#"
+[topology]
+kind = "leaf_spine"
+leaves = 2
+spines = 2
+hosts_per_leaf = 4
+
+[[traffic]]
+pattern = "permutation"
+bytes = 100_000
+
+[[jobs]]
+name = "ar"
+collective = "all_reduce"
+placement = "packed"
+size = 4
+bytes = 1_000_000
+iterations = 2
+compute_us = 5
+
+[[jobs]]
+collective = "all_to_all"
+placement = "spread"
+size = 2
+bytes = 200_000
+
+[[jobs]]
+collective = "broadcast"
+placement = "random"
+size = 2
+bytes = 100_000
+start_us = 3
+"#;
+    let o = crate::common::run_toml(text);
+    assert_eq!(o.state, RunState::Done);
+    assert_eq!(o.jobs.len(), 3);
+    let hosts: Vec<Vec<u32>> = o
+        .jobs
+        .iter()
+        .map(|&id| o.net.app::<JobApp>(id).unwrap().job().hosts.clone())
+        .collect();
+    assert_eq!(hosts[0], [0, 1, 2, 3]);
+    assert_eq!(hosts[1], [4, 6]);
+    let mut rest = hosts[2].clone();
+    rest.sort();
+    assert_eq!(rest, [5, 7]);
+    for &id in &o.jobs {
+        let r = jobs::result(&o.net, id).unwrap();
+        assert!(r.completion.is_some() && r.error.is_none(), "{r:?}");
+    }
+    let r = jobs::result(&o.net, o.jobs[1]).unwrap();
+    assert_eq!(r.name, "job1");
+    assert_eq!(r.rows[0].start, 0);
+    assert_eq!(
+        jobs::result(&o.net, o.jobs[2]).unwrap().rows[0].start,
+        3 * US
+    );
+    assert_eq!(o.flows().iter().filter(|f| f.finish.is_some()).count(), 8);
+}
