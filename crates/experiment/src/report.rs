@@ -1,12 +1,14 @@
 //! Outputs of a run: `flows.csv` (one row per flow, the information of
 //! ns-3's fct.txt with names people read), `summary.json` (the scenario,
-//! seed, version and every headline number) and `slowdown_by_size.csv`;
+//! seed, version and every headline number), `slowdown_by_size.csv` and,
+//! with collective jobs, `collectives.csv` (`crate::jobs::output`);
 //! `crate::summary_text` prints the summary. A statistic of no values is
 //! `null` (an empty cell in CSV), never 0. Files hold only simulated
 //! quantities, so the same scenario and seed always give byte-identical
 //! files.
 
 use crate::files::write_atomic;
+use crate::jobs::output::JobSummary;
 use crate::reorder::{FlowReorder, ReorderingSummary};
 use crate::run::Outcome;
 use engine::stats::Summary;
@@ -183,6 +185,9 @@ pub struct SummaryJson {
     pub deflected: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub most_deflections: Option<u8>,
+    /// The collective jobs, in `[[jobs]]` order (absent without jobs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub jobs: Option<Vec<JobSummary>>,
 }
 
 /// One egress port's RED marking over the whole run.
@@ -522,11 +527,21 @@ pub fn summary(o: &Outcome, scenario: &str, seed: u64) -> SummaryJson {
         }),
         deflected: net.deflected(),
         most_deflections: net.deflected().map(|_| net.most_deflections()),
+        jobs: (!o.jobs.is_empty()).then(|| job_results(o).iter().map(JobSummary::of).collect()),
     }
 }
 
+/// What each collective job did, in `[[jobs]]` order.
+pub fn job_results(o: &Outcome) -> Vec<crate::jobs::JobResult> {
+    o.jobs
+        .iter()
+        .filter_map(|&id| crate::jobs::result(&o.net, id))
+        .collect()
+}
+
 /// Writes `flows.csv`, `summary.json`, `slowdown_by_size.csv`, and `series.csv`
-/// and `trace.pcap` when asked for, into `dir` (created if missing).
+/// and `trace.pcap` when asked for, `collectives.csv` when the scenario
+/// has jobs, into `dir` (created if missing).
 /// Each file is written to a temporary name and renamed into place, so an
 /// interrupted run never leaves a half-written file under the real name.
 pub fn write_outputs(o: &Outcome, s: &SummaryJson, dir: &Path) -> std::io::Result<()> {
@@ -577,6 +592,10 @@ pub fn write_outputs(o: &Outcome, s: &SummaryJson, dir: &Path) -> std::io::Resul
             .into_inner()
             .map_err(|e| std::io::Error::other(e.to_string()))?;
         write_atomic(&dir.join("series.csv"), &bytes)?;
+    }
+    if !o.jobs.is_empty() {
+        let table = crate::jobs::output::csv(&job_results(o)).map_err(std::io::Error::other)?;
+        write_atomic(&dir.join("collectives.csv"), &table)?;
     }
     if let Some((trace, unencodable)) = o.net.pcap() {
         write_atomic(&dir.join("trace.pcap"), &trace)?;

@@ -3,14 +3,15 @@
 //! a number of iterations, by the fabric application in `executor.rs`.
 //! This file holds the job, adds jobs to a network, and reads back what
 //! they did as rows ([`Row`]: one per job and iteration, what
-//! `collectives.csv` and the summaries are made of). Touches the network
-//! through its public API only.
+//! `collectives.csv` and the summaries are made of; `output.rs` writes
+//! them). Touches the network through its public API only.
 
 mod executor;
+pub mod output;
 
 pub use executor::{Iteration, JobApp};
 
-use engine::time::SEC;
+use engine::time::{NS, SEC};
 use engine::Time;
 use fabric::{AppId, Network};
 use workload::collective::{Plan, Spec};
@@ -60,6 +61,12 @@ impl Row {
         self.end.map(|e| e - self.start)
     }
 
+    /// The time in whole nanoseconds, as the end's less the start's (so
+    /// that the columns add up).
+    pub fn time_ns(&self) -> Option<u64> {
+        self.end.map(|e| e / NS - self.start / NS)
+    }
+
     /// Algorithm bandwidth: the buffer over the time, in Gb/s.
     pub fn algbw_gbps(&self) -> Option<f64> {
         let t = self.time()?.max(1);
@@ -77,6 +84,8 @@ impl Row {
 #[derive(Clone, Debug, PartialEq)]
 pub struct JobResult {
     pub name: String,
+    /// Iterations asked for.
+    pub iterations: u32,
     pub rows: Vec<Row>,
     pub bus_factor: f64,
     /// From its start to its last iteration's end (None: not finished).
@@ -110,6 +119,7 @@ pub fn result(net: &Network, id: AppId) -> Option<JobResult> {
     };
     Some(JobResult {
         name: job.name.clone(),
+        iterations: job.iterations,
         bus_factor: spec.collective.bus_factor(spec.ranks),
         rows,
         completion,

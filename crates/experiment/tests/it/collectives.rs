@@ -274,3 +274,65 @@ start_us = 3
     );
     assert_eq!(o.flows().iter().filter(|f| f.finish.is_some()).count(), 8);
 }
+
+/// The outputs of a run with jobs: `collectives.csv` with exactly its
+/// columns and one row per job and iteration (busbw = algbw x the
+/// collective's factor, algbw = bytes over the time), the jobs' block of
+/// `summary.json` and their lines in the readable summary; a run without
+/// jobs writes neither the file nor the block.
+#[test]
+fn collectives_csv_summary_json_and_text() {
+    let base = "[topology]\nkind = \"leaf_spine\"\nleaves = 2\nspines = 2\nhosts_per_leaf = 4\n\
+                [[traffic]]\npattern = \"permutation\"\nbytes = 50_000\n";
+    let text = format!(
+        "{base}[[jobs]]\nname = \"ag\"\ncollective = \"all_gather\"\nranks = \"0..3\"\nbytes = 400_000\niterations = 3\n\
+         [[jobs]]\nname = \"bc\"\ncollective = \"broadcast\"\nranks = [7, 5, 6]\nbytes = 300_000\n"
+    );
+    let dir = std::env::temp_dir().join(format!("rdmalab-collectives-{}", std::process::id()));
+    let o = crate::common::run_toml(&text);
+    let s = experiment::report::summary(&o, "jobs", 1);
+    experiment::report::write_outputs(&o, &s, &dir.join("jobs")).unwrap();
+    let csv = std::fs::read_to_string(dir.join("jobs/collectives.csv")).unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(
+        lines.next().unwrap(),
+        "job,iteration,collective,algorithm,ranks,bytes,start_ns,end_ns,time_ns,algbw_gbps,busbw_gbps"
+    );
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 4);
+    assert_eq!(
+        rows[0][..6],
+        ["ag", "0", "all_gather", "ring", "4", "400000"]
+    );
+    assert_eq!(
+        rows[3][..6],
+        ["bc", "0", "broadcast", "ring", "3", "300000"]
+    );
+    for (r, factor) in rows.iter().zip([0.75, 0.75, 0.75, 1.0]) {
+        let num = |i: usize| r[i].parse::<f64>().unwrap();
+        assert_eq!(num(8), num(7) - num(6));
+        let algbw = num(5) * 8.0 / num(8);
+        assert!((num(9) - algbw).abs() < 0.01 * algbw, "{r:?}");
+        assert!((num(10) - factor * num(9)).abs() < 1e-3, "{r:?}");
+    }
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("jobs/summary.json")).unwrap())
+            .unwrap();
+    let ag = &json["jobs"][0];
+    assert_eq!(ag["name"], "ag");
+    assert_eq!(ag["iteration_time_ns"].as_array().unwrap().len(), 3);
+    let last_end: u64 = rows[2][7].parse().unwrap();
+    assert_eq!(ag["completion_time_ns"], last_end);
+    let text_summary = experiment::summary_text::render(&s);
+    assert!(text_summary.contains("job ag"), "{text_summary}");
+    assert!(text_summary.contains("3 of 3 iterations"), "{text_summary}");
+    // Without jobs: no file, no block.
+    let o = crate::common::run_toml(base);
+    let s = experiment::report::summary(&o, "plain", 1);
+    experiment::report::write_outputs(&o, &s, &dir.join("plain")).unwrap();
+    assert!(!dir.join("plain/collectives.csv").exists());
+    let json = std::fs::read_to_string(dir.join("plain/summary.json")).unwrap();
+    assert!(!json.contains("\"jobs\""));
+    assert!(!experiment::summary_text::render(&s).contains("job "));
+    std::fs::remove_dir_all(&dir).ok();
+}
