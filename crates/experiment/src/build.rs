@@ -27,8 +27,6 @@ pub struct Built {
     pub quiet_until: Time,
     /// The collective jobs' applications, in `[[jobs]]` order.
     pub jobs: Vec<AppId>,
-    /// The longest compute gap of a job (no progress that long is no stall).
-    pub longest_gap: Time,
 }
 
 pub use crate::ns3::Imported;
@@ -152,7 +150,6 @@ fn compose(sc: &Scenario, file: &str, src: Source, seed: u64) -> Result<Built, S
         max_rto: t.max_rto(),
         quiet_until: net_last_fault(sc).max(crate::scenario::jobs::last_start(&sc.jobs)),
         jobs,
-        longest_gap: crate::scenario::jobs::longest_gap(&sc.jobs),
     })
 }
 

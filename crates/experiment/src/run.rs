@@ -61,12 +61,10 @@ struct Watch {
 }
 
 impl Watch {
-    fn new(net: &Network, max_rto: Time, quiet_until: Time, longest_gap: Time) -> Watch {
+    fn new(net: &Network, max_rto: Time, quiet_until: Time) -> Watch {
         let starts = net.flows().iter().map(|f| f.flow.start).max().unwrap_or(0);
-        // A job's compute gap is quiet on purpose.
-        let span = max_rto.saturating_mul(STALL_RTOS).max(MIN_STALL_SPAN);
         Watch {
-            span: span.max(longest_gap.saturating_mul(2)),
+            span: max_rto.saturating_mul(STALL_RTOS).max(MIN_STALL_SPAN),
             quiet_from: starts.max(quiet_until),
             last: (0, 0),
             since: 0,
@@ -88,7 +86,7 @@ impl Watch {
     }
 
     /// After a chunk: the stuck flows' description if the run is stalled.
-    fn check(&mut self, net: &Network) -> Option<String> {
+    fn check(&mut self, net: &Network, jobs: &[fabric::AppId]) -> Option<String> {
         let now = net.now();
         let seen = (net.flows_done(), net.counters().delivered_packets);
         if seen != self.last || now < self.quiet_from {
@@ -121,10 +119,21 @@ impl Watch {
         } else {
             String::new()
         };
+        let jobs: Vec<&str> = jobs
+            .iter()
+            .filter_map(|&id| net.app::<crate::jobs::JobApp>(id))
+            .filter(|j| !j.done())
+            .map(|j| j.job().name.as_str())
+            .collect();
+        let jobs = if jobs.is_empty() {
+            String::new()
+        } else {
+            format!("; jobs not completed: {}", jobs.join(", "))
+        };
         Some(format!(
             "no progress for {:.3} ms of simulated time (no flow finished, no packet \
              delivered; a dead link without another path, or total loss?): {} of {} flows \
-             stuck: {shown}{more}; give stop_ms to end such a run at a fixed time",
+             stuck: {shown}{more}{jobs}; give stop_ms to end such a run at a fixed time",
             idle as f64 / engine::time::MS as f64,
             stuck.len(),
             net.flows().len(),
@@ -140,12 +149,11 @@ pub fn run(built: Built, mut progress: impl FnMut(Progress)) -> Outcome {
         max_rto,
         quiet_until,
         jobs,
-        longest_gap,
     } = built;
     let until = stop.unwrap_or(Time::MAX);
     let mut watch = stop
         .is_none()
-        .then(|| Watch::new(&net, max_rto, quiet_until, longest_gap));
+        .then(|| Watch::new(&net, max_rto, quiet_until));
     let mut stalled = None;
     let t0 = Instant::now();
     let state = loop {
@@ -167,7 +175,7 @@ pub fn run(built: Built, mut progress: impl FnMut(Progress)) -> Outcome {
         if s != RunState::Budget {
             break s;
         }
-        if let Some(msg) = watch.as_mut().and_then(|w| w.check(&net)) {
+        if let Some(msg) = watch.as_mut().and_then(|w| w.check(&net, &jobs)) {
             stalled = Some(msg);
             break RunState::Stuck;
         }

@@ -296,15 +296,6 @@ fn place(
     })
 }
 
-/// The longest compute gap of any job (a run's no-progress limit must
-/// outlast it).
-pub fn longest_gap(jobs: &[JobCfg]) -> Time {
-    jobs.iter()
-        .map(|j| super::check::us(j.compute_us))
-        .max()
-        .unwrap_or(0)
-}
-
 /// The last job's start (0 without jobs).
 pub fn last_start(jobs: &[JobCfg]) -> Time {
     jobs.iter()

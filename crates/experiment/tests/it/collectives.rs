@@ -336,3 +336,42 @@ fn collectives_csv_summary_json_and_text() {
     assert!(!experiment::summary_text::render(&s).contains("job "));
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A job behind a link that went down with no other path ends the run as
+/// stalled, naming the job; a compute gap longer than the no-progress
+/// limit (10 ms here) is not a stall, nor is a job that starts later.
+#[test]
+fn a_stuck_job_is_named_and_a_long_compute_gap_is_not_a_stall() {
+    let base = r#"
+[topology]
+kind = "testbed"
+paths = 1
+hosts_per_tor = 1
+[transport]
+rto_us = 100
+[[jobs]]
+name = "stuck"
+collective = "all_gather"
+ranks = [0, 1]
+bytes = 200_000
+"#;
+    let down =
+        format!("{base}[[faults]]\nlink = [\"tor0\", \"spine0\"]\naction = \"down\"\nat_us = 1\n");
+    let sc = experiment::Scenario::parse(&down, "stuck.toml").unwrap();
+    let o = experiment::run(
+        experiment::build(&sc, std::path::Path::new("stuck.toml"), None).unwrap(),
+        |_| {},
+    );
+    let m = o.stalled.expect("the run is reported stalled");
+    assert!(m.contains("jobs not completed: stuck"), "{m}");
+    // Even with sampling events through the quiet spans.
+    let gap = base.replace(
+        "bytes = 200_000",
+        "bytes = 200_000\niterations = 2\ncompute_us = 30_000\nstart_us = 25_000\n[output]\nsample_us = 0.1\nports = [[\"tor0\", \"spine0\"]]",
+    );
+    let o = crate::common::run_toml(&gap);
+    assert!(o.stalled.is_none(), "{:?}", o.stalled);
+    let r = jobs::result(&o.net, o.jobs[0]).unwrap();
+    assert_eq!(r.rows.len(), 2);
+    assert!(r.rows[1].start >= r.rows[0].end.unwrap() + 30_000 * US);
+}

@@ -153,9 +153,10 @@ pub struct Spec {
     pub chunk_bytes: u64,
 }
 
-/// The most transfers one plan may hold (about 1.5 GB of plan and executor state): a larger
+/// The most transfers one plan may hold (about 64 bytes each in the plan
+/// and the executor: about 1 GB): a larger
 /// request is refused before anything is allocated.
-pub const MAX_TRANSFERS: u64 = 1 << 25;
+pub const MAX_TRANSFERS: u64 = 1 << 24;
 
 /// The most channels a collective may have (NCCL's `MAXCHANNELS`).
 pub const MAX_CHANNELS: u32 = 64;
