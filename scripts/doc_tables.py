@@ -12,6 +12,7 @@ Tables (the doc that holds each is in TABLES):
   faults-reorder         docs/faults.md, reordering on the incast's uplinks
   mprdma-ecn-misconfig   docs/mprdma.md, ECN mis-configuration (Fig. 14)
   mprdma-link-updown     docs/mprdma.md, link down and up (Fig. 11b), seeds 1-8
+  collectives-alpha-beta docs/collectives.md, each algorithm against its formula
 """
 
 import csv
@@ -214,12 +215,83 @@ def lb_one_flow(binary, tmp):
         rows.append(f"| {lb} | {float(flow['goodput_gbps']):.1f} | {retx:,} |".replace(",", " "))
     return rows
 
+ONE_JOB = """
+[topology]
+kind = "leaf_spine"
+leaves = 1
+spines = 1
+hosts_per_leaf = {n}
+host_gbps = 100
+delay_ns = 1000
+
+[[jobs]]
+collective = "{collective}"
+algorithm = "{algorithm}"
+ranks = "0..{last}"
+bytes = {bytes}
+"""
+
+
+def collectives_alpha_beta(binary, tmp):
+    """Each collective algorithm alone on 8 hosts of one switch (100 Gb/s,
+    1 us links, MTU 1000, 48 B headers, 60 B ACKs), 8 MB per rank, one
+    message per step: its time against its alpha-beta formula (the
+    formulas are in docs/collectives.md; the tree has none)."""
+    n, size = 8, 8_000_000
+    mtu, header, ack, delay = 1000, 48, 60, 1000  # bytes; ns
+
+    def ser(b):  # ns at 100 Gb/s
+        return b * 8 / 100
+
+    def step(x, acks=True):
+        packets = -(-x // mtu)
+        wire = x + packets * (header + (ack if acks else 0))
+        return ser(wire) + ser(mtu + header) + 2 * delay
+
+    piece = size // n
+    halves = sum(step(size >> (k + 1)) for k in range(n.bit_length() - 1))
+    formulas = {
+        ("all_reduce", "ring"): 2 * (n - 1) * step(piece),
+        ("all_reduce", "tree"): None,
+        ("all_reduce", "halving_doubling"): 2 * halves,
+        ("all_reduce", "direct"): 2 * step((n - 1) * piece),
+        ("all_gather", "ring"): (n - 1) * step(piece),
+        ("reduce_scatter", "ring"): (n - 1) * step(piece),
+        ("all_to_all", "pairwise"): (n - 1) * step(piece),
+        ("all_to_all", "direct"): step((n - 1) * piece),
+        ("broadcast", "ring"): (n - 1) * step(size, acks=False),
+    }
+    rows = [
+        "| collective | algorithm | time (us) | alpha-beta (us) | time / formula | busbw (Gb/s) |",
+        "|---|---|---|---|---|---|",
+    ]
+    for (coll, alg), formula in formulas.items():
+        path = os.path.join(tmp, f"{coll}-{alg}.toml")
+        with open(path, "w") as f:
+            f.write(ONE_JOB.format(n=n, last=n - 1, collective=coll, algorithm=alg, bytes=size))
+        out = run(binary, os.path.join(tmp, f"{coll}-{alg}"), path)
+        with open(os.path.join(out, "collectives.csv")) as f:
+            (row,) = list(csv.DictReader(f))
+        t = int(row["time_ns"])
+        rows.append(
+            "| {} | {} | {:.2f} | {} | {} | {:.2f} |".format(
+                coll,
+                alg,
+                t / 1e3,
+                "-" if formula is None else f"{formula / 1e3:.2f}",
+                "-" if formula is None else f"{t / formula:.4f}",
+                float(row["busbw_gbps"]),
+            )
+        )
+    return rows
+
 
 TABLES = {
     "lb-one-flow": ("docs/load_balancing.md", lb_one_flow),
     "faults-reorder": ("docs/faults.md", faults_reorder),
     "mprdma-ecn-misconfig": ("docs/mprdma.md", ecn_misconfig),
     "mprdma-link-updown": ("docs/mprdma.md", link_updown),
+    "collectives-alpha-beta": ("docs/collectives.md", collectives_alpha_beta),
 }
 
 

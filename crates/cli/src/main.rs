@@ -467,13 +467,27 @@ fn bench_one(
     if let Some(m) = &outcome.stalled {
         return Err(format!("bench {} {}: {m}", spec.name, mode.name()));
     }
-    if s.flows_finished != s.flows || !s.conservation_ok {
+    let jobs = s.jobs.as_deref().unwrap_or_default();
+    let jobs_done = jobs
+        .iter()
+        .filter(|j| j.completion_time_ns.is_some())
+        .count();
+    if !jobs.is_empty() {
+        say!(
+            "bench {} {} jobs_done={jobs_done}/{}",
+            spec.name,
+            mode.name(),
+            jobs.len()
+        );
+    }
+    if s.flows_finished != s.flows || jobs_done != jobs.len() || !s.conservation_ok {
         return Err(format!(
-            "bench {} {}: {} of {} flows finished, conservation {}",
+            "bench {} {}: {} of {} flows and {jobs_done} of {} jobs finished, conservation {}",
             spec.name,
             mode.name(),
             s.flows_finished,
             s.flows,
+            jobs.len(),
             if s.conservation_ok { "ok" } else { "violated" }
         ));
     }

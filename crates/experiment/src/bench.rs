@@ -1,7 +1,8 @@
 //! The shared benchmark scenarios (bench/README.md) as scenario files
 //! embedded in the binary (`bench/<name>.toml` with the HPCC ns-3
 //! topology and flow files they name), built by the one scenario builder.
-//! Each file is mode `dcqcn` (what ns-3 ran, with the settings of
+//! `LARGE` holds the ones a bare `rdmalab bench` skips (a 1024-rank ring
+//! all-reduce). Each file is mode `dcqcn` (what ns-3 ran, with the settings of
 //! ns3-hpcc-config-ws128-dcqcn.txt); mode `line-rate` (what htsim ran) is
 //! the same file without congestion control and ECN; modes `hpcc`,
 //! `timely` and `dctcp` the same file under those controls with their
@@ -114,9 +115,17 @@ impl Mode {
     }
 }
 
+/// Benchmarks that take minutes: run only when named (`--scenario`).
+pub const LARGE: [BenchSpec; 1] = [BenchSpec {
+    name: "ar1024",
+    scenario: include_str!("../../../bench/ar1024.toml"),
+    expected_hops: "2514 M",
+}];
+
 pub fn find(name: &str) -> Result<&'static BenchSpec, String> {
-    SCENARIOS.iter().find(|s| s.name == name).ok_or_else(|| {
-        let names: Vec<_> = SCENARIOS.iter().map(|s| s.name).collect();
+    let all = || SCENARIOS.iter().chain(LARGE.iter());
+    all().find(|s| s.name == name).ok_or_else(|| {
+        let names: Vec<_> = all().map(|s| s.name).collect();
         format!(
             "unknown bench scenario {name:?}: expected one of {}",
             names.join(", ")

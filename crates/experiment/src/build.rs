@@ -2,13 +2,14 @@
 //! build steps of its sections (`scenario/*`): the topology, the fabric
 //! configuration (switch, transport, nic and host sections), the engine
 //! of every transport in use, the flows (and, under `ecmp_hash = "ns3"`,
-//! their ns-3 destination port), the faults and the sampling.
+//! their ns-3 destination port), the collective jobs, the faults and the
+//! sampling.
 //! Every problem found is reported with its key path and line.
 
 use crate::scenario::check::{Check, Files, Source};
 use crate::scenario::{traffic, EngineKind, Scenario, ScenarioError, Traffic, TrafficCfg};
 use engine::Time;
-use fabric::{FabricConfig, Network};
+use fabric::{AppId, FabricConfig, Network};
 use std::path::Path;
 use transport::Engine;
 
@@ -21,8 +22,11 @@ pub struct Built {
     /// The largest retransmission timeout in use (the run's no-progress
     /// limit is a multiple of it).
     pub max_rto: Time,
-    /// When the last fault happens (a stalled run may recover then).
-    pub last_fault: Time,
+    /// Until when the run may be quiet without being stuck: the last fault
+    /// (a stalled run may recover then) or the last job's start.
+    pub quiet_until: Time,
+    /// The collective jobs' applications, in `[[jobs]]` order.
+    pub jobs: Vec<AppId>,
 }
 
 pub use crate::ns3::Imported;
@@ -132,6 +136,8 @@ fn compose(sc: &Scenario, file: &str, src: Source, seed: u64) -> Result<Built, S
                 .map_err(|m| c.err("switch.ecmp_hash", m))?;
         }
     }
+    let mprdma = matches!(schemes[0].1, Engine::MpRdma(_));
+    let jobs = crate::scenario::jobs::build(&sc.jobs, &mut net, seed, mprdma, c)?;
     crate::scenario::faults::build(&sc.faults, &mut net, c)?;
     sc.output.build(&mut net, c)?;
     let stop = match sc.stop_ms {
@@ -143,7 +149,8 @@ fn compose(sc: &Scenario, file: &str, src: Source, seed: u64) -> Result<Built, S
         classes,
         stop,
         max_rto: t.max_rto(),
-        last_fault: net_last_fault(sc),
+        quiet_until: net_last_fault(sc).max(crate::scenario::jobs::last_start(&sc.jobs)),
+        jobs,
     })
 }
 

@@ -6,6 +6,7 @@ pub mod build;
 pub mod compare;
 pub mod files;
 pub mod html;
+pub mod jobs;
 pub mod lb_summary;
 pub mod nic_memory;
 pub mod ns3;

@@ -1,12 +1,14 @@
 //! Outputs of a run: `flows.csv` (one row per flow, the information of
 //! ns-3's fct.txt with names people read), `summary.json` (the scenario,
-//! seed, version and every headline number) and `slowdown_by_size.csv`;
+//! seed, version and every headline number), `slowdown_by_size.csv` and,
+//! with collective jobs, `collectives.csv` (`crate::jobs::output`);
 //! `crate::summary_text` prints the summary. A statistic of no values is
 //! `null` (an empty cell in CSV), never 0. Files hold only simulated
 //! quantities, so the same scenario and seed always give byte-identical
 //! files.
 
 use crate::files::write_atomic;
+use crate::jobs::output::JobSummary;
 use crate::reorder::{FlowReorder, ReorderingSummary};
 use crate::run::Outcome;
 use engine::stats::Summary;
@@ -196,6 +198,9 @@ pub struct SummaryJson {
     pub deflected: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub most_deflections: Option<u8>,
+    /// The collective jobs, in `[[jobs]]` order (absent without jobs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub jobs: Option<Vec<JobSummary>>,
     /// The SHA-256 of every other file the run wrote into its folder, by
     /// name (filled by [`write_outputs`]; empty in memory).
     pub files: std::collections::BTreeMap<String, String>,
@@ -566,17 +571,27 @@ pub fn summary(o: &Outcome, scenario: &str, seed: u64, ran: &crate::ran::Ran) ->
         }),
         deflected: net.deflected(),
         most_deflections: net.deflected().map(|_| net.most_deflections()),
+        jobs: (!o.jobs.is_empty()).then(|| job_results(o).iter().map(JobSummary::of).collect()),
         files: Default::default(),
     }
 }
 
+/// What each collective job did, in `[[jobs]]` order.
+pub fn job_results(o: &Outcome) -> Vec<crate::jobs::JobResult> {
+    o.jobs
+        .iter()
+        .filter_map(|&id| crate::jobs::result(&o.net, id))
+        .collect()
+}
+
 /// Writes `flows.csv`, `slowdown_by_size.csv`, and `series.csv` and
-/// `trace.pcap` when asked for, then `summary.json` with their digests,
-/// into `dir` (created if missing), after removing the files an earlier
-/// run left there (`crate::out_dir`). Each file is written to a temporary
-/// name and renamed into place, so an interrupted run never leaves a
-/// half-written file under the real name, nor a `summary.json` that lists
-/// files not written.
+/// `trace.pcap` when asked for, `collectives.csv` when the scenario has
+/// jobs, then `summary.json` with their digests, into `dir` (created if
+/// missing), after removing the files an earlier run left there
+/// (`crate::out_dir`). Each file is written to a temporary name and
+/// renamed into place, so an interrupted run never leaves a half-written
+/// file under the real name, nor a `summary.json` that lists files not
+/// written.
 pub fn write_outputs(o: &Outcome, s: &SummaryJson, dir: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     crate::out_dir::clear_run(dir).map_err(|(p, e)| {
@@ -635,6 +650,10 @@ pub fn write_outputs(o: &Outcome, s: &SummaryJson, dir: &Path) -> std::io::Resul
                 fabric::MAX_SAMPLED_VALUES
             );
         }
+    }
+    if !o.jobs.is_empty() {
+        let table = crate::jobs::output::csv(&job_results(o)).map_err(std::io::Error::other)?;
+        files.push(("collectives.csv", table));
     }
     if let Some((trace, unencodable)) = o.net.pcap() {
         files.push(("trace.pcap", trace));

@@ -31,6 +31,8 @@ pub struct Outcome {
     /// Set when the run was ended for making no progress: which flows were
     /// stuck, and for how long. The outcome is still complete up to then.
     pub stalled: Option<String>,
+    /// The collective jobs' applications, in `[[jobs]]` order.
+    pub jobs: Vec<fabric::AppId>,
 }
 
 const CHUNK: u64 = 200_000;
@@ -46,7 +48,8 @@ pub const MIN_STALL_SPAN: Time = 10 * engine::time::MS;
 /// Watches a run's counters between chunks for progress.
 struct Watch {
     span: Time,
-    /// Nothing is stuck before every flow started and every fault happened.
+    /// Nothing is stuck before every flow and job started and every fault
+    /// happened.
     quiet_from: Time,
     last: (usize, u64),
     since: Time,
@@ -58,11 +61,11 @@ struct Watch {
 }
 
 impl Watch {
-    fn new(net: &Network, max_rto: Time, last_fault: Time) -> Watch {
+    fn new(net: &Network, max_rto: Time, quiet_until: Time) -> Watch {
         let starts = net.flows().iter().map(|f| f.flow.start).max().unwrap_or(0);
         Watch {
             span: max_rto.saturating_mul(STALL_RTOS).max(MIN_STALL_SPAN),
-            quiet_from: starts.max(last_fault),
+            quiet_from: starts.max(quiet_until),
             last: (0, 0),
             since: 0,
             suspect: false,
@@ -83,7 +86,7 @@ impl Watch {
     }
 
     /// After a chunk: the stuck flows' description if the run is stalled.
-    fn check(&mut self, net: &Network) -> Option<String> {
+    fn check(&mut self, net: &Network, jobs: &[fabric::AppId]) -> Option<String> {
         let now = net.now();
         let seen = (net.flows_done(), net.counters().delivered_packets);
         if seen != self.last || now < self.quiet_from {
@@ -116,10 +119,21 @@ impl Watch {
         } else {
             String::new()
         };
+        let jobs: Vec<&str> = jobs
+            .iter()
+            .filter_map(|&id| net.app::<crate::jobs::JobApp>(id))
+            .filter(|j| !j.done())
+            .map(|j| j.job().name.as_str())
+            .collect();
+        let jobs = if jobs.is_empty() {
+            String::new()
+        } else {
+            format!("; jobs not completed: {}", jobs.join(", "))
+        };
         Some(format!(
             "no progress for {:.3} ms of simulated time (no flow finished, no packet \
              delivered; a dead link without another path, or total loss?): {} of {} flows \
-             stuck: {shown}{more}; give stop_ms to end such a run at a fixed time",
+             stuck: {shown}{more}{jobs}; give stop_ms to end such a run at a fixed time",
             idle as f64 / engine::time::MS as f64,
             stuck.len(),
             net.flows().len(),
@@ -133,12 +147,13 @@ pub fn run(built: Built, mut progress: impl FnMut(Progress)) -> Outcome {
         classes,
         stop,
         max_rto,
-        last_fault,
+        quiet_until,
+        jobs,
     } = built;
     let until = stop.unwrap_or(Time::MAX);
     let mut watch = stop
         .is_none()
-        .then(|| Watch::new(&net, max_rto, last_fault));
+        .then(|| Watch::new(&net, max_rto, quiet_until));
     let mut stalled = None;
     let t0 = Instant::now();
     let state = loop {
@@ -160,7 +175,7 @@ pub fn run(built: Built, mut progress: impl FnMut(Progress)) -> Outcome {
         if s != RunState::Budget {
             break s;
         }
-        if let Some(msg) = watch.as_mut().and_then(|w| w.check(&net)) {
+        if let Some(msg) = watch.as_mut().and_then(|w| w.check(&net, &jobs)) {
             stalled = Some(msg);
             break RunState::Stuck;
         }
@@ -177,6 +192,7 @@ pub fn run(built: Built, mut progress: impl FnMut(Progress)) -> Outcome {
         end_time,
         loop_wall_s,
         stalled,
+        jobs,
     }
 }
 

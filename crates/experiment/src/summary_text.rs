@@ -125,6 +125,9 @@ pub fn render(s: &SummaryJson) -> String {
             ));
         }
     }
+    for j in s.jobs.iter().flatten() {
+        line(&mut out, &format!("job {}", j.name), j.render());
+    }
     let drops: Vec<String> = s
         .drops
         .iter()

@@ -1,12 +1,14 @@
 //! Workloads for rdmalab: flow-size distributions (CDFs), open-loop arrival
 //! processes and traffic patterns that turn them into flows, and import of
-//! the HPCC ns-3 topology, flow and configuration files.
+//! the HPCC ns-3 topology, flow and configuration files; and the
+//! collective operations as step plans (`collective`).
 //!
 //! Everything here produces plain data (`FlowSpec`s, an `Ns3Topology`); the
 //! caller decides what a flow means (which verb, which transport).
 
 pub mod builtin;
 pub mod cdf;
+pub mod collective;
 pub mod error;
 pub mod fixed;
 pub mod flow;

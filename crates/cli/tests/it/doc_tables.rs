@@ -44,3 +44,10 @@ fn mprdma_ecn_misconfig_table_matches_a_fresh_run() {
 fn mprdma_link_updown_tables_match_a_fresh_run() {
     check("mprdma-link-updown");
 }
+
+/// docs/collectives.md's algorithms against their alpha-beta formulas
+/// (nine runs, about a second).
+#[test]
+fn collectives_alpha_beta_table_matches_a_fresh_run() {
+    check("collectives-alpha-beta");
+}

@@ -1,5 +1,5 @@
 //! The scenario file: a TOML description of topology, switches, transport,
-//! traffic and faults, parsed strictly (unknown keys are errors) with
+//! traffic, collective jobs and faults, parsed strictly (unknown keys are errors) with
 //! errors that name the file, the key path, the line and what was
 //! expected. Each section lives in its own module with its TOML types, its
 //! checks and its build step; this one holds the whole file's type, parses
@@ -8,6 +8,7 @@
 pub mod check;
 pub mod faults;
 pub mod host;
+pub mod jobs;
 mod no_effect;
 pub mod output;
 pub mod rcm;
@@ -22,6 +23,7 @@ pub use ::transport::EngineKind;
 pub use check::{Files, ScenarioError, Source};
 pub use faults::{DirectionCfg, FaultActionCfg, FaultCfg};
 pub use host::{HostCfg, NicCfg, QpSharingCfg};
+pub use jobs::{JobCfg, PlacementCfg, RanksCfg};
 pub use output::OutputCfg;
 pub use routing::{PathsCfg, RoutingCfg};
 pub use switch::{EcnCfg, SwitchCfg};
@@ -63,6 +65,9 @@ pub struct Scenario {
     pub flows: Vec<FlowCfg>,
     #[serde(default)]
     pub traffic: Vec<Traffic>,
+    /// Collective jobs, beside the traffic.
+    #[serde(default)]
+    pub jobs: Vec<JobCfg>,
     #[serde(default)]
     pub faults: Vec<FaultCfg>,
     #[serde(default)]
@@ -161,6 +166,7 @@ impl Scenario {
             }
         }
         traffic::validate(&self.flows, &self.traffic, c)?;
+        jobs::validate(&self.jobs, c)?;
         faults::validate(&self.faults, c)?;
         self.output.validate(c, self.stop_ms)
     }

@@ -41,6 +41,11 @@ fn traffic(body: &str) -> String {
     with(&format!("[[traffic]]\n{body}"))
 }
 
+/// BASE plus an all-reduce `[[jobs]]` entry with `keys`.
+fn job(keys: &str) -> String {
+    format!("{BASE}\n[[jobs]]\ncollective = \"all_reduce\"\nbytes = 1000000\n{keys}\n")
+}
+
 /// A file in a scratch folder of this test run.
 fn scratch(name: &str, text: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("rdmalab-bad-input-{}", std::process::id()));
@@ -250,6 +255,22 @@ fn cases() -> Vec<Case> {
         case("fault reorder delay zero", with("[[faults]]\nlink = [\"leaf0\", \"spine0\"]\naction = \"reorder\"\nfraction = 0.5\ndelay_us = 0"), "faults[0].delay_us", "> 0"),
         case("fault reorder without delay", with("[[faults]]\nlink = [\"leaf0\", \"spine0\"]\naction = \"reorder\"\nfraction = 0.5"), "faults[0].delay_us", "needs delay_us > 0"),
         case("fault time negative", with("[[faults]]\nlink = [\"leaf0\", \"spine0\"]\naction = \"down\"\nat_us = -3"), "faults[0].at_us", ">= 0"),
+        // Collective jobs (BASE has 4 hosts).
+        case("job rank outside the topology", job("ranks = [0, 9]"), "jobs[0].ranks", "host 9 does not exist"),
+        case("job rank listed twice", job("ranks = [0, 1, 1]"), "jobs[0].ranks", "host 1 is listed twice"),
+        case("job range malformed", job("ranks = \"0-3\""), "jobs[0].ranks", "expected a range"),
+        case("job of one rank", job("ranks = [2]"), "jobs[0].ranks", "at least 2"),
+        case("job ranks and placement", job("ranks = [0, 1]\nplacement = \"packed\"\nsize = 2"), "jobs[0].ranks", "not both"),
+        case("job placement without size", job("placement = \"spread\""), "jobs[0].size", "needs size"),
+        case("job placement beyond the free hosts", job("placement = \"random\"\nsize = 5"), "jobs[0].size", "only 4 of the 4 hosts are free"),
+        case("job with 0 channels", job("ranks = \"0..3\"\nchannels = 0"), "jobs[0].channels", "at least 1"),
+        case("job collective unknown", job("ranks = \"0..3\"").replace("all_reduce", "allreduce"), "jobs[0].collective", "unknown collective \"allreduce\""),
+        case("job algorithm unknown", job("ranks = \"0..3\"\nalgorithm = \"rings\""), "jobs[0].algorithm", "unknown algorithm"),
+        case("job algorithm not for the collective", job("ranks = \"0..3\"\nalgorithm = \"pairwise\""), "jobs[0].algorithm", "does not run all_reduce"),
+        case("job bytes the ranks cannot split", job("ranks = \"0..3\"").replace("bytes = 1000000", "bytes = 3"), "jobs[0].bytes", "give at least 4"),
+        case("job chunks below a byte", job("ranks = \"0..3\"\nchunk_bytes = 1").replace("bytes = 1000000", "bytes = 10"), "jobs[0].chunk_bytes", "smallest piece"),
+        case("job iterations zero", job("ranks = \"0..3\"\niterations = 0"), "jobs[0].iterations", "at least 1"),
+        case("job under MP-RDMA", format!("{}[transport]\nkind = \"mprdma\"\n", job("ranks = \"0..3\"")), "jobs", "MP-RDMA"),
         // Output.
         case("ordering memory without a bitmap layer", with("[output]\nsample_us = 1\nordering_memory = true"), "output.ordering_memory", "bitmap ordering layer"),
         case("ordering memory without an interval", with("[output]\nordering_memory = true"), "output.sample_us", "ordering memory"),

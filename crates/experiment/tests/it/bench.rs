@@ -90,3 +90,17 @@ fn bench_files_match_the_ns3_configuration() {
         assert!(!cfg.ecn_enabled && matches!(cfg.nic.cc, CcConfig::None));
     }
 }
+
+/// The large ring all-reduce builds (its plan and its 1024 ranks, one
+/// per host of the k=16 fat tree) and is found by name only.
+#[test]
+fn the_large_all_reduce_builds_and_is_run_by_name_only() {
+    let spec = bench::find("ar1024").unwrap();
+    assert!(SCENARIOS.iter().all(|s| s.name != "ar1024"));
+    let b = bench::build(spec, Mode::LineRate, 1, None).unwrap();
+    assert_eq!(b.jobs.len(), 1);
+    let app = b.net.app::<experiment::jobs::JobApp>(b.jobs[0]).unwrap();
+    assert_eq!(app.job().hosts, (0..1024).collect::<Vec<u32>>());
+    assert_eq!(app.plan().transfers.len(), 1024 * 2046);
+    assert_eq!(app.job().spec.bytes, 256 << 20);
+}

@@ -13,6 +13,7 @@ mod common;
 mod bad_input;
 mod bench;
 mod cc_fabric;
+mod collectives;
 mod compare_ns3;
 mod dcqcn_fabric;
 mod deflection;

@@ -11,6 +11,7 @@
 mod bench_files;
 mod builtin;
 mod cdf;
+mod collective;
 mod error;
 mod fixed;
 mod flow;
