@@ -44,6 +44,9 @@ pub struct FlowRow {
     /// reading the columns by position still read the others.
     pub ideal_fct_exact_ns: u64,
     pub slowdown_exact: Option<String>,
+    /// Bytes of the flow's messages completed by the run's end
+    /// (`fabric::FlowResult::delivered`): `size_bytes` for a finished flow.
+    pub delivered_bytes: u64,
 }
 
 /// A statistic's values are `None` (null in JSON) when it has none
@@ -399,6 +402,7 @@ pub fn flow_rows(o: &Outcome) -> Vec<FlowRow> {
             reorder_retx: r.reorder_retx,
             ideal_fct_exact_ns: f.ideal_exact / NS,
             slowdown_exact: f.slowdown_exact().map(|s| format!("{s:.4}")),
+            delivered_bytes: f.delivered,
         })
         .collect()
 }
