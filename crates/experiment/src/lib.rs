@@ -9,6 +9,7 @@ pub mod html;
 pub mod lb_summary;
 pub mod nic_memory;
 pub mod ns3;
+pub mod pfc_record;
 pub mod plan;
 pub mod rcm_summary;
 pub mod reorder;

@@ -316,6 +316,10 @@ pub struct PauseSplit {
     pub host_ports_paused: usize,
     pub host_paused_fraction_mean: f64,
     pub host_paused_fraction_max: f64,
+    /// Each port that was paused: its paused time and PAUSEs received
+    /// (left out when none was).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ports: Vec<crate::pfc_record::PausedPort>,
 }
 
 /// Flow-size bucket bounds of the slowdown table.
@@ -362,6 +366,7 @@ fn pause_split(o: &Outcome) -> PauseSplit {
         host_ports_paused: hn,
         host_paused_fraction_mean: hmean,
         host_paused_fraction_max: hmax,
+        ports: crate::pfc_record::paused_ports(net, o.end_time),
     }
 }
 
@@ -529,8 +534,8 @@ pub fn summary(o: &Outcome, scenario: &str, seed: u64) -> SummaryJson {
     }
 }
 
-/// Writes `flows.csv`, `summary.json`, `slowdown_by_size.csv`, and `series.csv`
-/// and `trace.pcap` when asked for, into `dir` (created if missing).
+/// Writes `flows.csv`, `summary.json`, `slowdown_by_size.csv`, and `series.csv`,
+/// `trace.pcap` and `pfc.csv` when asked for, into `dir` (created if missing).
 /// Each file is written to a temporary name and renamed into place, so an
 /// interrupted run never leaves a half-written file under the real name.
 pub fn write_outputs(o: &Outcome, s: &SummaryJson, dir: &Path) -> std::io::Result<()> {
@@ -581,6 +586,9 @@ pub fn write_outputs(o: &Outcome, s: &SummaryJson, dir: &Path) -> std::io::Resul
             .into_inner()
             .map_err(|e| std::io::Error::other(e.to_string()))?;
         write_atomic(&dir.join("series.csv"), &bytes)?;
+    }
+    if let Some(pfc) = crate::pfc_record::pfc_csv(&o.net) {
+        write_atomic(&dir.join("pfc.csv"), &pfc.map_err(std::io::Error::other)?)?;
     }
     if let Some((trace, unencodable)) = o.net.pcap() {
         write_atomic(&dir.join("trace.pcap"), &trace)?;

@@ -1,6 +1,6 @@
 //! The `[output]` section: which time series to sample (queue bytes and
 //! utilisation of ports, flow throughput and rate, ECN marking ratios, the
-//! ordering layer's NIC memory, RCM's per-port state) and how often, and the pcap trace; its
+//! ordering layer's NIC memory, RCM's per-port state) and how often, the pcap trace and the PFC record; its
 //! checks and its build step (the network's sampling and capture).
 
 use super::check::{us, Check, ScenarioError};
@@ -47,6 +47,9 @@ pub struct OutputCfg {
     pub rcm_ports: Vec<[String; 2]>,
     /// A pcap trace of the hosts' ports (`trace.pcap` with `--out`).
     pub pcap: Option<PcapCfg>,
+    /// Every PFC frame a port receives (`pfc.csv` with `--out`).
+    #[serde(default)]
+    pub pfc: bool,
 }
 
 /// `pcap = { flows = [0, 3], max_packets = 100000 }`: which flows' packets
@@ -120,6 +123,9 @@ impl OutputCfg {
 
     /// Sets the network's sampling (ports found by their ends' names).
     pub fn build(&self, net: &mut Network, c: Check) -> Result<(), ScenarioError> {
+        if self.pfc {
+            net.set_pfc_log();
+        }
         if let Some(p) = &self.pcap {
             net.set_pcap(fabric::PcapSpec {
                 flows: p.flows.clone(),

@@ -24,6 +24,7 @@ mod mprdma_fluid;
 mod ordering;
 mod outputs;
 mod pcap;
+mod pfc_record;
 mod random_failures;
 mod rcm;
 mod sampling_window;
