@@ -132,7 +132,7 @@ fn compose(sc: &Scenario, file: &str, src: Source, seed: u64) -> Result<Built, S
         }
     }
     crate::scenario::faults::build(&sc.faults, &mut net, c)?;
-    sc.output.build(&mut net, c)?;
+    sc.output.build(&mut net, c, sc.stop_ms)?;
     let stop = match sc.stop_ms {
         Some(ms) => Some(c.ms_positive("stop_ms", ms)?),
         None => None,

@@ -9,6 +9,7 @@ pub mod check;
 pub mod faults;
 pub mod host;
 pub mod output;
+pub mod port_select;
 pub mod rcm;
 pub mod routing;
 pub mod switch;

@@ -25,6 +25,7 @@ mod ordering;
 mod outputs;
 mod pcap;
 mod pfc_record;
+mod port_selectors;
 mod random_failures;
 mod rcm;
 mod sampling_window;

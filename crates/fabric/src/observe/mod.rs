@@ -72,6 +72,9 @@ pub struct SampleSpec {
     /// degree Fb, the input's, the remote degree Fbr while its flag holds,
     /// the point (0 none, 1 root, 2 edge, 3 inner) and the window Wc.
     pub rcm_ports: Vec<u32>,
+    /// Switches (topology node ids) whose buffer occupancy, the bytes
+    /// their MMU holds, to record.
+    pub switches: Vec<u32>,
 }
 
 /// The sampler's state: the spec, the previous sample's counts and the
@@ -82,5 +85,7 @@ pub(crate) struct Sampling {
     pub last_rx: Vec<u64>,
     /// (marked, eligible) of each ECN port at the previous sample.
     pub last_ecn: Vec<(u64, u64)>,
+    /// The switch index of each of `spec.switches`.
+    pub switches: Vec<u32>,
     pub series: Vec<TimeSeries>,
 }
