@@ -81,6 +81,49 @@ fn selectors_pick_the_ports_of_their_level_and_direction() {
 }
 
 #[test]
+fn a_fat_trees_levels_are_edge_agg_and_core() {
+    // k = 4: 16 hosts, 8 edge, 8 aggregation and 4 core switches, each
+    // switch with k/2 ports down and k/2 up (a core switch: k down).
+    let text = r#"
+seed = 1
+[topology]
+kind = "fat_tree"
+k = 4
+[[flows]]
+src = 0
+dst = 15
+bytes = 10_000
+[output]
+sample_us = 1
+"#;
+    let count = |sel: &str, prefix: &str, peer: &str| {
+        let o = common::run_toml(&format!("{text}ports = \"{sel}\"\n"));
+        let names: Vec<String> = o
+            .net
+            .series()
+            .iter()
+            .filter_map(|s| s.name.strip_prefix("queue_bytes:").map(String::from))
+            .collect();
+        assert!(
+            names.iter().all(|n| {
+                let (a, b) = n.split_once("->").unwrap();
+                a.starts_with(prefix) && b.starts_with(peer)
+            }),
+            "{sel}: {names:?}"
+        );
+        names.len()
+    };
+    assert_eq!(count("host", "h", "edge"), 16);
+    assert_eq!(count("tor_down", "edge", "h"), 16);
+    assert_eq!(count("tor_up", "edge", "agg"), 16);
+    assert_eq!(count("agg_down", "agg", "edge"), 16);
+    assert_eq!(count("agg_up", "agg", "core"), 16);
+    assert_eq!(count("core_down", "core", "agg"), 16);
+    let e = build_err(&format!("{text}ports = \"core_up\"\n"));
+    assert!(e.contains("selects no port"), "{e}");
+}
+
+#[test]
 fn buffers_record_each_switchs_occupancy() {
     let o = common::run_toml(&scenario("buffers = \"all\""));
     let names: Vec<&str> = o.net.series().iter().map(|s| s.name.as_str()).collect();
