@@ -87,7 +87,8 @@ def shape(rows, name):
             data.append(r)
     acks = [r for r in rows if r[3] and int(r[3]) == ACK]
     for r in rows:
-        if r[0] != "eth:ethertype:ip:udp:infiniband":
+        # A data packet's payload (rdmalab's extension first) shows as data.
+        if r[0] not in ("eth:ethertype:ip:udp:infiniband", "eth:ethertype:ip:udp:infiniband:data"):
             fail(f"{name}: a frame is not RRoCE: {r}")
     if not acks or any(not r[7] for r in acks):
         fail(f"{name}: no ACKs, or an ACK without its AETH MSN")
@@ -96,6 +97,8 @@ def shape(rows, name):
         fail(f"{name}: data PSNs are not consecutive: {psns}")
     if len({r[4] for r in data}) != 1:
         fail(f"{name}: more than one destination QP")
+    if any(int(r[4], 16) < 2 for r in rows if r[4]):
+        fail(f"{name}: a frame goes to QP 0 or 1, IBA's management QPs")
     ops = [int(r[3]) for r in data]
     for i, op in enumerate(ops):
         if op == WRITE_FIRST and r_len(data[i]) != 10_000:

@@ -11,8 +11,9 @@ opcode 0x0101, one class enabled), none malformed, some PFC; each data
 packet of the three flows shows twice (as its sender sends it and as its
 receiver gets it: PFC loses none), with the opcode IBA gives its place in
 the message, the PSNs 0..n-1, and the destination QP the flow's QP has at
-that host (QPs are numbered per host in the order flows open: requester
-first).
+that host (QPs are numbered per host in the order flows open, requester
+first, from 2: IBA reserves QP 0 and 1 for management, and no frame may
+go to them).
 
 tshark comes from Debian's packages when missing (apt-get, non-interactive;
 as root or through sudo). Usage: scripts/check_pcap.py [RDMALAB_BINARY]
@@ -114,7 +115,7 @@ def expected(flows):
         src, dst, verb = int(f["src"]), int(f["dst"]), f["verb"]
         req, resp = (dst, src) if verb == "read" else (src, dst)
         for host in (req, resp):
-            qp[(f["flow_id"], host)] = next_qp.get(host, 0)
+            qp[(f["flow_id"], host)] = next_qp.get(host, 2)
             next_qp[host] = qp[(f["flow_id"], host)] + 1
     want = {}
     ip = lambda h: f"10.0.0.{h}"
@@ -174,6 +175,8 @@ def main():
         if ":ip:udp:infiniband" not in proto or not opcode:
             fail(f"frame {no} is not dissected as RRoCE: {line}")
         key = (src, dst, int(opcode), int(qp, 16), int(psn))
+        if int(qp, 16) < 2:
+            fail(f"frame {no} goes to QP {int(qp, 16)}, a management QP: {line}")
         if int(opcode) == ACKNOWLEDGE:
             acks += 1
             continue

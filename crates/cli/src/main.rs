@@ -83,9 +83,11 @@ enum Cmd {
         /// Override a key for every run, e.g. --set switch.pfc=false.
         #[arg(long = "set", value_name = "KEY=VALUE", value_parser = sweep::parse_set)]
         set: Vec<(String, String)>,
-        /// Sweep a key over values, e.g. --vary traffic.0.load=0.3,0.5
-        /// (a key at most once, and not also in --set).
-        #[arg(long, value_name = "KEY=V1,V2,..", value_parser = sweep::parse_vary)]
+        /// Sweep a key over values, e.g. --vary traffic.0.load=0.3,0.5,
+        /// --vary traffic.0.senders=1..8 (integers, inclusive) or
+        /// --vary workload.cdf=@files.txt (one value a line); a key at
+        /// most once, and not also in --set.
+        #[arg(long, value_name = "KEY=V1,V2,..|A..B|@FILE", value_parser = sweep::parse_vary)]
         vary: Vec<(String, Vec<String>)>,
         /// Parallel runs (default: the number of cores; at most 1024).
         #[arg(long, value_parser = clap::value_parser!(u32).range(1..=MAX_JOBS as i64))]

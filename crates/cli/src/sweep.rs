@@ -61,10 +61,80 @@ pub fn parse_set(s: &str) -> Result<(String, String), String> {
     experiment::sweep::parse_assignment(s)
 }
 
-/// `--vary KEY=V1,V2,..`.
+/// `--vary KEY=V1,V2,..`, where an item `A..B` is the integers from A to
+/// B inclusive (as `--seeds`), or `--vary KEY=@FILE`: FILE's lines, one
+/// value each (blank lines and lines starting with `#` skipped). At most
+/// [`MAX_RUNS`] values; an error names the item, line or file at fault.
 pub fn parse_vary(s: &str) -> Result<(String, Vec<String>), String> {
-    experiment::sweep::parse_assignment(s)
-        .map(|(k, v)| (k, v.split(',').map(|x| x.trim().to_string()).collect()))
+    let (k, v) = experiment::sweep::parse_assignment(s)?;
+    let at = |what: String| format!("--vary {k}: {what}");
+    let values = match v.strip_prefix('@') {
+        Some(file) => values_of_file(file).map_err(at)?,
+        None => {
+            let mut values = Vec::new();
+            for item in v.split(',').map(str::trim) {
+                match range_of(item).map_err(at)? {
+                    Some((a, b)) => {
+                        let n = i128::from(b) - i128::from(a) + 1;
+                        if n > MAX_RUNS as i128 {
+                            return Err(at(format!(
+                                "the range {item} has {n} values; a sweep runs at most {MAX_RUNS}"
+                            )));
+                        }
+                        values.extend((a..=b).map(|x| x.to_string()));
+                    }
+                    None => values.push(item.to_string()),
+                }
+                if values.len() > MAX_RUNS {
+                    return Err(at(format!("more than {MAX_RUNS} values")));
+                }
+            }
+            values
+        }
+    };
+    Ok((k, values))
+}
+
+/// `A..B` of integers as (A, B); None for a value that is no range (a
+/// number, a word, a path such as ../x.txt); an error for one that looks
+/// like a range and is not one of integers, or is empty.
+fn range_of(item: &str) -> Result<Option<(i64, i64)>, String> {
+    let Some((a, b)) = item.split_once("..") else {
+        return Ok(None);
+    };
+    let numeric =
+        |x: &str| !x.is_empty() && x.chars().all(|c| c.is_ascii_digit() || ".-+".contains(c));
+    if !(numeric(a) && numeric(b)) {
+        return Ok(None);
+    }
+    let bad = || format!("{item:?} is not a range of integers like 1..8 (inclusive)");
+    let (a, b): (i64, i64) = (a.parse().map_err(|_| bad())?, b.parse().map_err(|_| bad())?);
+    if a > b {
+        return Err(format!("the range {item} is empty ({a} > {b})"));
+    }
+    Ok(Some((a, b)))
+}
+
+/// The values of `--vary KEY=@file`.
+fn values_of_file(file: &str) -> Result<Vec<String>, String> {
+    let text = engine::input::read_text(Path::new(file))
+        .map_err(|e| format!("cannot read @{file}: {e}"))?;
+    let values: Vec<String> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(String::from)
+        .collect();
+    if values.is_empty() {
+        return Err(format!("@{file} holds no value (one a line)"));
+    }
+    if values.len() > MAX_RUNS {
+        return Err(format!(
+            "@{file} holds {} values; a sweep runs at most {MAX_RUNS}",
+            values.len()
+        ));
+    }
+    Ok(values)
 }
 
 /// A key varied twice, or both set and varied: the runs would be

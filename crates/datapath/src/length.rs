@@ -91,7 +91,7 @@ pub fn nak(
         pkey: DEFAULT_PKEY,
         fecn: false,
         becn: false,
-        dest_qp: p.src_qp & MASK24,
+        dest_qp: (p.src_qp + transport::frame::QPN_BASE) & MASK24,
         ack_req: false,
         psn: p.psn & MASK24,
     });

@@ -11,6 +11,7 @@ pub mod lb_summary;
 pub mod nic_memory;
 pub mod ns3;
 pub mod out_dir;
+pub mod pfc_record;
 pub mod plan;
 pub mod ran;
 pub mod rcm_summary;

@@ -46,6 +46,9 @@ pub struct FlowRow {
     /// reading the columns by position still read the others.
     pub ideal_fct_exact_ns: u64,
     pub slowdown_exact: Option<String>,
+    /// Bytes of the flow's messages completed by the run's end
+    /// (`fabric::FlowResult::delivered`): `size_bytes` for a finished flow.
+    pub delivered_bytes: u64,
 }
 
 /// A statistic's values are `None` (null in JSON) when it has none
@@ -334,6 +337,10 @@ pub struct PauseSplit {
     pub host_ports_paused: usize,
     pub host_paused_fraction_mean: f64,
     pub host_paused_fraction_max: f64,
+    /// Each port that was paused: its paused time and PAUSEs received
+    /// (left out when none was).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ports: Vec<crate::pfc_record::PausedPort>,
 }
 
 /// Flow-size bucket bounds of the slowdown table.
@@ -401,6 +408,7 @@ fn pause_split(o: &Outcome) -> PauseSplit {
         host_ports_paused: hn,
         host_paused_fraction_mean: hmean,
         host_paused_fraction_max: hmax,
+        ports: crate::pfc_record::paused_ports(net, o.end_time),
     }
 }
 
@@ -441,6 +449,7 @@ pub fn flow_rows(o: &Outcome) -> Vec<FlowRow> {
             reorder_retx: r.reorder_retx,
             ideal_fct_exact_ns: f.ideal_exact / NS,
             slowdown_exact: f.slowdown_exact().map(|s| format!("{s:.4}")),
+            delivered_bytes: f.delivered,
         })
         .collect()
 }
@@ -584,11 +593,11 @@ pub fn job_results(o: &Outcome) -> Vec<crate::jobs::JobResult> {
         .collect()
 }
 
-/// Writes `flows.csv`, `slowdown_by_size.csv`, and `series.csv` and
-/// `trace.pcap` when asked for, `collectives.csv` when the scenario has
-/// jobs, then `summary.json` with their digests, into `dir` (created if
-/// missing), after removing the files an earlier run left there
-/// (`crate::out_dir`). Each file is written to a temporary name and
+/// Writes `flows.csv`, `slowdown_by_size.csv`, and `series.csv`,
+/// `trace.pcap` and `pfc.csv` when asked for, `collectives.csv` when the
+/// scenario has jobs, then `summary.json` with their digests, into `dir`
+/// (created if missing), after removing the files an earlier run left
+/// there (`crate::out_dir`). Each file is written to a temporary name and
 /// renamed into place, so an interrupted run never leaves a half-written
 /// file under the real name, nor a `summary.json` that lists files not
 /// written.
@@ -654,6 +663,9 @@ pub fn write_outputs(o: &Outcome, s: &SummaryJson, dir: &Path) -> std::io::Resul
     if !o.jobs.is_empty() {
         let table = crate::jobs::output::csv(&job_results(o)).map_err(std::io::Error::other)?;
         files.push(("collectives.csv", table));
+    }
+    if let Some(pfc) = crate::pfc_record::pfc_csv(&o.net) {
+        files.push(("pfc.csv", pfc.map_err(std::io::Error::other)?));
     }
     if let Some((trace, unencodable)) = o.net.pcap() {
         files.push(("trace.pcap", trace));

@@ -30,6 +30,7 @@ pub use net::{Network, RunState, SetupError};
 pub use observe::counters::{Counters, DropReason};
 pub use observe::footprint::Footprint;
 pub use observe::pcap::{self, PcapSpec};
+pub use observe::pfc_log::PfcEvent;
 pub use observe::{SampleSpec, MAX_SAMPLED_VALUES, ORDERING_SERIES, RCM_SERIES};
 pub use switch::lb::{
     CongaParams, ConweaveParams, ConweaveStats, DrillParams, EcmpHash, LetflowParams, LoadBalancer,

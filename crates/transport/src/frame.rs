@@ -12,6 +12,8 @@
 //! - `sport`: the UDP source port. `priority`: DSCP `8 * priority` (class
 //!   selector CS`priority`); decoding reads DSCP / 8. `ce`: ECN CE, else
 //!   ECT(0).
+//! - QP numbers: the NIC's QP `n` is QP `n + QPN_BASE` on the wire, in
+//!   the BTH and in the extension alike ([`QPN_BASE`]).
 //! - `dst_qp`, `psn`: the BTH. An ACK's BTH PSN is the last PSN it
 //!   acknowledges, as IBA has it (`psn - 1`: our `psn` is the next one
 //!   expected); a NAK's is the expected PSN; a CNP's is 0 (Annex A17), the
@@ -50,6 +52,17 @@ use wire::{ethernet::EthernetRepr, Endpoint, Error};
 
 use crate::order::eunomia::ACK_REQ;
 use crate::packet::{Packet, PacketKind, Verb, ATOMIC_BYTES};
+
+/// The wire's number of the NIC's QP 0: IBA reserves QP 0 and 1 for
+/// subnet management and general services (Wireshark dissects packets to
+/// them as MADs), so the NIC's QP `n` is QP `n + 2` in every frame. An
+/// offset, not random numbers as the PSNs are: a QP number is the index
+/// of its QP's entry on every packet, in the NIC's table as in an RNIC's
+/// QP context table (mlx5 hands QPNs out of a bitmap, in order), and a
+/// random one would cost a lookup in a map per packet in the simulator
+/// (PSNs are random so that a stale packet does not land in a new
+/// connection; QP numbers have no such role).
+pub const QPN_BASE: u32 = 2;
 
 /// The packet kinds by their extension code (the OP field's low 3 bits).
 pub const KINDS: [PacketKind; wire::extension::KIND_CODES as usize] = [
@@ -108,6 +121,11 @@ pub fn encode_to(
     out: &mut Vec<u8>,
 ) -> Result<(), Error> {
     check(p, payload)?;
+    let p = &Packet {
+        dst_qp: p.dst_qp + QPN_BASE,
+        src_qp: p.src_qp + QPN_BASE,
+        ..*p
+    };
     let iba = iba_of(p, payload);
     let ext = extension_of(&said_by(&iba)?, p);
     let data = if iba.atomic_ack.is_some() {
@@ -198,7 +216,14 @@ pub fn decode_on(frame: &[u8], port: u16) -> Result<Decoded<'_>, Error> {
     }
     p.src = Endpoint::sim_host(f.ip.src);
     p.dst = Endpoint::sim_host(f.ip.dst);
-    p.dst_qp = f.iba.bth.dest_qp;
+    if f.iba.bth.dest_qp < QPN_BASE || p.src_qp < QPN_BASE {
+        return Err(Error::Malformed {
+            layer: "bth",
+            reason: "QP 0 and 1 are IBA's management QPs, not RC QPs",
+        });
+    }
+    p.dst_qp = f.iba.bth.dest_qp - QPN_BASE;
+    p.src_qp -= QPN_BASE;
     p.sport = f.udp.src_port;
     p.priority = f.ip.dscp >> 3;
     p.ce = f.ip.ecn == ECN_CE;
@@ -226,8 +251,13 @@ fn check(p: &Packet, payload: &[u8]) -> Result<(), Error> {
         ("src_qp", p.src_qp),
         ("wqe_sn", p.wqe_sn),
     ] {
-        if v > MASK24 {
-            return bad(field, "does not fit 24 bits");
+        let max = if field.ends_with("qp") {
+            MASK24 - QPN_BASE
+        } else {
+            MASK24
+        };
+        if v > max {
+            return bad(field, "does not fit 24 bits (QPs: after QPN_BASE)");
         }
     }
     if p.priority > 7 {
@@ -428,6 +458,8 @@ fn said_by(h: &IbaHeaders) -> Result<Packet, Error> {
         psn,
         ecn_echo: h.bth.becn && op != Cnp,
         mp_flags: if h.bth.ack_req { ACK_REQ } else { 0 },
+        // The extension names another source QP (the wire's numbers).
+        src_qp: QPN_BASE,
         ..Packet::default()
     };
     if let Some(r) = h.reth {

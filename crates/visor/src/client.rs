@@ -276,8 +276,21 @@ impl Visor {
         }
     }
 
+    /// Closes `fd`, dropping what it received and was not read. Closing a
+    /// connection its peer closed succeeds, as a socket's close after end
+    /// of file does: the daemon forgot it when it told the `Closed` event
+    /// (read before this call or while it waits), and its fd is not
+    /// reused. Closing an fd twice fails.
     pub fn close(&mut self, fd: u32) -> Result<(), Error> {
-        self.call(Request::Close { fd })?;
+        self.flush()?;
+        if !self.closed.contains(&fd) {
+            if let Err(e) = self.call(Request::Close { fd }) {
+                // The peer's close crossed this one.
+                if !self.closed.contains(&fd) {
+                    return Err(e);
+                }
+            }
+        }
         self.closed.remove(&fd);
         self.events.retain(
             |e| !matches!(e, Event::Message { fd: f, .. } | Event::Closed { fd: f } if *f == fd),

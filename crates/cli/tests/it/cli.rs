@@ -258,7 +258,27 @@ fn run_set_overrides_keys_as_sweep_does() {
 /// option, before any file is read.
 #[test]
 fn sweep_argument_errors_exit_2() {
-    let cases: [(&[&str], &str); 7] = [
+    let empty = scratch("vary-empty.txt");
+    std::fs::write(&empty, "# no values\n\n").unwrap();
+    let empty_arg = format!("a=@{}", empty.display());
+    let cases: [(&[&str], &str); 12] = [
+        (
+            &["--vary", "a=8..1"],
+            "--vary a: the range 8..1 is empty (8 > 1)",
+        ),
+        (
+            &["--vary", "a=1,0.1..0.5"],
+            "--vary a: \"0.1..0.5\" is not a range of integers",
+        ),
+        (
+            &["--vary", "a=1..200000"],
+            "the range 1..200000 has 200000 values",
+        ),
+        (
+            &["--vary", "a=@/no/such/file"],
+            "--vary a: cannot read @/no/such/file",
+        ),
+        (&["--vary", &empty_arg], "holds no value"),
         (&["--seeds", "1,x"], "expected a list like 1,2,3"),
         (&["--seeds", "3..1"], "expected a list like 1,2,3"),
         (&["--seeds", "1,2,1"], "seed 1 is given twice"),
@@ -280,6 +300,7 @@ fn sweep_argument_errors_exit_2() {
         assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
         assert!(stderr.contains(says), "{args:?}: {stderr}");
     }
+    std::fs::remove_file(&empty).ok();
     let out = Command::new(env!("CARGO_BIN_EXE_rdmalab"))
         .args(["run", "--set", "bad"])
         .output()
@@ -367,4 +388,45 @@ fn the_summary_points_to_its_glossary() {
     ] {
         assert!(readme.contains(term), "{term}");
     }
+}
+
+/// `--vary KEY=A..B` is the integers from A to B inclusive (mixed with
+/// single values in a list), `--vary KEY=@FILE` the file's lines (blank
+/// and `#` lines skipped). The plan lists the values expanded.
+#[test]
+fn vary_takes_integer_ranges_and_files() {
+    let example = format!(
+        "{}/../../scenarios/example.toml",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let dir = scratch("vary-ranges");
+    std::fs::create_dir_all(&dir).unwrap();
+    let list = dir.join("bufs.txt");
+    std::fs::write(&list, "# buffers\n4\n\n 8 \n16\n").unwrap();
+    let plan = dir.join("plan.json");
+    let (code, _, stderr) = rdmalab(&[
+        "sweep",
+        &example,
+        "--vary",
+        "traffic.0.bytes=1000..1002,5000",
+        "--vary",
+        &format!("switch.buffer_mb=@{}", list.display()),
+        "--plan",
+        plan.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let p: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&plan).unwrap()).unwrap();
+    let vary = p["vary"].as_array().expect("vary in the plan");
+    let values = |i: usize| -> Vec<String> {
+        vary[i][1]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(values(0), ["1000", "1001", "1002", "5000"]);
+    assert_eq!(values(1), ["4", "8", "16"]);
+    std::fs::remove_dir_all(&dir).ok();
 }

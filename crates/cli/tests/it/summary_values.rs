@@ -105,7 +105,7 @@ fn flows_below_one_packet_have_an_exact_slowdown_column() {
     assert_eq!(
         lines.next().unwrap(),
         "flow_id,src,dst,size_bytes,start_ns,fct_ns,ideal_fct_ns,slowdown,goodput_gbps,verb,\
-         class,ooo_packets,ood_max,reorder_retx,ideal_fct_exact_ns,slowdown_exact"
+         class,ooo_packets,ood_max,reorder_retx,ideal_fct_exact_ns,slowdown_exact,delivered_bytes"
     );
     let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
     assert_eq!(rows.len(), 48);

@@ -1077,6 +1077,38 @@ fn connections_within_one_host_move_data_and_close() {
     );
     let e = server.send(s, b"late", Flags::Auto).unwrap_err();
     assert!(e.0.contains("closed by its peer"), "{e}");
+    // Closing after end of file succeeds, as a socket's does; twice not.
+    server.close(s).unwrap();
+    let e = server.close(s).unwrap_err();
+    assert!(e.0.contains("no fd"), "{e}");
+}
+
+/// Across two daemons: a connection whose peer closed is closed without
+/// an error, whether its `Closed` event was read (recv returned 0) or
+/// not yet (the two closes cross).
+#[test]
+fn closing_after_the_peers_close_succeeds() {
+    let (a, b, _) = pair();
+    let mut server = Visor::open(&b.control).unwrap();
+    let l = server.listen(81).unwrap();
+    let mut client = Visor::open(&a.control).unwrap();
+    let to = "127.0.0.2:81";
+    // After end of file.
+    let c = client.connect(to).unwrap();
+    let s = server.accept(l).unwrap();
+    client.send(c, b"ping", Flags::Auto).unwrap();
+    let mut buf = [0u8; 8];
+    assert_eq!(server.recv(s, &mut buf).unwrap(), 4);
+    server.close(s).unwrap();
+    assert_eq!(client.recv(c, &mut buf).unwrap(), 0, "end of file");
+    client.close(c).unwrap();
+    // Crossing: the client closes without reading, its `Closed` event
+    // on its way or already there.
+    let c = client.connect(to).unwrap();
+    let s = server.accept(l).unwrap();
+    server.close(s).unwrap();
+    client.close(c).unwrap();
+    assert!(!client.peer_closed(c), "forgotten once closed");
 }
 
 /// A client that does not read: its daemon, past `--backlog-bytes`, asks

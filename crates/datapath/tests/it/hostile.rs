@@ -348,6 +348,9 @@ fn a_write_that_disagrees_with_its_reth_length_is_naked_and_counted() {
         ep2.turn(Duration::from_millis(1)).unwrap();
         while let Ok((n, src)) = peer.recv_from(&mut buf) {
             if n > 12 && buf[0] == 0x11 && buf[12] == 0x61 {
+                // To the sender's QP 0: QP 2 on the wire (IBA reserves 0
+                // and 1 for management).
+                assert_eq!(buf[5..8], [0, 0, 2], "the NAK's destination QP");
                 naks.push(src);
             }
         }

@@ -11,6 +11,7 @@ pub mod host;
 pub mod jobs;
 mod no_effect;
 pub mod output;
+pub mod port_select;
 pub mod rcm;
 pub mod routing;
 pub mod switch;

@@ -1,9 +1,10 @@
 //! The `[output]` section: which time series to sample (queue bytes and
 //! utilisation of ports, flow throughput and rate, ECN marking ratios, the
-//! ordering layer's NIC memory, RCM's per-port state) and how often, and the pcap trace; its
+//! ordering layer's NIC memory, RCM's per-port state) and how often, the pcap trace and the PFC record; its
 //! checks and its build step (the network's sampling and capture).
 
 use super::check::{us, Check, ScenarioError};
+use super::port_select::{self, PortItem, PortList};
 use fabric::Network;
 use serde::Deserialize;
 
@@ -23,10 +24,11 @@ pub struct OutputCfg {
     /// `until_us`.
     pub from_us: Option<f64>,
     pub until_us: Option<f64>,
-    /// Egress ports to sample, each as [node, peer]: queue bytes and
+    /// Egress ports to sample, each as [node, peer] or a selector by
+    /// level ("all", "tor_up", ...; `port_select`): queue bytes and
     /// utilisation of the link direction node -> peer.
     #[serde(default)]
-    pub ports: Vec<[String; 2]>,
+    pub ports: PortList,
     /// Flow ids (rows of flows.csv) whose throughput and sending rate to sample.
     #[serde(default)]
     pub flows: Vec<u32>,
@@ -43,8 +45,63 @@ pub struct OutputCfg {
     /// (`fabric::RCM_SERIES`; needs `[switch.rcm] enabled`).
     #[serde(default)]
     pub rcm_ports: Vec<[String; 2]>,
+    /// Switches whose buffer occupancy (bytes their MMU holds) to
+    /// sample: their names, or "all".
+    #[serde(default)]
+    pub buffers: SwitchList,
     /// A pcap trace of the hosts' ports (`trace.pcap` with `--out`).
     pub pcap: Option<PcapCfg>,
+    /// Every PFC frame a port receives (`pfc.csv` with `--out`).
+    #[serde(default)]
+    pub pfc: bool,
+}
+
+/// `buffers = "all"` or `buffers = ["leaf0", "spine1"]`.
+#[derive(Debug, Deserialize, Clone)]
+#[serde(untagged)]
+pub enum SwitchList {
+    All(String),
+    Names(Vec<String>),
+}
+
+impl Default for SwitchList {
+    fn default() -> SwitchList {
+        SwitchList::Names(Vec::new())
+    }
+}
+
+impl SwitchList {
+    fn is_empty(&self) -> bool {
+        matches!(self, SwitchList::Names(v) if v.is_empty())
+    }
+
+    /// The switches' node ids, errors naming `output.buffers`.
+    fn resolve(&self, net: &Network, c: Check) -> Result<Vec<u32>, ScenarioError> {
+        let topo = net.topology();
+        let switch = |i: usize| topo.nodes[i].kind == fabric::NodeKind::Switch;
+        match self {
+            SwitchList::All(a) if a == "all" => Ok((0..topo.nodes.len())
+                .filter(|&i| switch(i))
+                .map(|i| i as u32)
+                .collect()),
+            SwitchList::All(a) => Err(c.err(
+                "output.buffers",
+                format!("expected \"all\" or a list of switch names, got {a:?}"),
+            )),
+            SwitchList::Names(names) => names
+                .iter()
+                .enumerate()
+                .map(|(i, n)| match topo.node_by_name(n) {
+                    Some(id) if switch(id as usize) => Ok(id),
+                    Some(_) => Err(c.err(
+                        format!("output.buffers[{i}]"),
+                        format!("{n:?} is a host, not a switch"),
+                    )),
+                    None => Err(c.err(format!("output.buffers[{i}]"), format!("no node {n:?}"))),
+                })
+                .collect(),
+        }
+    }
 }
 
 /// `pcap = { flows = [0, 3], max_packets = 100000 }`: which flows' packets
@@ -70,29 +127,12 @@ impl OutputCfg {
                         format!("must be at least {MIN_SAMPLE_US} (10 ns), got {interval}"),
                     ));
                 }
-                let end_us = match (self.until_us, stop_ms) {
-                    (Some(u), Some(s)) => Some(u.min(s * 1000.0)),
-                    (u, s) => u.or(s.map(|s| s * 1000.0)),
+                // Selectors are counted once the topology is built.
+                let buffers = match &self.buffers {
+                    SwitchList::Names(n) => n.len(),
+                    SwitchList::All(_) => 0,
                 };
-                if let Some(end) = end_us {
-                    let samples = ((end - self.from_us.unwrap_or(0.0)) / interval).max(0.0);
-                    let series = 2 * self.ports.len()
-                        + 2 * self.flows.len()
-                        + self.ecn_ports.len()
-                        + 5 * self.rcm_ports.len()
-                        + if self.ordering_memory { 4 } else { 0 };
-                    let values = samples * series as f64;
-                    if values > MAX_SAMPLED_VALUES as f64 {
-                        return Err(c.err(
-                            "output.sample_us",
-                            format!(
-                                "{values:.0} sampled values ({series} series of {samples:.0} \
-                                 samples): at most {MAX_SAMPLED_VALUES}; sample less often or \
-                                 over a shorter window (output.until_us)"
-                            ),
-                        ));
-                    }
-                }
+                self.check_values(c, stop_ms, interval, self.ports.pairs(), buffers)?;
             }
             None if self.from_us.is_some() || self.until_us.is_some() => {
                 return Err(c.err(
@@ -101,6 +141,7 @@ impl OutputCfg {
                 ));
             }
             None if !self.ports.is_empty()
+                || !self.buffers.is_empty()
                 || !self.flows.is_empty()
                 || !self.ecn_ports.is_empty()
                 || !self.rcm_ports.is_empty()
@@ -108,7 +149,7 @@ impl OutputCfg {
             {
                 return Err(c.err(
                     "output.sample_us",
-                    "needed to sample ports, flows, ECN ports, RCM ports or the ordering memory",
+                    "needed to sample ports, buffers, flows, ECN ports, RCM ports or the ordering memory",
                 ));
             }
             None => {}
@@ -116,8 +157,56 @@ impl OutputCfg {
         Ok(())
     }
 
-    /// Sets the network's sampling (ports found by their ends' names).
-    pub fn build(&self, net: &mut Network, c: Check) -> Result<(), ScenarioError> {
+    /// Refuses more than [`MAX_SAMPLED_VALUES`] where the window's end is
+    /// known (`until_us`, or the run's `stop_ms`), with `ports` sampled
+    /// ports and `buffers` sampled switches.
+    fn check_values(
+        &self,
+        c: Check,
+        stop_ms: Option<f64>,
+        interval: f64,
+        ports: usize,
+        buffers: usize,
+    ) -> Result<(), ScenarioError> {
+        let end_us = match (self.until_us, stop_ms) {
+            (Some(u), Some(s)) => Some(u.min(s * 1000.0)),
+            (u, s) => u.or(s.map(|s| s * 1000.0)),
+        };
+        let Some(end) = end_us else {
+            return Ok(());
+        };
+        let samples = ((end - self.from_us.unwrap_or(0.0)) / interval).max(0.0);
+        let series = 2 * ports
+            + 2 * self.flows.len()
+            + self.ecn_ports.len()
+            + 5 * self.rcm_ports.len()
+            + if self.ordering_memory { 4 } else { 0 }
+            + buffers;
+        let values = samples * series as f64;
+        if values > MAX_SAMPLED_VALUES as f64 {
+            return Err(c.err(
+                "output.sample_us",
+                format!(
+                    "{values:.0} sampled values ({series} series of {samples:.0} \
+                     samples): at most {MAX_SAMPLED_VALUES}; sample less often or \
+                     over a shorter window (output.until_us)"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Sets the network's sampling (ports found by their ends' names or
+    /// by level); `stop_ms` is the run's.
+    pub fn build(
+        &self,
+        net: &mut Network,
+        c: Check,
+        stop_ms: Option<f64>,
+    ) -> Result<(), ScenarioError> {
+        if self.pfc {
+            net.set_pfc_log();
+        }
         if let Some(p) = &self.pcap {
             net.set_pcap(fabric::PcapSpec {
                 flows: p.flows.clone(),
@@ -168,7 +257,38 @@ impl OutputCfg {
                 "needs a bitmap ordering layer ([transport] ordering = \"eunomia\" or \"static_bitmap\")",
             ));
         }
-        let ports = port_ids("output.ports", &self.ports)?;
+        let mut ports = Vec::new();
+        for (i, item) in self.ports.items().iter().enumerate() {
+            let key = match &self.ports {
+                PortList::One(_) => "output.ports".to_string(),
+                PortList::Many(_) => format!("output.ports[{i}]"),
+            };
+            match item {
+                PortItem::Pair(pair) => ports.extend(
+                    port_ids("output.ports", std::slice::from_ref(pair)).map_err(|_| {
+                        c.err(
+                            &key,
+                            format!("no link joins {:?} and {:?}", pair[0], pair[1]),
+                        )
+                    })?,
+                ),
+                PortItem::Selector(sel) => {
+                    let got =
+                        port_select::select(net.topology(), sel).map_err(|m| c.err(&key, m))?;
+                    if got.is_empty() {
+                        return Err(
+                            c.err(&key, format!("{sel:?} selects no port in this topology"))
+                        );
+                    }
+                    ports.extend(got);
+                }
+            }
+        }
+        // A port named twice is sampled once, where it came first.
+        let mut seen = std::collections::HashSet::new();
+        ports.retain(|&p| seen.insert(p));
+        let switches = self.buffers.resolve(net, c)?;
+        self.check_values(c, stop_ms, interval, ports.len(), switches.len())?;
         let ecn_ports = port_ids("output.ecn_ports", &self.ecn_ports)?;
         let rcm_ports = port_ids("output.rcm_ports", &self.rcm_ports)?;
         if !rcm_ports.is_empty() && net.rcm_stats().is_none() {
@@ -186,6 +306,7 @@ impl OutputCfg {
             ecn_ports,
             ordering_memory: self.ordering_memory,
             rcm_ports,
+            switches,
         })
         .map_err(|m| c.err("output", m))
     }

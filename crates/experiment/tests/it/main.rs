@@ -26,6 +26,8 @@ mod no_effect;
 mod ordering;
 mod outputs;
 mod pcap;
+mod pfc_record;
+mod port_selectors;
 mod random_failures;
 mod rcm;
 mod report_pages;

@@ -1,5 +1,7 @@
 //! Outputs are byte-identical for a scenario and seed, differ with another
-//! seed where the scenario is random, and bad scenarios give clear errors.
+//! seed where the scenario is random, and bad scenarios give clear errors;
+//! `delivered_bytes` counts every flow's completed messages, unfinished
+//! flows' too.
 
 use crate::common;
 use experiment::{report, Scenario};
@@ -40,7 +42,7 @@ fn same_seed_same_bytes_other_seed_other_bytes() {
     );
     let header = String::from_utf8(a.0.clone()).unwrap();
     assert!(header.starts_with(
-        "flow_id,src,dst,size_bytes,start_ns,fct_ns,ideal_fct_ns,slowdown,goodput_gbps,verb,class,ooo_packets,ood_max,reorder_retx,ideal_fct_exact_ns,slowdown_exact\n"
+        "flow_id,src,dst,size_bytes,start_ns,fct_ns,ideal_fct_ns,slowdown,goodput_gbps,verb,class,ooo_packets,ood_max,reorder_retx,ideal_fct_exact_ns,slowdown_exact,delivered_bytes\n"
     ));
     assert_eq!(header.lines().count(), 9);
     std::fs::remove_dir_all(&tmp).ok();
@@ -136,4 +138,43 @@ fn every_shipped_scenario_parses_and_builds() {
         }
     }
     assert!(n >= 5);
+}
+
+#[test]
+fn delivered_bytes_count_completed_messages_of_unfinished_flows_too() {
+    // A 100 Gb/s flow of 8 messages of 125 kB (10 us each) stopped at
+    // 45 us, and a small one that finishes.
+    let text = r#"
+seed = 1
+stop_ms = 0.045
+[topology]
+kind = "leaf_spine"
+leaves = 2
+spines = 1
+hosts_per_leaf = 2
+[[flows]]
+src = 0
+dst = 2
+bytes = 1_000_000
+messages = 8
+[[flows]]
+src = 1
+dst = 3
+bytes = 5_000
+verb = "read"
+"#;
+    let rows = report::flow_rows(&common::run_toml(text));
+    let (cut, done) = (&rows[0], &rows[1]);
+    assert!(
+        cut.fct_ns.is_none(),
+        "the run stops before the big flow ends"
+    );
+    assert!(
+        cut.delivered_bytes > 0 && cut.delivered_bytes < 1_000_000,
+        "{}",
+        cut.delivered_bytes
+    );
+    assert_eq!(cut.delivered_bytes % 125_000, 0, "whole messages");
+    assert!(done.fct_ns.is_some());
+    assert_eq!(done.delivered_bytes, 5_000);
 }

@@ -3,7 +3,9 @@
 //! timestamps in order, every frame a RoCEv2 frame that decodes to a
 //! packet of a chosen flow or a PFC frame, each data packet seen at its
 //! sender and its receiver (the fabric is lossless), the payloads adding
-//! up to the flows' sizes; `max_packets` bounds the records.
+//! up to the flows' sizes; `max_packets` bounds the records. No frame's
+//! BTH names QP 0 or 1, which IBA reserves for management (Wireshark
+//! dissects those as MADs).
 
 use crate::common;
 use experiment::report;
@@ -94,8 +96,15 @@ fn the_trace_changes_no_other_output_and_decodes_to_the_flows_packets() {
             pfc += 1;
             continue;
         }
+        let bth = wire::roce::RoceFrame::parse(frame).unwrap().iba.bth;
+        assert!(
+            bth.dest_qp >= 2,
+            "QP {} is IBA's management QP",
+            bth.dest_qp
+        );
         let d = transport::frame::decode(frame).unwrap();
         let p = d.packet;
+        assert_eq!(p.dst_qp + transport::frame::QPN_BASE, bth.dest_qp);
         let ends = (p.src.min(p.dst), p.src.max(p.dst));
         assert!(
             ends == (0, 4) || ends == (1, 5),

@@ -72,6 +72,11 @@ pub struct FlowResult {
     /// Host-local QP numbers at the requester and responder.
     pub requester_qp: u32,
     pub responder_qp: u32,
+    /// Bytes of the flow's messages the requester saw complete: all of
+    /// `flow.bytes` once finished; of an unfinished flow, its messages
+    /// acknowledged (WRITE, SEND) or read (READ) whole. Counted per
+    /// message completion, not per packet.
+    pub delivered: u64,
 }
 
 impl FlowResult {

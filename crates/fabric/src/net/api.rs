@@ -13,6 +13,7 @@ use crate::net::Network;
 use crate::observe::checks::Books;
 use crate::observe::footprint::{self, Footprint};
 use crate::observe::pcap::PcapSpec;
+use crate::observe::pfc_log::PfcEvent;
 use crate::observe::SampleSpec;
 use crate::switch::lb::ConweaveStats;
 use crate::switch::rcm::RcmStats;
@@ -298,6 +299,18 @@ impl Network {
         self.observe.set_pcap(spec, &self.hosts)?;
         self.hosts.host_hooks = true;
         Ok(())
+    }
+
+    /// Records every PFC frame a port receives from now on
+    /// ([`Network::pfc_events`]).
+    pub fn set_pfc_log(&mut self) {
+        self.observe.pfc_log.get_or_insert_with(Vec::new);
+    }
+
+    /// The PFC frames ports received, in time order, when asked for
+    /// ([`Network::set_pfc_log`]).
+    pub fn pfc_events(&self) -> Option<&[PfcEvent]> {
+        self.observe.pfc_log.as_deref()
     }
 
     /// The trace as pcap bytes, when asked for ([`Network::set_pcap`]),

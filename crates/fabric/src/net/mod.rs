@@ -323,6 +323,7 @@ impl Network {
                 sampling: None,
                 capture: None,
                 capturing: false,
+                pfc_log: None,
             },
         };
         net.core.port_node = net.links.ports.iter().map(|p| p.node).collect();

@@ -20,6 +20,7 @@ use crate::net::event::{node_of, Ev, Global};
 use crate::net::window::{precedes, ByNode};
 use crate::net::{Network, NodeRole, RunState};
 use crate::observe::counters::DropReason;
+use crate::observe::pfc_log::PfcEvent;
 use engine::Time;
 
 impl Network {
@@ -236,8 +237,29 @@ impl Network {
         if let (true, End::Host(h)) = (self.observe.capturing, peer) {
             self.at_host().capture_pfc(now, h, p, class, pause);
         }
+        if self.observe.pfc_log.is_some() {
+            self.log_pfc(now, rx, class, pause);
+        }
         if self.links.ports[rx as usize].apply_pfc(now, class, pause) {
             self.kick(now, rx);
+        }
+    }
+
+    /// Records a PFC frame port `rx` received (`[output] pfc`): out of
+    /// line, so that the arrival keeps its layout (bench/instructions.sh:
+    /// p128 line-rate 128 2,204,476,861 instructions against 2,206,364,508
+    /// without the record; ws128 line-rate 100 1,214,992,623 against
+    /// 1,213,519,333, +0.12%; the push inline cost +0.37% on p128).
+    #[cold]
+    #[inline(never)]
+    fn log_pfc(&mut self, at: Time, port: u32, class: u8, pause: bool) {
+        if let Some(log) = &mut self.observe.pfc_log {
+            log.push(PfcEvent {
+                at,
+                port,
+                class,
+                pause,
+            });
         }
     }
 

@@ -1,5 +1,6 @@
 //! What a run reports and how it is checked: counters (`counters.rs`),
-//! time series (`sampling.rs`), a pcap trace (`capture.rs`, `pcap.rs`), invariants (`checks.rs`) and the
+//! time series (`sampling.rs`), a pcap trace (`capture.rs`, `pcap.rs`),
+//! the PFC record (`pfc_log.rs`), invariants (`checks.rs`) and the
 //! simulator's memory footprint (`footprint.rs`). Reads the fabric; the
 //! counters are written by the components that count. The sampler's
 //! state and the names of its series, plain data, are here.
@@ -9,18 +10,20 @@ pub(crate) mod checks;
 pub mod counters;
 pub mod footprint;
 pub mod pcap;
+pub mod pfc_log;
 mod sampling;
 
 use engine::stats::TimeSeries;
 use engine::Time;
 
-/// What observes the run beyond the counters: port sampling and the pcap
-/// trace (none unless asked for), and whether the trace still takes
-/// records.
+/// What observes the run beyond the counters: port sampling, the pcap
+/// trace and the PFC record (none unless asked for), and whether the
+/// trace still takes records.
 pub(crate) struct Observe {
     pub sampling: Option<Sampling>,
     pub capture: Option<Box<pcap::Capture>>,
     pub capturing: bool,
+    pub pfc_log: Option<Vec<pfc_log::PfcEvent>>,
 }
 
 /// The ordering-memory series, in the order they are recorded: over the
@@ -74,6 +77,9 @@ pub struct SampleSpec {
     /// degree Fb, the input's, the remote degree Fbr while its flag holds,
     /// the point (0 none, 1 root, 2 edge, 3 inner) and the window Wc.
     pub rcm_ports: Vec<u32>,
+    /// Switches (topology node ids) whose buffer occupancy, the bytes
+    /// their MMU holds, to record.
+    pub switches: Vec<u32>,
 }
 
 /// The sampler's state: the spec, the previous sample's counts and the
@@ -84,6 +90,8 @@ pub(crate) struct Sampling {
     pub last_rx: Vec<u64>,
     /// (marked, eligible) of each ECN port at the previous sample.
     pub last_ecn: Vec<(u64, u64)>,
+    /// The switch index of each of `spec.switches`.
+    pub switches: Vec<u32>,
     pub series: Vec<TimeSeries>,
     /// When sampling stopped at [`MAX_SAMPLED_VALUES`] (None: it did
     /// not).

@@ -3,6 +3,7 @@
 //! memory, RCM's per-port state), run as a global event between windows. Reads the fabric; writes only its series.
 
 use crate::host::{Host, Hosts};
+use crate::link::port::End;
 use crate::link::Links;
 use crate::net::core::Core;
 use crate::net::event::Global;
@@ -37,7 +38,7 @@ impl Observe {
     /// Records time series from now on (see [`SampleSpec`]); series names
     /// are `queue_bytes:<port>`, `util:<port>`, `throughput_gbps:flow<i>`,
     /// `rate_gbps:flow<i>`, `ecn_mark_ratio:<port>`, [`ORDERING_SERIES`]
-    /// and [`RCM_SERIES`] (`rcm_fb:<port>`, ...), ports named `<node>-><peer>`. Later kinds come
+    /// and [`RCM_SERIES`] (`rcm_fb:<port>`, ...), `buffer_bytes:<switch>`, ports named `<node>-><peer>`. Later kinds come
     /// after earlier ones, so a spec without them records exactly what it
     /// did before they existed.
     pub(crate) fn set_sampling(
@@ -92,6 +93,20 @@ impl Observe {
                 series.push(TimeSeries::new(format!("{kind}:{name}")));
             }
         }
+        // Each sampled switch's index, by the port it owns.
+        let mut switches = Vec::with_capacity(spec.switches.len());
+        for &n in &spec.switches {
+            let s = links.ports.iter().find_map(|p| match p.owner {
+                End::Switch(s, _) if p.node == n => Some(s),
+                _ => None,
+            });
+            let s = s.ok_or_else(|| format!("node {n} is not a switch with ports"))?;
+            series.push(TimeSeries::new(format!(
+                "buffer_bytes:{}",
+                topo.nodes[n as usize].name
+            )));
+            switches.push(s);
+        }
         if !spec.flows.is_empty() {
             hosts.flows.rx_bytes = vec![0; flows];
         }
@@ -105,6 +120,7 @@ impl Observe {
             last_tx: vec![0; spec.ports.len()],
             last_rx: vec![0; spec.flows.len()],
             last_ecn: vec![(0, 0); spec.ecn_ports.len()],
+            switches,
             series,
             spec,
             stopped: None,
@@ -225,6 +241,9 @@ impl Observe {
                 s.series[k + i].push(now, v);
             }
             k += RCM_SERIES.len();
+        }
+        for (i, &sw_index) in s.switches.iter().enumerate() {
+            s.series[k + i].push(now, sw.nodes[sw_index as usize].mmu.used() as f64);
         }
         self.next_sample(now, core);
     }

@@ -77,6 +77,7 @@ impl App for Flows {
     fn on_completion(&mut self, now: Time, _host: u32, c: Completion, _ctx: &mut HostCtx) {
         if c.side == CompletionSide::Requester {
             let f = &mut self.records[c.wr_id as u32 as usize];
+            f.delivered += c.len;
             let last = (c.wr_id >> 32) as u16 + 1 == f.flow.messages;
             if last && f.finish.is_none() {
                 f.finish = Some(now);
@@ -187,6 +188,7 @@ impl Hosts {
             ideal_exact,
             requester_qp: u32::MAX,
             responder_qp: u32::MAX,
+            delivered: 0,
         });
         globals.push(
             flow.start.max(now),
