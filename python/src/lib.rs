@@ -68,6 +68,7 @@ fn sweep(
 ) -> PyResult<Vec<String>> {
     py.detach(|| {
         let text = read(&scenario)?;
+        experiment::sweep::run_count(seeds.len(), &vary)?;
         let plan = Plan::new(&scenario, &text, &seeds, &overrides, &vary);
         let jobs =
             jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));

@@ -176,6 +176,14 @@ def test_sweep_frames_are_its_files(scenario, tmp_path):
     pd.testing.assert_frame_equal(again.flows, flows)
 
 
+def test_a_sweep_of_too_many_runs_is_refused_before_planning(scenario, tmp_path):
+    out = tmp_path / "sweep"
+    many = {"switch.buffer_mb": list(range(1, 1001)), "seed_like.x": list(range(1000))}
+    with pytest.raises(rdmalab.Error, match="more than 100000 runs"):
+        rdmalab.sweep(scenario, vary=many, out=out)
+    assert not out.exists()
+
+
 def test_set_and_vary_one_key_is_refused(scenario):
     with pytest.raises(rdmalab.Error, match="switch.pfc"):
         rdmalab.sweep(scenario, set={"switch.pfc": True}, vary={"switch.pfc": [True, False]})

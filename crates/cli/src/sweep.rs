@@ -8,13 +8,12 @@
 
 use crate::out::say;
 use experiment::plan::{self, Plan};
+use experiment::sweep::MAX_RUNS;
 use experiment::{html, summary_text, sweep_csv};
 use std::path::Path;
 
 /// The most seeds one sweep takes (each is a whole simulation).
 const MAX_SEEDS: u64 = 10_000;
-/// The most runs one sweep takes (seeds x varied values).
-const MAX_RUNS: usize = 100_000;
 
 /// The seeds of `--seeds`.
 #[derive(Clone, Debug)]
@@ -172,13 +171,8 @@ fn plan_of(a: &SweepArgs) -> Result<Plan, String> {
     let text = engine::input::read_text(a.path)
         .map_err(|e| format!("{}: cannot read: {e}", a.path.display()))?;
     let (seeds, fixed, varied) = (a.seeds, a.set, a.vary);
-    varied
-        .iter()
-        .try_fold(seeds.len(), |n, (_, v)| n.checked_mul(v.len()))
-        .filter(|&n| n <= MAX_RUNS)
-        .ok_or_else(|| {
-            format!("--seeds x --vary make more than {MAX_RUNS} runs; split the sweep")
-        })?;
+    experiment::sweep::run_count(seeds.len(), varied)
+        .map_err(|_| format!("--seeds x --vary make more than {MAX_RUNS} runs; split the sweep"))?;
     Ok(Plan::new(a.path, &text, seeds, fixed, varied))
 }
 

@@ -160,6 +160,18 @@ pub fn with_overrides(
     Ok((sc, edited))
 }
 
+/// The most runs one sweep takes (seeds x varied values).
+pub const MAX_RUNS: usize = 100_000;
+
+/// How many runs `seeds` seeds x `vary` make, refused above [`MAX_RUNS`]
+/// before any is planned (the command line and the Python package alike).
+pub fn run_count(seeds: usize, vary: &[(String, Vec<String>)]) -> Result<usize, String> {
+    vary.iter()
+        .try_fold(seeds, |n, (_, v)| n.checked_mul(v.len()))
+        .filter(|&n| n <= MAX_RUNS)
+        .ok_or_else(|| format!("seeds x vary make more than {MAX_RUNS} runs; split the sweep"))
+}
+
 /// Expands seeds x (one choice per varied key) into points, in order.
 pub fn points(
     seeds: &[u64],
