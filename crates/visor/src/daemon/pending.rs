@@ -32,14 +32,6 @@ use crate::proto::{Reply, Sharing};
 /// this is no daemon worth a link.
 const HANDSHAKE: Duration = Duration::from_secs(5);
 
-/// Incoming handshakes waiting for their hello, from one address and in
-/// all: beyond them a new link connection is closed at once, so that
-/// connections that never speak cannot take the daemon's descriptors
-/// (each waits up to [`HANDSHAKE`]), and one address cannot take every
-/// place another daemon's link needs.
-pub(super) const INCOMING_PER_ADDRESS: usize = 4;
-pub(super) const INCOMING: usize = 256;
-
 pub(super) struct Pending {
     ctl: Control,
     /// Our hello or ready, as far as the connection has not taken it.
@@ -185,17 +177,6 @@ impl Daemon {
             let SocketAddr::V4(from) = from else {
                 continue;
             };
-            let (mut all, mut theirs) = (0, 0);
-            for (_, h) in self.pending.iter() {
-                if let Side::In { from: f } = h.side {
-                    all += 1;
-                    theirs += usize::from(f.ip() == from.ip());
-                }
-            }
-            if all >= INCOMING || theirs >= INCOMING_PER_ADDRESS {
-                // Dropped: closed without a word, as a full backlog would.
-                continue;
-            }
             let Ok(ctl) = tcp.set_nonblocking(true).and_then(|()| Control::new(tcp)) else {
                 continue;
             };
