@@ -13,16 +13,20 @@ identical parameters (docs/ns3_validation.md, "Micro-scenarios"; issue 33).
       in each micro-scenario's folder, keeping its outputs there: fct.txt,
       qlen.txt (the queue monitor's histograms) and rates.txt (PRINT_LOG's
       DCQCN lines: rate decreases and increases per QP);
-  scripts/ns3_micro.py compare RDMALAB [--out DIR] [--events N] [NAME...]
+  scripts/ns3_micro.py compare RDMALAB [NAME...] [--out DIR] [--events N] [--check]
       runs ours on each and prints, beside ns-3's committed outputs: each
       flow's completion time, its first rate cut (time after the flow's
       start, and the rate after it), its number of rate cuts, and the
       bottleneck queue's mean and max; with --events N, the first N rate
-      changes of each flow in both.
+      changes of each flow in both; with --check (all scenarios, no
+      --events), fails unless the output is docs/ns3/micro/compare.txt
+      (what the test ns3_micro:: checks: ns-3's side is committed, so this
+      fails when ours moves).
 
 Metrics, the same on both sides:
-- a rate cut is ns-3's `rate dec` line; ours, a drop of `rate_gbps:flowN`
-  between two samples (every 100 ns: cuts are at least 4 us apart);
+- a rate cut is ns-3's `rate dec` line that lowers the rate (one at the
+  minimum rate leaves it); ours, a drop of `rate_gbps:flowN` between two
+  samples (every 100 ns: cuts are at least 4 us apart);
 - the queue is the egress queue of the bottleneck port (all classes), in
   whole KB (ns-3's monitor floors bytes / 1000), sampled every 100 ns from
   2.0 s in both (ns-3's QLEN_MON; our `[output] sample_us = 0.1`); its mean
@@ -47,27 +51,62 @@ MICRO = os.path.join(ROOT, "docs", "ns3", "micro")
 START_NS = 2_000_000_000
 SAMPLE_NS = 100
 MON_END_NS = 2_100_000_000  # ns-3's monitor dumps every 100 ms: at 2.1 s
+RUNS = 8  # ns-3's RngRun 1..RUNS beside our seeds 1..RUNS: RED's draws differ
+EXPECTED = os.path.join(MICRO, "compare.txt")  # `compare` of every scenario
 
-# name: (hosts, [(src, dst, bytes, start offset in ns)], what it asks)
+def star(hosts):
+    """Hosts 0..hosts-1 on one switch (id hosts): its links and the
+    switch's id."""
+    return [(h, hosts) for h in range(hosts)], [hosts]
+
+
+# The second hop of "twohop": hosts 0, 1 on switch 5, hosts 2, 3, 4 on
+# switch 6, the two switches joined by one link. Flow 0 (0 -> 4) shares
+# 5 -> 6 with flow 1 (1 -> 3) and 6 -> 4 with flow 2 (2 -> 4).
+TWO_SWITCHES = ([(0, 5), (1, 5), (2, 6), (3, 6), (4, 6), (5, 6)], [5, 6])
+
+# name: (topology (links, switches), [(src, dst, bytes, start offset in
+# ns)], bottleneck ports [(switch, peer)], what it asks). Every link is
+# 100 Gb/s with 1 us of delay (the bench fat tree's links).
 SCENARIOS = {
-    "single": (2, [(0, 1, 1_000_000, 0)], "one flow alone, 1 MB"),
-    "pair": (3, [(0, 2, 2_000_000, 0), (1, 2, 2_000_000, 0)], "two 2 MB flows into one port"),
-    "incast4": (5, [(i, 4, 1_000_000, 0) for i in range(4)], "4-to-1 incast, 1 MB each"),
+    "single": (star(2), [(0, 1, 1_000_000, 0)], [(2, 1)], "one flow alone, 1 MB"),
+    "pair": (star(3), [(0, 2, 2_000_000, 0), (1, 2, 2_000_000, 0)], [(3, 2)], "two 2 MB flows into one port"),
+    "incast4": (star(5), [(i, 4, 1_000_000, 0) for i in range(4)], [(5, 4)], "4-to-1 incast, 1 MB each"),
     "join": (
-        3,
+        star(3),
         [(0, 2, 4_000_000, 0), (1, 2, 1_000_000, 100_000)],
+        [(3, 2)],
         "a 1 MB flow joins a 4 MB one 100 us after it started",
+    ),
+    "twohop": (
+        TWO_SWITCHES,
+        [(0, 4, 2_000_000, 0), (1, 3, 2_000_000, 0), (2, 4, 2_000_000, 0)],
+        [(5, 6), (6, 4)],
+        "flow 0 crosses two congested hops, each shared with one other 2 MB flow",
     ),
 }
 
 
-def star(hosts):
-    """ns-3 topology: hosts 0..hosts-1 on one switch (id hosts), 100G,
-    1 us links (the bench fat tree's links)."""
-    sw = hosts
-    lines = [f"{hosts + 1} 1 {hosts}", f"{sw}"]
-    lines += [f"{h} {sw} 100Gbps 1000ns 0.000000" for h in range(hosts)]
+def topo_file(topology):
+    links, switches = topology
+    nodes = 1 + max(max(l) for l in links)
+    lines = [f"{nodes} {len(switches)} {len(links)}", " ".join(map(str, switches))]
+    lines += [f"{a} {b} 100Gbps 1000ns 0.000000" for a, b in links]
     return "\n".join(lines) + "\n"
+
+
+def node_name(node, topology):
+    return f"sw{node}" if node in topology[1] else f"h{node}"
+
+
+def devices(topology):
+    """Each node's neighbours in the order of the file's links (ns-3's
+    device order: its device j >= 1 is the j-th link)."""
+    out = collections.defaultdict(list)
+    for a, b in topology[0]:
+        out[a].append(b)
+        out[b].append(a)
+    return out
 
 
 def flow_file(flows):
@@ -99,12 +138,11 @@ def ns3_config():
     return "\n".join(out).rstrip("\n") + "\n"
 
 
-def scenario_toml(hosts, flows):
+def scenario_toml(topology, flows, ports):
     text = open(os.path.join(ROOT, "bench", "ws128.toml")).read()
     body = text[text.index("seed = 1") :]
     body = body.replace("topo-fattree-k8-100g.txt", "topo.txt").replace("flows-ws128.txt", "flows.txt")
     body = body.replace('load_balancer = "ecmp"', 'load_balancer = "ecmp"\necmp_hash = "ns3"')
-    dst = sorted({d for _, d, _, _ in flows})
     head = (
         "# A DCQCN micro-scenario beside ns-3 (scripts/ns3_micro.py writes it):\n"
         "# bench/ws128.toml's fabric and DCQCN settings on this folder's ns-3\n"
@@ -113,22 +151,22 @@ def scenario_toml(hosts, flows):
     out = (
         "\n[output]\nsample_us = 0.1\n"
         f"from_us = {START_NS // 1000}\nuntil_us = {MON_END_NS // 1000}\n"
-        "ports = [" + ", ".join(f'["sw{hosts}", "h{d}"]' for d in dst) + "]\n"
+        "ports = [" + ", ".join(f'["{node_name(a, topology)}", "{node_name(b, topology)}"]' for a, b in ports) + "]\n"
         "flows = [" + ", ".join(str(i) for i in range(len(flows))) + "]\n"
     )
     return head + body.rstrip("\n") + "\n" + out
 
 
 def write():
-    for name, (hosts, flows, _) in SCENARIOS.items():
+    for name, (topology, flows, ports, _) in SCENARIOS.items():
         d = os.path.join(MICRO, name)
         os.makedirs(d, exist_ok=True)
         for file, text in [
-            ("topo.txt", star(hosts)),
+            ("topo.txt", topo_file(topology)),
             ("flows.txt", flow_file(flows)),
             ("trace.txt", "0\n"),
             ("config.txt", ns3_config()),
-            ("scenario.toml", scenario_toml(hosts, flows)),
+            ("scenario.toml", scenario_toml(topology, flows, ports)),
         ]:
             open(os.path.join(d, file), "w").write(text)
 
@@ -143,23 +181,26 @@ def run_ns3(sim, names):
     binary = os.path.join(sim, "build", "scratch", "third")
     if not os.access(binary, os.X_OK):
         sys.exit(f"{binary}: not built (scripts/ns3_build.sh)")
-    env = dict(os.environ, LD_LIBRARY_PATH=os.path.join(sim, "build"))
     for name in names:
         d = os.path.join(MICRO, name)
-        with tempfile.TemporaryDirectory() as tmp:
-            for f in ("topo.txt", "flows.txt", "trace.txt", "config.txt"):
-                shutil.copy(os.path.join(d, f), tmp)
-            with open(os.path.join(tmp, "stdout.txt"), "w") as out:
-                subprocess.run([binary, "config.txt"], cwd=tmp, env=env, stdout=out, check=True)
-            rates = [l for l in open(os.path.join(tmp, "stdout.txt")) if RATE_LINE.match(l.rstrip("\n"))]
-            if not rates and not name == "single":
-                sys.exit(f"{name}: no PRINT_LOG rate lines: build ns-3 with scripts/ns3_build.sh")
-            open(os.path.join(d, "rates.txt"), "w").writelines(rates)
-            qlen = open(os.path.join(tmp, "qlen.txt")).read()
-            last = qlen[qlen.index(f"time: {MON_END_NS}") :]
-            open(os.path.join(d, "qlen.txt"), "w").write(last)
-            shutil.copy(os.path.join(tmp, "fct.txt"), d)
-        print(f"{name}: ns-3 outputs in {os.path.relpath(d, ROOT)}")
+        for run in range(1, RUNS + 1):
+            # ns-3's RED draws come from its global stream: RngRun k is our seed k's peer
+            env = dict(os.environ, LD_LIBRARY_PATH=os.path.join(sim, "build"), NS_GLOBAL_VALUE=f"RngRun={run}")
+            keep = os.path.join(d, f"run{run}")
+            os.makedirs(keep, exist_ok=True)
+            with tempfile.TemporaryDirectory() as tmp:
+                for f in ("topo.txt", "flows.txt", "trace.txt", "config.txt"):
+                    shutil.copy(os.path.join(d, f), tmp)
+                with open(os.path.join(tmp, "stdout.txt"), "w") as out:
+                    subprocess.run([binary, "config.txt"], cwd=tmp, env=env, stdout=out, check=True)
+                rates = [l for l in open(os.path.join(tmp, "stdout.txt")) if RATE_LINE.match(l.rstrip("\n"))]
+                if not rates and len(SCENARIOS[name][1]) > 1:
+                    sys.exit(f"{name}: no PRINT_LOG rate lines: build ns-3 with scripts/ns3_build.sh")
+                open(os.path.join(keep, "rates.txt"), "w").writelines(rates)
+                qlen = open(os.path.join(tmp, "qlen.txt")).read()
+                open(os.path.join(keep, "qlen.txt"), "w").write(qlen[qlen.index(f"time: {MON_END_NS}") :])
+                shutil.copy(os.path.join(tmp, "fct.txt"), keep)
+        print(f"{name}: ns-3 outputs of RngRun 1-{RUNS} in {os.path.relpath(d, ROOT)}/run*/")
 
 
 def host_of(ip_hex):
@@ -167,10 +208,11 @@ def host_of(ip_hex):
     return ((v >> 16) & 0xFF) * 256 + ((v >> 8) & 0xFF)
 
 
-def ns3_outputs(name, flows, hosts):
-    """Per flow: fct_ns, [(t_ns from its start, rate Gb/s after, kind)];
-    and the bottleneck ports' queue histograms by destination host."""
-    d = os.path.join(MICRO, name)
+def ns3_outputs(name, run, flows, topology):
+    """Per flow: fct_ns, [(t_ns from its start, rate Gb/s after, kind,
+    rate before)];
+    and the switch ports' queue histograms by (switch, peer)."""
+    d = os.path.join(MICRO, name, f"run{run}")
     index = {(s, t): i for i, (s, t, _, _) in enumerate(flows)}
     fct = {}
     for line in open(os.path.join(d, "fct.txt")):
@@ -181,20 +223,19 @@ def ns3_outputs(name, flows, hosts):
         m = RATE_LINE.match(line.rstrip("\n"))
         i = index[(host_of(m.group(3)), host_of(m.group(4)))]
         t = int(m.group(1)) - START_NS - flows[i][3]
-        events[i].append((t, float(m.group(10)), m.group(2)))
+        events[i].append((t, float(m.group(10)), m.group(2), float(m.group(8))))
     hist = {}
     lines = open(os.path.join(d, "qlen.txt")).read().split("\n")
     for line in lines[1:]:
         if line.strip():
             v = list(map(int, line.split()))
-            if v[0] == hosts:
-                hist[v[1] - 1] = v[2:]  # device j is the j-th link: to host j-1
+            hist[(v[0], devices(topology)[v[0]][v[1] - 1])] = v[2:]
     return fct, events, hist
 
 
-def run_ours(binary, name, out):
+def run_ours(binary, name, seed, out):
     subprocess.run(
-        [binary, "run", os.path.join(MICRO, name, "scenario.toml"), "--out", out, "--quiet"],
+        [binary, "run", os.path.join(MICRO, name, "scenario.toml"), "--set", f"seed={seed}", "--out", out, "--quiet"],
         check=True,
         stdout=subprocess.DEVNULL,
     )
@@ -211,16 +252,20 @@ def run_ours(binary, name, out):
             if series.startswith("rate_gbps:flow"):
                 rates[int(series[len("rate_gbps:flow") :])].append((int(t), float(value)))
             elif series.startswith("queue_bytes:"):
-                dst = int(series.split("->h")[1])
-                queue[dst].append(int(float(value)) // 1000)
+                a, b = series[len("queue_bytes:") :].split("->")
+                node = lambda n: int(n.lstrip("swh"))
+                queue[(node(a), node(b))].append(int(float(value)) // 1000)
     return fct, rates, queue
 
 
-def our_events(samples, start):
+def our_events(samples, start, fct):
     """(t_ns from the flow's start, rate after, "cut" or "inc") at each
-    change of the sampled rate."""
+    change of the sampled rate while the flow runs (its rate reads 0 once
+    it has finished)."""
     out, last = [], None
     for t, r in samples:
+        if fct is not None and t > start + fct:
+            break
         if last is not None and r != last and t >= start:
             out.append((t - start, r, "cut" if r < last else "inc"))
         last = r
@@ -231,44 +276,70 @@ def pct(ours, ns3):
     return f"{100.0 * (ours - ns3) / ns3:+.1f}%" if ns3 else "-"
 
 
+def mean(xs):
+    xs = [x for x in xs if x is not None]
+    return sum(xs) / len(xs) if xs else None
+
+
+def first_cut(cuts):
+    return (cuts[0][0] / 1000, cuts[0][1]) if cuts else (None, None)
+
+
+def fmt(x, spec, width):
+    return f"{'-' if x is None else format(x, spec):>{width}}"
+
+
 def compare(binary, out_dir, names, n_events):
+    """The comparison's text: one table per micro-scenario, each number
+    the mean over ns-3's RngRun 1..RUNS and over our seeds 1..RUNS."""
+    lines = []
+    print = lines.append
     for name in names:
-        hosts, flows, what = SCENARIOS[name]
-        nfct, nev, nhist = ns3_outputs(name, flows, hosts)
-        out = os.path.join(out_dir, name)
-        ofct, orates, oqueue = run_ours(binary, name, out)
-        print(f"== {name}: {what}")
-        print(f"{'flow':>4} {'src':>3} {'dst':>3} {'bytes':>8} {'fct ns-3':>9} {'fct ours':>9} {'diff':>7}"
-              f" {'cut1 us ns-3':>12} {'ours':>7} {'Gb/s ns-3':>9} {'ours':>6} {'cuts ns-3':>9} {'ours':>5}")
+        topology, flows, ports, what = SCENARIOS[name]
+        ns3 = [ns3_outputs(name, r, flows, topology) for r in range(1, RUNS + 1)]
+        ours = [run_ours(binary, name, r, os.path.join(out_dir, name, f"seed{r}")) for r in range(1, RUNS + 1)]
+        # Per run and flow: fct, first cut (us, Gb/s), number of cuts.
+        rows = {"ns-3": [], "ours": []}
+        for fct, ev, _ in ns3:
+            cuts = [[e for e in ev[i] if e[2] == "rate dec" and e[1] < e[3]] for i in range(len(flows))]
+            rows["ns-3"].append([(fct[i], *first_cut(cuts[i]), len(cuts[i])) for i in range(len(flows))])
+        for fct, rates, _ in ours:
+            r = []
+            for i, f in enumerate(flows):
+                cuts = [e for e in our_events(rates[i], START_NS + f[3], fct.get(i)) if e[2] == "cut"]
+                r.append((fct.get(i), *first_cut(cuts), len(cuts)))
+            rows["ours"].append(r)
+        print(f"== {name}: {what} (mean of {RUNS} runs: ns-3 RngRun 1-{RUNS}, ours seed 1-{RUNS})")
+        print(f"{'flow':>4} {'src':>3} {'dst':>3} {'bytes':>8} {'':>5} {'fct us':>8} {'min':>7} {'max':>7}"
+              f" {'cut1 us':>8} {'cut1 Gb/s':>9} {'cuts':>5}")
         for i, (src, dst, size, off) in enumerate(flows):
-            ncuts = [e for e in nev[i] if e[2] == "rate dec"]
-            oev = our_events(orates[i], START_NS + off)
-            ocuts = [e for e in oev if e[2] == "cut"]
-            n1 = (f"{ncuts[0][0] / 1000:.1f}", f"{ncuts[0][1]:.2f}") if ncuts else ("-", "-")
-            o1 = (f"{ocuts[0][0] / 1000:.1f}", f"{ocuts[0][1]:.2f}") if ocuts else ("-", "-")
-            of = ofct.get(i)
-            print(f"{i:>4} {src:>3} {dst:>3} {size:>8} {nfct[i]:>9} {of if of else '-':>9}"
-                  f" {pct(of, nfct[i]) if of else '-':>7} {n1[0]:>12} {o1[0]:>7} {n1[1]:>9} {o1[1]:>6}"
-                  f" {len(ncuts):>9} {len(ocuts):>5}")
-        end = max(flows[i][3] + nfct[i] for i in range(len(flows)))
+            for who in ("ns-3", "ours"):
+                per = [run[i] for run in rows[who]]
+                fcts = [x[0] / 1000 for x in per if x[0] is not None]
+                lead = f"{i:>4} {src:>3} {dst:>3} {size:>8}" if who == "ns-3" else " " * 21
+                print(f"{lead} {who:>5} {fmt(mean(fcts), '.1f', 8)} {fmt(min(fcts), '.1f', 7)} {fmt(max(fcts), '.1f', 7)}"
+                      f" {fmt(mean([x[1] for x in per]), '.1f', 8)} {fmt(mean([x[2] for x in per]), '.2f', 9)}"
+                      f" {fmt(mean([x[3] for x in per]), '.1f', 5)}")
+        # The queue's mean over a window both sides share: to the last end of a flow in any ns-3 run.
+        end = max(flows[i][3] + fct[i] for fct, _, _ in ns3 for i in range(len(flows)))
         n = end // SAMPLE_NS + 1
-        for dst in sorted(nhist):
-            if dst not in {d for _, d, _, _ in flows}:
-                continue
-            h = nhist[dst]
-            ns3_sum = sum(kb * c for kb, c in enumerate(h))  # empty after the end
-            ns3_max = max(kb for kb, c in enumerate(h) if c)
-            q = oqueue[dst]
-            ours_sum, ours_max = sum(q), max(q) if q else 0
-            print(f"queue sw{hosts}->h{dst} over 0-{end / 1000:.1f} us: mean ns-3 {ns3_sum / n:.1f} KB,"
-                  f" ours {ours_sum / n:.1f} KB ({pct(ours_sum, ns3_sum)}); max ns-3 {ns3_max} KB, ours {ours_max} KB")
+        for port in ports:
+            nm = [sum(kb * c for kb, c in enumerate(h[port])) / n for _, _, h in ns3]
+            nx = [max(kb for kb, c in enumerate(h[port]) if c) for _, _, h in ns3]
+            om = [sum(q[port]) / n for _, _, q in ours]
+            ox = [max(q[port], default=0) for _, _, q in ours]
+            a, b = (node_name(x, topology) for x in port)
+            print(f"queue {a}->{b}, 0-{end / 1000:.1f} us: mean ns-3 {mean(nm):.1f} KB, ours {mean(om):.1f} KB"
+                  f" ({pct(mean(om), mean(nm))}); max ns-3 {mean(nx):.0f} KB, ours {mean(ox):.0f} KB")
         if n_events:
+            (_, nev, _), (ofct, orates, _) = ns3[0], ours[0]
             for i in range(len(flows)):
-                oev = our_events(orates[i], START_NS + flows[i][3])
-                print(f"flow {i}: first {n_events} rate changes (us from its start, Gb/s after)")
-                print("  ns-3: " + "  ".join(f"{t / 1000:.1f} {r:.2f}{'v' if k == 'rate dec' else '^'}" for t, r, k in nev[i][:n_events]))
+                oev = our_events(orates[i], START_NS + flows[i][3], ofct.get(i))
+                print(f"flow {i}, run 1: first {n_events} rate changes (us from its start, Gb/s after)")
+                print("  ns-3: " + "  ".join(f"{t / 1000:.1f} {r:.2f}{'v' if k == 'rate dec' else '^'}" for t, r, k, _ in nev[i][:n_events]))
                 print("  ours: " + "  ".join(f"{t / 1000:.1f} {r:.2f}{'v' if k == 'cut' else '^'}" for t, r, k in oev[:n_events]))
-        print()
+        print("")
+    return "\n".join(lines)
 
 
 def main():
@@ -282,6 +353,7 @@ def main():
     c.add_argument("rdmalab")
     c.add_argument("--out", default=os.path.join(ROOT, "out", "ns3-micro"))
     c.add_argument("--events", type=int, default=0)
+    c.add_argument("--check", action="store_true", help=f"fail unless the output is {os.path.relpath(EXPECTED, ROOT)}")
     c.add_argument("names", nargs="*")
     a = p.parse_args()
     names = getattr(a, "names", None) or list(SCENARIOS)
@@ -293,7 +365,12 @@ def main():
     elif a.cmd == "ns3":
         run_ns3(a.sim, names)
     else:
-        compare(a.rdmalab, a.out, names, a.events)
+        text = compare(a.rdmalab, a.out, names, a.events)
+        if not a.check:
+            print(text)
+        elif text.rstrip("\n") != open(EXPECTED).read().rstrip("\n"):
+            print(text)
+            sys.exit(f"differs from {EXPECTED}: our side moved (re-run without --check, and say why in the commit)")
 
 
 if __name__ == "__main__":
