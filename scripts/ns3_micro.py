@@ -51,6 +51,7 @@ MICRO = os.path.join(ROOT, "docs", "ns3", "micro")
 START_NS = 2_000_000_000
 SAMPLE_NS = 100
 MON_END_NS = 2_100_000_000  # ns-3's monitor dumps every 100 ms: at 2.1 s
+SERIES_END_NS = 2_010_000_000  # ours: every flow has ended by then
 RUNS = 8  # ns-3's RngRun 1..RUNS beside our seeds 1..RUNS: RED's draws differ
 EXPECTED = os.path.join(MICRO, "compare.txt")  # `compare` of every scenario
 
@@ -83,6 +84,18 @@ SCENARIOS = {
         [(0, 4, 2_000_000, 0), (1, 3, 2_000_000, 0), (2, 4, 2_000_000, 0)],
         [(5, 6), (6, 4)],
         "flow 0 crosses two congested hops, each shared with one other 2 MB flow",
+    ),
+    "nic2": (
+        star(4),
+        [(0, 2, 2_000_000, 0), (1, 2, 2_000_000, 0), (0, 3, 2_000_000, 0)],
+        [(4, 2), (4, 3)],
+        "host 0 sends two 2 MB flows, one into a port shared with host 1's, one to an idle host",
+    ),
+    "short": (
+        star(4),
+        [(0, 2, 4_000_000, 0), (1, 2, 4_000_000, 0)] + [(3, 2, 10_000, 20_000 + 10_000 * k) for k in range(10)],
+        [(4, 2)],
+        "ten 10 KB flows, one every 10 us from 20 us, into the port two 4 MB flows share",
     ),
 }
 
@@ -150,9 +163,10 @@ def scenario_toml(topology, flows, ports):
     )
     out = (
         "\n[output]\nsample_us = 0.1\n"
-        f"from_us = {START_NS // 1000}\nuntil_us = {MON_END_NS // 1000}\n"
+        f"from_us = {START_NS // 1000}\nuntil_us = {SERIES_END_NS // 1000}\n"
         "ports = [" + ", ".join(f'["{node_name(a, topology)}", "{node_name(b, topology)}"]' for a, b in ports) + "]\n"
-        "flows = [" + ", ".join(str(i) for i in range(len(flows))) + "]\n"
+        # the rates of flows of 100 KB and more: a shorter one ends before its first cut
+        "flows = [" + ", ".join(str(i) for i, f in enumerate(flows) if f[2] >= 100_000) + "]\n"
     )
     return head + body.rstrip("\n") + "\n" + out
 
@@ -213,15 +227,19 @@ def ns3_outputs(name, run, flows, topology):
     rate before)];
     and the switch ports' queue histograms by (switch, peer)."""
     d = os.path.join(MICRO, name, f"run{run}")
-    index = {(s, t): i for i, (s, t, _, _) in enumerate(flows)}
+    # ns-3 gives flow k of a (source, destination) pair source port 10000 + k
+    seen, index = collections.Counter(), {}
+    for i, (src, dst, _, _) in enumerate(flows):
+        index[(src, dst, 10000 + seen[(src, dst)])] = i
+        seen[(src, dst)] += 1
     fct = {}
     for line in open(os.path.join(d, "fct.txt")):
         v = line.split()
-        fct[index[(host_of(v[0]), host_of(v[1]))]] = int(v[6])
+        fct[index[(host_of(v[0]), host_of(v[1]), int(v[2]))]] = int(v[6])
     events = collections.defaultdict(list)
     for line in open(os.path.join(d, "rates.txt")):
         m = RATE_LINE.match(line.rstrip("\n"))
-        i = index[(host_of(m.group(3)), host_of(m.group(4)))]
+        i = index[(host_of(m.group(3)), host_of(m.group(4)), int(m.group(5)))]
         t = int(m.group(1)) - START_NS - flows[i][3]
         events[i].append((t, float(m.group(10)), m.group(2), float(m.group(8))))
     hist = {}
@@ -245,16 +263,24 @@ def run_ours(binary, name, seed, out):
             fct[int(r["flow_id"])] = int(r["fct_ns"]) if r["fct_ns"] else None
     rates = collections.defaultdict(list)
     queue = collections.defaultdict(list)
+    node = lambda n: int(n.lstrip("swh"))
+    kinds = {}  # series name -> (list it goes to, whether it is a rate)
     with open(os.path.join(out, "series.csv")) as f:
         next(f)
         for line in f:
-            t, series, value = line.rstrip("\n").split(",")
-            if series.startswith("rate_gbps:flow"):
-                rates[int(series[len("rate_gbps:flow") :])].append((int(t), float(value)))
-            elif series.startswith("queue_bytes:"):
-                a, b = series[len("queue_bytes:") :].split("->")
-                node = lambda n: int(n.lstrip("swh"))
-                queue[(node(a), node(b))].append(int(float(value)) // 1000)
+            t, series, value = line.split(",")
+            kind = kinds.get(series)
+            if kind is None:
+                if series.startswith("rate_gbps:flow"):
+                    kind = (rates[int(series[len("rate_gbps:flow") :])], True)
+                elif series.startswith("queue_bytes:"):
+                    a, b = series[len("queue_bytes:") :].split("->")
+                    kind = (queue[(node(a), node(b))], False)
+                else:
+                    kind = (None, False)
+                kinds[series] = kind
+            if kind[0] is not None:
+                kind[0].append((int(t), float(value)) if kind[1] else int(float(value)) // 1000)
     return fct, rates, queue
 
 
