@@ -13,12 +13,13 @@ identical parameters (docs/ns3_validation.md, "Micro-scenarios"; issue 33).
       in each micro-scenario's folder, keeping its outputs there: fct.txt,
       qlen.txt (the queue monitor's histograms) and rates.txt (PRINT_LOG's
       DCQCN lines: rate decreases and increases per QP);
-  scripts/ns3_micro.py compare RDMALAB [NAME...] [--out DIR] [--events N] [--check]
+  scripts/ns3_micro.py compare RDMALAB [NAME...] [--out DIR] [--events N] [--set K=V]... [--check]
       runs ours on each and prints, beside ns-3's committed outputs: each
       flow's completion time, its first rate cut (time after the flow's
       start, and the rate after it), its number of rate cuts, and the
       bottleneck queue's mean and max; with --events N, the first N rate
-      changes of each flow in both; with --check (all scenarios, no
+      changes of each flow in both; --set passes an override to our runs;
+      with --check (all scenarios, no
       --events), fails unless the output is docs/ns3/micro/compare.txt
       (what the test ns3_micro:: checks: ns-3's side is committed, so this
       fails when ours moves).
@@ -91,6 +92,12 @@ SCENARIOS = {
         [(4, 2), (4, 3)],
         "host 0 sends two 2 MB flows, one into a port shared with host 1's, one to an idle host",
     ),
+    "reverse": (
+        star(4),
+        [(1, 0, 2_000_000, 0), (2, 0, 2_000_000, 0)] + [(0, 3, 10_000, 20_000 + 10_000 * k) for k in range(10)],
+        [(4, 0)],
+        "ten 10 KB flows from host 0, one every 10 us from 20 us, whose ACKs cross the port two 2 MB flows into host 0 share",
+    ),
     "short": (
         star(4),
         [(0, 2, 4_000_000, 0), (1, 2, 4_000_000, 0)] + [(3, 2, 10_000, 20_000 + 10_000 * k) for k in range(10)],
@@ -156,6 +163,11 @@ def scenario_toml(topology, flows, ports):
     body = text[text.index("seed = 1") :]
     body = body.replace("topo-fattree-k8-100g.txt", "topo.txt").replace("flows-ws128.txt", "flows.txt")
     body = body.replace('load_balancer = "ecmp"', 'load_balancer = "ecmp"\necmp_hash = "ns3"')
+    body = body.replace(
+        'ack_every = 1          # L2_ACK_INTERVAL',
+        'ack_every = 1          # L2_ACK_INTERVAL\n'
+        'ctrl_priority = 3      # ns-3\'s switches queue ACKs with data (AckHighPrio 0)',
+    )
     head = (
         "# A DCQCN micro-scenario beside ns-3 (scripts/ns3_micro.py writes it):\n"
         "# bench/ws128.toml's fabric and DCQCN settings on this folder's ns-3\n"
@@ -251,9 +263,10 @@ def ns3_outputs(name, run, flows, topology):
     return fct, events, hist
 
 
-def run_ours(binary, name, seed, out):
+def run_ours(binary, name, seed, out, sets):
     subprocess.run(
-        [binary, "run", os.path.join(MICRO, name, "scenario.toml"), "--set", f"seed={seed}", "--out", out, "--quiet"],
+        [binary, "run", os.path.join(MICRO, name, "scenario.toml"), "--set", f"seed={seed}", "--out", out, "--quiet"]
+        + [a for kv in sets for a in ("--set", kv)],
         check=True,
         stdout=subprocess.DEVNULL,
     )
@@ -315,7 +328,7 @@ def fmt(x, spec, width):
     return f"{'-' if x is None else format(x, spec):>{width}}"
 
 
-def compare(binary, out_dir, names, n_events):
+def compare(binary, out_dir, names, n_events, sets):
     """The comparison's text: one table per micro-scenario, each number
     the mean over ns-3's RngRun 1..RUNS and over our seeds 1..RUNS."""
     lines = []
@@ -323,7 +336,7 @@ def compare(binary, out_dir, names, n_events):
     for name in names:
         topology, flows, ports, what = SCENARIOS[name]
         ns3 = [ns3_outputs(name, r, flows, topology) for r in range(1, RUNS + 1)]
-        ours = [run_ours(binary, name, r, os.path.join(out_dir, name, f"seed{r}")) for r in range(1, RUNS + 1)]
+        ours = [run_ours(binary, name, r, os.path.join(out_dir, name, f"seed{r}"), sets) for r in range(1, RUNS + 1)]
         # Per run and flow: fct, first cut (us, Gb/s), number of cuts.
         rows = {"ns-3": [], "ours": []}
         for fct, ev, _ in ns3:
@@ -379,6 +392,7 @@ def main():
     c.add_argument("rdmalab")
     c.add_argument("--out", default=os.path.join(ROOT, "out", "ns3-micro"))
     c.add_argument("--events", type=int, default=0)
+    c.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="passed to our runs")
     c.add_argument("--check", action="store_true", help=f"fail unless the output is {os.path.relpath(EXPECTED, ROOT)}")
     c.add_argument("names", nargs="*")
     a = p.parse_args()
@@ -391,7 +405,9 @@ def main():
     elif a.cmd == "ns3":
         run_ns3(a.sim, names)
     else:
-        text = compare(a.rdmalab, a.out, names, a.events)
+        text = compare(a.rdmalab, a.out, names, a.events, a.set)
+        if a.set and a.check:
+            sys.exit("--check compares the committed scenarios: no --set")
         if not a.check:
             print(text)
         elif text.rstrip("\n") != open(EXPECTED).read().rstrip("\n"):
