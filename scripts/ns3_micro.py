@@ -312,7 +312,8 @@ def our_events(samples, start, fct):
 
 
 def pct(ours, ns3):
-    return f"{100.0 * (ours - ns3) / ns3:+.1f}%" if ns3 else "-"
+    # A queue that holds less than 0.05 KB on average has no meaningful ratio.
+    return f"{100.0 * (ours - ns3) / ns3:+.1f}%" if ns3 >= 0.05 else "-"
 
 
 def mean(xs):
