@@ -6,8 +6,9 @@
 //! ns3-hpcc-config-ws128-dcqcn.txt); mode `line-rate` (what htsim ran) is
 //! the same file without congestion control and ECN; modes `hpcc`,
 //! `timely` and `dctcp` the same file under those controls with their
-//! `ns3` presets and, as HPCC ns-3's `run.py` sets `ACK_HIGH_PRIO` for
-//! them, ACKs in the data class (HPCC, DCTCP) or above it (TIMELY).
+//! `ns3` presets. In every mode but `line-rate` the switches queue ACKs
+//! in the data class, as ns-3's do (docs/ns3_validation.md,
+//! "Micro-scenarios").
 
 use crate::build::Built;
 use crate::scenario::{CcKind, Files, Scenario, TrafficCfg};
@@ -161,15 +162,16 @@ pub fn scenario_with(
             sc.switch.ecn = false;
         }
         Mode::Dcqcn => {}
-        Mode::Hpcc => {
-            t.cc = CcKind::Hpcc;
-            t.ctrl_priority = t.data_priority;
-        }
+        Mode::Hpcc => t.cc = CcKind::Hpcc,
         Mode::Timely => t.cc = CcKind::Timely,
-        Mode::Dctcp => {
-            t.cc = CcKind::Dctcp;
-            t.ctrl_priority = t.data_priority;
-        }
+        Mode::Dctcp => t.cc = CcKind::Dctcp,
+    }
+    if mode != Mode::LineRate {
+        // ns-3's switches queue ACKs (and the CNP flag they carry) in the
+        // data packet's class whatever ACK_HIGH_PRIO says: third.cc sets
+        // only the hosts' ACK queue from it, never the switches'
+        // `AckHighPrio` (default 0; its trace shows ACKs in queue 3).
+        t.ctrl_priority = t.data_priority;
     }
     sc.switch.ecmp_hash = ecmp_hash;
     for t in &mut sc.traffic {

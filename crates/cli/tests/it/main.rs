@@ -22,6 +22,7 @@ mod eunomia_script;
 mod eunomia_section5_script;
 mod fuzz;
 mod net;
+mod ns3_micro;
 mod out_folders;
 mod override_errors;
 mod readme;
