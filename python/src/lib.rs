@@ -7,8 +7,7 @@
 //! cannot be written) is raised as `rdmalab.Error` with the message the
 //! command line prints. Touches only the folders it is given.
 
-use experiment::plan::{self, Plan};
-use experiment::{files, sweep_csv};
+use experiment::plan::Plan;
 use pyo3::create_exception;
 use pyo3::prelude::*;
 use std::path::{Path, PathBuf};
@@ -73,21 +72,8 @@ fn sweep(
         let jobs =
             jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
         plan.check(jobs)?;
-        // As the command line's: a sweep replaces the plan and runs an
-        // earlier sweep left, and never writes into a run's folder.
-        experiment::out_dir::open_sweep(&out)?;
-        experiment::out_dir::clear_sweep(&out)?;
-        let path = out.join(plan::PLAN_FILE);
-        files::write_atomic(&path, &plan.to_bytes())
-            .map_err(|e| format!("writing {}: {e}", path.display()))?;
-        let points = plan.points();
-        let results = experiment::sweep::run(&plan.text, &scenario, &points, jobs, Some(&out))?;
-        let path = out.join("sweep.csv");
-        files::write_atomic(
-            &path,
-            sweep_csv::csv(&plan::rows(&points, &results)).as_bytes(),
-        )
-        .map_err(|e| format!("writing {}: {e}", path.display()))?;
+        // As the command line's sweep (`Plan::run_sweep`).
+        let (points, _) = plan.run_sweep(jobs, Some(&out))?;
         Ok(points.iter().map(experiment::sweep::Point::label).collect())
     })
     .map_err(err)

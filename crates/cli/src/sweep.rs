@@ -196,20 +196,11 @@ pub fn sweep(a: SweepArgs) -> Result<(), String> {
         ))?;
         return Ok(());
     }
-    if let Some(dir) = a.out {
-        // A sweep replaces whatever plan and runs the folder had; only
-        // `run --plan` refuses another plan.
-        experiment::out_dir::open_sweep(dir)?;
-        experiment::out_dir::clear_sweep(dir)?;
-        let path = dir.join(plan::PLAN_FILE);
-        experiment::files::write_atomic(&path, &plan.to_bytes())
-            .map_err(|e| format!("writing {}: {e}", path.display()))?;
-    }
-    let points = plan.points();
+    // A sweep replaces whatever plan and runs the folder had; only
+    // `run --plan` refuses another plan.
     let t0 = std::time::Instant::now();
-    let results = experiment::sweep::run(&plan.text, a.path, &points, jobs, a.out)?;
+    let (points, rows) = plan.run_sweep(jobs, a.out)?;
     let wall = t0.elapsed().as_secs_f64();
-    let rows = plan::rows(&points, &results);
     say(format_args!("{}", sweep_csv::table(&rows)))?;
     say(format_args!(
         "{} runs on {jobs} threads in {wall:.2} s\n",
@@ -220,22 +211,16 @@ pub fn sweep(a: SweepArgs) -> Result<(), String> {
             for p in &points {
                 html::write_report(&dir.join(p.label()))?;
             }
+            sweep_report(dir)?;
         }
-        finish_dir(dir, &rows, a.report)?;
     }
     Ok(())
 }
 
-/// Writes `dir/sweep.csv` (and the sweep's report when `html`).
-fn finish_dir(dir: &Path, rows: &[(String, serde_json::Value)], html: bool) -> Result<(), String> {
-    let path = dir.join("sweep.csv");
-    experiment::files::write_atomic(&path, sweep_csv::csv(rows).as_bytes())
-        .map_err(|e| format!("writing {}: {e}", path.display()))?;
-    if html {
-        let p = html::write_report(dir)?;
-        say(format_args!("report: {}\n", p.display()))?;
-    }
-    Ok(())
+/// Writes the sweep's report into `dir` and says where.
+fn sweep_report(dir: &Path) -> Result<(), String> {
+    let p = html::write_report(dir)?;
+    say(format_args!("report: {}\n", p.display()))
 }
 
 /// `rdmalab run --plan FILE --index K --out DIR`.
@@ -262,7 +247,10 @@ pub fn run_planned(file: &Path, index: usize, out: &Path, html: bool) -> Result<
 pub fn merge(dir: &Path, html: bool) -> Result<(), String> {
     let m = plan::merge(dir)?;
     say(format_args!("{}", sweep_csv::table(&m.rows)))?;
-    finish_dir(dir, &m.rows, html)?;
+    plan::write_table(dir, &m.rows)?;
+    if html {
+        sweep_report(dir)?;
+    }
     if m.missing.is_empty() {
         say(format_args!(
             "{}: all {} runs merged into sweep.csv\n",

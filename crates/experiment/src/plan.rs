@@ -137,6 +137,33 @@ impl Plan {
         sweep::check(&self.text, Path::new(&self.scenario), &self.points(), jobs)
     }
 
+    /// Runs every run of the plan on `jobs` threads, as `rdmalab sweep`
+    /// does: with `out`, the folder is opened as a sweep's (an earlier
+    /// sweep's plan and runs removed, a run's folder refused), the plan
+    /// written first and `sweep.csv` last; returns the points and the
+    /// table's rows. The command line and the Python package both run
+    /// sweeps through this.
+    pub fn run_sweep(
+        &self,
+        jobs: usize,
+        out: Option<&Path>,
+    ) -> Result<(Vec<Point>, Vec<Row>), String> {
+        if let Some(dir) = out {
+            crate::out_dir::open_sweep(dir)?;
+            crate::out_dir::clear_sweep(dir)?;
+            let path = dir.join(PLAN_FILE);
+            write_atomic(&path, &self.to_bytes())
+                .map_err(|e| format!("writing {}: {e}", path.display()))?;
+        }
+        let points = self.points();
+        let results = sweep::run(&self.text, Path::new(&self.scenario), &points, jobs, out)?;
+        let rows = rows(&points, &results);
+        if let Some(dir) = out {
+            write_table(dir, &rows)?;
+        }
+        Ok((points, rows))
+    }
+
     /// Reads a plan, naming `path` in every error.
     pub fn load(path: &Path) -> Result<Plan, String> {
         let name = path.display();
@@ -292,6 +319,16 @@ fn check_summary(v: &Value) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// A row of `sweep.csv`: a run's label and its summary's columns.
+pub type Row = (String, Value);
+
+/// Writes a sweep's table, `dir/sweep.csv` (a sweep's end, or `merge`).
+pub fn write_table(dir: &Path, rows: &[Row]) -> Result<(), String> {
+    let path = dir.join("sweep.csv");
+    write_atomic(&path, crate::sweep_csv::csv(rows).as_bytes())
+        .map_err(|e| format!("writing {}: {e}", path.display()))
 }
 
 /// The rows `sweep.csv` is made of, from summaries in memory.
