@@ -14,6 +14,8 @@
 //!   as plain values), [`endpoint`] (a frame's MAC and IPv4 address; the
 //!   simulator's host addressing plan).
 //! - [`roce`]: a whole frame with its lengths and checksums.
+//! - [`uet`]: Ultra Ethernet Transport's PDS and SES headers and a whole
+//!   UET frame over UDP (port 4793), beside RoCEv2, not under it.
 //! - [`pcap`]: the file format traces are written in.
 //!
 //! Each header is a plain struct (`...Repr`, [`bth::Bth`], ...) with a
@@ -53,6 +55,7 @@ pub mod pcap;
 pub mod pfc;
 pub mod roce;
 pub mod udp;
+pub mod uet;
 pub mod vectors;
 
 pub use endpoint::Endpoint;

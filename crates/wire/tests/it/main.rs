@@ -8,4 +8,5 @@
 //! directory. Run one module with `cargo test --release -p wire --test it
 //! NAME::`.
 
+mod uet;
 mod vectors;
