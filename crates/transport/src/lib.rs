@@ -70,7 +70,7 @@ pub use cc::{Cc, CcConfig, CcState};
 pub use dcqcn::{Dcqcn, DcqcnParams, Notification};
 pub use dctcp::{Dctcp, DctcpParams};
 pub use engine::irn::{self, IrnConfig};
-pub use engine::mprdma::{self, MpRdmaConfig, SyncMode};
+pub use engine::mprdma::{self, MpRdmaConfig, SenderMode, SyncMode};
 pub use engine::{Engine, EngineKind, StateBytes};
 pub use hpcc::{Hpcc, HpccParams};
 pub use int::{IntHop, IntStack};

@@ -34,7 +34,7 @@ pub use traffic::{
 };
 pub use transport::dcqcn::{DcqcnOverrides, DcqcnPreset};
 pub use transport::irn::{BdpBytes, IrnOverrides};
-pub use transport::mprdma::{MpRdmaOverrides, SyncModeCfg};
+pub use transport::mprdma::{MpRdmaOverrides, SenderCfg, SyncModeCfg};
 
 use check::{key_at, line_of, Check};
 use serde::Deserialize;

@@ -22,6 +22,7 @@ mod lossless_fabric;
 mod messages;
 mod mixed_transports;
 mod mprdma_fluid;
+mod mprdma_sender;
 mod no_effect;
 mod ordering;
 mod outputs;

@@ -3,7 +3,9 @@
 //! and the line; values MP-RDMA cannot run are refused when built.
 
 use experiment::build;
-use experiment::scenario::{BdpBytes, EngineKind, Scenario, SyncModeCfg, TrafficCfg, VerbCfg};
+use experiment::scenario::{
+    BdpBytes, EngineKind, Scenario, SenderCfg, SyncModeCfg, TrafficCfg, VerbCfg,
+};
 use std::path::Path;
 const OK: &str = r#"
 seed = 3
@@ -89,6 +91,13 @@ fn mprdma_keys_parse_strictly() {
     assert!(e.to_string().contains("deltaa"), "{e}");
     let e = Scenario::parse(&mp("sync_mode = \"eager\""), "m.toml").unwrap_err();
     assert!(e.to_string().contains("eager"), "{e}");
+    let s = Scenario::parse(&mp("sender = \"paper\""), "m.toml").unwrap();
+    assert_eq!(s.transport.mprdma.sender, Some(SenderCfg::Paper));
+    let e = Scenario::parse(&mp("sender = \"fast\""), "m.toml").unwrap_err();
+    assert!(
+        e.to_string().contains("fast") && e.to_string().contains("guarded"),
+        "{e}"
+    );
     let e = Scenario::parse(&mp("l_slots = \"many\""), "m.toml").unwrap_err();
     assert!(e.to_string().contains("l_slots"), "{e}");
 }

@@ -13,7 +13,8 @@ use engine::time::{MS, US};
 use engine::{Rng, StreamKind};
 use proptest::prelude::*;
 use transport::{
-    CompletionSide, Engine, MpHeader, MpRdmaConfig, NicConfig, SyncMode, Verb, WorkRequest,
+    CompletionSide, Engine, MpHeader, MpRdmaConfig, NicConfig, SenderMode, SyncMode, Verb,
+    WorkRequest,
 };
 #[derive(Clone, Debug)]
 struct Op {
@@ -93,11 +94,14 @@ type Exercised = (u64, u64, transport::NicStats, transport::NicStats);
 
 /// `alpha` scales the synchronise delay; 0 sends synchronise messages
 /// right away, so they often overtake earlier ones and must be dropped.
+/// `sender`: the paper's sends beyond the receiver's bitmap, which drops
+/// and NACKs what it cannot hold.
 fn run(
     ops: &[Op],
     chaos: Chaos,
     mode: SyncMode,
     alpha: f64,
+    sender: SenderMode,
     seed: u64,
 ) -> Result<Exercised, TestCaseError> {
     let mp = MpRdmaConfig {
@@ -108,6 +112,7 @@ fn run(
         probe_p: 0.05,
         sync_mode: mode,
         alpha,
+        sender,
     };
     let cfg = NicConfig {
         rto: 200 * US,
@@ -249,11 +254,13 @@ proptest! {
         reorder in 0.0f64..0.3,
         stop_and_wait in any::<bool>(),
         alpha in prop_oneof![Just(0.0), 0.0f64..2.0],
+        paper in any::<bool>(),
         seed in any::<u64>(),
     ) {
         let chaos = Chaos { drop, dup, reorder, jitter: 20 * US, paths: four_paths() };
         let mode = if stop_and_wait { SyncMode::StopAndWait } else { SyncMode::Delayed };
-        run(&ops, chaos, mode, alpha, seed)?;
+        let sender = if paper { SenderMode::Paper } else { SenderMode::Guarded };
+        run(&ops, chaos, mode, alpha, sender, seed)?;
     }
 }
 
@@ -275,7 +282,15 @@ fn heavy_reordering_and_loss_are_repaired() {
         jitter: 50 * US,
         paths: vec![US, 30 * US],
     };
-    let (dropped, dup, snd, rcv) = run(&ops, chaos, SyncMode::Delayed, 0.0, 7).unwrap();
+    let (dropped, dup, snd, rcv) = run(
+        &ops,
+        chaos.clone(),
+        SyncMode::Delayed,
+        0.0,
+        SenderMode::Guarded,
+        7,
+    )
+    .unwrap();
     eprintln!("dropped {dropped} duplicated {dup}\nsender {snd:?}\nreceiver {rcv:?}");
     assert!(dropped > 0 && dup > 0);
     assert!(
@@ -287,4 +302,14 @@ fn heavy_reordering_and_loss_are_repaired() {
         rcv.mp_sync_drops > 0,
         "early synchronise packets dropped, memory still exact"
     );
+    assert_eq!(
+        rcv.mp_bitmap_drops, 0,
+        "the guarded sender stays within the bitmap"
+    );
+    // The paper's sender runs past the bitmap on the slow path's holes:
+    // the receiver drops and NACKs, recovery repairs, bytes still exact.
+    let (_, _, snd, rcv) = run(&ops, chaos, SyncMode::Delayed, 0.0, SenderMode::Paper, 7).unwrap();
+    eprintln!("paper sender {snd:?}\nreceiver {rcv:?}");
+    assert!(rcv.mp_bitmap_drops > 0, "{rcv:?}");
+    assert!(snd.mp_recoveries > 0, "{snd:?}");
 }

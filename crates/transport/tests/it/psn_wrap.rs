@@ -26,7 +26,7 @@ use engine::{Rng, StreamKind};
 use proptest::prelude::*;
 use transport::{
     CompletionSide, Engine, IrnConfig, MpRdmaConfig, Nic, NicConfig, Packet, PacketKind, QpConfig,
-    SyncMode, Transmit, Verb, WorkRequest,
+    SenderMode, SyncMode, Transmit, Verb, WorkRequest,
 };
 
 /// 2^24: the wire's PSNs wrap here.
@@ -67,6 +67,7 @@ impl Kind {
                 probe_p: 0.05,
                 sync_mode: SyncMode::Delayed,
                 alpha: 1.0,
+                sender: SenderMode::Guarded,
             }),
         };
         NicConfig {

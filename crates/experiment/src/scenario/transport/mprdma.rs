@@ -1,10 +1,11 @@
 //! `[transport.mprdma]`: single MP-RDMA values replacing the defaults
-//! (Δ 32, L 64, IW 64, 256 VPs, α 1, p 0.01, delayed synchronise),
+//! (Δ 32, L 64, IW 64, 256 VPs, α 1, p 0.01, delayed synchronise, the
+//! guarded sender),
 //! checked and turned into an [`MpRdmaConfig`].
 
 use super::super::check::{Check, ScenarioError};
 use serde::Deserialize;
-use transport::{MpRdmaConfig, SyncMode};
+use transport::{MpRdmaConfig, SenderMode, SyncMode};
 
 /// The largest initial window, in packets (as large as the largest
 /// receiver bitmap MP-RDMA accepts).
@@ -18,6 +19,14 @@ pub enum SyncModeCfg {
     StopAndWait,
 }
 
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum SenderCfg {
+    #[default]
+    Guarded,
+    Paper,
+}
+
 #[derive(Debug, Deserialize, Clone, Default)]
 #[serde(deny_unknown_fields)]
 pub struct MpRdmaOverrides {
@@ -28,6 +37,7 @@ pub struct MpRdmaOverrides {
     pub alpha: Option<f64>,
     pub probe_p: Option<f64>,
     pub sync_mode: Option<SyncModeCfg>,
+    pub sender: Option<SenderCfg>,
 }
 
 impl MpRdmaOverrides {
@@ -58,6 +68,10 @@ impl MpRdmaOverrides {
             sync_mode: match self.sync_mode.unwrap_or_default() {
                 SyncModeCfg::Delayed => SyncMode::Delayed,
                 SyncModeCfg::StopAndWait => SyncMode::StopAndWait,
+            },
+            sender: match self.sender.unwrap_or_default() {
+                SenderCfg::Guarded => SenderMode::Guarded,
+                SenderCfg::Paper => SenderMode::Paper,
             },
         };
         m.validate().map_err(|e| c.err("transport.mprdma", e))?;

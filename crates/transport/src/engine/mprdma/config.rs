@@ -1,4 +1,5 @@
-//! MP-RDMA's configuration ([`MpRdmaConfig`], [`SyncMode`]) and the
+//! MP-RDMA's configuration ([`MpRdmaConfig`], [`SyncMode`],
+//! [`SenderMode`]) and the
 //! per-connection state it adds ([`state_fields`], [`state_bytes`]).
 //! Plain data: it imports nothing from the crate, so that the API types
 //! (`crate::api`) can hold it.
@@ -13,6 +14,24 @@ pub enum SyncMode {
     Delayed,
     /// Sent only once every earlier message is acknowledged.
     StopAndWait,
+}
+
+/// Which sender a QP runs: the paper's, or ours with guards against the
+/// receiver's bitmap overflowing (docs/mprdma.md, "Deviations").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SenderMode {
+    /// Never sends at or beyond `snd_una + L` (what the receiver can
+    /// track), caps the window at L, resends a hole Delta behind the
+    /// highest selective ack before new data, and resends the hole early
+    /// once 3 later PSNs were acked when no new data may go.
+    #[default]
+    Guarded,
+    /// The paper's (§3.3-§3.4): new data whenever the window allows, so a
+    /// packet beyond the receiver's bitmap is dropped and NACKed, which
+    /// starts recovery; the hole is resent early (FUSO's scheme) only when
+    /// there is no new data left to send. Fig. 14(b)'s loss without OOO
+    /// control exists only with this sender.
+    Paper,
 }
 
 /// MP-RDMA parameters of a QP.
@@ -35,6 +54,7 @@ pub struct MpRdmaConfig {
     /// the ACK's.
     pub probe_p: f64,
     pub sync_mode: SyncMode,
+    pub sender: SenderMode,
 }
 
 impl Default for MpRdmaConfig {
@@ -49,6 +69,7 @@ impl Default for MpRdmaConfig {
             alpha: 1.0,
             probe_p: 0.01,
             sync_mode: SyncMode::Delayed,
+            sender: SenderMode::Guarded,
         }
     }
 }

@@ -24,7 +24,7 @@ pub(crate) mod config;
 pub(crate) mod receiver;
 pub(crate) mod sender;
 
-pub use config::{state_bytes, state_fields, MpRdmaConfig, SyncMode};
+pub use config::{state_bytes, state_fields, MpRdmaConfig, SenderMode, SyncMode};
 
 use crate::packet::{Packet, PacketKind};
 use crate::psn::{fits_wire, Psn};

@@ -29,7 +29,7 @@
 
 use std::collections::VecDeque;
 
-use super::config::{MpRdmaConfig, SyncMode};
+use super::config::{MpRdmaConfig, SenderMode, SyncMode};
 use crate::api::{Completion, Event, NicConfig, NicStats, QpId, WorkRequest};
 use crate::memory::Dma;
 use crate::packet::{MpHeader, Packet, PacketKind, Verb};
@@ -316,33 +316,40 @@ impl Sender {
         if let Some((r, _)) = self.sync_retry_psn() {
             return Choice::Retx(r);
         }
+        let guarded = self.cfg.sender == SenderMode::Guarded;
         // The receiver can only track PSNs below rcv_nxt + L (and rcv_nxt >=
-        // snd_una): anything beyond would be dropped, so it is not sent.
-        // A loss then stalls new data within about an RTT, and early
-        // retransmission repairs it without waiting for a bitmap overflow.
-        let limit = self.snd_una + self.cfg.l_slots;
+        // snd_una): the guarded sender sends nothing beyond, so a loss
+        // stalls new data within about an RTT, and early retransmission
+        // repairs it without waiting for a bitmap overflow. The paper's
+        // sender sends on, and the receiver drops and NACKs what its bitmap
+        // cannot hold.
+        let below_limit = |p: Psn| !guarded || p.lt(self.snd_una + self.cfg.l_slots);
         if self.in_recovery {
             let r = self.snd_retx.max(self.snd_una);
-            if r.lt(self.recovery) && r.lt(limit) {
+            if r.lt(self.recovery) && below_limit(r) {
                 return Choice::Retx(r);
             }
         }
-        // A hole more than Delta behind the highest SACK is lost (the OOO
-        // control keeps slower paths within Delta): resend it before new
-        // data rather than after the window stalls at the bitmap's end.
+        // Guarded: a hole more than Delta behind the highest SACK is lost
+        // (the OOO control keeps slower paths within Delta): resend it
+        // before new data rather than after the window stalls at the
+        // bitmap's end.
         let e = self.snd_una;
         let unsent = self.early.le(e) && e.lt(self.snd_nxt);
-        if unsent && (e + self.cfg.delta).le(self.snd_ooh) {
+        if guarded && unsent && (e + self.cfg.delta).le(self.snd_ooh) {
             return Choice::Early(e);
         }
-        if self.snd_nxt.lt(self.next_psn) && self.snd_nxt.lt(limit) && !self.gated {
+        let new_data = self.snd_nxt.lt(self.next_psn);
+        if new_data && below_limit(self.snd_nxt) && !self.gated {
             return Choice::New;
         }
         // Early retransmission resends only the hole at snd_una, once: the
         // sender keeps no SACK state, so every later PSN may have arrived
         // (resending them all cost a fifth of the goodput at 0.5% loss).
-        // The next hole becomes snd_una once this one is filled.
-        if unsent && (e + EARLY_RETX_GAP).le(self.snd_ooh) {
+        // The next hole becomes snd_una once this one is filled. The
+        // guarded sender does so when no new data may go, the paper's only
+        // when there is none.
+        if unsent && (e + EARLY_RETX_GAP).le(self.snd_ooh) && (guarded || !new_data) {
             return Choice::Early(e);
         }
         Choice::None
@@ -366,13 +373,17 @@ impl Sender {
         }
     }
 
-    /// Sets cwnd within [1, L]: no more than L packets beyond `snd_una`
-    /// can ever be sent, so a larger window is never usable, and an
-    /// unbounded one (nothing marks ECN when the sender's own NIC is the
-    /// bottleneck) would keep multiplying the VPs of lossy paths by its
-    /// +1/cwnd growth faster than their losses remove them.
+    /// Sets cwnd within [1, L] for the guarded sender: no more than L
+    /// packets beyond `snd_una` can ever be sent, so a larger window is
+    /// never usable, and an unbounded one (nothing marks ECN when the
+    /// sender's own NIC is the bottleneck) would keep multiplying the VPs
+    /// of lossy paths by its +1/cwnd growth faster than their losses
+    /// remove them. The paper's sender has no upper bound.
     fn set_cwnd(&mut self, w: f64) {
-        self.cwnd = w.clamp(MIN_CWND, self.cfg.l_slots as f64);
+        self.cwnd = match self.cfg.sender {
+            SenderMode::Guarded => w.clamp(MIN_CWND, self.cfg.l_slots as f64),
+            SenderMode::Paper => w.max(MIN_CWND),
+        };
     }
 
     /// Re-evaluates whether the next new packet (the first of a synchronise
@@ -759,10 +770,11 @@ mod tests {
         NicConfig::default()
     }
 
-    fn sender(iw: u32) -> Sender {
+    fn sender(iw: u32, mode: SenderMode) -> Sender {
         let c = MpRdmaConfig {
             initial_window: iw,
             probe_p: 0.0,
+            sender: mode,
             ..MpRdmaConfig::default()
         };
         Sender::new(c, 1000, Rng::new(1, StreamKind::Host, 0), Psn::default())
@@ -825,7 +837,10 @@ mod tests {
 
     impl H {
         fn new(iw: u32, len: u64) -> H {
-            let mut s = sender(iw);
+            H::with(iw, len, SenderMode::Guarded)
+        }
+        fn with(iw: u32, len: u64, mode: SenderMode) -> H {
+            let mut s = sender(iw, mode);
             write(&mut s, len);
             H {
                 s,
@@ -1013,6 +1028,42 @@ mod tests {
     }
 
     #[test]
+    fn the_paper_sender_sends_past_the_bitmap_and_its_window_past_l() {
+        for mode in [SenderMode::Guarded, SenderMode::Paper] {
+            let mut h = H::with(64, 1_000_000, mode);
+            assert_eq!(h.send_all(0).len(), 64);
+            // PSN 0 missing, 1..=40 arrived: the window stays at snd_una + L.
+            h.ack(10, ack(0, 40, 9, false, 0));
+            let p = h.send_all(11);
+            let got: Vec<(u32, bool)> = p.iter().map(|p| (p.psn, hdr(p).retx)).collect();
+            match mode {
+                // Nothing at or beyond 0 + 64: the hole, Delta behind, goes.
+                SenderMode::Guarded => assert_eq!(got, vec![(0, true)]),
+                // New data beyond the bitmap, no early resend while there
+                // is new data.
+                SenderMode::Paper => assert_eq!(got, vec![(64, false)]),
+            }
+            // An ACK from a fast path (no pruning): +1/cwnd.
+            h.ack(12, ack(1, 41, 9, false, 0));
+            match mode {
+                SenderMode::Guarded => assert_eq!(h.s.cwnd, 64.0),
+                SenderMode::Paper => assert!(h.s.cwnd > 64.0, "{}", h.s.cwnd),
+            }
+        }
+    }
+
+    #[test]
+    fn the_paper_sender_resends_the_hole_early_only_when_no_data_is_left() {
+        // 10 packets, all sent: no new data is left.
+        let mut h = H::with(16, 10_000, SenderMode::Paper);
+        assert_eq!(h.send_all(0).len(), 10);
+        h.ack(10, ack(0, 3, 9, false, 0));
+        let p = h.send_all(11);
+        assert_eq!(p.len(), 1);
+        assert_eq!((p[0].psn, hdr(&p[0]).retx), (0, true));
+    }
+
+    #[test]
     fn timeout_resends_everything_from_iw() {
         let mut h = H::new(4, 100_000);
         h.send_all(0);
@@ -1117,7 +1168,7 @@ mod tests {
                 unreachable!("the sender only reads")
             }
         }
-        let mut s = sender(8);
+        let mut s = sender(8, SenderMode::Guarded);
         let post = |s: &mut Sender, verb, len, remote_addr, local_addr| {
             let wr = WorkRequest {
                 wr_id: 1,

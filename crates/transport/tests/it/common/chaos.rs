@@ -71,6 +71,7 @@ impl Memory for Mem {
     }
 }
 
+#[derive(Clone)]
 pub struct Chaos {
     pub drop: f64,
     pub dup: f64,
