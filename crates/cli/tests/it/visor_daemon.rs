@@ -513,18 +513,19 @@ fn the_bench_line_parses_for_every_mode() {
             .collect();
         let keys: Vec<&str> = fields.iter().map(|f| f.0).collect();
         assert!(line.starts_with("visor "), "{line}");
-        assert_eq!(
-            keys,
-            [
-                "mode",
-                "connections",
-                "msg_bytes",
-                "goodput_gbps",
-                "msgs_per_s",
-                "daemon_rss_mb",
-                "daemon_cpu_pct"
-            ]
-        );
+        let mut want = vec![
+            "mode",
+            "connections",
+            "msg_bytes",
+            "goodput_gbps",
+            "msgs_per_s",
+            "daemon_rss_mb",
+            "daemon_cpu_pct",
+        ];
+        if args[1] == "locked" {
+            want.push("lock_idle_pct");
+        }
+        assert_eq!(keys, want);
         assert_eq!(fields[0].1, args[1]);
         assert_eq!(
             fields[1].1,
