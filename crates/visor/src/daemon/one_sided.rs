@@ -159,6 +159,7 @@ impl Daemon {
         len: usize,
     ) -> Result<bool, String> {
         let local = self.slot_addr(slot);
+        let name = self.name_of(v);
         let l = self.links.get_mut(link).ok_or("the link went away")?;
         if verb == Verb::Read {
             l.notices.push(Notice::ReadFrom {
@@ -174,7 +175,7 @@ impl Daemon {
             return Ok(false);
         };
         let wr = WorkRequest {
-            wr_id: ONE_SIDED_TAG | (v as u64) << 32 | u64::from(slot),
+            wr_id: ONE_SIDED_TAG | u64::from(name) << 32 | u64::from(slot),
             verb: Verb::Write,
             len: len as u64,
             local_addr: local,
