@@ -13,6 +13,8 @@ Tables (the doc that holds each is in TABLES):
   mprdma-ecn-misconfig   docs/mprdma.md, ECN mis-configuration (Fig. 14)
   mprdma-link-updown     docs/mprdma.md, link down and up (Fig. 11b), seeds 1-8
   collectives-alpha-beta docs/collectives.md, each algorithm against its formula
+  visor-fig5             docs/visor.md, RDMAvisor Fig 5 in the simulator
+  visor-fig5-sensitivity docs/visor.md, Fig 5 at 1000 connections, other caches
 """
 
 import csv
@@ -286,12 +288,33 @@ def collectives_alpha_beta(binary, tmp):
     return rows
 
 
+def visor_fig5_script():
+    """docs/visor/fig5.py, which makes both Fig 5 tables."""
+    import importlib.util
+
+    path = os.path.join(REPO, "docs", "visor", "fig5.py")
+    spec = importlib.util.spec_from_file_location("fig5", path)
+    fig5 = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fig5)
+    return fig5
+
+
+def visor_fig5(binary, tmp):
+    return visor_fig5_script().table(binary, tmp)
+
+
+def visor_fig5_sensitivity(binary, tmp):
+    return visor_fig5_script().sensitivity(binary, tmp)
+
+
 TABLES = {
     "lb-one-flow": ("docs/load_balancing.md", lb_one_flow),
     "faults-reorder": ("docs/faults.md", faults_reorder),
     "mprdma-ecn-misconfig": ("docs/mprdma.md", ecn_misconfig),
     "mprdma-link-updown": ("docs/mprdma.md", link_updown),
     "collectives-alpha-beta": ("docs/collectives.md", collectives_alpha_beta),
+    "visor-fig5": ("docs/visor.md", visor_fig5),
+    "visor-fig5-sensitivity": ("docs/visor.md", visor_fig5_sensitivity),
 }
 
 

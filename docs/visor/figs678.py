@@ -6,7 +6,12 @@ Fig 6, lock-based QP sharing against RDMAvisor: `rdmalab visor bench
 link's one QP, one sender thread) and --mode locked --q 3 and 6 (one QP,
 and one client session, per q connections; one sender thread per
 connection, the q threads of a QP taking turns under its lock, FaRM's
-design). Prints goodput per number of connections.
+design). Each point is run --repeats times, the three modes in turn;
+prints per number of connections the median goodput and its range
+(min-max), and for the locked modes the lock's cost as the bench measures
+it (`lock_idle_pct`: the share of the window a QP's lock was held by none
+of its threads, all of which want it all the time: its session's sending
+time lost to the lock's handovers), with the daemons' CPU.
 
 Figs 7-8, memory and CPU of 1..N applications: each application is a
 `visor-echo client` (4 connections, 4 KB messages echoed and checked,
@@ -23,11 +28,12 @@ and both per application, normalised to one naive application (the
 paper's unit).
 
 Usage: docs/visor/figs678.py [--bin target/release] [--fig6 6,12,24]
-       [--apps 1,2,4,8] [--seconds 2] [--gap-us 2000] [--only 6|78]
+       [--apps 1,2,4,8] [--seconds 2] [--gap-us 2000] [--repeats 3] [--only 6|78]
 """
 
 import argparse
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -46,19 +52,33 @@ def bench(bindir, args):
     return dict(f.split("=", 1) for f in line.split()[1:])
 
 
-def fig6(bindir, conns, seconds):
-    print("Fig 6: 64 KB READs, goodput Gb/s (msgs/s)")
+def spread(xs, digits=2):
+    """Median (min-max)."""
+    return f"{statistics.median(xs):.{digits}f} ({min(xs):.{digits}f}-{max(xs):.{digits}f})"
+
+
+def fig6(bindir, conns, seconds, repeats):
+    modes = {"shared": ["--mode", "shared"], "q=3": ["--mode", "locked", "--q", "3"],
+             "q=6": ["--mode", "locked", "--q", "6"]}
+    print(f"Fig 6: 64 KB READs, goodput Gb/s, median (min-max) of {repeats} runs of {seconds:g} s; "
+          "lock idle %: a locked QP's time held by none of its threads; CPU %: the daemons' mean")
     print()
-    print("| connections | RDMAvisor (shared) | locked q=3 | locked q=6 |")
-    print("|---|---|---|---|")
+    print("| connections | RDMAvisor (shared) | locked q=3 | locked q=6 "
+          "| lock idle % q=3 | lock idle % q=6 | daemons' CPU % |")
+    print("|---|---|---|---|---|---|---|")
     for n in conns:
-        cells = []
-        for mode in (["--mode", "shared"], ["--mode", "locked", "--q", "3"],
-                     ["--mode", "locked", "--q", "6"]):
-            r = bench(bindir, ["--verb", "read", "--msg-bytes", "65536", "--connections", str(n),
-                               "--seconds", str(seconds), *mode])
-            cells.append(f"{float(r['goodput_gbps']):.2f} ({float(r['msgs_per_s']):.0f})")
-        print(f"| {n} | " + " | ".join(cells) + " |", flush=True)
+        runs = {m: [] for m in modes}
+        for _ in range(repeats):
+            for m, args in modes.items():
+                runs[m].append(bench(bindir, ["--verb", "read", "--msg-bytes", "65536",
+                                              "--connections", str(n), "--seconds", str(seconds),
+                                              *args]))
+        gbps = {m: [float(r["goodput_gbps"]) for r in rs] for m, rs in runs.items()}
+        idle = {m: [float(r["lock_idle_pct"]) for r in runs[m]] for m in ("q=3", "q=6")}
+        cpu = [float(r["daemon_cpu_pct"]) for rs in runs.values() for r in rs]
+        print(f"| {n} | {spread(gbps['shared'])} | {spread(gbps['q=3'])} | {spread(gbps['q=6'])} "
+              f"| {spread(idle['q=3'], 1)} | {spread(idle['q=6'], 1)} | {spread(cpu, 0)} |",
+              flush=True)
     print()
 
 
@@ -176,10 +196,11 @@ def main():
     ap.add_argument("--apps", default="1,2,4,8")
     ap.add_argument("--seconds", type=float, default=2.0)
     ap.add_argument("--gap-us", type=int, default=2000)
+    ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--only", choices=["6", "78"])
     a = ap.parse_args()
     if a.only != "78":
-        fig6(a.bin, [int(x) for x in a.fig6.split(",")], a.seconds)
+        fig6(a.bin, [int(x) for x in a.fig6.split(",")], a.seconds, a.repeats)
     if a.only != "6":
         fig78(a.bin, [int(x) for x in a.apps.split(",")], a.seconds, a.gap_us)
 

@@ -251,11 +251,20 @@ struct Load {
     window: Duration,
 }
 
+/// What a bench's senders did: messages sent, the seconds until every
+/// send was answered, and with locks, the share (%) of the sending window
+/// a lock was held by none of its threads: its session's time lost to
+/// the lock's handovers (its threads all want it all the time).
+struct Driven {
+    sent: u64,
+    secs: f64,
+    lock_idle_pct: Option<f64>,
+}
+
 /// Opens the connections and sends for the window: one thread over all
 /// of them (shared, naive), or one thread per connection with `q`
-/// threads taking turns on a session under its lock (locked). Returns
-/// messages sent and the seconds until every send was answered.
-fn drive(l: &Load) -> Result<(u64, f64), String> {
+/// threads taking turns on a session under its lock (locked).
+fn drive(l: &Load) -> Result<Driven, String> {
     let e = |e: visor::Error| e.to_string();
     let msg = vec![0x5au8; l.msg_bytes];
     if l.mode != Mode::Locked {
@@ -282,7 +291,11 @@ fn drive(l: &Load) -> Result<(u64, f64), String> {
         for fd in fds {
             v.close(fd).map_err(e)?;
         }
-        return Ok((k, secs));
+        return Ok(Driven {
+            sent: k,
+            secs,
+            lock_idle_pct: None,
+        });
     }
     let groups = l.connections.div_ceil(l.q);
     let mut sessions = Vec::new();
@@ -302,21 +315,28 @@ fn drive(l: &Load) -> Result<(u64, f64), String> {
         .iter()
         .map(|&(g, fd)| {
             let (s, msg, window, flags) = (sessions[g].clone(), msg.clone(), l.window, l.flags);
-            std::thread::spawn(move || -> Result<u64, String> {
-                let mut k = 0u64;
+            std::thread::spawn(move || -> Result<(u64, Duration), String> {
+                let (mut k, mut held) = (0u64, Duration::ZERO);
                 while t.elapsed() < window {
                     let mut v = s.lock().map_err(|_| "a sender thread panicked")?;
+                    let got = Instant::now();
                     v.send(fd, &msg, flags).map_err(|e| e.to_string())?;
+                    held += got.elapsed();
+                    drop(v);
                     k += 1;
                 }
-                Ok(k)
+                Ok((k, held))
             })
         })
         .collect();
-    let mut sent = 0;
+    let (mut sent, mut held) = (0, Duration::ZERO);
     for th in threads {
-        sent += th.join().map_err(|_| "a sender thread panicked")??;
+        let (k, h) = th.join().map_err(|_| "a sender thread panicked")??;
+        sent += k;
+        held += h;
     }
+    let windows = l.window.as_secs_f64() * sessions.len() as f64;
+    let lock_idle_pct = Some(100.0 * (1.0 - held.as_secs_f64() / windows).max(0.0));
     for s in &sessions {
         s.lock().map_err(|_| "poisoned")?.flush().map_err(e)?;
     }
@@ -328,7 +348,11 @@ fn drive(l: &Load) -> Result<(u64, f64), String> {
             .close(fd)
             .map_err(e)?;
     }
-    Ok((sent, secs))
+    Ok(Driven {
+        sent,
+        secs,
+        lock_idle_pct,
+    })
 }
 
 pub fn main(cmd: VisorCmd) -> Result<(), String> {
@@ -374,7 +398,7 @@ pub fn main(cmd: VisorCmd) -> Result<(), String> {
         flags,
         window: Duration::from_secs_f64(seconds),
     };
-    let (msgs, bytes, secs, pids, elapsed, cpu0, daemons) = if let Some(to) = peer {
+    let (msgs, bytes, secs, pids, elapsed, cpu0, daemons, lock_idle) = if let Some(to) = peer {
         let pid = Visor::open(&daemon)
             .and_then(|v| v.daemon_pid())
             .map_err(|e| e.to_string())?;
@@ -385,10 +409,20 @@ pub fn main(cmd: VisorCmd) -> Result<(), String> {
         // sending window and the wait for the sink's count).
         let cpu0 = usage(pid).0;
         let t = Instant::now();
-        let (sent, secs) = drive(&load(daemon, to))?;
-        let (msgs, bytes) = delivered(&mut asker, rfd, before, sent)?;
+        let d = drive(&load(daemon, to))?;
+        let (msgs, bytes) = delivered(&mut asker, rfd, before, d.sent)?;
         let elapsed = t.elapsed().as_secs_f64();
-        (msgs, bytes, secs, vec![pid], elapsed, cpu0, vec![])
+        let pids = vec![pid];
+        (
+            msgs,
+            bytes,
+            d.secs,
+            pids,
+            elapsed,
+            cpu0,
+            vec![],
+            d.lock_idle_pct,
+        )
     } else {
         let bin = std::env::current_exe()
             .map_err(|e| e.to_string())?
@@ -411,10 +445,11 @@ pub fn main(cmd: VisorCmd) -> Result<(), String> {
         let pids = vec![a.pid(), b.pid()];
         let cpu0: f64 = pids.iter().map(|&p| usage(p).0).sum();
         let t = Instant::now();
-        drive(&load(a.control.clone(), "127.0.0.2:7".into()))?;
+        let d = drive(&load(a.control.clone(), "127.0.0.2:7".into()))?;
         let (msgs, bytes, secs) = receiver.join().map_err(|_| "the sink thread panicked")??;
         let elapsed = t.elapsed().as_secs_f64();
-        (msgs, bytes, secs, pids, elapsed, cpu0, vec![a, b])
+        let idle = d.lock_idle_pct;
+        (msgs, bytes, secs, pids, elapsed, cpu0, vec![a, b], idle)
     };
     let (cpu1, rss): (f64, f64) = pids
         .iter()
@@ -423,8 +458,10 @@ pub fn main(cmd: VisorCmd) -> Result<(), String> {
     // Per daemon: the mean of the two on loopback.
     let cpu_pct = 100.0 * (cpu1 - cpu0) / pids.len() as f64 / elapsed.max(1e-9);
     let secs = secs.max(1e-9);
+    // Locked mode only: what the locks cost (`Driven`).
+    let lock = lock_idle.map_or(String::new(), |p| format!(" lock_idle_pct={p:.1}"));
     println!(
-        "visor mode={} connections={connections} msg_bytes={msg_bytes} goodput_gbps={:.3} msgs_per_s={:.0} daemon_rss_mb={:.1} daemon_cpu_pct={:.1}",
+        "visor mode={} connections={connections} msg_bytes={msg_bytes} goodput_gbps={:.3} msgs_per_s={:.0} daemon_rss_mb={:.1} daemon_cpu_pct={:.1}{lock}",
         mode.name(),
         bytes as f64 * 8.0 / secs / 1e9,
         msgs as f64 / secs,

@@ -51,3 +51,10 @@ fn mprdma_link_updown_tables_match_a_fresh_run() {
 fn collectives_alpha_beta_table_matches_a_fresh_run() {
     check("collectives-alpha-beta");
 }
+
+/// docs/visor.md's RDMAvisor Fig 5 in the simulator (18 runs, 1.5 s
+/// on a quiet machine): the table with the cited QP-cache parameters.
+#[test]
+fn visor_fig5_table_matches_a_fresh_run() {
+    check("visor-fig5");
+}

@@ -73,8 +73,8 @@ impl Daemon {
     /// Link `l` asks connection `vqpn` here to pause or resume (one on
     /// another link is not its to name).
     pub(super) fn pause_from(&mut self, l: usize, vqpn: u32, pause: bool) {
-        if self.conns.get(vqpn as usize).is_some_and(|c| c.link == l) {
-            self.set_paused(vqpn as usize, pause);
+        if let Some(v) = self.on_link(l, vqpn) {
+            self.set_paused(v, pause);
         }
     }
 

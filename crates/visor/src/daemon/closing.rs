@@ -76,10 +76,10 @@ impl Daemon {
     /// Link `l`'s daemon closed the connection that is `vqpn` here (one
     /// on another link is not its to name): its client is told.
     pub(super) fn closed_by_peer(&mut self, l: usize, vqpn: u32) {
-        if self.conns.get(vqpn as usize).is_none_or(|c| c.link != l) {
+        let Some(v) = self.on_link(l, vqpn) else {
             return;
-        }
-        if let Some((si, fd)) = self.unlink_conn(vqpn as usize) {
+        };
+        if let Some((si, fd)) = self.unlink_conn(v) {
             self.reply(si, Reply::Closed { fd });
         }
     }

@@ -129,10 +129,11 @@ impl Config {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    fn good() -> Config {
+    /// Good settings (the defaults), for the daemon's unit tests too.
+    pub(in crate::daemon) fn good() -> Config {
         Config {
             control: "/tmp/x.sock".into(),
             socket_mode: 0o666,

@@ -13,10 +13,9 @@ use datapath::endpoint::Peer;
 use datapath::session::Control;
 use transport::{InitialPsns, QpConfig, QpId};
 
-use super::{err, Daemon, Wait, BASE, LEND, LINK0, NOTICE_RESERVE};
+use super::{err, Daemon, Wait, BASE, LEND, LINK0, MAX_CONNS, NOTICE_RESERVE};
 use crate::fifo::Fifo;
 use crate::link::{Link, LinkMsg};
-use crate::notice::MAX_VQPN;
 use crate::proto::Reply;
 
 impl Daemon {
@@ -127,8 +126,8 @@ impl Daemon {
                         if self.sessions.get(si).is_none() {
                             return;
                         }
-                        if self.conns.len() >= MAX_VQPN {
-                            let reason = format!("{MAX_VQPN} connections open there");
+                        if self.conns.len() >= MAX_CONNS {
+                            let reason = format!("{MAX_CONNS} connections open there");
                             break 'accept LinkMsg::Refused { from, reason };
                         }
                         let own = match qp.map(|offer| self.own_qp_for_offer(l, offer)) {
@@ -143,7 +142,7 @@ impl Daemon {
                         self.reply(si, Reply::Incoming { listener: lfd, fd });
                         LinkMsg::Accepted {
                             from,
-                            to: v as u32,
+                            to: self.name_of(v),
                             qpn,
                         }
                     }
@@ -151,7 +150,8 @@ impl Daemon {
                 let _ = self.link_send(l, &answer);
             }
             LinkMsg::Accepted { from, to, qpn } => {
-                let Some(c) = self.conns.get_mut(from as usize).filter(|c| c.link == l) else {
+                let v = self.on_link(l, from);
+                let Some(c) = v.and_then(|v| self.conns.get_mut(v)) else {
                     return;
                 };
                 c.remote = Some(to);
@@ -162,10 +162,10 @@ impl Daemon {
                 self.end_connect_wait(si, fd, Reply::Ok { value: fd.into() });
             }
             LinkMsg::Refused { from, reason } => {
-                if self.conns.get(from as usize).is_none_or(|c| c.link != l) {
+                let Some(v) = self.on_link(l, from) else {
                     return;
-                }
-                let Some((si, fd)) = self.unlink_conn(from as usize) else {
+                };
+                let Some((si, fd)) = self.unlink_conn(v) else {
                     return;
                 };
                 self.end_connect_wait(

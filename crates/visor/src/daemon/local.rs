@@ -8,8 +8,7 @@
 //!
 //! An `impl Daemon` block: uses the daemon's tables (`super`).
 
-use super::{Daemon, LOCAL};
-use crate::notice::MAX_VQPN;
+use super::{Daemon, LOCAL, MAX_CONNS};
 use crate::proto::Reply;
 
 impl Daemon {
@@ -24,9 +23,9 @@ impl Daemon {
         };
         let (si, lfd) = (li.session, li.fd);
         self.sessions.get(si)?;
-        if self.conns.len() + 2 > MAX_VQPN {
+        if self.conns.len() + 2 > MAX_CONNS {
             return Some(Reply::Err {
-                message: format!("connect: {MAX_VQPN} connections open here"),
+                message: format!("connect: {MAX_CONNS} connections open here"),
             });
         }
         let (v, fd) = self.open_conn(i, LOCAL, None, None)?;

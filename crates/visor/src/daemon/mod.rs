@@ -5,7 +5,8 @@
 //! daemons over links (`link`): a TCP control connection each, and QPs
 //! on this daemon's one NIC (`datapath::endpoint`), shared by every
 //! logical connection between the two hosts (RDMAvisor §2.3). A logical
-//! connection is a vQPN, an index in the daemon's connection table; a
+//! connection is a vQPN, an index in the daemon's connection table and
+//! its generation (`names.rs`); a
 //! message on it is an RC SEND whose immediate is the vQPN at the other
 //! end, which the receiving daemon's completion hands back to name the
 //! connection. Messages are copied through one registered region of
@@ -31,7 +32,8 @@
 //! `link_out.rs` the links' control output, `windows.rs` the peers'
 //! memory windows, `local.rs` connections within the host, `backlog.rs`
 //! pausing the senders of a client that falls behind, `closing.rs` a
-//! close that waits for its messages in flight. Uses `proto`, `ring`,
+//! close that waits for its messages in flight, `names.rs` the vQPNs.
+//! Uses `proto`, `ring`,
 //! `fifo`, `link`, `notice`, `slab`, and `datapath`'s endpoint, region,
 //! socket and session modules.
 
@@ -50,7 +52,7 @@ use transport::{CompletionSide, Engine, Nic, NicConfig, QpId, Verb, WorkRequest}
 
 use crate::fifo::Fifo;
 use crate::link::{Link, LinkMsg};
-use crate::notice::{IMM, MAX_VQPN};
+use crate::notice::IMM;
 use crate::proto::{self, Reply, Request, Sharing};
 use crate::slab::Slab;
 
@@ -60,6 +62,7 @@ mod config;
 mod link_out;
 mod links;
 mod local;
+mod names;
 mod notices;
 mod one_sided;
 mod own_qps;
@@ -68,6 +71,7 @@ mod sessions;
 mod windows;
 
 pub use config::Config;
+use names::MAX_CONNS;
 use one_sided::{Chooser, OneSided, LEND, ONE_SIDED_TAG};
 use own_qps::OwnQp;
 
@@ -165,6 +169,8 @@ pub struct Daemon {
     /// Sessions open, by their client's uid (`--max-sessions-per-user`).
     per_user: HashMap<u32, usize>,
     conns: Slab<Conn>,
+    /// Each connection index's generation (`names.rs`).
+    generations: Vec<u16>,
     listeners: HashMap<u16, Listener>,
     links: Slab<Link>,
     link_of: HashMap<Ipv4Addr, usize>,
@@ -284,6 +290,7 @@ impl Daemon {
             sessions: Slab::default(),
             per_user: HashMap::new(),
             conns: Slab::default(),
+            generations: Vec::new(),
             listeners: HashMap::new(),
             links: Slab::default(),
             link_of: HashMap::new(),
@@ -438,8 +445,8 @@ impl Daemon {
         if ip.is_unspecified() || ip.is_broadcast() || ip.is_multicast() {
             return fail(format!("connect {to}: not the address of a host"));
         }
-        if self.conns.len() >= MAX_VQPN {
-            return fail(format!("connect {to}: {MAX_VQPN} connections open here"));
+        if self.conns.len() >= MAX_CONNS {
+            return fail(format!("connect {to}: {MAX_CONNS} connections open here"));
         }
         match self.link_of.get(ip) {
             Some(&link) => self.connect_on(i, to, link, sharing),
@@ -473,7 +480,7 @@ impl Daemon {
         let (v, fd) = self.open_conn(i, link, None, own)?;
         self.sessions.get_mut(i)?.wait = Some(Wait::Connect { fd });
         let msg = LinkMsg::Connect {
-            from: v as u32,
+            from: self.name_of(v),
             port: to.port(),
             qp,
         };
@@ -595,7 +602,8 @@ impl Daemon {
                 let len = (c.len as usize).min(self.cfg.slot_bytes);
                 // The connection's own QP, or its link's: a message
                 // naming a connection on another QP is not delivered.
-                let target = self.conns.get(c.imm as usize).and_then(|conn| {
+                let v = self.named(c.imm);
+                let target = v.and_then(|v| self.conns.get(v)).and_then(|conn| {
                     let ok = match conn.own {
                         Some(o) => self.own_qps.get(o).is_some_and(|q| q.qp == c.qp),
                         None => self
@@ -606,13 +614,13 @@ impl Daemon {
                     ok.then_some((conn.session, conn.fd))
                 });
                 // A message for a connection closed here is dropped.
-                if let Some((si, fd)) = target {
+                if let (Some((si, fd)), Some(v)) = (target, v) {
                     if let Some(s) = self.sessions.get_mut(si) {
                         // Straight from the slot into the session's
                         // output: one copy.
                         let data = &self.ep.mem.bytes()[start..start + len];
                         sessions::output(s, fd, data);
-                        self.note_backlog(si, c.imm as usize);
+                        self.note_backlog(si, v);
                     }
                 }
                 let _ = self.ep.nic.post_recv_at(
@@ -712,6 +720,7 @@ impl Daemon {
             paused: false,
             in_flight: 0,
         });
+        self.rename(v);
         self.sessions.get_mut(si)?.fds.insert(fd, Handle::Conn(v));
         Some((v, fd))
     }

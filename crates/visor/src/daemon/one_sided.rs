@@ -159,6 +159,7 @@ impl Daemon {
         len: usize,
     ) -> Result<bool, String> {
         let local = self.slot_addr(slot);
+        let name = self.name_of(v);
         let l = self.links.get_mut(link).ok_or("the link went away")?;
         if verb == Verb::Read {
             l.notices.push(Notice::ReadFrom {
@@ -174,7 +175,7 @@ impl Daemon {
             return Ok(false);
         };
         let wr = WorkRequest {
-            wr_id: ONE_SIDED_TAG | (v as u64) << 32 | u64::from(slot),
+            wr_id: ONE_SIDED_TAG | u64::from(name) << 32 | u64::from(slot),
             verb: Verb::Write,
             len: len as u64,
             local_addr: local,
@@ -203,7 +204,7 @@ impl Daemon {
     /// end) or a READ done (hand the message on, tell the other end).
     pub(super) fn one_sided_done(&mut self, c: &Completion) {
         let slot = c.wr_id as u32;
-        let v = ((c.wr_id >> 32) & ((1 << 30) - 1)) as usize;
+        let name = ((c.wr_id >> 32) & ((1 << 30) - 1)) as u32;
         let Some((l, _, conn)) = self.sending.remove(&slot) else {
             return;
         };
@@ -212,7 +213,7 @@ impl Daemon {
             Some(OneSided::ReadIn { addr }) => {
                 let start = (self.slot_addr(slot) - BASE) as usize;
                 let len = (c.len as usize).min(self.cfg.slot_bytes);
-                self.deliver(v, l, start, len);
+                self.deliver(name, l, start, len);
                 Some(Notice::ReadDone { addr })
             }
             Some(OneSided::ReadOut) | None => None,
@@ -226,11 +227,14 @@ impl Daemon {
         self.resume_waiting();
     }
 
-    /// Hands `len` bytes at `start` in the region to connection `v` if it
-    /// is on link `l` (a message for a connection closed here is
-    /// dropped).
-    pub(super) fn deliver(&mut self, v: usize, l: usize, start: usize, len: usize) {
-        let Some(conn) = self.conns.get(v).filter(|c| c.link == l) else {
+    /// Hands `len` bytes at `start` in the region to the connection
+    /// `name` names if it is on link `l` (a message for a connection
+    /// closed here is dropped).
+    pub(super) fn deliver(&mut self, name: u32, l: usize, start: usize, len: usize) {
+        let Some(v) = self.on_link(l, name) else {
+            return;
+        };
+        let Some(conn) = self.conns.get(v) else {
             return;
         };
         let (si, fd) = (conn.session, conn.fd);
@@ -275,7 +279,7 @@ impl Daemon {
                 // again once its message is handed on.
                 self.close_window(l, addr);
                 let start = (addr - BASE) as usize;
-                self.deliver(to as usize, l, start, len as usize);
+                self.deliver(to, l, start, len as usize);
                 self.lend_slot(l, addr);
             }
             Notice::ReadFrom { to, addr, len } => {
@@ -314,7 +318,8 @@ impl Daemon {
             let Some((l, to, addr, len)) = self.read_backlog.pop_front() else {
                 break;
             };
-            let Some(conn) = self.conns.get(to as usize).filter(|c| c.link == l) else {
+            let conn = self.on_link(l, to).and_then(|v| self.conns.get(v));
+            let Some(conn) = conn else {
                 // Closed here: the sender's slot is freed all the same.
                 self.tell(l, Notice::ReadDone { addr });
                 continue;
