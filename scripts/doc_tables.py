@@ -15,6 +15,10 @@ Tables (the doc that holds each is in TABLES):
   collectives-alpha-beta docs/collectives.md, each algorithm against its formula
   visor-fig5             docs/visor.md, RDMAvisor Fig 5 in the simulator
   visor-fig5-sensitivity docs/visor.md, Fig 5 at 1000 connections, other caches
+  eunomia-steady         docs/eunomia.md, section 5.1 at 80% load in steady state
+                         (9 runs of 20 ms; about 10 minutes of CPU: not in .ci/run)
+
+    scripts/doc_tables.py BINARY TABLE --out DIR  # keep the runs' folders in DIR
 """
 
 import csv
@@ -307,6 +311,86 @@ def visor_fig5_sensitivity(binary, tmp):
     return visor_fig5_script().sensitivity(binary, tmp)
 
 
+# Eunomia section 5.1 in steady state: the schemes, each as the sweep
+# arguments that make it, and the paper's claim beside each.
+STEADY_SCHEMES = [
+    ("ECMP", ["--set", 'switch.load_balancer="ecmp"'], "baseline"),
+    ("ConWeave", ["--set", 'switch.load_balancer="conweave"'], "-69% vs ECMP (implied by -85% and -52%)"),
+    (
+        "DRILL + Eunomia",
+        ["--set", 'switch.load_balancer="drill"', "--set", 'transport.ordering="eunomia"'],
+        "-85% vs ECMP, -52% vs ConWeave",
+    ),
+]
+STEADY_SEEDS = "1..3"
+STEADY_SET = [
+    "--set", 'traffic.0.verb="send"',
+    "--set", "traffic.0.duration_us=20000",
+    "--set", "output.warmup_us=5000",
+    "--set", "output.fct_window_us=2000",
+]
+
+
+def spread(v, fmt):
+    """`mean [lowest, highest]` of v, each formatted by fmt."""
+    return f"{fmt(sum(v) / len(v))} [{fmt(min(v))}, {fmt(max(v))}]"
+
+
+def pct(x):
+    return f"{100 * x:+.0f}%"
+
+
+def eunomia_steady(binary, tmp):
+    """scenarios/eunomia_lb.toml (8x8 leaf-spine, 128 hosts, AliStorage,
+    lossless go-back-N with DCQCN) at 80% network load, SEND flows, 20 ms
+    of arrivals, statistics over the flows that start after 5 ms, seeds 1
+    to 3; each scheme's mean FCT with the seeds' range, its change
+    against ECMP and ConWeave seed by seed, what was delivered, the flows
+    left unfinished, and the mean FCT per 2 ms window of flow start (mean
+    over seeds) to show whether it settled."""
+    runs = {}
+    for name, args, _ in STEADY_SCHEMES:
+        out = os.path.join(tmp, name.replace(" ", "").replace("+", "_"))
+        dirs = sweep(binary, out, "scenarios/eunomia_lb.toml", "--seeds", STEADY_SEEDS,
+                     "--jobs", "1", *STEADY_SET, *args)
+        runs[name] = {summary(d)["seed"]: summary(d) for d in dirs}
+    seeds = sorted(runs["ECMP"])
+
+    def fct(name, seed):
+        return runs[name][seed]["fct_ns"]["mean"] / 1e3
+
+    rows = [
+        "| scheme | flows counted (3 seeds) | unfinished | delivered, 5 ms to the end (Gb/s) | FCT mean (us) | FCT p99 (us) | slowdown mean | vs ECMP | vs ConWeave | mean FCT per 2 ms of start (us) | paper |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for name, _, paper in STEADY_SCHEMES:
+        r = [runs[name][s] for s in seeds]
+        m = [x["measured"] for x in r]
+        windows = zip(*[[w["fct_mean_ns"] for w in x["fct_over_time"]] for x in r])
+        shown = " ".join(
+            "-" if None in w else f"{sum(w) / len(w) / 1e3:.0f}" for w in windows
+        )
+        vs = lambda base: "-" if name == base else spread(
+            [fct(name, s) / fct(base, s) - 1 for s in seeds], pct
+        )
+        rows.append(
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |".format(
+                name,
+                sum(x["flows"] for x in m),
+                sum(x["flows_unfinished"] for x in m),
+                spread([x["delivered_gbps"] for x in m], lambda v: f"{v:.0f}"),
+                spread([fct(name, s) for s in seeds], lambda v: f"{v:.1f}"),
+                spread([x["fct_ns"]["p99"] / 1e3 for x in r], lambda v: f"{v:.0f}"),
+                spread([x["slowdown"]["mean"] for x in r], lambda v: f"{v:.2f}"),
+                vs("ECMP"),
+                vs("ConWeave"),
+                shown,
+                paper,
+            )
+        )
+    return rows
+
+
 TABLES = {
     "lb-one-flow": ("docs/load_balancing.md", lb_one_flow),
     "faults-reorder": ("docs/faults.md", faults_reorder),
@@ -315,6 +399,7 @@ TABLES = {
     "collectives-alpha-beta": ("docs/collectives.md", collectives_alpha_beta),
     "visor-fig5": ("docs/visor.md", visor_fig5),
     "visor-fig5-sensitivity": ("docs/visor.md", visor_fig5_sensitivity),
+    "eunomia-steady": ("docs/eunomia.md", eunomia_steady),
 }
 
 
@@ -322,12 +407,23 @@ def main():
     args = sys.argv[1:]
     check = "--check" in args
     args = [a for a in args if a != "--check"]
+    keep = None
+    if "--out" in args:
+        i = args.index("--out")
+        if i + 1 >= len(args):
+            sys.exit(__doc__)
+        keep = os.path.abspath(args[i + 1])
+        del args[i : i + 2]
     if len(args) != 2 or args[1] not in TABLES:
         sys.exit(__doc__)
     binary, name = os.path.abspath(args[0]), args[1]
     doc, make = TABLES[name]
-    with tempfile.TemporaryDirectory() as tmp:
-        rows = make(binary, tmp)
+    if keep:
+        os.makedirs(keep, exist_ok=True)
+        rows = make(binary, keep)
+    else:
+        with tempfile.TemporaryDirectory() as tmp:
+            rows = make(binary, tmp)
     if not check:
         print("\n".join(rows))
         return

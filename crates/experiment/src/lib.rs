@@ -8,6 +8,7 @@ pub mod files;
 pub mod html;
 pub mod jobs;
 pub mod lb_summary;
+pub mod measured;
 pub mod nic_memory;
 pub mod ns3;
 pub mod out_dir;

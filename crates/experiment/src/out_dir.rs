@@ -22,11 +22,12 @@ pub const REPORT_FILE: &str = "report.html";
 /// The sweep's list of runs (`crate::plan`).
 pub const PLAN_FILE: &str = "plan.json";
 /// Every file a run writes into its folder (some only when asked).
-pub const RUN_FILES: [&str; 8] = [
+pub const RUN_FILES: [&str; 9] = [
     SUMMARY_FILE,
     "flows.csv",
     "slowdown_by_size.csv",
     "series.csv",
+    "fct_over_time.csv",
     "collectives.csv",
     "pfc.csv",
     "trace.pcap",

@@ -21,6 +21,9 @@ pub struct Ran {
     /// Known traps of this setup and settings without effect in it
     /// ([`warnings`]).
     pub warnings: Vec<String>,
+    /// Which flows the statistics count (`[output] warmup_us`) and the
+    /// FCT over time's windows.
+    pub measure: crate::measured::Measure,
 }
 
 impl Ran {
@@ -31,6 +34,7 @@ impl Ran {
             overrides: overrides.to_vec(),
             setup: Setup::of(sc),
             warnings: warnings(sc),
+            measure: sc.output.measure(),
         }
     }
 }

@@ -129,6 +129,15 @@ pub struct SummaryJson {
     pub sim_time_ns: u64,
     pub flows: usize,
     pub flows_finished: usize,
+    /// With `[output] warmup_us`: the flows counted (those starting after
+    /// it), which every FCT and slowdown statistic below is over, and
+    /// what they offered and got delivered (absent without).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub measured: Option<crate::measured::Measured>,
+    /// With `[output] fct_window_us`: the mean FCT per window of start
+    /// time (`fct_over_time.csv`; absent without).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fct_over_time: Option<Vec<crate::measured::FctWindow>>,
     pub fct_ns: Stat,
     pub slowdown: Stat,
     /// Sum of finished flows' payload over the span from the first start to
@@ -459,7 +468,13 @@ pub fn flow_rows(o: &Outcome) -> Vec<FlowRow> {
 pub fn summary(o: &Outcome, scenario: &str, seed: u64, ran: &crate::ran::Ran) -> SummaryJson {
     let net = &o.net;
     let c = o.counters();
-    let done: Vec<_> = o.flows().iter().filter(|f| f.finish.is_some()).collect();
+    let finished = o.flows().iter().filter(|f| f.finish.is_some()).count();
+    // The flows the statistics count: all, or those after the warm-up.
+    let done: Vec<_> = o
+        .flows()
+        .iter()
+        .filter(|f| f.finish.is_some() && ran.measure.counts(f))
+        .collect();
     let fcts: Vec<f64> = done.iter().filter_map(|f| f.fct()).map(to_ns_f64).collect();
     let slow: Vec<f64> = done
         .iter()
@@ -523,7 +538,9 @@ pub fn summary(o: &Outcome, scenario: &str, seed: u64, ran: &crate::ran::Ran) ->
         end_state: format!("{:?}", o.state),
         sim_time_ns: o.end_time / NS,
         flows: o.flows().len(),
-        flows_finished: done.len(),
+        flows_finished: finished,
+        measured: crate::measured::measured(&ran.measure, o.flows(), o.end_time),
+        fct_over_time: crate::measured::over_time(&ran.measure, o.flows()),
         fct_ns: Summary::of(&fcts).into(),
         slowdown: Summary::of(&slow).into(),
         total_goodput_gbps: goodput.map(round4),
@@ -594,6 +611,7 @@ pub fn job_results(o: &Outcome) -> Vec<crate::jobs::JobResult> {
 }
 
 /// Writes `flows.csv`, `slowdown_by_size.csv`, and `series.csv`,
+/// `fct_over_time.csv`,
 /// `trace.pcap` and `pfc.csv` when asked for, `collectives.csv` when the
 /// scenario has jobs, then `summary.json` with their digests, into `dir`
 /// (created if missing), after removing the files an earlier run left
@@ -659,6 +677,9 @@ pub fn write_outputs(o: &Outcome, s: &SummaryJson, dir: &Path) -> std::io::Resul
                 fabric::MAX_SAMPLED_VALUES
             );
         }
+    }
+    if let Some(w) = &s.fct_over_time {
+        files.push(("fct_over_time.csv", crate::measured::csv(w).into_bytes()));
     }
     if !o.jobs.is_empty() {
         let table = crate::jobs::output::csv(&job_results(o)).map_err(std::io::Error::other)?;

@@ -68,6 +68,28 @@ pub fn render(s: &SummaryJson) -> String {
         "flows finished",
         format!("{} / {}", s.flows_finished, s.flows),
     );
+    if let Some(m) = &s.measured {
+        line(
+            &mut out,
+            "counted (warm-up)",
+            format!(
+                "{} flows starting after {} us ({} finished, {} unfinished); statistics below are theirs; offered {}, delivered {:.2} Gb/s",
+                m.flows,
+                m.warmup_us,
+                m.flows_finished,
+                m.flows_unfinished,
+                m.offered_gbps.map_or("n/a".into(), |g| format!("{g:.2} Gb/s")),
+                m.delivered_gbps
+            ),
+        );
+    }
+    if let Some(w) = &s.fct_over_time {
+        line(
+            &mut out,
+            "FCT over time (us)",
+            crate::measured::line(s.measured.as_ref().map(|m| m.warmup_us), w),
+        );
+    }
     line(
         &mut out,
         "FCT (us)",

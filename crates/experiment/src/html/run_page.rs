@@ -149,6 +149,36 @@ fn kind_title(kind: &str) -> (&str, &str) {
     }
 }
 
+/// The chart of the mean FCT per window of start time (summary.json's
+/// `fct_over_time`): flat at the end when the run is long enough.
+fn fct_over_time(windows: &[Value]) -> String {
+    let points: Vec<(f64, f64)> = windows
+        .iter()
+        .filter_map(|w| {
+            let mid = (f(w, "/from_us") + f(w, "/to_us")) / 2.0;
+            Some((mid, w.pointer("/fct_mean_ns")?.as_f64()? / 1e3))
+        })
+        .collect();
+    line_chart(&Chart {
+        id: "fct-over-time",
+        title: "Mean FCT over time",
+        x_label: "flow start (us)",
+        y_label: "mean FCT (us)",
+        x: Scale::Linear,
+        y: Scale::auto(points.iter().map(|p| p.1)),
+        lines: vec![Line {
+            name: "finished flows".into(),
+            points,
+            errors: Vec::new(),
+        }],
+        band: false,
+        note: format!(
+            "the finished flows that started in each of {} windows (fct_over_time.csv), drawn at the window's middle",
+            windows.len()
+        ),
+    })
+}
+
 /// The report of the run whose outputs are in `dir`.
 pub fn render(dir: &Path) -> Result<String, String> {
     let sp = dir.join("summary.json");
@@ -174,6 +204,17 @@ pub fn render(dir: &Path) -> Result<String, String> {
         .map(|&(l, p, div)| vec![l.to_string(), headline(&s, p, div)])
         .collect();
     b.push_str(&table("headline", &["quantity", "value"], &rows));
+    if s.get("measured").is_some() {
+        b.push_str(&format!(
+            "<p class=\"note\" id=\"measured\">FCT and slowdown statistics count the {} flows that start after the warm-up of {} us ({} finished, {} unfinished); they offered {} Gb/s and got {} Gb/s delivered.</p>\n",
+            num(f(&s, "/measured/flows")),
+            num(f(&s, "/measured/warmup_us")),
+            num(f(&s, "/measured/flows_finished")),
+            num(f(&s, "/measured/flows_unfinished")),
+            headline(&s, "/measured/offered_gbps", 1.0),
+            num(f(&s, "/measured/delivered_gbps")),
+        ));
+    }
     let mut all = Vec::new();
     flatten("", &s, &mut all);
     let rows: Vec<Vec<String>> = all.into_iter().map(|(k, v)| vec![k, v]).collect();
@@ -224,6 +265,9 @@ pub fn render(dir: &Path) -> Result<String, String> {
             "finished flows by size bucket (summary.json slowdown_by_size; slowdowns under 1 count as 1)".into()
         },
     }));
+    if let Some(Value::Array(windows)) = s.get("fct_over_time") {
+        b.push_str(&fct_over_time(windows));
+    }
     let mut sd: Vec<f64> = finished_flows(dir)?.into_iter().map(|f| f.1).collect();
     sd.sort_by(f64::total_cmp);
     let n = sd.len();

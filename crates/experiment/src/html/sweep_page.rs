@@ -6,6 +6,7 @@
 //! (a categorical one: load balancer, congestion control) per variant of
 //! the other varied keys, the mean over seeds with the seeds' range as
 //! error bars; metrics zero in every run are named, not drawn; then the
+//! table over seeds (each metric's mean and range per combination), then the
 //! table of runs. Axes are log where values span more than a decade.
 //! Reads the directory through `crate::plan` and `finished_flows`.
 
@@ -81,10 +82,7 @@ fn variants(p: &plan::Plan, skip: Option<usize>) -> Vec<String> {
 
 /// Mean, lowest and highest of `v` (not empty).
 fn spread(v: &[f64]) -> (f64, f64, f64) {
-    let mean = v.iter().sum::<f64>() / v.len() as f64;
-    let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
-    let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    (mean, lo, hi)
+    sweep_csv::spread(v).unwrap_or((f64::NAN, f64::NAN, f64::NAN))
 }
 
 /// The chart of slowdown against flow size: per variant and size bin
@@ -155,6 +153,34 @@ fn slowdown_by_size(dir: &Path, m: &plan::Merged) -> Result<String, String> {
     }))
 }
 
+/// The table over seeds: per combination of the varied values, each
+/// metric of `sweep_csv::OVER_SEEDS` as its mean over the seeds and their
+/// range.
+fn over_seeds(rows: &[(String, Value)]) -> String {
+    let mut head = vec!["variant", "seeds"];
+    head.extend(sweep_csv::OVER_SEEDS.iter().map(|m| m.0));
+    let body: Vec<Vec<String>> = sweep_csv::by_variant(rows)
+        .into_iter()
+        .map(|(name, runs)| {
+            let mut r = vec![name, runs.len().to_string()];
+            for (_, path, div) in sweep_csv::OVER_SEEDS {
+                let v: Vec<f64> = runs
+                    .iter()
+                    .filter_map(|s| sweep_csv::over_seeds_value(s, path, div))
+                    .collect();
+                r.push(sweep_csv::spread(&v).map_or("n/a".into(), |(m, lo, hi)| {
+                    format!("{} [{}, {}]", num(m), num(lo), num(hi))
+                }));
+            }
+            r
+        })
+        .collect();
+    format!(
+        "<h2>Over seeds</h2>\n<p class=\"note\">Each metric's mean over the seeds, their lowest and highest in brackets; FCT and slowdown over the counted flows where the scenario has a warm-up (<code>[output] warmup_us</code>), unfinished flows of those.</p>\n{}",
+        table("over-seeds", &head, &body)
+    )
+}
+
 /// The report of the sweep whose directory is `dir`.
 pub fn render(dir: &Path) -> Result<String, String> {
     let m = plan::merge(dir)?;
@@ -163,7 +189,7 @@ pub fn render(dir: &Path) -> Result<String, String> {
     let present: Vec<Metric> = COLUMNS
         .iter()
         .copied()
-        .filter(|(name, _)| !matches!(*name, "seed" | "flows"))
+        .filter(|(name, _)| !matches!(*name, "seed" | "flows" | "warmup_us"))
         .filter(|(_, path)| {
             m.rows
                 .iter()
@@ -328,6 +354,7 @@ pub fn render(dir: &Path) -> Result<String, String> {
             esc(&names.join(", "))
         ));
     }
+    b.push_str(&over_seeds(&m.rows));
     b.push_str("<h2>Runs</h2>\n");
     let mut head = vec!["label"];
     head.extend(COLUMNS.iter().map(|c| c.0));

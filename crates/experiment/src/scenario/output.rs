@@ -1,6 +1,7 @@
 //! The `[output]` section: which time series to sample (queue bytes and
 //! utilisation of ports, flow throughput and rate, ECN marking ratios, the
-//! ordering layer's NIC memory, RCM's per-port state) and how often, the pcap trace and the PFC record; its
+//! ordering layer's NIC memory, RCM's per-port state) and how often, the pcap trace and the PFC record,
+//! the warm-up and FCT windows of the statistics (`crate::measured`); its
 //! checks and its build step (the network's sampling and capture).
 
 use super::check::{us, Check, ScenarioError};
@@ -54,6 +55,12 @@ pub struct OutputCfg {
     /// Every PFC frame a port receives (`pfc.csv` with `--out`).
     #[serde(default)]
     pub pfc: bool,
+    /// The warm-up, in microseconds: FCT statistics count only the flows
+    /// that start at or after it (`crate::measured`).
+    pub warmup_us: Option<f64>,
+    /// The window of start time, in microseconds, of the mean FCT over
+    /// time (`fct_over_time.csv`).
+    pub fct_window_us: Option<f64>,
 }
 
 /// `buffers = "all"` or `buffers = ["leaf0", "spine1"]`.
@@ -114,10 +121,24 @@ pub struct PcapCfg {
 }
 
 impl OutputCfg {
+    /// The warm-up and FCT window (checked by [`OutputCfg::validate`]).
+    pub fn measure(&self) -> crate::measured::Measure {
+        crate::measured::Measure {
+            warmup: self.warmup_us.map_or(0, us),
+            window: self.fct_window_us.map(us),
+        }
+    }
+
     /// Checks the interval (and that one is given when anything is
     /// sampled), and, where the window's end is known (`until_us`, or the
     /// run's `stop_ms`), that the series fit [`MAX_SAMPLED_VALUES`].
     pub fn validate(&self, c: Check, stop_ms: Option<f64>) -> Result<(), ScenarioError> {
+        if let Some(w) = self.warmup_us {
+            c.us("output.warmup_us", w)?;
+        }
+        if let Some(w) = self.fct_window_us {
+            c.us_positive("output.fct_window_us", w)?;
+        }
         match self.sample_us {
             Some(interval) => {
                 c.us_positive("output.sample_us", interval)?;
@@ -206,6 +227,20 @@ impl OutputCfg {
     ) -> Result<(), ScenarioError> {
         if self.pfc {
             net.set_pfc_log();
+        }
+        if let Some(w) = self.fct_window_us {
+            let window = c.us_positive("output.fct_window_us", w)?;
+            let last = net.flows().iter().map(|f| f.flow.start).max().unwrap_or(0);
+            if last / window >= crate::measured::MAX_FCT_WINDOWS {
+                return Err(c.err(
+                    "output.fct_window_us",
+                    format!(
+                        "{} windows of {w} us up to the last flow's start: at most {}",
+                        last / window + 1,
+                        crate::measured::MAX_FCT_WINDOWS
+                    ),
+                ));
+            }
         }
         if let Some(p) = &self.pcap {
             net.set_pcap(fabric::PcapSpec {

@@ -19,6 +19,7 @@ mod dcqcn_fabric;
 mod deflection;
 mod load_balancers;
 mod lossless_fabric;
+mod measured;
 mod messages;
 mod mixed_transports;
 mod mprdma_fluid;

@@ -90,5 +90,16 @@ fn a_categorical_sweep_draws_bars_and_is_led_by_slowdown_against_size() {
         .next()
         .unwrap()
         .contains("dropped_packets"));
+
+    // The table over seeds: one row per variant (4), two seeds each, each
+    // metric with its range.
+    let over = page.find("id=\"over-seeds\"").expect("a table over seeds");
+    let over = page[over..].split("</table>").next().unwrap();
+    assert_eq!(over.matches("</td><td>2</td>").count(), 4, "{over}");
+    assert!(
+        over.contains("switch.load_balancer=drill switch.buffer_mb=4"),
+        "{over}"
+    );
+    assert!(over.contains(" ["), "{over}");
     std::fs::remove_dir_all(&dir).ok();
 }

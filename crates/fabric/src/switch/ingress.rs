@@ -94,10 +94,28 @@ impl AtSwitch {
         let sw = self.sw();
         let queues = &sw.queues;
         let queued = || queues.bytes(out, class);
-        match sw.nodes[s as usize]
-            .mmu
-            .admit(hdr.in_port as usize, class, hdr.wire() as u64, queued)
-        {
+        let r =
+            sw.nodes[s as usize]
+                .mmu
+                .admit(hdr.in_port as usize, class, hdr.wire() as u64, queued);
+        self.admitted::<HOOKS>(now, s, in_port, out, hdr, r)
+    }
+
+    /// What an admission's result `r` does: a refusal is recorded for DIBS
+    /// (with `HOOKS`) or dropped (counted, freed); an admission may PAUSE
+    /// the upstream of `in_port`. True if admitted.
+    #[inline(always)]
+    pub(crate) fn admitted<const HOOKS: bool>(
+        &mut self,
+        now: Time,
+        s: u32,
+        in_port: u32,
+        out: u32,
+        hdr: Hdr,
+        r: Result<crate::switch::mmu::Admitted, crate::switch::mmu::Refusal>,
+    ) -> bool {
+        let class = hdr.class();
+        match r {
             // DIBS: recorded, deflected or dropped after the event
             // (`deflect.rs`).
             Err(refusal) if HOOKS && self.sw().deflector.on => {

@@ -217,6 +217,38 @@ impl Mmu {
         Ok(Admitted { send_pause })
     }
 
+    /// Admits a packet the switch already holds outside the MMU (ConWeave's
+    /// reordering queue, released): lossy, as [`Mmu::admit`]; under PFC
+    /// never refused (a lossless switch drops nothing it took in), but
+    /// accounted to its ingress as an arrival, PAUSEing the upstream past
+    /// the threshold.
+    pub fn admit_held(
+        &mut self,
+        in_port: usize,
+        class: usize,
+        size: u64,
+        queued: impl FnOnce() -> u64,
+    ) -> Result<Admitted, Refusal> {
+        if !self.pfc {
+            return self.admit(in_port, class, size, queued);
+        }
+        let i = self.account(in_port, class);
+        let reserve = self.reserve;
+        let ia = &mut self.accounts[i];
+        let before = ia.ingress.saturating_sub(reserve);
+        ia.ingress += size;
+        let shared = ia.ingress.saturating_sub(reserve);
+        self.shared_used += shared - before;
+        let thresh = self.threshold();
+        let ia = &mut self.accounts[i];
+        let send_pause = !ia.paused && (ia.hdrm_used > 0 || shared >= thresh);
+        ia.paused |= send_pause;
+        self.max_ingress = self.max_ingress.max(ia.ingress);
+        self.paused_records += send_pause as u32;
+        self.total_used += size;
+        Ok(Admitted { send_pause })
+    }
+
     /// Whether lossy admission would take a packet of `size` bytes for an
     /// egress queue holding `queued` bytes (what [`Mmu::admit`] checks,
     /// without accounting).
@@ -358,6 +390,32 @@ mod tests {
         // reserve + shared while s + 1000 <= (64k - s) / 2 (s <= 20.67k:
         // 21 packets) + the full headroom.
         assert_eq!(admitted, 1_000 + 21_000 + 10_000);
+    }
+
+    /// A held packet released (ConWeave) is never refused under PFC, even
+    /// past the headroom: it pauses the upstream, and its release resumes.
+    #[test]
+    fn held_packets_are_admitted_past_the_headroom() {
+        let mut m = lossless();
+        while m.admit(0, 3, 1_000, || 0).is_ok() {}
+        let full = m.used();
+        let mut paused = false;
+        for _ in 0..50 {
+            paused |= m.admit_held(0, 3, 1_000, || 0).unwrap().send_pause;
+        }
+        assert_eq!(m.used(), full + 50_000);
+        assert!(!paused, "the upstream was paused before");
+        let mut fresh = lossless();
+        let pauses = (0..50)
+            .filter(|_| fresh.admit_held(0, 3, 1_000, || 0).unwrap().send_pause)
+            .count();
+        assert_eq!(pauses, 1);
+        let mut resumed = false;
+        for _ in 0..50 {
+            resumed |= fresh.release(0, 3, 1_000);
+        }
+        assert!(resumed);
+        assert_eq!(fresh.used(), 0);
     }
 
     /// After a PAUSE, nothing resumes while headroom holds bytes, and

@@ -21,8 +21,9 @@
 //! a side table indexed by the packet's arena slot, written by the source
 //! ToR and read by the destination ToR; nothing of it exists when another
 //! scheme runs. The replies and NOTIFYs are real packets (`net.rs`), so
-//! they take link time and buffer. Holds count against the switch's
-//! buffer, as ConWeave's hardware keeps them in its queues. This file
+//! they take link time and buffer. Held packets wait outside the
+//! switch's buffer, as the artifact's reordering queues do, and are
+//! admitted when released (`Mmu::admit_held`). This file
 //! holds the parameters, the state and the counters; it touches nothing
 //! else.
 

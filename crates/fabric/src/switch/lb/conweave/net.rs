@@ -163,29 +163,25 @@ impl AtSwitch {
             Flag::Tail => self.send_control(now, s, in_port, &hdr, Control::ReplyTail, &tag),
             Flag::Data => {}
         }
-        let admitted = self.admit::<true>(now, s, in_port, out, hdr);
-        let Balancer::Conweave(cw) = &mut self.sw().lb else {
+        if d.verdict == Verdict::Hold {
+            // Held outside the MMU (as the artifact's VOQs are): admitted
+            // when released.
+            let Balancer::Conweave(cw) = &mut self.sw().lb else {
+                return true;
+            };
+            cw.tors[s as usize].rx.entry(key).or_default().hold(hdr);
+            cw.stats.held_packets += 1;
             return true;
-        };
-        match d.verdict {
-            Verdict::Hold => {
-                if admitted {
-                    cw.tors[s as usize].rx.entry(key).or_default().hold(hdr);
-                    cw.stats.held_packets += 1;
-                }
+        }
+        if self.admit::<true>(now, s, in_port, out, hdr) {
+            #[cfg(test)]
+            if let Balancer::Conweave(cw) = &mut self.sw().lb {
+                cw.hand(&hdr, Handoff::Direct);
             }
-            Verdict::Pass | Verdict::PassThenRelease => {
-                #[cfg(test)]
-                if admitted {
-                    cw.hand(&hdr, Handoff::Direct);
-                }
-                if admitted {
-                    self.enqueue::<true>(now, out, s, hdr, (now, Ev::Arrive(in_port ^ 1)));
-                }
-                if d.verdict == Verdict::PassThenRelease {
-                    self.release(now, s, key, Ev::Arrive(in_port ^ 1), false);
-                }
-            }
+            self.enqueue::<true>(now, out, s, hdr, (now, Ev::Arrive(in_port ^ 1)));
+        }
+        if d.verdict == Verdict::PassThenRelease {
+            self.release(now, s, key, Ev::Arrive(in_port ^ 1), false);
         }
         true
     }
@@ -211,6 +207,20 @@ impl AtSwitch {
         // The ToR's port toward the flow's destination host.
         let out = self.core().host_port[key as u32 as usize] ^ 1;
         for h in held {
+            // Admitted now, charged to the port it came in on.
+            let sw = self.sw();
+            let in_port = sw.nodes[s as usize].ports[h.in_port as usize];
+            let queues = &sw.queues;
+            let queued = || queues.bytes(out, h.class());
+            let r = sw.nodes[s as usize].mmu.admit_held(
+                h.in_port as usize,
+                h.class(),
+                h.wire() as u64,
+                queued,
+            );
+            if !self.admitted::<true>(now, s, in_port, out, h, r) {
+                continue;
+            }
             #[cfg(test)]
             if let Balancer::Conweave(cw) = &mut self.sw().lb {
                 cw.hand(
