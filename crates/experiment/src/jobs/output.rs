@@ -43,7 +43,7 @@ pub fn csv(results: &[JobResult]) -> Result<Vec<u8>, csv::Error> {
                 opt(row.end.map(|e| (e / NS).to_string())),
                 opt(row.time_ns().map(|t| t.to_string())),
                 opt(row.algbw_gbps().map(|b| format!("{b:.4}"))),
-                opt(row.busbw_gbps(r.bus_factor).map(|b| format!("{b:.4}"))),
+                opt(row.busbw_gbps().map(|b| format!("{b:.4}"))),
             ])?;
         }
     }
@@ -74,20 +74,17 @@ pub struct JobSummary {
 
 impl JobSummary {
     pub fn of(r: &JobResult) -> JobSummary {
-        let first: Option<&Row> = r.rows.first();
-        let bus: Vec<f64> = r
-            .rows
-            .iter()
-            .filter_map(|x| x.busbw_gbps(r.bus_factor))
-            .collect();
+        let bus: Vec<f64> = r.rows.iter().filter_map(Row::busbw_gbps).collect();
         JobSummary {
             name: r.name.clone(),
-            collective: first.map_or("", |x| x.collective),
-            algorithm: first.map_or("", |x| x.algorithm),
-            ranks: first.map_or(0, |x| x.ranks),
-            bytes: first.map_or(0, |x| x.bytes),
+            collective: r.collective,
+            algorithm: r.algorithm,
+            ranks: r.ranks,
+            bytes: r.bytes,
             iterations: r.iterations,
-            iteration_time_ns: r.rows.iter().map(Row::time_ns).collect(),
+            iteration_time_ns: (r.iteration_spans.iter())
+                .map(|&(s, e)| e.map(|e| e / NS - s / NS))
+                .collect(),
             completion_time_ns: r.completion.map(|t| t / NS),
             busbw_gbps_mean: (!bus.is_empty())
                 .then(|| (bus.iter().sum::<f64>() / bus.len() as f64 * 1e4).round() / 1e4),

@@ -25,15 +25,15 @@ fn star(hosts: u32) -> Topology {
     topo
 }
 
-fn job(name: &str, spec: Spec, hosts: Vec<u32>, iterations: u32, compute: Time) -> Job {
-    Job {
+fn job(name: &str, spec: Spec, hosts: Vec<u32>, iterations: u32, compute: Time) -> (Job, Spec) {
+    let job = Job {
         name: name.into(),
-        spec,
         hosts,
         iterations,
         compute,
         start: 2 * US,
-    }
+    };
+    (job, spec)
 }
 
 fn spec(collective: Collective, algorithm: Algorithm, ranks: u32, bytes: u64) -> Spec {
@@ -48,12 +48,9 @@ fn spec(collective: Collective, algorithm: Algorithm, ranks: u32, bytes: u64) ->
 }
 
 /// Runs `jobs` on a star of `hosts` to the end; the network and the ids.
-fn run(hosts: u32, list: Vec<Job>, log: bool) -> (Network, Vec<fabric::AppId>) {
+fn run(hosts: u32, list: Vec<(Job, Spec)>, log: bool) -> (Network, Vec<fabric::AppId>) {
     let mut net = Network::new(star(hosts), FabricConfig::default()).unwrap();
-    let with_plans = list.into_iter().map(|j| {
-        let p = plan(&j.spec).unwrap();
-        (j, p)
-    });
+    let with_plans = list.into_iter().map(|(j, s)| (j, plan(&s).unwrap()));
     let ids = jobs::add(&mut net, with_plans.collect(), log).unwrap();
     assert_eq!(net.run_until(Time::MAX, u64::MAX), RunState::Done);
     net.check_conservation().unwrap();
@@ -196,8 +193,8 @@ fn ring_all_reduce_bus_bandwidth_is_the_alpha_beta_formula() {
         let wire = piece + packets * (header + ack);
         let step = ser(wire) + ser(mtu + header) + 2 * DELAY;
         let formula = 2 * (n as u64 - 1) * step;
-        let bus = |t: Time| bytes as f64 * 8.0 / (t as f64 / 1e12) / 1e9 * r.bus_factor;
-        let (got, want) = (row.busbw_gbps(r.bus_factor).unwrap(), bus(formula));
+        let bus = |t: Time| bytes as f64 * 8.0 / (t as f64 / 1e12) / 1e9 * row.bus_factor;
+        let (got, want) = (row.busbw_gbps().unwrap(), bus(formula));
         assert!(
             (got / want - 1.0).abs() < 0.05,
             "n={n}: busbw {got:.2} Gb/s, formula {want:.2}"
