@@ -92,6 +92,33 @@ impl JobSummary {
         }
     }
 
+    /// The readable summary's line over several jobs: how many completed
+    /// and their completion times (lowest, median, highest: the CDF's
+    /// ends and middle) and bus bandwidths; None for fewer than two.
+    pub fn render_all(jobs: &[JobSummary]) -> Option<String> {
+        if jobs.len() < 2 {
+            return None;
+        }
+        let mut done: Vec<f64> = (jobs.iter())
+            .filter_map(|j| j.completion_time_ns)
+            .map(|t| t as f64 / 1e3)
+            .collect();
+        done.sort_by(f64::total_cmp);
+        let mut s = format!("{} of {} completed", done.len(), jobs.len());
+        if let (Some(first), Some(last)) = (done.first(), done.last()) {
+            let median = done[(done.len() - 1) / 2];
+            s += &format!(", completion (us) min {first:.2} median {median:.2} max {last:.2}");
+        }
+        let bus: Vec<f64> = jobs.iter().filter_map(|j| j.busbw_gbps_mean).collect();
+        if let (Some(lo), Some(hi)) = (
+            bus.iter().copied().reduce(f64::min),
+            bus.iter().copied().reduce(f64::max),
+        ) {
+            s += &format!(", busbw (Gb/s) min {lo:.2} max {hi:.2}");
+        }
+        Some(s)
+    }
+
     /// Its line of the readable summary.
     pub fn render(&self) -> String {
         let times: Vec<f64> = self
@@ -115,6 +142,10 @@ impl JobSummary {
         ) {
             let mean = times.iter().sum::<f64>() / times.len() as f64;
             s += &format!(", iteration (us) mean {mean:.2} min {min:.2} max {max:.2}");
+            // Over time: the first finished iteration's and the last's.
+            if let [first, .., last] = times[..] {
+                s += &format!(" first {first:.2} last {last:.2}");
+            }
         }
         if let Some(b) = self.busbw_gbps_mean {
             s += &format!(", busbw {b:.2} Gb/s");

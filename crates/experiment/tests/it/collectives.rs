@@ -372,3 +372,65 @@ bytes = 200_000
     assert_eq!(r.rows.len(), 2);
     assert!(r.rows[1].start >= r.rows[0].end.unwrap() + 30_000 * US);
 }
+
+/// The report of a run with jobs: iteration time over the run (a line
+/// per job, a point per finished iteration), bus bandwidth per job (a
+/// bar each, lowest to highest as an error bar), the CDF of completion
+/// times across the jobs, and their table; the readable summary's line
+/// over all jobs. A run without jobs has none of them.
+#[test]
+fn the_report_and_the_summary_show_the_jobs() {
+    let base = "[topology]\nkind = \"leaf_spine\"\nleaves = 2\nspines = 2\nhosts_per_leaf = 4\n\
+                [[traffic]]\npattern = \"permutation\"\nbytes = 50_000\n";
+    let text = format!(
+        "{base}[[jobs]]\nname = \"ar\"\ncollective = \"all_reduce\"\nranks = \"0..3\"\nbytes = 400_000\niterations = 3\n\
+         [[jobs]]\nname = \"a2a\"\ncollective = \"all_to_all\"\nranks = [4, 5, 6, 7]\nbytes = 300_000\niterations = 2\n"
+    );
+    let dir = std::env::temp_dir().join(format!("rdmalab-jobs-report-{}", std::process::id()));
+    let o = crate::common::run_toml(&text);
+    let s = experiment::report::summary(&o, "jobs", 1, &crate::common::any_ran());
+    experiment::report::write_outputs(&o, &s, &dir.join("jobs")).unwrap();
+    let page = experiment::html::render_dir(&dir.join("jobs")).unwrap();
+    let figure = |id: &str| {
+        let start = page
+            .find(&format!("<figure class=\"chart\" id=\"{id}\""))
+            .unwrap_or_else(|| panic!("no figure {id}"));
+        let len = page[start..].find("</figure>").unwrap();
+        page[start..start + len].to_string()
+    };
+    let its = figure("job-iterations");
+    assert_eq!(its.matches("<polyline").count(), 2, "{its}");
+    assert_eq!(its.matches("<circle").count(), 3 + 2, "{its}");
+    let bus = figure("job-busbw");
+    assert_eq!(bus.matches("<rect class=\"bar\"").count(), 2, "{bus}");
+    assert_eq!(bus.matches("class=\"err\"").count(), 2, "{bus}");
+    assert!(
+        bus.contains(">ar</text>") && bus.contains(">a2a</text>"),
+        "{bus}"
+    );
+    let cdf = figure("job-completion-cdf");
+    assert_eq!(cdf.matches("<circle").count(), 2, "{cdf}");
+    assert!(cdf.contains("2 of 2 jobs completed"), "{cdf}");
+    let table = &page[page.find("<table id=\"jobs-table\"").unwrap()..];
+    let table = &table[..table.find("</table>").unwrap()];
+    assert_eq!(table.matches("<tr>").count(), 3, "{table}");
+    assert!(table.contains("<td>3 of 3</td>"), "{table}");
+    let text_summary = experiment::summary_text::render(&s);
+    let all = text_summary
+        .lines()
+        .find(|l| l.trim_start().starts_with("jobs "))
+        .unwrap_or_else(|| panic!("{text_summary}"));
+    assert!(
+        all.contains("2 of 2 completed, completion (us) min"),
+        "{all}"
+    );
+    let ar = text_summary.lines().find(|l| l.contains("job ar")).unwrap();
+    assert!(ar.contains(" first ") && ar.contains(" last "), "{ar}");
+    // Without jobs: none of it.
+    let o = crate::common::run_toml(base);
+    let s = experiment::report::summary(&o, "plain", 1, &crate::common::any_ran());
+    experiment::report::write_outputs(&o, &s, &dir.join("plain")).unwrap();
+    let page = experiment::html::render_dir(&dir.join("plain")).unwrap();
+    assert!(!page.contains("Collective jobs") && !page.contains("job-busbw"));
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -56,7 +56,10 @@ fn the_example_trace_runs_and_its_collectives_are_rows() {
     assert_eq!(r.rows[0].start, delays[0] * NS);
     for (k, w) in r.rows[..pass.len()].windows(2).enumerate() {
         let (a, b) = (&w[0], &w[1]);
-        assert!(b.start >= a.start + delays[k + 1] * NS + US, "row {k}: {a:?} {b:?}");
+        assert!(
+            b.start >= a.start + delays[k + 1] * NS + US,
+            "row {k}: {a:?} {b:?}"
+        );
         assert!(b.end.unwrap() > b.start);
     }
     let csv = jobs::output::csv(std::slice::from_ref(&r)).unwrap();
