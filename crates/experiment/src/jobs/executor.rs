@@ -237,6 +237,11 @@ impl JobApp {
         &self.segments
     }
 
+    /// The (host, QP) of every connection's receiving end.
+    pub fn receiving_qps(&self) -> impl Iterator<Item = (u32, QpId)> + '_ {
+        self.incoming.keys().copied()
+    }
+
     /// Every iteration ran to its end.
     pub fn done(&self) -> bool {
         self.ranks_left == 0

@@ -434,3 +434,24 @@ fn the_report_and_the_summary_show_the_jobs() {
     assert!(!page.contains("Collective jobs") && !page.contains("job-busbw"));
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// The run's reordering counts the jobs' QPs: a ring all-reduce across
+/// two leaves under packet spraying and IRN sees packets out of order,
+/// and IRN's retransmissions of them (a NACK on the first gap) arrive as
+/// duplicates of data that was late, not lost (there is no drop).
+#[test]
+fn a_jobs_reordering_is_counted() {
+    let o = crate::common::run_toml(
+        "[topology]\nkind = \"leaf_spine\"\nleaves = 2\nspines = 2\nhosts_per_leaf = 4\n\
+         [switch]\nload_balancer = \"spray\"\n[transport]\nkind = \"irn\"\n\
+         [[jobs]]\ncollective = \"all_reduce\"\nranks = [0, 4, 1, 5, 2, 6]\nbytes = 3_000_000\n",
+    );
+    let s = crate::common::summary(&o);
+    let r = &s.reordering;
+    assert_eq!(s.dropped_packets, 0);
+    assert!(r.ooo_packets > 0 && r.ood_max > 0, "{r:?}");
+    assert!(
+        r.reorder_retx > 0 && r.reorder_retx <= s.retransmitted_packets,
+        "{r:?}"
+    );
+}
