@@ -166,7 +166,11 @@ pub fn render(dir: &Path) -> Result<String, String> {
         num(f(&s, "/switches")),
         num(f(&s, "/links")),
         esc(s.get("end_state").and_then(Value::as_str).unwrap_or("?")),
-        if dir.join("series.csv").is_file() { " and series.csv" } else { "" }
+        [("collectives.csv", ", collectives.csv"), ("series.csv", ", series.csv")]
+            .iter()
+            .filter(|(f, _)| dir.join(f).is_file())
+            .map(|(_, t)| *t)
+            .collect::<String>()
     );
 
     b.push_str("<h2>Headline numbers</h2>\n");

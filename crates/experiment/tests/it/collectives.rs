@@ -398,6 +398,7 @@ fn the_report_and_the_summary_show_the_jobs() {
         let len = page[start..].find("</figure>").unwrap();
         page[start..start + len].to_string()
     };
+    assert!(page.contains("Made from summary.json, flows.csv, collectives.csv of"));
     let its = figure("job-iterations");
     assert_eq!(its.matches("<polyline").count(), 2, "{its}");
     assert_eq!(its.matches("<circle").count(), 3 + 2, "{its}");
