@@ -242,7 +242,7 @@ def collectives_alpha_beta(binary, tmp):
     """Each collective algorithm alone on 8 hosts of one switch (100 Gb/s,
     1 us links, MTU 1000, 48 B headers, 60 B ACKs), 8 MB per rank, one
     message per step: its time against its alpha-beta formula (the
-    formulas are in docs/collectives.md; the tree has none)."""
+    formulas are in docs/collectives.md)."""
     n, size = 8, 8_000_000
     mtu, header, ack, delay = 1000, 48, 60, 1000  # bytes; ns
 
@@ -254,11 +254,49 @@ def collectives_alpha_beta(binary, tmp):
         wire = x + packets * (header + (ack if acks else 0))
         return ser(wire) + ser(mtu + header) + 2 * delay
 
+    def tree():
+        """NCCL's double binary tree for a power of two, level by level:
+        up from the leaves, then down from the roots, both trees at once
+        (each carries half the buffer). A level's time is its busiest
+        link's: a rank's inbound link carries the halves its children
+        send it and the ACKs of what it sends in the other tree at the
+        same level; its outbound link the reverse."""
+        parent = {0: None}
+        for r in range(1, n):  # ncclGetBtree
+            bit = r & -r
+            up = (r ^ bit) | (bit << 1)
+            parent[r] = up if up < n else r ^ bit
+        mirror = {r: None if parent[n - 1 - r] is None else n - 1 - parent[n - 1 - r] for r in range(n)}
+
+        def height(p, r):
+            kids = [c for c in range(n) if p[c] == r]
+            return 0 if not kids else 1 + max(height(p, c) for c in kids)
+
+        trees = [(p, {r: height(p, r) for r in range(n)}) for p in (parent, mirror)]
+        top = max(h[r] for _, h in trees for r in range(n))
+        half = size // 2
+        packets = -(-half // mtu)
+        data, acks = half + packets * header, packets * ack
+
+        def level(sends):  # sends: (src, dst) pairs moving a half each
+            load = {}
+            for s, d in sends:
+                for node, link, b in ((s, "out", data), (d, "in", data), (d, "out", acks), (s, "in", acks)):
+                    load[node, link] = load.get((node, link), 0) + b
+            return ser(max(load.values())) + ser(mtu + header) + 2 * delay
+
+        total = 0
+        for lv in range(1, top + 1):
+            up = [(c, p[c]) for p, h in trees for c in range(n) if p[c] is not None and h[c] == lv - 1]
+            down = [(p[c], c) for p, h in trees for c in range(n) if p[c] is not None and h[p[c]] == top - lv + 1]
+            total += level(up) + level(down)
+        return total
+
     piece = size // n
     halves = sum(step(size >> (k + 1)) for k in range(n.bit_length() - 1))
     formulas = {
         ("all_reduce", "ring"): 2 * (n - 1) * step(piece),
-        ("all_reduce", "tree"): None,
+        ("all_reduce", "tree"): tree(),
         ("all_reduce", "halving_doubling"): 2 * halves,
         ("all_reduce", "direct"): 2 * step((n - 1) * piece),
         ("all_gather", "ring"): (n - 1) * step(piece),

@@ -137,7 +137,7 @@ fn compose(sc: &Scenario, file: &str, src: Source, seed: u64) -> Result<Built, S
         }
     }
     let mprdma = matches!(schemes[0].1, Engine::MpRdma(_));
-    let jobs = crate::scenario::jobs::build(&sc.jobs, &mut net, seed, mprdma, c)?;
+    let jobs = crate::scenario::jobs::build(&sc.jobs, &mut net, seed, mprdma, src, c)?;
     crate::scenario::faults::build(&sc.faults, &mut net, c)?;
     sc.output.build(&mut net, c, sc.stop_ms)?;
     let stop = match sc.stop_ms {

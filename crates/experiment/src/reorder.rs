@@ -7,10 +7,12 @@
 //! Measured before any ordering layer. A retransmission counts as
 //! reordering-triggered when it reaches the receiver as a duplicate of data
 //! already received (the original was late, not lost; a premature timeout
-//! or a lost ACK also counts). Reads the fabric's NICs and flows; used by
+//! or a lost ACK also counts). The run's totals count the collective
+//! jobs' QPs too. Reads the fabric's NICs, flows and jobs; used by
 //! `report` only.
 
-use fabric::{FlowResult, Network};
+use crate::jobs::JobApp;
+use fabric::{AppId, FlowResult, Network};
 use serde::Serialize;
 
 /// One flow's reordering: its requester's QP (READ responses) and its
@@ -57,7 +59,8 @@ pub struct ReorderingSummary {
     pub reorder_retx: u64,
 }
 
-pub fn summary(net: &Network) -> ReorderingSummary {
+/// The run's reordering: every flow's and every job's receiving QPs.
+pub fn summary(net: &Network, jobs: &[AppId]) -> ReorderingSummary {
     let mut ood = transport::OodHistogram::default();
     for h in 0..net.host_count() {
         ood.merge(&net.nic(h).stats().ood);
@@ -73,6 +76,14 @@ pub fn summary(net: &Network) -> ReorderingSummary {
         s.ood_max = s.ood_max.max(r.ood_max);
         s.reorder_retx += r.reorder_retx;
         s.flows_reordered += usize::from(r.ooo_packets > 0);
+    }
+    for app in jobs.iter().filter_map(|&id| net.app::<JobApp>(id)) {
+        for (host, qp) in app.receiving_qps() {
+            let r = net.nic(host).qp_reorder(qp).unwrap_or_default();
+            s.ooo_packets += r.ooo_packets;
+            s.ood_max = s.ood_max.max(r.ood_max);
+            s.reorder_retx += r.duplicates;
+        }
     }
     if s.data_packets > 0 {
         s.ooo_fraction = Some((s.ooo_packets as f64 / s.data_packets as f64 * 1e6).round() / 1e6);

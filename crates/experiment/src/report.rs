@@ -577,7 +577,7 @@ pub fn summary(o: &Outcome, scenario: &str, seed: u64, ran: &crate::ran::Ran) ->
             None
         },
         nic_state: crate::nic_memory::nic_state(net),
-        reordering: crate::reorder::summary(net),
+        reordering: crate::reorder::summary(net, &o.jobs),
         ordering: crate::nic_memory::ordering(net),
         qp_cache: crate::nic_memory::qp_cache(net),
         load_balancer: crate::lb_summary::summary(net),

@@ -3,6 +3,7 @@
 //! statistic of no values prints `n/a`, never 0. Touches nothing but the
 //! summary it is given.
 
+use crate::jobs::output::JobSummary;
 use crate::report::SummaryJson;
 
 /// What a statistic of finished flows reads when none finished.
@@ -149,6 +150,9 @@ pub fn render(s: &SummaryJson) -> String {
     }
     for j in s.jobs.iter().flatten() {
         line(&mut out, &format!("job {}", j.name), j.render());
+    }
+    if let Some(all) = s.jobs.as_deref().and_then(JobSummary::render_all) {
+        line(&mut out, "jobs", all);
     }
     let drops: Vec<String> = s
         .drops

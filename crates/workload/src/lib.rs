@@ -1,7 +1,8 @@
 //! Workloads for rdmalab: flow-size distributions (CDFs), open-loop arrival
 //! processes and traffic patterns that turn them into flows, and import of
 //! the HPCC ns-3 topology, flow and configuration files; and the
-//! collective operations as step plans (`collective`).
+//! collective operations as step plans (`collective`), and SimAI's
+//! workload files read into such plans (`simai`).
 //!
 //! Everything here produces plain data (`FlowSpec`s, an `Ns3Topology`); the
 //! caller decides what a flow means (which verb, which transport).
@@ -15,6 +16,7 @@ pub mod flow;
 pub mod generate;
 pub mod ns3;
 pub mod pattern;
+pub mod simai;
 
 pub use cdf::Cdf;
 pub use error::WorkloadError;

@@ -2,13 +2,15 @@
 //! outputs already in a directory, so `rdmalab run --report`, `rdmalab
 //! sweep --report` and `rdmalab report DIR` write the same bytes. A run's
 //! directory (`summary.json`, `flows.csv`, `series.csv`) gets its plots
-//! (`run_page.rs`); a sweep's (`plan.json` and its runs) gets slowdown
+//! (`run_page.rs`; its collective jobs', from `collectives.csv`:
+//! `jobs_section.rs`); a sweep's (`plan.json` and its runs) gets slowdown
 //! against flow size and each headline metric against each varied key
 //! (`sweep_page.rs`). Charts are inline SVG
 //! (`svg.rs`); the page has no script and a content security policy that
 //! forbids every fetch, so it opens offline and shows the same anywhere.
 //! Reads the directory it is given; writes only `DIR/report.html`.
 
+mod jobs_section;
 mod run_page;
 pub mod svg;
 mod sweep_page;

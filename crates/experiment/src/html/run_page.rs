@@ -2,7 +2,8 @@
 //! `summary.json`, slowdown by flow size (its `slowdown_by_size`), the CDF
 //! of slowdown (`flows.csv`), every time series of `series.csv` (one chart
 //! per kind: queue bytes, utilisation, throughput, sending rate, ECN
-//! marking, ordering memory), PFC paused time and drops by reason. A
+//! marking, ordering memory), PFC paused time and drops by reason; with
+//! collective jobs, their section (`jobs_section.rs`) after the flows'. A
 //! series or chart whose every value is zero is not drawn but named in a
 //! note. Reads only those files.
 
@@ -195,7 +196,11 @@ pub fn render(dir: &Path) -> Result<String, String> {
         num(f(&s, "/switches")),
         num(f(&s, "/links")),
         esc(s.get("end_state").and_then(Value::as_str).unwrap_or("?")),
-        if dir.join("series.csv").is_file() { " and series.csv" } else { "" }
+        [("collectives.csv", ", collectives.csv"), ("series.csv", ", series.csv")]
+            .iter()
+            .filter(|(f, _)| dir.join(f).is_file())
+            .map(|(_, t)| *t)
+            .collect::<String>()
     );
 
     b.push_str("<h2>Headline numbers</h2>\n");
@@ -316,6 +321,7 @@ pub fn render(dir: &Path) -> Result<String, String> {
         &["flow size", "flows", "mean", "p50", "p95", "p99"],
         &rows,
     ));
+    b.push_str(&super::jobs_section::render(dir, &s)?);
 
     b.push_str("<h2>Time series</h2>\n");
     let ts = series(dir)?;

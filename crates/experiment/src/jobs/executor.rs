@@ -5,16 +5,21 @@
 //! arrived at that rank (the responder's completion of their WRITEs),
 //! and, on each lane between two ranks, in the plan's order (a
 //! connection is a FIFO, so the k-th WRITE completed on a QP is the k-th
-//! transfer of its edge). A rank's iteration ends when it has posted all
-//! its sends and received all its receives; it starts the next
-//! `compute` later (a host timer). An iteration's time runs from its
-//! first rank's start to its last rank's end.
+//! transfer of its edge). A plan of several segments (a trace's
+//! operations) runs them in order on each rank: a rank is done with a
+//! segment when it has posted its sends and received its receives of it,
+//! and starts the next after that segment's compute delay (a host timer);
+//! it posts no transfer of a segment it has not started. A rank's
+//! iteration ends with its last segment; it starts the next `compute`
+//! later. An iteration's (and a segment's) time runs from its first
+//! rank's start to its last rank's end.
 //!
 //! It is called only on completions of its own QPs and its own timers,
 //! never per packet. Touches its own state and the fabric through
 //! [`HostCtx`] only.
 
 use super::Job;
+use engine::time::NS;
 use engine::Time;
 use fabric::{App, HostCtx, QpSpec, Scope};
 use std::collections::HashMap;
@@ -39,20 +44,56 @@ struct Rank {
     /// The iteration it runs, or the next one during a compute gap.
     iter: u32,
     running: bool,
+    /// The segment it runs, or the next one during its compute delay.
+    seg: u32,
+    /// It has started `seg` (its delay is over).
+    entered: bool,
+    /// Of `seg`'s sends and receives.
     posted: u32,
     received: u32,
 }
 
-/// One iteration's span over its ranks.
+/// One iteration's (or one segment's in one iteration) span over its
+/// ranks. Earliest and latest, not first and last called: within a
+/// window the fabric calls an application from each host in the host's
+/// own time order, not in one order across hosts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Iteration {
-    /// The first rank's start.
+    /// The earliest rank's start (`Time::MAX`: none started).
     pub start: Time,
-    /// The last rank's end (None while a rank runs it).
+    /// The latest rank's end, once every rank ended it.
     pub end: Option<Time>,
+    /// The latest end so far.
+    latest: Time,
     /// Ranks that ended it.
     ended: u32,
 }
+
+impl Iteration {
+    const UNSTARTED: Iteration = Iteration {
+        start: Time::MAX,
+        end: None,
+        latest: 0,
+        ended: 0,
+    };
+
+    fn begin(&mut self, now: Time) {
+        self.start = self.start.min(now);
+    }
+
+    /// A rank ended it at `now`; `n` ranks run it.
+    fn close(&mut self, now: Time, n: u32) {
+        self.ended += 1;
+        self.latest = self.latest.max(now);
+        if self.ended == n {
+            self.end = Some(self.latest);
+        }
+    }
+}
+
+/// A timer token's top bit: the timer ends a rank's compute delay before
+/// a segment (without it, the gap before an iteration).
+const SEGMENT_TIMER: u64 = 1 << 63;
 
 /// A list per rank (`Vec<Vec<u32>>` packed).
 struct PerRank {
@@ -93,6 +134,7 @@ pub struct JobApp {
     edge_of: Vec<u32>,
     /// The edge each receiving (host, QP) belongs to.
     incoming: HashMap<(u32, QpId), u32>,
+    /// By rank and segment (`r * segments + s`).
     sends: PerRank,
     receives: PerRank,
     out_edges: PerRank,
@@ -105,6 +147,8 @@ pub struct JobApp {
     ranks: Vec<Rank>,
     ranks_left: u32,
     iterations: Vec<Iteration>,
+    /// Each started iteration's segments, in order.
+    segments: Vec<Iteration>,
     /// (posted, arrived) of each iteration's transfers, when logged.
     log: Option<Vec<(Time, Time)>>,
     /// Why the job stopped early (a work request the NIC refused).
@@ -136,8 +180,16 @@ impl JobApp {
             edge_of.push(e);
         }
         let tr = &plan.transfers;
-        let sends = PerRank::new(n, (0..t as u32).map(|i| (tr[i as usize].src, i)));
-        let receives = PerRank::new(n, (0..t as u32).map(|i| (tr[i as usize].dst, i)));
+        let segs = plan.segments.len() as u32;
+        let key = |r: u32, i: u32| r * segs + plan.segment_of(i as usize);
+        let sends = PerRank::new(
+            n * segs,
+            (0..t as u32).map(|i| (key(tr[i as usize].src, i), i)),
+        );
+        let receives = PerRank::new(
+            n * segs,
+            (0..t as u32).map(|i| (key(tr[i as usize].dst, i), i)),
+        );
         let out_edges = PerRank::new(n, edges.iter().enumerate().map(|(e, x)| (x.src, e as u32)));
         let waiting = PerRank::new(
             t as u32,
@@ -161,6 +213,7 @@ impl JobApp {
             out_edges,
             waiting,
             iterations,
+            segments: Vec::new(),
             error: None,
         }
     }
@@ -176,6 +229,17 @@ impl JobApp {
     /// The iterations started so far, in order.
     pub fn iterations(&self) -> &[Iteration] {
         &self.iterations
+    }
+
+    /// The segments of the iterations started so far, iteration by
+    /// iteration (one no rank has started yet: `start` is `Time::MAX`).
+    pub fn segments(&self) -> &[Iteration] {
+        &self.segments
+    }
+
+    /// The (host, QP) of every connection's receiving end.
+    pub fn receiving_qps(&self) -> impl Iterator<Item = (u32, QpId)> + '_ {
+        self.incoming.keys().copied()
     }
 
     /// Every iteration ran to its end.
@@ -234,42 +298,74 @@ impl JobApp {
     }
 
     /// Rank `r` starts its iteration: what already arrived for it is
-    /// counted, and every send with nothing left to wait for goes.
+    /// counted, and it begins the first segment.
     fn start_rank(&mut self, now: Time, r: u32, ctx: &mut HostCtx) {
         let it = self.ranks[r as usize].iter;
         if it as usize == self.iterations.len() {
-            self.iterations.push(Iteration {
-                start: now,
-                end: None,
-                ended: 0,
-            });
+            self.iterations.push(Iteration::UNSTARTED);
+            let segs = self.plan.segments.len();
+            self.segments
+                .extend(std::iter::repeat_n(Iteration::UNSTARTED, segs));
         }
+        self.iterations[it as usize].begin(now);
+        let segs = self.plan.segments.len() as u32;
         let arrived = &self.arrived;
-        let received = self
-            .receives
-            .of(r)
-            .iter()
-            .filter(|&&t| arrived[t as usize] > it)
-            .count();
-        for &t in self.sends.of(r) {
-            let deps = self.plan.deps(t as usize);
-            self.missing[t as usize] =
-                deps.iter().filter(|&&d| arrived[d as usize] <= it).count() as u32;
+        for s in 0..segs {
+            for &t in self.sends.of(r * segs + s) {
+                let deps = self.plan.deps(t as usize);
+                self.missing[t as usize] =
+                    deps.iter().filter(|&&d| arrived[d as usize] <= it).count() as u32;
+            }
         }
         self.ranks[r as usize] = Rank {
             iter: it,
             running: true,
-            posted: 0,
-            received: received as u32,
+            ..Rank::default()
         };
+        if self.begin_segment(now, r, ctx) {
+            self.check_rank(now, r, ctx);
+        }
+    }
+
+    /// Rank `r` begins its segment: after the segment's compute delay
+    /// (false: a timer will enter it), or now (true: entered).
+    fn begin_segment(&mut self, now: Time, r: u32, ctx: &mut HostCtx) -> bool {
+        let seg = self.ranks[r as usize].seg;
+        let delay = self.plan.segments[seg as usize].delay_ns * NS;
+        if delay > 0 {
+            let host = self.job.hosts[r as usize];
+            ctx.arm(host, now + delay, SEGMENT_TIMER | r as u64);
+            return false;
+        }
+        self.enter_segment(now, r, ctx);
+        true
+    }
+
+    /// Rank `r` starts its segment: what already arrived for it is
+    /// counted, and every send with nothing left to wait for goes (the
+    /// caller then checks whether the rank is done with it).
+    fn enter_segment(&mut self, now: Time, r: u32, ctx: &mut HostCtx) {
+        let Rank { iter, seg, .. } = self.ranks[r as usize];
+        let segs = self.plan.segments.len() as u32;
+        self.segments[(iter * segs + seg) as usize].begin(now);
+        let arrived = &self.arrived;
+        let received = self
+            .receives
+            .of(r * segs + seg)
+            .iter()
+            .filter(|&&t| arrived[t as usize] > iter)
+            .count();
+        let rank = &mut self.ranks[r as usize];
+        rank.entered = true;
+        rank.received = received as u32;
         for i in 0..self.out_edges.of(r).len() {
             let e = self.out_edges.of(r)[i];
             self.post_ready(now, e, ctx);
         }
-        self.check_rank(now, r, ctx);
     }
 
-    /// Posts edge `e`'s transfers, in order, while the next is ready.
+    /// Posts edge `e`'s transfers, in order, while the next is ready (its
+    /// inputs arrived, in the segment its rank runs).
     fn post_ready(&mut self, now: Time, e: u32, ctx: &mut HostCtx) {
         let len = self.edges[e as usize].transfers.len() as u64;
         let src = self.edges[e as usize].src;
@@ -278,7 +374,12 @@ impl JobApp {
             let edge = &self.edges[e as usize];
             let k = edge.posted;
             let t = edge.transfers[(k % len) as usize];
-            if !rank.running || k / len != rank.iter as u64 || self.missing[t as usize] > 0 {
+            if !rank.running
+                || !rank.entered
+                || k / len != rank.iter as u64
+                || self.missing[t as usize] > 0
+                || self.plan.segment_of(t as usize) != rank.seg
+            {
                 return;
             }
             let x = self.plan.transfers[t as usize];
@@ -304,20 +405,38 @@ impl JobApp {
         }
     }
 
-    /// Ends rank `r`'s iteration if it is whole; starts the next one now
-    /// or after the compute gap.
+    /// Ends rank `r`'s segment if it is whole, and then its iteration
+    /// after the last segment; begins the next segment, or the next
+    /// iteration now or after the compute gap.
     fn check_rank(&mut self, now: Time, r: u32, ctx: &mut HostCtx) {
-        let rank = self.ranks[r as usize];
-        let whole = rank.posted as usize == self.sends.of(r).len()
-            && rank.received as usize == self.receives.of(r).len();
-        if !rank.running || !whole {
-            return;
-        }
-        let span = &mut self.iterations[rank.iter as usize];
-        span.ended += 1;
-        if span.ended == self.plan.ranks {
-            span.end = Some(now);
-        }
+        let segs = self.plan.segments.len() as u32;
+        let n = self.plan.ranks;
+        // A loop, not a recursion, over segments without delay that a
+        // rank finishes as it enters them (their inputs arrived early).
+        let rank = loop {
+            let rank = self.ranks[r as usize];
+            let key = r * segs + rank.seg;
+            let whole = rank.posted as usize == self.sends.of(key).len()
+                && rank.received as usize == self.receives.of(key).len();
+            if !rank.running || !rank.entered || !whole {
+                return;
+            }
+            self.segments[(rank.iter * segs + rank.seg) as usize].close(now, n);
+            if rank.seg + 1 == segs {
+                break rank;
+            }
+            self.ranks[r as usize] = Rank {
+                seg: rank.seg + 1,
+                entered: false,
+                posted: 0,
+                received: 0,
+                ..rank
+            };
+            if !self.begin_segment(now, r, ctx) {
+                return;
+            }
+        };
+        self.iterations[rank.iter as usize].close(now, n);
         let next = rank.iter + 1;
         self.ranks[r as usize] = Rank {
             iter: next,
@@ -381,7 +500,11 @@ impl App for JobApp {
             // Early: counted when the rank starts that iteration.
             return;
         }
-        self.ranks[r as usize].received += 1;
+        // One for a later segment, or for this one during its delay, is
+        // counted when the rank starts that segment.
+        if rank.entered && self.plan.segment_of(t as usize) == rank.seg {
+            self.ranks[r as usize].received += 1;
+        }
         for i in 0..self.waiting.of(t).len() {
             let u = self.waiting.of(t)[i];
             self.missing[u as usize] -= 1;
@@ -392,10 +515,18 @@ impl App for JobApp {
         self.check_rank(now, r, ctx);
     }
 
-    /// Rank `token` starts its next iteration.
+    /// Rank `token` starts its next iteration, or (with
+    /// [`SEGMENT_TIMER`]) its next segment.
     fn on_timer(&mut self, now: Time, _scope: Scope, token: u64, ctx: &mut HostCtx) {
-        if self.error.is_none() {
-            self.start_rank(now, token as u32, ctx);
+        if self.error.is_some() {
+            return;
+        }
+        let r = token as u32;
+        if token & SEGMENT_TIMER != 0 {
+            self.enter_segment(now, r, ctx);
+            self.check_rank(now, r, ctx);
+        } else {
+            self.start_rank(now, r, ctx);
         }
     }
 }

@@ -1,10 +1,11 @@
-//! Collective jobs (AI training traffic): a [`Job`] is a collective
-//! (`workload::collective`'s plan) run closed-loop on a set of hosts for
-//! a number of iterations, by the fabric application in `executor.rs`.
-//! This file holds the job, adds jobs to a network, and reads back what
-//! they did as rows ([`Row`]: one per job and iteration, what
-//! `collectives.csv` and the summaries are made of; `output.rs` writes
-//! them). Touches the network through its public API only.
+//! Collective jobs (AI training traffic): a [`Job`] is a plan of
+//! collectives (`workload::collective`'s: one collective, or a trace's in
+//! order) run closed-loop on a set of hosts for a number of iterations,
+//! by the fabric application in `executor.rs`. This file holds the job,
+//! adds jobs to a network, and reads back what they did as rows ([`Row`]:
+//! one per collective and iteration, what `collectives.csv` and the
+//! summaries are made of; `output.rs` writes them). Touches the network
+//! through its public API only.
 
 mod executor;
 pub mod output;
@@ -14,13 +15,12 @@ pub use executor::{Iteration, JobApp};
 use engine::time::{NS, SEC};
 use engine::Time;
 use fabric::{AppId, Network};
-use workload::collective::{Plan, Spec};
+use workload::collective::Plan;
 
-/// One job: what to run, where and when.
+/// One job: what to run (besides its plan), where and when.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Job {
     pub name: String,
-    pub spec: Spec,
     /// Rank `r` runs on host `hosts[r]`.
     pub hosts: Vec<u32>,
     pub iterations: u32,
@@ -42,7 +42,8 @@ pub fn add(net: &mut Network, jobs: Vec<(Job, Plan)>, log: bool) -> Result<Vec<A
     Ok(ids)
 }
 
-/// One iteration of one job, as `collectives.csv` has it.
+/// One collective of one iteration of one job, as `collectives.csv` has
+/// it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Row {
     pub job: String,
@@ -52,8 +53,10 @@ pub struct Row {
     pub ranks: u32,
     pub bytes: u64,
     pub start: Time,
-    /// None: the run ended before the iteration did.
+    /// None: the run ended before the collective did.
     pub end: Option<Time>,
+    /// nccl-tests' bus bandwidth factor of the collective over its ranks.
+    pub bus_factor: f64,
 }
 
 impl Row {
@@ -75,19 +78,28 @@ impl Row {
 
     /// Bus bandwidth as nccl-tests defines it: the algorithm bandwidth
     /// times the collective's factor ([`workload::collective::Collective::bus_factor`]).
-    pub fn busbw_gbps(&self, factor: f64) -> Option<f64> {
-        self.algbw_gbps().map(|a| a * factor)
+    pub fn busbw_gbps(&self) -> Option<f64> {
+        self.algbw_gbps().map(|a| a * self.bus_factor)
     }
 }
 
-/// A job's results: its rows, its bus factor, and when it completed.
+/// A job's results: its rows, its iterations' times, and when it
+/// completed.
 #[derive(Clone, Debug, PartialEq)]
 pub struct JobResult {
     pub name: String,
+    /// Its collective and algorithm; "trace" and "simai" for a plan of
+    /// several collectives.
+    pub collective: &'static str,
+    pub algorithm: &'static str,
+    pub ranks: u32,
+    /// The buffer per rank; a trace's: its collectives' summed.
+    pub bytes: u64,
     /// Iterations asked for.
     pub iterations: u32,
+    /// Each started iteration's start and end (None: not finished).
+    pub iteration_spans: Vec<(Time, Option<Time>)>,
     pub rows: Vec<Row>,
-    pub bus_factor: f64,
     /// From its start to its last iteration's end (None: not finished).
     pub completion: Option<Time>,
     /// Why it stopped early, if it did.
@@ -97,30 +109,44 @@ pub struct JobResult {
 /// What job `id` of `net` did.
 pub fn result(net: &Network, id: AppId) -> Option<JobResult> {
     let app = net.app::<JobApp>(id)?;
-    let (job, spec) = (app.job(), app.job().spec);
+    let (job, segs) = (app.job(), &app.plan().segments);
     let rows: Vec<Row> = app
-        .iterations()
+        .segments()
         .iter()
         .enumerate()
-        .map(|(i, it)| Row {
-            job: job.name.clone(),
-            iteration: i as u32,
-            collective: spec.collective.name(),
-            algorithm: spec.algorithm.name(),
-            ranks: spec.ranks,
-            bytes: spec.bytes,
-            start: it.start,
-            end: it.end,
+        .filter(|(_, span)| span.start < Time::MAX)
+        .map(|(i, span)| {
+            let s = segs[i % segs.len()];
+            Row {
+                job: job.name.clone(),
+                iteration: (i / segs.len()) as u32,
+                collective: s.collective.name(),
+                algorithm: s.algorithm.name(),
+                ranks: s.ranks,
+                bytes: s.bytes,
+                start: span.start,
+                end: span.end,
+                bus_factor: s.collective.bus_factor(s.ranks),
+            }
         })
         .collect();
-    let completion = match rows.last() {
+    let its = app.iterations();
+    let completion = match its.last() {
         Some(last) if app.done() => last.end.map(|e| e - job.start),
         _ => None,
     };
+    let (collective, algorithm) = match segs[..] {
+        [s] => (s.collective.name(), s.algorithm.name()),
+        _ => ("trace", "simai"),
+    };
     Some(JobResult {
         name: job.name.clone(),
+        collective,
+        algorithm,
+        ranks: app.plan().ranks,
+        bytes: segs.iter().map(|s| s.bytes).sum(),
         iterations: job.iterations,
-        bus_factor: spec.collective.bus_factor(spec.ranks),
+        iteration_spans: its.iter().map(|i| (i.start, i.end)).collect(),
         rows,
         completion,
         error: app.error().map(str::to_string),

@@ -43,7 +43,7 @@ pub fn csv(results: &[JobResult]) -> Result<Vec<u8>, csv::Error> {
                 opt(row.end.map(|e| (e / NS).to_string())),
                 opt(row.time_ns().map(|t| t.to_string())),
                 opt(row.algbw_gbps().map(|b| format!("{b:.4}"))),
-                opt(row.busbw_gbps(r.bus_factor).map(|b| format!("{b:.4}"))),
+                opt(row.busbw_gbps().map(|b| format!("{b:.4}"))),
             ])?;
         }
     }
@@ -74,25 +74,49 @@ pub struct JobSummary {
 
 impl JobSummary {
     pub fn of(r: &JobResult) -> JobSummary {
-        let first: Option<&Row> = r.rows.first();
-        let bus: Vec<f64> = r
-            .rows
-            .iter()
-            .filter_map(|x| x.busbw_gbps(r.bus_factor))
-            .collect();
+        let bus: Vec<f64> = r.rows.iter().filter_map(Row::busbw_gbps).collect();
         JobSummary {
             name: r.name.clone(),
-            collective: first.map_or("", |x| x.collective),
-            algorithm: first.map_or("", |x| x.algorithm),
-            ranks: first.map_or(0, |x| x.ranks),
-            bytes: first.map_or(0, |x| x.bytes),
+            collective: r.collective,
+            algorithm: r.algorithm,
+            ranks: r.ranks,
+            bytes: r.bytes,
             iterations: r.iterations,
-            iteration_time_ns: r.rows.iter().map(Row::time_ns).collect(),
+            iteration_time_ns: (r.iteration_spans.iter())
+                .map(|&(s, e)| e.map(|e| e / NS - s / NS))
+                .collect(),
             completion_time_ns: r.completion.map(|t| t / NS),
             busbw_gbps_mean: (!bus.is_empty())
                 .then(|| (bus.iter().sum::<f64>() / bus.len() as f64 * 1e4).round() / 1e4),
             error: r.error.clone(),
         }
+    }
+
+    /// The readable summary's line over several jobs: how many completed
+    /// and their completion times (lowest, median, highest: the CDF's
+    /// ends and middle) and bus bandwidths; None for fewer than two.
+    pub fn render_all(jobs: &[JobSummary]) -> Option<String> {
+        if jobs.len() < 2 {
+            return None;
+        }
+        let mut done: Vec<f64> = (jobs.iter())
+            .filter_map(|j| j.completion_time_ns)
+            .map(|t| t as f64 / 1e3)
+            .collect();
+        done.sort_by(f64::total_cmp);
+        let mut s = format!("{} of {} completed", done.len(), jobs.len());
+        if let (Some(first), Some(last)) = (done.first(), done.last()) {
+            let median = done[(done.len() - 1) / 2];
+            s += &format!(", completion (us) min {first:.2} median {median:.2} max {last:.2}");
+        }
+        let bus: Vec<f64> = jobs.iter().filter_map(|j| j.busbw_gbps_mean).collect();
+        if let (Some(lo), Some(hi)) = (
+            bus.iter().copied().reduce(f64::min),
+            bus.iter().copied().reduce(f64::max),
+        ) {
+            s += &format!(", busbw (Gb/s) min {lo:.2} max {hi:.2}");
+        }
+        Some(s)
     }
 
     /// Its line of the readable summary.
@@ -118,6 +142,10 @@ impl JobSummary {
         ) {
             let mean = times.iter().sum::<f64>() / times.len() as f64;
             s += &format!(", iteration (us) mean {mean:.2} min {min:.2} max {max:.2}");
+            // Over time: the first finished iteration's and the last's.
+            if let [first, .., last] = times[..] {
+                s += &format!(" first {first:.2} last {last:.2}");
+            }
         }
         if let Some(b) = self.busbw_gbps_mean {
             s += &format!(", busbw {b:.2} Gb/s");

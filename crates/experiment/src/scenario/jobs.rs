@@ -1,17 +1,21 @@
 //! The `[[jobs]]` section: collective jobs (AI training traffic), each a
 //! collective run closed-loop for some iterations on its ranks' hosts,
-//! beside the `[[traffic]]` flows. Its TOML type, the checks that need no
+//! beside the `[[traffic]]` flows, or a SimAI workload file's
+//! collectives in order (`trace`). Its TOML type, the checks that need no
 //! topology (names, counts, times, the ranks' list or range), and the
 //! build step: the hosts of each job (a list, a range, or a placement
-//! among the hosts earlier jobs left free), its plan, and its
-//! application on the network. Every error names `jobs[i].KEY`.
+//! among the hosts earlier jobs left free), its plan (from the trace
+//! read through the scenario's [`Source`]), and its application on the
+//! network. Every error names `jobs[i].KEY`, and a trace's its line.
 
-use super::check::{Check, ScenarioError};
+use super::check::{Check, ScenarioError, Source};
 use crate::jobs::Job;
+use engine::time::NS;
 use engine::{Rng, StreamKind, Time};
 use fabric::{AppId, Network};
 use serde::Deserialize;
 use std::collections::BTreeSet;
+use std::path::Path;
 use workload::collective::{plan, Algorithm, Collective, Plan, Spec};
 
 /// The most iterations a job may run.
@@ -22,7 +26,11 @@ pub const MAX_ITERATIONS: u32 = 1_000_000;
 pub struct JobCfg {
     /// For outputs; `job<i>` by default.
     pub name: Option<String>,
-    pub collective: String,
+    /// Required unless `trace` is given.
+    pub collective: Option<String>,
+    /// A SimAI workload file (relative to the scenario's folder): its
+    /// collectives and compute, in place of `collective` and `bytes`.
+    pub trace: Option<String>,
     /// The collective's first algorithm by default (all-reduce and the
     /// ring ones: "ring"; all-to-all: "pairwise").
     pub algorithm: Option<String>,
@@ -31,8 +39,9 @@ pub struct JobCfg {
     /// Or a placement rule for `size` ranks.
     pub placement: Option<PlacementCfg>,
     pub size: Option<u32>,
-    /// The buffer per rank, as nccl-tests sizes it.
-    pub bytes: u64,
+    /// The buffer per rank, as nccl-tests sizes it; required unless
+    /// `trace` is given.
+    pub bytes: Option<u64>,
     #[serde(default = "one")]
     pub channels: u32,
     /// 0: a step's piece is one message.
@@ -70,16 +79,42 @@ pub enum PlacementCfg {
 }
 
 impl JobCfg {
-    fn collective(&self, key: &str, c: Check) -> Result<Collective, ScenarioError> {
-        Collective::from_name(&self.collective).ok_or_else(|| {
+    /// The collective, or None for a trace job (which gives neither
+    /// `collective`, `algorithm` nor `bytes`).
+    fn collective(&self, key: &str, c: Check) -> Result<Option<Collective>, ScenarioError> {
+        if self.trace.is_some() {
+            for (k, given) in [
+                ("collective", self.collective.is_some()),
+                ("algorithm", self.algorithm.is_some()),
+                ("bytes", self.bytes.is_some()),
+            ] {
+                if given {
+                    return Err(c.err(
+                        format!("{key}.{k}"),
+                        "a trace job takes its collectives, their algorithms (each \
+                         collective's default) and sizes from the trace: give either trace \
+                         or collective with bytes",
+                    ));
+                }
+            }
+            return Ok(None);
+        }
+        let (Some(name), Some(_)) = (&self.collective, self.bytes) else {
+            let k = if self.collective.is_none() {
+                "collective"
+            } else {
+                "bytes"
+            };
+            return Err(c.err(
+                format!("{key}.{k}"),
+                "missing: a job needs collective and bytes, or a trace",
+            ));
+        };
+        Collective::from_name(name).map(Some).ok_or_else(|| {
             let names: Vec<_> = Collective::ALL.iter().map(|c| c.name()).collect();
             c.err(
                 format!("{key}.collective"),
-                format!(
-                    "unknown collective {:?} (known: {})",
-                    self.collective,
-                    names.join(", ")
-                ),
+                format!("unknown collective {name:?} (known: {})", names.join(", ")),
             )
         })
     }
@@ -156,15 +191,16 @@ impl JobCfg {
 pub fn validate(jobs: &[JobCfg], c: Check) -> Result<(), ScenarioError> {
     for (i, j) in jobs.iter().enumerate() {
         let key = format!("jobs[{i}]");
-        let coll = j.collective(&key, c)?;
-        j.algorithm(&key, coll, c)?;
+        if let Some(coll) = j.collective(&key, c)? {
+            j.algorithm(&key, coll, c)?;
+            c.at_least(&format!("{key}.bytes"), j.bytes.unwrap_or(0), 1)?;
+        }
         let n = match j.listed(&key, c)? {
             Some(l) => l.len() as u64,
             None => j.size.unwrap_or(0) as u64,
         };
         let k = if j.ranks.is_some() { "ranks" } else { "size" };
         c.at_least(&format!("{key}.{k}"), n, 2)?;
-        c.at_least(&format!("{key}.bytes"), j.bytes, 1)?;
         c.at_least(&format!("{key}.channels"), j.channels, 1)?;
         c.at_least(&format!("{key}.iterations"), j.iterations, 1)?;
         if j.iterations > MAX_ITERATIONS {
@@ -208,6 +244,7 @@ pub fn build(
     net: &mut Network,
     seed: u64,
     mprdma: bool,
+    src: Source,
     c: Check,
 ) -> Result<Vec<AppId>, ScenarioError> {
     if mprdma && !jobs.is_empty() {
@@ -223,7 +260,6 @@ pub fn build(
     for (i, j) in jobs.iter().enumerate() {
         let key = format!("jobs[{i}]");
         let coll = j.collective(&key, c)?;
-        let algorithm = j.algorithm(&key, coll, c)?;
         let ranks = match j.listed(&key, c)? {
             Some(list) => {
                 if let Some(bad) = list.iter().find(|&&h| h >= hosts) {
@@ -239,33 +275,56 @@ pub fn build(
             }
         };
         taken.extend(ranks.iter().copied());
-        let spec = Spec {
-            collective: coll,
-            algorithm,
-            ranks: ranks.len() as u32,
-            bytes: j.bytes,
-            channels: j.channels,
-            chunk_bytes: j.chunk_bytes,
+        let n = ranks.len() as u32;
+        let (p, tail) = match coll {
+            Some(coll) => (spec_plan(j, &key, coll, n, c)?, 0),
+            None => {
+                let tkey = format!("{key}.trace");
+                let path = j.trace.as_deref().unwrap_or_default();
+                let (text, shown) = src.read(Path::new(path)).map_err(|m| c.err(&tkey, m))?;
+                let bad = |e: workload::WorkloadError| c.err(&tkey, e.to_string());
+                let w = workload::simai::parse(&text, &shown).map_err(bad)?;
+                let prog = w.program(n, j.channels, j.chunk_bytes).map_err(bad)?;
+                (prog.plan, prog.tail_ns * NS)
+            }
         };
-        let p = plan(&spec).map_err(|e| {
-            let k = if e.key == "ranks" && j.ranks.is_none() {
-                "size"
-            } else {
-                e.key
-            };
-            c.err(format!("{key}.{k}"), e.message)
-        })?;
         let job = Job {
             name: name(j, i),
-            spec,
             hosts: ranks,
             iterations: j.iterations,
-            compute: c.us(&format!("{key}.compute_us"), j.compute_us)?,
+            // A trace's compute after its last collective joins the gap.
+            compute: c.us(&format!("{key}.compute_us"), j.compute_us)? + tail,
             start: c.us(&format!("{key}.start_us"), j.start_us)?,
         };
         planned.push((job, p));
     }
     crate::jobs::add(net, planned, false).map_err(|m| c.err("jobs", m))
+}
+
+/// The plan of a job that names its collective.
+fn spec_plan(
+    j: &JobCfg,
+    key: &str,
+    coll: Collective,
+    n: u32,
+    c: Check,
+) -> Result<Plan, ScenarioError> {
+    let spec = Spec {
+        collective: coll,
+        algorithm: j.algorithm(key, coll, c)?,
+        ranks: n,
+        bytes: j.bytes.unwrap_or(0),
+        channels: j.channels,
+        chunk_bytes: j.chunk_bytes,
+    };
+    plan(&spec).map_err(|e| {
+        let k = if e.key == "ranks" && j.ranks.is_none() {
+            "size"
+        } else {
+            e.key
+        };
+        c.err(format!("{key}.{k}"), e.message)
+    })
 }
 
 /// `size` hosts by the job's placement among those not `taken`.

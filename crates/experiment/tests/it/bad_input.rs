@@ -95,6 +95,11 @@ fn cases() -> Vec<Case> {
         "2\n0 1 3 100 1000 0.0\n1 0 3 101 1000 0.0\n",
     );
     let tiny_cdf = scratch("tiny.cdf", "0 0\n0.5 1\n");
+    let trace = |name: &str, text: &str, keys: &str| {
+        let p = scratch(name, text).display().to_string();
+        format!("{BASE}\n[[jobs]]\ntrace = {p:?}\nranks = \"0..3\"\n{keys}\n")
+    };
+    let dp_layer = "a -1 1 NONE 0 1 NONE 0 1 ALLREDUCE 64 1";
     let dcqcn = |kv: &str| {
         with(&format!(
             "[transport]\ncc = \"dcqcn\"\n[transport.dcqcn]\n{kv}"
@@ -270,6 +275,12 @@ fn cases() -> Vec<Case> {
         case("job bytes the ranks cannot split", job("ranks = \"0..3\"").replace("bytes = 1000000", "bytes = 3"), "jobs[0].bytes", "give at least 4"),
         case("job chunks below a byte", job("ranks = \"0..3\"\nchunk_bytes = 1").replace("bytes = 1000000", "bytes = 10"), "jobs[0].chunk_bytes", "smallest piece"),
         case("job iterations zero", job("ranks = \"0..3\"\niterations = 0"), "jobs[0].iterations", "at least 1"),
+        case("job without collective or trace", job("ranks = \"0..3\"").replace("collective = \"all_reduce\"\n", ""), "jobs[0].collective", "missing: a job needs collective and bytes, or a trace"),
+        case("trace job with bytes", trace("t-ok.txt", &format!("DATA\n1\n{dp_layer}\n"), "bytes = 5"), "jobs[0].bytes", "a trace job takes its collectives"),
+        case("trace missing", format!("{BASE}\n[[jobs]]\ntrace = \"/nonexistent/t.txt\"\nranks = \"0..3\"\n"), "jobs[0].trace", "cannot read /nonexistent/t.txt"),
+        case("trace unknown operator", trace("t-op.txt", "DATA\n1\na -1 1 NONE 0 1 NONE 0 1 ALLREDUCEALLTOALL 64 1\n", ""), "jobs[0].trace", "t-op.txt:3: unknown operator \"ALLREDUCEALLTOALL\" in the weight gradient"),
+        case("trace for other GPUs", trace("t-gpus.txt", &format!("DATA all_gpus: 8\n1\n{dp_layer}\n"), ""), "jobs[0].trace", "t-gpus.txt:1: all_gpus: 8 GPUs, but the job has 4 ranks"),
+        case("trace layer short", trace("t-short.txt", "DATA\n1\na -1 1 ALLREDUCE\n", ""), "jobs[0].trace", "t-short.txt:3: 4 fields"),
         case("job under MP-RDMA", format!("{}[transport]\nkind = \"mprdma\"\n", job("ranks = \"0..3\"")), "jobs", "MP-RDMA"),
         // Output.
         case("ordering memory without a bitmap layer", with("[output]\nsample_us = 1\nordering_memory = true"), "output.ordering_memory", "bitmap ordering layer"),

@@ -102,5 +102,5 @@ fn the_large_all_reduce_builds_and_is_run_by_name_only() {
     let app = b.net.app::<experiment::jobs::JobApp>(b.jobs[0]).unwrap();
     assert_eq!(app.job().hosts, (0..1024).collect::<Vec<u32>>());
     assert_eq!(app.plan().transfers.len(), 1024 * 2046);
-    assert_eq!(app.job().spec.bytes, 256 << 20);
+    assert_eq!(app.plan().segments[0].bytes, 256 << 20);
 }

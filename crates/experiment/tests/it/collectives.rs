@@ -25,15 +25,15 @@ fn star(hosts: u32) -> Topology {
     topo
 }
 
-fn job(name: &str, spec: Spec, hosts: Vec<u32>, iterations: u32, compute: Time) -> Job {
-    Job {
+fn job(name: &str, spec: Spec, hosts: Vec<u32>, iterations: u32, compute: Time) -> (Job, Spec) {
+    let job = Job {
         name: name.into(),
-        spec,
         hosts,
         iterations,
         compute,
         start: 2 * US,
-    }
+    };
+    (job, spec)
 }
 
 fn spec(collective: Collective, algorithm: Algorithm, ranks: u32, bytes: u64) -> Spec {
@@ -48,12 +48,9 @@ fn spec(collective: Collective, algorithm: Algorithm, ranks: u32, bytes: u64) ->
 }
 
 /// Runs `jobs` on a star of `hosts` to the end; the network and the ids.
-fn run(hosts: u32, list: Vec<Job>, log: bool) -> (Network, Vec<fabric::AppId>) {
+fn run(hosts: u32, list: Vec<(Job, Spec)>, log: bool) -> (Network, Vec<fabric::AppId>) {
     let mut net = Network::new(star(hosts), FabricConfig::default()).unwrap();
-    let with_plans = list.into_iter().map(|j| {
-        let p = plan(&j.spec).unwrap();
-        (j, p)
-    });
+    let with_plans = list.into_iter().map(|(j, s)| (j, plan(&s).unwrap()));
     let ids = jobs::add(&mut net, with_plans.collect(), log).unwrap();
     assert_eq!(net.run_until(Time::MAX, u64::MAX), RunState::Done);
     net.check_conservation().unwrap();
@@ -196,8 +193,8 @@ fn ring_all_reduce_bus_bandwidth_is_the_alpha_beta_formula() {
         let wire = piece + packets * (header + ack);
         let step = ser(wire) + ser(mtu + header) + 2 * DELAY;
         let formula = 2 * (n as u64 - 1) * step;
-        let bus = |t: Time| bytes as f64 * 8.0 / (t as f64 / 1e12) / 1e9 * r.bus_factor;
-        let (got, want) = (row.busbw_gbps(r.bus_factor).unwrap(), bus(formula));
+        let bus = |t: Time| bytes as f64 * 8.0 / (t as f64 / 1e12) / 1e9 * row.bus_factor;
+        let (got, want) = (row.busbw_gbps().unwrap(), bus(formula));
         assert!(
             (got / want - 1.0).abs() < 0.05,
             "n={n}: busbw {got:.2} Gb/s, formula {want:.2}"
@@ -374,4 +371,88 @@ bytes = 200_000
     let r = jobs::result(&o.net, o.jobs[0]).unwrap();
     assert_eq!(r.rows.len(), 2);
     assert!(r.rows[1].start >= r.rows[0].end.unwrap() + 30_000 * US);
+}
+
+/// The report of a run with jobs: iteration time over the run (a line
+/// per job, a point per finished iteration), bus bandwidth per job (a
+/// bar each, lowest to highest as an error bar), the CDF of completion
+/// times across the jobs, and their table; the readable summary's line
+/// over all jobs. A run without jobs has none of them.
+#[test]
+fn the_report_and_the_summary_show_the_jobs() {
+    let base = "[topology]\nkind = \"leaf_spine\"\nleaves = 2\nspines = 2\nhosts_per_leaf = 4\n\
+                [[traffic]]\npattern = \"permutation\"\nbytes = 50_000\n";
+    let text = format!(
+        "{base}[[jobs]]\nname = \"ar\"\ncollective = \"all_reduce\"\nranks = \"0..3\"\nbytes = 400_000\niterations = 3\n\
+         [[jobs]]\nname = \"a2a\"\ncollective = \"all_to_all\"\nranks = [4, 5, 6, 7]\nbytes = 300_000\niterations = 2\n"
+    );
+    let dir = std::env::temp_dir().join(format!("rdmalab-jobs-report-{}", std::process::id()));
+    let o = crate::common::run_toml(&text);
+    let s = experiment::report::summary(&o, "jobs", 1, &crate::common::any_ran());
+    experiment::report::write_outputs(&o, &s, &dir.join("jobs")).unwrap();
+    let page = experiment::html::render_dir(&dir.join("jobs")).unwrap();
+    let figure = |id: &str| {
+        let start = page
+            .find(&format!("<figure class=\"chart\" id=\"{id}\""))
+            .unwrap_or_else(|| panic!("no figure {id}"));
+        let len = page[start..].find("</figure>").unwrap();
+        page[start..start + len].to_string()
+    };
+    assert!(page.contains("Made from summary.json, flows.csv, collectives.csv of"));
+    let its = figure("job-iterations");
+    assert_eq!(its.matches("<polyline").count(), 2, "{its}");
+    assert_eq!(its.matches("<circle").count(), 3 + 2, "{its}");
+    let bus = figure("job-busbw");
+    assert_eq!(bus.matches("<rect class=\"bar\"").count(), 2, "{bus}");
+    assert_eq!(bus.matches("class=\"err\"").count(), 2, "{bus}");
+    assert!(
+        bus.contains(">ar</text>") && bus.contains(">a2a</text>"),
+        "{bus}"
+    );
+    let cdf = figure("job-completion-cdf");
+    assert_eq!(cdf.matches("<circle").count(), 2, "{cdf}");
+    assert!(cdf.contains("2 of 2 jobs completed"), "{cdf}");
+    let table = &page[page.find("<table id=\"jobs-table\"").unwrap()..];
+    let table = &table[..table.find("</table>").unwrap()];
+    assert_eq!(table.matches("<tr>").count(), 3, "{table}");
+    assert!(table.contains("<td>3 of 3</td>"), "{table}");
+    let text_summary = experiment::summary_text::render(&s);
+    let all = text_summary
+        .lines()
+        .find(|l| l.trim_start().starts_with("jobs "))
+        .unwrap_or_else(|| panic!("{text_summary}"));
+    assert!(
+        all.contains("2 of 2 completed, completion (us) min"),
+        "{all}"
+    );
+    let ar = text_summary.lines().find(|l| l.contains("job ar")).unwrap();
+    assert!(ar.contains(" first ") && ar.contains(" last "), "{ar}");
+    // Without jobs: none of it.
+    let o = crate::common::run_toml(base);
+    let s = experiment::report::summary(&o, "plain", 1, &crate::common::any_ran());
+    experiment::report::write_outputs(&o, &s, &dir.join("plain")).unwrap();
+    let page = experiment::html::render_dir(&dir.join("plain")).unwrap();
+    assert!(!page.contains("Collective jobs") && !page.contains("job-busbw"));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// The run's reordering counts the jobs' QPs: a ring all-reduce across
+/// two leaves under packet spraying and IRN sees packets out of order,
+/// and IRN's retransmissions of them (a NACK on the first gap) arrive as
+/// duplicates of data that was late, not lost (there is no drop).
+#[test]
+fn a_jobs_reordering_is_counted() {
+    let o = crate::common::run_toml(
+        "[topology]\nkind = \"leaf_spine\"\nleaves = 2\nspines = 2\nhosts_per_leaf = 4\n\
+         [switch]\nload_balancer = \"spray\"\n[transport]\nkind = \"irn\"\n\
+         [[jobs]]\ncollective = \"all_reduce\"\nranks = [0, 4, 1, 5, 2, 6]\nbytes = 3_000_000\n",
+    );
+    let s = crate::common::summary(&o);
+    let r = &s.reordering;
+    assert_eq!(s.dropped_packets, 0);
+    assert!(r.ooo_packets > 0 && r.ood_max > 0, "{r:?}");
+    assert!(
+        r.reorder_retx > 0 && r.reorder_retx <= s.retransmitted_packets,
+        "{r:?}"
+    );
 }

@@ -39,5 +39,6 @@ mod srpt;
 mod svg;
 mod sweep;
 mod topology_routing;
+mod traces;
 mod windows;
 mod work_conserving;

@@ -14,7 +14,8 @@
 //! (recursive halving-doubling, with MPICH's fold for other than powers
 //! of two), `direct.rs` (direct all-reduce and all-to-all) and
 //! `pairwise.rs` (pairwise all-to-all). A new algorithm is one module and
-//! one line in [`plan`].
+//! one line in [`plan`]. `sequence.rs` joins collectives over groups of
+//! ranks into one plan of consecutive segments (a trace's operations).
 //!
 //! Sizes. `bytes` is the buffer per rank as nccl-tests sizes it (the
 //! whole gathered buffer for all-gather, the whole send buffer for
@@ -32,8 +33,10 @@ mod direct;
 mod halving_doubling;
 mod pairwise;
 mod ring;
+mod sequence;
 mod tree;
 
+pub use sequence::{sequence, Op};
 pub use tree::{double_tree, Tree};
 
 use std::fmt;
@@ -197,6 +200,25 @@ pub struct Transfer {
     deps_to: u32,
 }
 
+/// One collective of a plan: the transfers from the previous segment's
+/// `end` to its own. A rank takes part in one segment at a time, in
+/// order: it starts segment `k + 1` `delay_ns` after it has posted its
+/// sends and received its receives of segment `k` (the compute between
+/// two operations of a trace). A plan of one collective is one segment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Segment {
+    /// One past its last transfer.
+    pub end: u32,
+    pub collective: Collective,
+    pub algorithm: Algorithm,
+    /// Ranks of each group that runs it (groups run it side by side).
+    pub ranks: u32,
+    /// The buffer per rank, as nccl-tests sizes it.
+    pub bytes: u64,
+    /// Compute before a rank starts it, in nanoseconds.
+    pub delay_ns: u64,
+}
+
 /// A planned collective: transfers in an order every executor may follow
 /// (each one's dependencies come before it, and on each lane between two
 /// ranks the transfers are in the order they go: a connection is a FIFO).
@@ -208,9 +230,16 @@ pub struct Plan {
     pub lanes: u32,
     pub transfers: Vec<Transfer>,
     deps: Vec<u32>,
+    /// In transfer order, covering them all.
+    pub segments: Vec<Segment>,
 }
 
 impl Plan {
+    /// The segment transfer `i` belongs to.
+    pub fn segment_of(&self, i: usize) -> u32 {
+        self.segments.partition_point(|s| s.end as usize <= i) as u32
+    }
+
     /// The transfers `i` waits for (indices into `transfers`).
     pub fn deps(&self, i: usize) -> &[u32] {
         let t = &self.transfers[i];
@@ -237,9 +266,15 @@ impl Plan {
     }
 
     /// Checks what executors rely on: ranks and lanes in range, no rank
-    /// sends to itself, and each dependency an earlier transfer received
-    /// by the sender.
+    /// sends to itself, each dependency an earlier transfer received by
+    /// the sender, and segments covering the transfers in order.
     pub fn check(&self) -> Result<(), String> {
+        let ends: Vec<u32> = self.segments.iter().map(|s| s.end).collect();
+        if ends.last() != Some(&(self.transfers.len() as u32)) || !ends.is_sorted() {
+            return Err(format!(
+                "segments ending at {ends:?} do not cover the transfers"
+            ));
+        }
         for (i, t) in self.transfers.iter().enumerate() {
             if t.src >= self.ranks || t.dst >= self.ranks || t.src == t.dst || t.lane >= self.lanes
             {
@@ -263,6 +298,21 @@ pub(crate) struct Builder {
 }
 
 impl Builder {
+    /// Appends `p`'s transfers with its rank `r` as `map[r]` and its lane
+    /// `l` as `lane + l`, each waiting for what it waited for in `p`.
+    pub fn append(&mut self, p: &Plan, map: &[u32], lane: u32) {
+        let offset = self.plan.transfers.len() as u32;
+        for (i, t) in p.transfers.iter().enumerate() {
+            let deps = self.deps(&[]);
+            for &d in p.deps(i) {
+                self.plan.deps.push(d + offset);
+            }
+            let deps = Deps(deps.0, self.plan.deps.len() as u32);
+            let (src, dst) = (map[t.src as usize], map[t.dst as usize]);
+            self.send_after(src, dst, lane + t.lane, t.step, t.bytes, deps);
+        }
+    }
+
     /// Stores a list of dependencies that several transfers share.
     pub fn deps(&mut self, deps: &[u32]) -> Deps {
         let from = self.plan.deps.len() as u32;
@@ -489,6 +539,14 @@ pub fn plan(spec: &Spec) -> Result<Plan, PlanError> {
         (Collective::AllToAll, Algorithm::Direct) => direct::all_to_all(&cut, &mut b),
         (Collective::AllToAll, _) => pairwise::all_to_all(&cut, &mut b),
     }
+    b.plan.segments.push(Segment {
+        end: b.plan.transfers.len() as u32,
+        collective: spec.collective,
+        algorithm: spec.algorithm,
+        ranks: spec.ranks,
+        bytes: spec.bytes,
+        delay_ns: 0,
+    });
     debug_assert_eq!(b.plan.check(), Ok(()));
     Ok(b.plan)
 }

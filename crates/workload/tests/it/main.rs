@@ -22,3 +22,4 @@ mod ns3_flows;
 mod ns3_topology;
 mod ns3_units;
 mod pattern;
+mod simai;
