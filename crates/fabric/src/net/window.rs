@@ -175,11 +175,17 @@ impl<E: Tie> NodeQueue<E> {
         // if that is the shorter way. Against back-only insertion: A2A128
         // 0.92-0.95 (docs/speed.md).
         let e = (at, ev);
-        let len = self.v.len();
-        if len == self.head || !precedes(&e, &self.v[len - 1]) {
-            self.v.push(e);
-            return;
+        // An empty queue holds no popped slots (`pop` clears it), so the
+        // last slot, if any, is an event: one test, no bounds check.
+        debug_assert!(self.v.is_empty() || self.head < self.v.len());
+        match self.v.last() {
+            Some(last) if precedes(&e, last) => {}
+            _ => {
+                self.v.push(e);
+                return;
+            }
         }
+        let len = self.v.len();
         if self.head > 0 && precedes(&e, &self.v[(self.head + len) / 2]) {
             // It belongs in the front half: shift what comes before it one
             // place into the slot the last pop freed.
