@@ -2,7 +2,7 @@
 //! embedded in the binary (`bench/<name>.toml` with the HPCC ns-3
 //! topology and flow files they name), built by the one scenario builder.
 //! `LARGE` holds the ones a bare `rdmalab bench` skips (a 1024-rank ring
-//! all-reduce). Each file is mode `dcqcn` (what ns-3 ran, with the settings of
+//! all-reduce, a permutation on a 16,000-host fat tree). Each file is mode `dcqcn` (what ns-3 ran, with the settings of
 //! ns3-hpcc-config-ws128-dcqcn.txt); mode `line-rate` (what htsim ran) is
 //! the same file without congestion control and ECN; modes `hpcc`,
 //! `timely` and `dctcp` the same file under those controls with their
@@ -117,11 +117,18 @@ impl Mode {
 }
 
 /// Benchmarks that take minutes: run only when named (`--scenario`).
-pub const LARGE: [BenchSpec; 1] = [BenchSpec {
-    name: "ar1024",
-    scenario: include_str!("../../../bench/ar1024.toml"),
-    expected_hops: "2514 M",
-}];
+pub const LARGE: [BenchSpec; 2] = [
+    BenchSpec {
+        name: "ar1024",
+        scenario: include_str!("../../../bench/ar1024.toml"),
+        expected_hops: "2514 M",
+    },
+    BenchSpec {
+        name: "p16k",
+        scenario: include_str!("../../../bench/p16k.toml"),
+        expected_hops: "380.4 M",
+    },
+];
 
 pub fn find(name: &str) -> Result<&'static BenchSpec, String> {
     let all = || SCENARIOS.iter().chain(LARGE.iter());

@@ -104,3 +104,26 @@ fn the_large_all_reduce_builds_and_is_run_by_name_only() {
     assert_eq!(app.plan().transfers.len(), 1024 * 2046);
     assert_eq!(app.plan().segments[0].bytes, 256 << 20);
 }
+
+/// The 16,000-host permutation (issue 37's large fabric) is a k=40 fat
+/// tree with 2 MB per host, found by name only; it is built and run by
+/// hand (docs/scale_out.md), and `setup_scale.rs` keeps its setup linear.
+#[test]
+fn the_large_permutation_is_a_k40_fat_tree_run_by_name_only() {
+    use experiment::scenario::{TopologyCfg, TrafficCfg};
+    let spec = bench::find("p16k").unwrap();
+    assert!(SCENARIOS.iter().all(|s| s.name != "p16k"));
+    assert!(expected_hops(spec) > 1e8);
+    let sc = scenario(spec, Mode::LineRate, None).unwrap();
+    assert!(matches!(sc.topology, TopologyCfg::FatTree { k: 40, .. }));
+    assert!(matches!(
+        sc.traffic[..],
+        [experiment::scenario::Traffic {
+            pattern: TrafficCfg::Permutation {
+                bytes: 2_000_000,
+                ..
+            },
+            ..
+        }]
+    ));
+}

@@ -35,6 +35,7 @@ mod rcm;
 mod report_pages;
 mod sampling_window;
 mod scenario_keys;
+mod setup_scale;
 mod srpt;
 mod svg;
 mod sweep;

@@ -3,10 +3,10 @@
 //! memory, RCM's per-port state), run as a global event between windows. Reads the fabric; writes only its series.
 
 use crate::host::{Host, Hosts};
-use crate::link::port::End;
 use crate::link::Links;
 use crate::net::core::Core;
 use crate::net::event::Global;
+use crate::net::NodeRole;
 use crate::observe::{
     Observe, SampleSpec, Sampling, MAX_SAMPLED_VALUES, ORDERING_SERIES, RCM_SERIES,
 };
@@ -93,14 +93,15 @@ impl Observe {
                 series.push(TimeSeries::new(format!("{kind}:{name}")));
             }
         }
-        // Each sampled switch's index, by the port it owns.
+        // Each sampled switch's index, by its node's role (not by a scan
+        // of the ports for each: sampling every switch of a large fabric
+        // would take switches x ports).
         let mut switches = Vec::with_capacity(spec.switches.len());
         for &n in &spec.switches {
-            let s = links.ports.iter().find_map(|p| match p.owner {
-                End::Switch(s, _) if p.node == n => Some(s),
-                _ => None,
-            });
-            let s = s.ok_or_else(|| format!("node {n} is not a switch with ports"))?;
+            let s = match core.roles.get(n as usize) {
+                Some(&NodeRole::Switch(s)) if !sw.nodes[s as usize].ports.is_empty() => s,
+                _ => return Err(format!("node {n} is not a switch with ports")),
+            };
             series.push(TimeSeries::new(format!(
                 "buffer_bytes:{}",
                 topo.nodes[n as usize].name

@@ -10,7 +10,9 @@
 //! 1.3 MB of (switch, host) entries, small enough to stay in cache on the
 //! path of every hop; never
 //! per-host-pair state. Tables are built by one breadth-first search per
-//! destination and rebuilt when a link fails or returns.
+//! ToR (a host hanging from one switch by one link shares its column, so
+//! the build does not grow with hosts times links), and one per other
+//! destination, and rebuilt when a link fails or returns.
 //!
 //! With FKSP (`[routing] paths = "ksp"`, [`Routes::pin`]), the tables
 //! hold the pinned paths (`pinned.rs`) beside the shortest-path tables,
@@ -85,13 +87,52 @@ impl Routes {
             pinned: None,
         };
         let mut interned: HashMap<Vec<u32>, u32> = HashMap::new();
+        let mut intern = |members: &mut Vec<u32>, hops: &[u32]| -> u32 {
+            if let Some(&id) = interned.get(hops) {
+                return id;
+            }
+            let id = members.len() as u32;
+            members.push(hops.len() as u32);
+            members.extend_from_slice(hops);
+            interned.insert(hops.to_vec(), id);
+            id
+        };
         let mut columns: HashMap<Vec<u32>, u32> = HashMap::new();
+        // Per switch: the column of the hosts hanging from it alone, once
+        // one of them has been searched.
+        let mut tor_column = vec![UNREACHABLE; switches];
         let mut column = vec![UNREACHABLE; switches];
         let mut dist = vec![u32::MAX; nodes];
         let mut frontier = Vec::new();
         let mut next = Vec::new();
         let mut hops = Vec::new();
         for &dst_node in adj.host_nodes {
+            // A host with one link, up, to a switch shares that switch's
+            // column with its other such hosts: elsewhere its routes are
+            // the switch's. One search a ToR, not one a host, keeps the
+            // build linear in hosts (a k=40 fat tree: 800 searches, not
+            // 16,000).
+            let tor = match adj.ports[dst_node as usize][..] {
+                [(_, peer, true)] => adj.switch_index[peer as usize].and_then(|sw| {
+                    let mut back = adj.ports[peer as usize].iter().filter(|l| l.1 == dst_node);
+                    match (back.next(), back.next()) {
+                        (Some(&(port, _, true)), None) => Some((sw, port)),
+                        _ => None,
+                    }
+                }),
+                _ => None,
+            };
+            if let Some((sw, tor_port)) = tor {
+                if tor_column[sw as usize] != UNREACHABLE {
+                    let local_group = intern(&mut routes.members, &[tor_port]);
+                    routes.dests.push(Dest {
+                        column: tor_column[sw as usize],
+                        local_switch: sw,
+                        local_group,
+                    });
+                    continue;
+                }
+            }
             column.fill(UNREACHABLE);
             let mut local = Vec::new();
             dist.fill(u32::MAX);
@@ -136,13 +177,7 @@ impl Routes {
                 if hops.is_empty() {
                     continue;
                 }
-                let id = *interned.entry(hops.clone()).or_insert_with(|| {
-                    let id = routes.members.len() as u32;
-                    routes.members.push(hops.len() as u32);
-                    routes.members.extend_from_slice(&hops);
-                    id
-                });
-                column[*sw as usize] = id;
+                column[*sw as usize] = intern(&mut routes.members, &hops);
                 if to_host && hops.len() == 1 {
                     local.push(*sw);
                 }
@@ -151,11 +186,18 @@ impl Routes {
                 [sw] => (sw, std::mem::replace(&mut column[sw as usize], LOCAL)),
                 _ => (NO_SWITCH, UNREACHABLE),
             };
-            let next_column = columns.len() as u32;
-            let id = *columns.entry(column.clone()).or_insert_with(|| {
-                routes.columns.extend_from_slice(&column);
-                next_column
-            });
+            let id = match columns.get(&column) {
+                Some(&id) => id,
+                None => {
+                    let id = columns.len() as u32;
+                    routes.columns.extend_from_slice(&column);
+                    columns.insert(column.clone(), id);
+                    id
+                }
+            };
+            if let Some((sw, _)) = tor.filter(|&(sw, _)| sw == local_switch) {
+                tor_column[sw as usize] = id;
+            }
             routes.dests.push(Dest {
                 column: id,
                 local_switch,
