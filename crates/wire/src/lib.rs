@@ -13,6 +13,8 @@
 //!   computes it), [`extension`] (rdmalab's extension header, its fields
 //!   as plain values), [`endpoint`] (a frame's MAC and IPv4 address; the
 //!   simulator's host addressing plan).
+//! - [`datagram`]: a frame's Ethernet, IPv4 and UDP layers down to a port,
+//!   which RoCEv2 and UET frames share.
 //! - [`roce`]: a whole frame with its lengths and checksums.
 //! - [`uet`]: Ultra Ethernet Transport's PDS and SES headers and a whole
 //!   UET frame over UDP (port 4793), beside RoCEv2, not under it.
@@ -44,6 +46,7 @@
 //!   decides which, and its property test checks the round trip).
 
 pub mod bth;
+pub mod datagram;
 pub mod endpoint;
 pub mod error;
 pub mod ethernet;

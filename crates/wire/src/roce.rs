@@ -4,17 +4,18 @@
 //! the IPv4 and (nonzero) UDP checksums and the ICRC; emitting fills them
 //! in.
 //!
-//! Uses `crate::{error, ethernet, ipv4, udp, iba, icrc}`.
+//! Uses `crate::{error, datagram, ethernet, ipv4, udp, iba, icrc}`.
 
+use crate::datagram::Datagram;
 use crate::error::Error;
-use crate::ethernet::{self, EthernetRepr, ETHERTYPE_IPV4};
+use crate::ethernet::{EthernetRepr, ETHERTYPE_IPV4};
 use crate::iba::IbaHeaders;
 use crate::icrc::{icrc, ICRC_LEN};
 use crate::ipv4::{self, Ipv4Repr};
 use crate::udp::{self, UdpRepr, ROCE_PORT};
 
 /// Where the BTH starts in a frame.
-pub const BTH_AT: usize = ethernet::HEADER_LEN + ipv4::HEADER_LEN + udp::HEADER_LEN;
+pub const BTH_AT: usize = crate::datagram::BODY_AT;
 
 /// Bytes of a frame around its IBA headers and data: Ethernet, IPv4, UDP
 /// and ICRC.
@@ -42,25 +43,21 @@ impl<'a> RoceFrame<'a> {
     /// Parses a frame to UDP port `port` (a datapath's socket may listen
     /// on another port than 4791; the ICRC covers the port either way).
     pub fn parse_on(frame: &'a [u8], port: u16) -> Result<RoceFrame<'a>, Error> {
-        let (eth, rest) = EthernetRepr::parse(frame)?;
-        if eth.ethertype != ETHERTYPE_IPV4 {
-            return Err(Error::Malformed {
-                layer: "ethernet",
-                reason: "EtherType is not IPv4",
-            });
-        }
-        let (ip, datagram) = Ipv4Repr::parse(rest)?;
-        let (udp, body) = UdpRepr::parse(datagram, ip.src, ip.dst)?;
-        if udp.dst_port != port {
-            return Err(Error::Malformed {
-                layer: "udp",
-                reason: if port == ROCE_PORT {
-                    "destination port is not RoCEv2's 4791"
-                } else {
-                    "destination port is not the socket's"
-                },
-            });
-        }
+        let wrong_port = if port == ROCE_PORT {
+            "destination port is not RoCEv2's 4791"
+        } else {
+            "destination port is not the socket's"
+        };
+        let Datagram {
+            eth,
+            ip,
+            udp,
+            ip_header,
+            datagram,
+            body,
+            len,
+            ..
+        } = Datagram::parse(frame, port, wrong_port)?;
         crate::error::need(body, crate::bth::HEADER_LEN + ICRC_LEN, "bth")?;
         let covered = body.len() - ICRC_LEN;
         let (iba, after) = IbaHeaders::parse(&body[..covered])?;
@@ -71,7 +68,6 @@ impl<'a> RoceFrame<'a> {
                 reason: "pad count exceeds the bytes after the headers",
             });
         }
-        let ip_header = &rest[..ipv4::HEADER_LEN];
         let computed = icrc(ip_header, &datagram[..datagram.len() - ICRC_LEN]);
         let carried = &body[covered..];
         if carried != computed {
@@ -88,7 +84,7 @@ impl<'a> RoceFrame<'a> {
             udp,
             iba,
             data: &after[..after.len() - pad],
-            len: ethernet::HEADER_LEN + ipv4::HEADER_LEN + datagram.len(),
+            len,
         })
     }
 }

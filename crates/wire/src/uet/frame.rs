@@ -5,16 +5,18 @@
 //! reports whether there was one ([`UetFrame::checksummed`]), so that a
 //! receiver that treats every byte as hostile can insist on it.
 //!
-//! Uses `crate::{error, ethernet, ipv4, udp}` and `super` (the headers).
+//! Uses `crate::{error, datagram, ethernet, ipv4, udp}` and `super` (the
+//! headers).
 
 use super::{UetHeaders, UET_PORT};
+use crate::datagram::Datagram;
 use crate::error::Error;
-use crate::ethernet::{self, EthernetRepr, ETHERTYPE_IPV4};
+use crate::ethernet::{EthernetRepr, ETHERTYPE_IPV4};
 use crate::ipv4::{self, Ipv4Repr};
 use crate::udp::{self, UdpRepr};
 
 /// Bytes of a frame before its PDS header.
-pub const PDS_AT: usize = ethernet::HEADER_LEN + ipv4::HEADER_LEN + udp::HEADER_LEN;
+pub const PDS_AT: usize = crate::datagram::BODY_AT;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct UetFrame<'a> {
@@ -37,35 +39,21 @@ impl<'a> UetFrame<'a> {
 
     /// Parses a frame to UDP port `port` (a datapath socket's).
     pub fn parse_on(frame: &'a [u8], port: u16) -> Result<UetFrame<'a>, Error> {
-        let (eth, rest) = EthernetRepr::parse(frame)?;
-        if eth.ethertype != ETHERTYPE_IPV4 {
-            return Err(Error::Malformed {
-                layer: "ethernet",
-                reason: "EtherType is not IPv4",
-            });
-        }
-        let (ip, datagram) = Ipv4Repr::parse(rest)?;
-        let checksummed = datagram.len() >= udp::HEADER_LEN && datagram[6..8] != [0, 0];
-        let (udp, body) = UdpRepr::parse(datagram, ip.src, ip.dst)?;
-        if udp.dst_port != port {
-            return Err(Error::Malformed {
-                layer: "udp",
-                reason: if port == UET_PORT {
-                    "destination port is not UET's 4793"
-                } else {
-                    "destination port is not the socket's"
-                },
-            });
-        }
-        let (headers, payload) = UetHeaders::parse(body)?;
+        let wrong_port = if port == UET_PORT {
+            "destination port is not UET's 4793"
+        } else {
+            "destination port is not the socket's"
+        };
+        let d = Datagram::parse(frame, port, wrong_port)?;
+        let (headers, payload) = UetHeaders::parse(d.body)?;
         Ok(UetFrame {
-            eth,
-            ip,
-            udp,
+            eth: d.eth,
+            ip: d.ip,
+            udp: d.udp,
             headers,
             payload,
-            checksummed,
-            len: ethernet::HEADER_LEN + ipv4::HEADER_LEN + datagram.len(),
+            checksummed: d.checksummed,
+            len: d.len,
         })
     }
 }
