@@ -163,11 +163,6 @@ def scenario_toml(topology, flows, ports):
     body = text[text.index("seed = 1") :]
     body = body.replace("topo-fattree-k8-100g.txt", "topo.txt").replace("flows-ws128.txt", "flows.txt")
     body = body.replace('load_balancer = "ecmp"', 'load_balancer = "ecmp"\necmp_hash = "ns3"')
-    body = body.replace(
-        'ack_every = 1          # L2_ACK_INTERVAL',
-        'ack_every = 1          # L2_ACK_INTERVAL\n'
-        'ctrl_priority = 3      # ns-3\'s switches queue ACKs with data (AckHighPrio 0)',
-    )
     head = (
         "# A DCQCN micro-scenario beside ns-3 (scripts/ns3_micro.py writes it):\n"
         "# bench/ws128.toml's fabric and DCQCN settings on this folder's ns-3\n"
