@@ -51,3 +51,10 @@ fn mprdma_link_updown_tables_match_a_fresh_run() {
 fn collectives_alpha_beta_table_matches_a_fresh_run() {
     check("collectives-alpha-beta");
 }
+
+/// docs/ns3_validation.md's P128 table: `bench` beside ns-3's FCT file
+/// (one run, under a second).
+#[test]
+fn ns3_p128_table_matches_a_fresh_run() {
+    check("ns3-p128");
+}
