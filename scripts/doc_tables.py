@@ -17,6 +17,11 @@ Tables (the doc that holds each is in TABLES):
   visor-fig5-sensitivity docs/visor.md, Fig 5 at 1000 connections, other caches
   eunomia-steady         docs/eunomia.md, section 5.1 at 80% load in steady state
                          (9 runs of 20 ms; about 10 minutes of CPU: not in .ci/run)
+  ns3-NAME               docs/ns3_validation.md and docs/cc.md, `bench` beside an
+                         ns-3 FCT file (`rdmalab compare`): NAME is p128, p128-own
+                         (our ECMP hash), a2a128, a2a128-own, ws128, ws128-own (DCQCN),
+                         hpcc-ws128, hpcc-p128, dctcp-ws128, timely-ws128; the files
+                         of ../shared are read from $RDMALAB_SHARED if set
 
     scripts/doc_tables.py BINARY TABLE --out DIR  # keep the runs' folders in DIR
 """
@@ -427,6 +432,50 @@ def eunomia_steady(binary, tmp):
             )
         )
     return rows
+SHARED = "../shared/reference/ns3-hpcc"  # as the docs name it: the project's shared folder
+# where that folder is (beside the repository unless RDMALAB_SHARED says)
+SHARED_DIR = os.environ.get("RDMALAB_SHARED", os.path.join(REPO, "..", "shared"))
+
+
+def ns3_compare(scenario, mode, own_hash, reference, out, top):
+    """`rdmalab bench` into OUT and `rdmalab compare` with REFERENCE (a
+    path from the repository root, or under SHARED), printed with the
+    paths the docs give."""
+
+    def make(binary, tmp):
+        run_dir = os.path.join(tmp, out)
+        hash_args = [] if own_hash else ["--ecmp-hash", "ns3"]
+        subprocess.run(
+            [binary, "bench", "--scenario", scenario, "--mode", mode, *hash_args, "--out", run_dir],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
+        ref = os.path.join(REPO, reference)
+        if reference.startswith("../shared/"):
+            ref = os.path.join(SHARED_DIR, reference[len("../shared/") :])
+        text = subprocess.run(
+            [binary, "compare", os.path.join(run_dir, "flows.csv"), ref, "--top", str(top)],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
+        return text.replace(run_dir, out).replace(ref, reference).rstrip("\n").split("\n")
+
+    return make
+
+
+NS3 = {
+    "ns3-p128": ("p128", "dcqcn", False, "docs/ns3/fct-p128-dcqcn.txt", "out/ns3/p128", 10),
+    "ns3-p128-own": ("p128", "dcqcn", True, "docs/ns3/fct-p128-dcqcn.txt", "out/ns3/p128-rdmalab-hash", 0),
+    "ns3-a2a128": ("a2a128", "dcqcn", False, f"{SHARED}/fct-a2a128-dcqcn.txt", "out/ns3/a2a128", 10),
+    "ns3-a2a128-own": ("a2a128", "dcqcn", True, f"{SHARED}/fct-a2a128-dcqcn.txt", "out/ns3/a2a128-rdmalab-hash", 0),
+    "ns3-ws128": ("ws128", "dcqcn", False, f"{SHARED}/fct-ws128-dcqcn.txt", "out/ns3/ws128", 10),
+    "ns3-ws128-own": ("ws128", "dcqcn", True, f"{SHARED}/fct-ws128-dcqcn.txt", "out/ns3/ws128-rdmalab-hash", 0),
+    "ns3-hpcc-ws128": ("ws128", "hpcc", False, f"{SHARED}/fct-ws128-hpcc.txt", "out/ws128-hpcc", 0),
+    "ns3-hpcc-p128": ("p128", "hpcc", False, f"{SHARED}/fct-p128-hpcc.txt", "out/p128-hpcc", 3),
+    "ns3-dctcp-ws128": ("ws128", "dctcp", False, "docs/ns3/fct-ws128-dctcp.txt", "out/ws128-dctcp", 0),
+    "ns3-timely-ws128": ("ws128", "timely", False, "docs/ns3/fct-ws128-timely.txt", "out/ws128-timely", 5),
+}
 
 
 TABLES = {
@@ -438,6 +487,10 @@ TABLES = {
     "visor-fig5": ("docs/visor.md", visor_fig5),
     "visor-fig5-sensitivity": ("docs/visor.md", visor_fig5_sensitivity),
     "eunomia-steady": ("docs/eunomia.md", eunomia_steady),
+    **{
+        name: ("docs/cc.md" if name.split("-")[1] in ("hpcc", "dctcp", "timely") else "docs/ns3_validation.md", ns3_compare(*args))
+        for name, args in NS3.items()
+    },
 }
 
 

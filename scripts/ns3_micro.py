@@ -55,6 +55,8 @@ MON_END_NS = 2_100_000_000  # ns-3's monitor dumps every 100 ms: at 2.1 s
 SERIES_END_NS = 2_010_000_000  # ours: every flow has ended by then
 RUNS = 8  # ns-3's RngRun 1..RUNS beside our seeds 1..RUNS: RED's draws differ
 EXPECTED = os.path.join(MICRO, "compare.txt")  # `compare` of every scenario
+MAX_LISTED = 20  # a scenario of more flows is compared by size bucket
+BUCKETS = [(0, 10_000, "0-10KB"), (10_000, 100_000, "10KB-100KB"), (100_000, 1_000_000, "100KB-1MB"), (1_000_000, None, "1MB-")]
 
 def star(hosts):
     """Hosts 0..hosts-1 on one switch (id hosts): its links and the
@@ -66,6 +68,27 @@ def star(hosts):
 # switch 6, the two switches joined by one link. Flow 0 (0 -> 4) shares
 # 5 -> 6 with flow 1 (1 -> 3) and 6 -> 4 with flow 2 (2 -> 4).
 TWO_SWITCHES = ([(0, 5), (1, 5), (2, 6), (3, 6), (4, 6), (5, 6)], [5, 6])
+
+def pod():
+    """One pod of the bench's k=8 fat tree: hosts 0-15, four to each ToR
+    (16-19), every ToR joined to the four aggregation switches (20-23)."""
+    links = [(h, 16 + h // 4) for h in range(16)] + [(t, a) for t in range(16, 20) for a in range(20, 24)]
+    return links, list(range(16, 24))
+
+
+def pod_flows():
+    """WS128's flows that stay inside a pod, each pod's hosts folded onto
+    pod 0's (host % 16), in the flow file's order: 258 flows, about the
+    load WS128 puts on a host."""
+    lines = open(os.path.join(ROOT, "bench", "flows-ws128.txt")).read().split("\n")[1:]
+    out = []
+    for line in lines:
+        v = line.split()
+        if v and int(v[0]) // 16 == int(v[1]) // 16:
+            start = round(float(v[5]) * 1e9) - START_NS
+            out.append((int(v[0]) % 16, int(v[1]) % 16, int(v[4]), start))
+    return out
+
 
 # name: (topology (links, switches), [(src, dst, bytes, start offset in
 # ns)], bottleneck ports [(switch, peer)], what it asks). Every link is
@@ -103,6 +126,12 @@ SCENARIOS = {
         [(0, 2, 4_000_000, 0), (1, 2, 4_000_000, 0)] + [(3, 2, 10_000, 20_000 + 10_000 * k) for k in range(10)],
         [(4, 2)],
         "ten 10 KB flows, one every 10 us from 20 us, into the port two 4 MB flows share",
+    ),
+    "pod": (
+        pod(),
+        pod_flows(),
+        [(19, 13), (16, 20)],
+        "one pod of the k=8 fat tree carrying WS128's intra-pod flows of every pod (host % 16)",
     ),
 }
 
@@ -163,11 +192,6 @@ def scenario_toml(topology, flows, ports):
     body = text[text.index("seed = 1") :]
     body = body.replace("topo-fattree-k8-100g.txt", "topo.txt").replace("flows-ws128.txt", "flows.txt")
     body = body.replace('load_balancer = "ecmp"', 'load_balancer = "ecmp"\necmp_hash = "ns3"')
-    body = body.replace(
-        'ack_every = 1          # L2_ACK_INTERVAL',
-        'ack_every = 1          # L2_ACK_INTERVAL\n'
-        'ctrl_priority = 3      # ns-3\'s switches queue ACKs with data (AckHighPrio 0)',
-    )
     head = (
         "# A DCQCN micro-scenario beside ns-3 (scripts/ns3_micro.py writes it):\n"
         "# bench/ws128.toml's fabric and DCQCN settings on this folder's ns-3\n"
@@ -177,8 +201,9 @@ def scenario_toml(topology, flows, ports):
         "\n[output]\nsample_us = 0.1\n"
         f"from_us = {START_NS // 1000}\nuntil_us = {SERIES_END_NS // 1000}\n"
         "ports = [" + ", ".join(f'["{node_name(a, topology)}", "{node_name(b, topology)}"]' for a, b in ports) + "]\n"
-        # the rates of flows of 100 KB and more: a shorter one ends before its first cut
-        "flows = [" + ", ".join(str(i) for i, f in enumerate(flows) if f[2] >= 100_000) + "]\n"
+        # the rates of flows of 100 KB and more (a shorter one ends before its
+        # first cut), in a scenario of few flows (one of many is summed up by size)
+        "flows = [" + ", ".join(str(i) for i, f in enumerate(flows) if f[2] >= 100_000 and len(flows) <= MAX_LISTED) + "]\n"
     )
     return head + body.rstrip("\n") + "\n" + out
 
@@ -329,6 +354,23 @@ def fmt(x, spec, width):
     return f"{'-' if x is None else format(x, spec):>{width}}"
 
 
+def by_size(flows, rows, print):
+    """Per size bucket: the flows' mean FCT and the mean of each run's
+    largest, in both (a scenario of many flows)."""
+    print(f"{'size':<10} {'flows':>5} {'':>5} {'mean fct us':>11} {'diff':>7} {'max fct us':>10} {'diff':>7}")
+    for lo, hi, label in BUCKETS:
+        idx = [i for i, f in enumerate(flows) if f[2] >= lo and (hi is None or f[2] < hi)]
+        stats = {}
+        for who in ("ns-3", "ours"):
+            fcts = [[run[i][0] / 1000 for i in idx if run[i][0] is not None] for run in rows[who]]
+            stats[who] = (mean([mean(r) for r in fcts]), mean([max(r, default=None) for r in fcts]))
+        for who in ("ns-3", "ours"):
+            m, x = stats[who]
+            lead = f"{label:<10} {len(idx):>5}" if who == "ns-3" else " " * 16
+            diff = lambda k: "" if who == "ns-3" else pct(stats["ours"][k], stats["ns-3"][k])
+            print(f"{lead} {who:>5} {fmt(m, '.1f', 11)} {diff(0):>7} {fmt(x, '.1f', 10)} {diff(1):>7}")
+
+
 def compare(binary, out_dir, names, n_events, sets):
     """The comparison's text: one table per micro-scenario, each number
     the mean over ns-3's RngRun 1..RUNS and over our seeds 1..RUNS."""
@@ -350,9 +392,12 @@ def compare(binary, out_dir, names, n_events, sets):
                 r.append((fct.get(i), *first_cut(cuts), len(cuts)))
             rows["ours"].append(r)
         print(f"== {name}: {what} (mean of {RUNS} runs: ns-3 RngRun 1-{RUNS}, ours seed 1-{RUNS})")
-        print(f"{'flow':>4} {'src':>3} {'dst':>3} {'bytes':>8} {'':>5} {'fct us':>8} {'min':>7} {'max':>7}"
-              f" {'cut1 us':>8} {'cut1 Gb/s':>9} {'cuts':>5}")
-        for i, (src, dst, size, off) in enumerate(flows):
+        if len(flows) > MAX_LISTED:
+            by_size(flows, rows, print)
+        else:
+            print(f"{'flow':>4} {'src':>3} {'dst':>3} {'bytes':>8} {'':>5} {'fct us':>8} {'min':>7} {'max':>7}"
+                  f" {'cut1 us':>8} {'cut1 Gb/s':>9} {'cuts':>5}")
+        for i, (src, dst, size, off) in enumerate(flows if len(flows) <= MAX_LISTED else []):
             for who in ("ns-3", "ours"):
                 per = [run[i] for run in rows[who]]
                 fcts = [x[0] / 1000 for x in per if x[0] is not None]

@@ -6,12 +6,13 @@
 //! ns3-hpcc-config-ws128-dcqcn.txt); mode `line-rate` (what htsim ran) is
 //! the same file without congestion control and ECN; modes `hpcc`,
 //! `timely` and `dctcp` the same file under those controls with their
-//! `ns3` presets. In every mode but `line-rate` the switches queue ACKs
-//! in the data class, as ns-3's do (docs/ns3_validation.md,
-//! "Micro-scenarios").
+//! `ns3` presets. The files queue ACKs in the data class at the switches,
+//! as ns-3's do, and the ns-3-compared ones send ns-3's packet sizes
+//! (`transport.ns3_nic`; docs/ns3_validation.md); mode `line-rate`
+//! puts ACKs above data and keeps our sizes, as htsim ran.
 
 use crate::build::Built;
-use crate::scenario::{CcKind, Files, Scenario, TrafficCfg};
+use crate::scenario::{CcKind, Files, Scenario, TrafficCfg, TransportCfg};
 pub use fabric::EcmpHash;
 use std::path::Path;
 
@@ -165,20 +166,16 @@ pub fn scenario_with(
     let t = &mut sc.transport;
     match mode {
         Mode::LineRate => {
+            // What htsim ran: ACKs above data, our packet sizes.
             t.cc = CcKind::None;
+            t.ctrl_priority = TransportCfg::default().ctrl_priority;
+            t.ns3_nic = false;
             sc.switch.ecn = false;
         }
         Mode::Dcqcn => {}
         Mode::Hpcc => t.cc = CcKind::Hpcc,
         Mode::Timely => t.cc = CcKind::Timely,
         Mode::Dctcp => t.cc = CcKind::Dctcp,
-    }
-    if mode != Mode::LineRate {
-        // ns-3's switches queue ACKs (and the CNP flag they carry) in the
-        // data packet's class whatever ACK_HIGH_PRIO says: third.cc sets
-        // only the hosts' ACK queue from it, never the switches'
-        // `AckHighPrio` (default 0; its trace shows ACKs in queue 3).
-        t.ctrl_priority = t.data_priority;
     }
     sc.switch.ecmp_hash = ecmp_hash;
     for t in &mut sc.traffic {

@@ -58,6 +58,10 @@ pub struct FabricConfig {
     /// RCM (`switch/rcm/`; needs the VOQ model), off when None.
     pub rcm: Option<RcmParams>,
     pub nic: NicConfig,
+    /// Header bytes per packet the ideal FCT counts (HPCC ns-3's, which
+    /// counts 48 whatever its packets carry); None: the data packet's own
+    /// less a congestion control's header ([`FabricConfig::ideal_headers`]).
+    pub ideal_header_bytes: Option<u32>,
     /// The NICs' QP-context cache (`host/qp_cache.rs`); off by default.
     pub qp_cache: QpCacheConfig,
     pub qp_sharing: QpSharing,
@@ -95,6 +99,7 @@ impl Default for FabricConfig {
             model: SwitchModel::SharedBuffer,
             rcm: None,
             nic: NicConfig::default(),
+            ideal_header_bytes: None,
             qp_cache: QpCacheConfig::default(),
             qp_sharing: QpSharing::PerFlow,
             pfc_frame_bytes: 64,
@@ -104,6 +109,15 @@ impl Default for FabricConfig {
 }
 
 impl FabricConfig {
+    /// Header bytes per packet in the ideal FCT (`FlowResult::ideal`).
+    pub fn ideal_headers(&self) -> u32 {
+        self.ideal_header_bytes.unwrap_or(
+            self.nic
+                .header_bytes
+                .saturating_sub(self.nic.cc.wire_bytes()),
+        )
+    }
+
     pub fn ecn_for(&self, rate_bps: u64) -> Option<EcnSetting> {
         if !self.ecn_enabled {
             return None;

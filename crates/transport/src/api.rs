@@ -43,6 +43,11 @@ pub struct NicConfig {
     /// Traffic class of data packets and of control packets.
     pub data_priority: u8,
     pub ctrl_priority: u8,
+    /// Control packets leave even while a PAUSE holds their class (HPCC
+    /// ns-3's hosts send ACKs from a queue of their own that only a PAUSE
+    /// of class 0 stops, whatever class the switches queue them in; a
+    /// real NIC holds a paused class's frames). False by default.
+    pub ctrl_ignores_pause: bool,
     /// The ordering layer between demultiplexing and every QP's engine
     /// (`crate::order`); `None` by default. MP-RDMA orders its own packets
     /// and runs under `None` only.
@@ -73,6 +78,7 @@ impl Default for NicConfig {
             rto: 4 * engine::time::MS,
             data_priority: 3,
             ctrl_priority: 0,
+            ctrl_ignores_pause: false,
             ordering: OrderingKind::None,
             cc: CcConfig::None,
             engine: Engine::default(),

@@ -448,7 +448,9 @@ impl Nic {
     #[inline]
     fn poll_transmit_dma(&mut self, now: Time, paused: u8, dma: &mut Dma) -> Transmit {
         self.now = self.now.max(now);
-        if !self.ctrl.is_empty() && paused & (1u8 << self.cfg.ctrl_priority) == 0 {
+        if !self.ctrl.is_empty()
+            && (paused & (1u8 << self.cfg.ctrl_priority) == 0 || self.cfg.ctrl_ignores_pause)
+        {
             if let Some(p) = self.ctrl.pop_front() {
                 self.stats.ctrl_packets_sent += 1;
                 return Transmit::Packet(p);

@@ -58,3 +58,10 @@ fn collectives_alpha_beta_table_matches_a_fresh_run() {
 fn visor_fig5_table_matches_a_fresh_run() {
     check("visor-fig5");
 }
+
+/// docs/ns3_validation.md's P128 table: `bench` beside ns-3's FCT file
+/// (one run, under a second).
+#[test]
+fn ns3_p128_table_matches_a_fresh_run() {
+    check("ns3-p128");
+}

@@ -91,6 +91,39 @@ fn bench_files_match_the_ns3_configuration() {
     }
 }
 
+/// The ns-3-compared bench files queue ACKs with data at the switches and
+/// send ns-3's packet sizes (`transport.ns3_nic`), in every mode under
+/// congestion control; mode line-rate puts ACKs above data with our sizes
+/// (what htsim ran).
+#[test]
+fn bench_modes_send_ns3_packets_and_line_rate_htsims() {
+    for spec in &SCENARIOS {
+        for mode in Mode::ALL {
+            let sc = scenario(spec, mode, None).unwrap();
+            let cfg = experiment::build::fabric_config(&sc, "bench").unwrap();
+            let n = &cfg.nic;
+            let cc = n.cc.wire_bytes();
+            let sizes = (n.header_bytes, n.ctrl_bytes, cfg.ideal_headers());
+            if mode == Mode::LineRate {
+                assert_eq!((n.ctrl_priority, n.ctrl_ignores_pause), (0, false));
+                assert_eq!(sizes, (48, 60, 48));
+            } else {
+                assert_eq!(
+                    (n.ctrl_priority, n.ctrl_ignores_pause),
+                    (3, true),
+                    "{mode:?}"
+                );
+                // ns-3's rdma-hw.cc: 36 header bytes and the control's own
+                // on data; ACKs padded to 48 (HPCC's INT makes them 76).
+                assert_eq!(sizes, (36 + cc, (34 + cc).max(48), 48), "{mode:?}");
+            }
+        }
+    }
+    let hpcc = scenario(&SCENARIOS[0], Mode::Hpcc, None).unwrap();
+    let cfg = experiment::build::fabric_config(&hpcc, "bench").unwrap();
+    assert_eq!((cfg.nic.header_bytes, cfg.nic.ctrl_bytes), (78, 76));
+}
+
 /// The large ring all-reduce builds (its plan and its 1024 ranks, one
 /// per host of the k=16 fat tree) and is found by name only.
 #[test]

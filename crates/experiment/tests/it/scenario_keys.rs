@@ -228,3 +228,25 @@ fn key_at_names_the_innermost_key_or_value() {
     assert_eq!(key_at(text, at("src")), "flows[0].src");
     assert_eq!(key_at(text, text.len()), "");
 }
+
+/// `transport.ns3_nic` sets the packet sizes itself: a size set beside it
+/// is refused, naming the key.
+#[test]
+fn ns3_nic_refuses_sizes_of_its_own() {
+    for extra in ["header_bytes = 40", "ack_bytes = 64"] {
+        let text = OK.replace(
+            "[[flows]]",
+            &format!("[transport]\nns3_nic = true\n{extra}\n[[flows]]"),
+        );
+        let err = Scenario::parse(&text, "t.toml")
+            .and_then(|sc| build::fabric_config(&sc, "t.toml"))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(err.contains("transport.ns3_nic"), "{err}");
+    }
+    let text = OK.replace("[[flows]]", "[transport]\nns3_nic = true\n[[flows]]");
+    let sc = Scenario::parse(&text, "t.toml").unwrap();
+    let cfg = build::fabric_config(&sc, "t.toml").unwrap();
+    assert_eq!((cfg.nic.header_bytes, cfg.nic.ctrl_bytes), (36, 48));
+}

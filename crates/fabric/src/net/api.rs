@@ -29,11 +29,13 @@ impl Network {
     pub fn add_flow(&mut self, flow: Flow) -> Result<u32, String> {
         let (links, routes) = (&self.links, &self.sw.routes);
         let (roles, host_port) = (&self.core.roles, &self.core.host_port);
-        let nic = &self.cfg.nic;
+        let (nic, headers) = (&self.cfg.nic, self.cfg.ideal_headers());
         // Asked once the flow is known to be valid (its hosts exist).
         let ideal = || {
             let from = host_port[flow.src as usize];
-            paths::ideal_fct(links, roles, routes, nic, from, flow.dst, flow.bytes)
+            paths::ideal_fct(
+                links, roles, routes, nic, headers, from, flow.dst, flow.bytes,
+            )
         };
         let events = (&mut self.core.globals, self.core.now);
         self.hosts
@@ -199,7 +201,17 @@ impl Network {
     pub fn ideal_fct(&self, src: u32, dst: u32, bytes: u64) -> (Time, Time) {
         let from = self.core.host_port[src as usize];
         let (links, roles, routes) = (&self.links, &self.core.roles, &self.sw.routes);
-        paths::ideal_fct(links, roles, routes, &self.cfg.nic, from, dst, bytes)
+        let headers = self.cfg.ideal_headers();
+        paths::ideal_fct(
+            links,
+            roles,
+            routes,
+            &self.cfg.nic,
+            headers,
+            from,
+            dst,
+            bytes,
+        )
     }
 
     /// Routes every flow over one of the k shortest paths between its

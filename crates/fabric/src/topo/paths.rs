@@ -77,13 +77,16 @@ pub(crate) fn path(
 }
 
 /// The ideal completion time of `bytes` from `src` (whose port is `from`)
-/// to `dst` on an empty fabric: as HPCC ns-3 computes it, and exact (see
+/// to `dst` on an empty fabric: as HPCC ns-3 computes it, counting
+/// `ns3_headers` bytes of headers per packet, and exact (see
 /// `Network::ideal_fct`).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn ideal_fct(
     links: &Links,
     roles: &[NodeRole],
     routes: &Routes,
     nic: &NicConfig,
+    ns3_headers: u32,
     from: u32,
     dst: u32,
     bytes: u64,
@@ -95,8 +98,8 @@ pub(crate) fn ideal_fct(
     let (_, _, ack_hops, _) = path(links, roles, routes, mtu, from, dst, nic.ctrl_bytes as u64);
     let packets = bytes.div_ceil(mtu).max(1);
     // HPCC ns-3's ideal leaves a congestion control's own header (HPCC's
-    // INT) out; the exact one counts every byte on the wire.
-    let ns3_headers = nic.header_bytes.saturating_sub(nic.cc.wire_bytes());
+    // INT) out and counts 48 bytes of others (`FabricConfig::ideal_headers`);
+    // the exact one counts every byte on the wire.
     let hpcc =
         2 * delay + per_hop + serialization(bytes + packets * ns3_headers as u64, bottleneck);
     let wire = bytes + packets * nic.header_bytes as u64;

@@ -126,6 +126,38 @@ fn pfc_mask_holds_the_paused_class_only() {
     );
 }
 
+/// ACKs in the data class (ns-3's switches' class for them): a PAUSE of
+/// that class holds them, unless `ctrl_ignores_pause` (ns-3's host ACK
+/// queue), which sends them while data waits.
+#[test]
+fn acks_in_a_paused_class_wait_unless_they_ignore_pause() {
+    let paused = 1u8 << 3;
+    for ignores in [false, true] {
+        let cfg = NicConfig {
+            ctrl_priority: 3,
+            ctrl_ignores_pause: ignores,
+            ..NicConfig::default()
+        };
+        let mut nic = Nic::new(cfg).unwrap();
+        let qp = QpConfig {
+            peer_host: 1,
+            peer_qp: 0,
+            sport: 0,
+        };
+        nic.create_qp(qp).unwrap();
+        write(&mut nic, 0, 0, 5000);
+        nic.on_packet(0, &incoming(0, 0, true, true));
+        match nic.poll_transmit(0, paused) {
+            Transmit::Packet(ack) => {
+                assert!(ignores);
+                assert_eq!((ack.kind, ack.priority), (PacketKind::Ack, 3));
+                assert_eq!(nic.poll_transmit(0, paused), Transmit::Idle);
+            }
+            t => assert!(!ignores && t == Transmit::Idle, "{t:?}"),
+        }
+    }
+}
+
 /// A QP of `nic` whose congestion control is DCQCN with notifications
 /// echoed on ACKs (HPCC's "mlx" model).
 fn ack_echo_qp(nic: &mut Nic) -> QpId {
