@@ -223,6 +223,9 @@ fn cases() -> Vec<Case> {
         case("irn rto zero", with("[transport]\nkind = \"irn\"\n[transport.irn]\nrto_low_us = 0"), "transport.irn.rto_low_us", "> 0"),
         case("mprdma alpha NaN", with("[transport]\nkind = \"mprdma\"\n[transport.mprdma]\nalpha = nan"), "transport.mprdma.alpha", "finite"),
         case("mprdma window that never ends", with("[transport]\nkind = \"mprdma\"\n[transport.mprdma]\ninitial_window = 4000000000"), "transport.mprdma.initial_window", "at most"),
+        case("uet ack_every zero", with("[transport]\nkind = \"uet\"\n[transport.uet]\nack_every = 0"), "transport.uet.ack_every", "1..=max_in_flight"),
+        case("uet ack_every above the window", with("[transport]\nkind = \"uet\"\n[transport.uet]\nack_every = 20\nbdp_bytes = 10000"), "transport.uet.ack_every", "1..=max_in_flight (10)"),
+        case("uet mode unknown", with("[transport]\nkind = \"uet\"\n[transport.uet]\nmode = \"rdd\""), "transport.uet.mode", "unknown variant"),
         case("message longer than the transport counts", edit("bytes = 1000", "bytes = 1_000_000_000_000_000").replace("[[flows]]", "[transport]\nmtu = 1\n[[flows]]"), "flows.bytes", "the most a QP may have in use"),
         // Flows.
         case("flow of 0 bytes", edit("bytes = 1000", "bytes = 0"), "flows[0].bytes", "at least 1"),

@@ -273,6 +273,30 @@ impl Requester {
         }
     }
 
+    /// UET's SACK bitmap: everything below `cum` arrived, and PSN
+    /// `cum + 1 + i` for each bit `i` set in `bits`; neither recovery nor
+    /// a timeout resends those (recovery is not entered).
+    pub fn on_sack_bitmap(
+        &mut self,
+        now: Time,
+        qp: QpId,
+        cum: Psn,
+        bits: u64,
+        events: &mut VecDeque<Event>,
+    ) -> Outcome {
+        let r = (0..64u32)
+            .filter(|&i| bits >> i & 1 != 0)
+            .try_for_each(|i| self.win.mark_sacked(cum + 1 + i))
+            .and_then(|()| self.win.on_ack(now, cum, None, &self.cfg));
+        match r {
+            Err(_) => Outcome { malformed: true },
+            Ok(_) => {
+                self.complete(now, qp, events);
+                Outcome::default()
+            }
+        }
+    }
+
     /// A READ/atomic response: placed at once if it is new and fits the
     /// window; answered with a read ACK (in order) or NACK.
     pub fn on_read_response(&mut self, cx: &mut Ctx, pkt: &Packet) -> (Outcome, Option<ReadReply>) {

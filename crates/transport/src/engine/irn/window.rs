@@ -283,6 +283,15 @@ impl RecvWindow {
         self.arrived.set(psn);
     }
 
+    /// The 64 PSNs after `epsn` as a SACK bitmap: bit `i` set if PSN
+    /// `epsn + 1 + i` has arrived (UET's ACKs; bits past the window stay
+    /// clear, their places would alias).
+    pub fn sack_bits(&self) -> u64 {
+        (0..64u32.min(self.cap.saturating_sub(1)))
+            .filter(|&i| self.arrived.get(self.epsn + 1 + i))
+            .fold(0, |bits, i| bits | 1 << i)
+    }
+
     /// If `epsn` has arrived, consumes it and returns it (call in a loop to
     /// deliver everything now in order).
     pub fn pop_in_order(&mut self) -> Option<Psn> {

@@ -1,0 +1,176 @@
+//! The Ultra Ethernet Transport (UE 1.0, its packet delivery sublayer,
+//! PDS): a connection's packets carry PSNs, the receiver places each as
+//! it arrives (RUD) or only in order (ROD), and answers with coalesced
+//! ACKs that carry the cumulative PSN and a 64-bit SACK bitmap of what
+//! arrived above it; lost packets come back through NACKs or the
+//! retransmission timeout. Our verbs map onto UET's semantic operations
+//! as RMA (WRITE, WRITE with immediate, READ, atomics) and send (SEND);
+//! a message completes when all its packets have arrived, in whatever
+//! order.
+//!
+//! The selective-repeat machinery is IRN's (`crate::engine::irn`: its
+//! windows, its placement of every packet on its own, its READ responses
+//! in their own PSN space, acknowledged per packet): what UET changes is
+//! how requests are acknowledged, here. The receiver ([`UetQp::on_request`])
+//! acknowledges every [`UetConfig::ack_every`] packets, and at once a
+//! message's last packet (so that completion never waits for a count), a
+//! packet that closes a gap (the cumulative PSN jumps), a duplicate (the
+//! sender is confused) and a CE-marked one (the echo is the control's
+//! signal); the ACK names the PSN that triggered it in `sack_psn`, echoes
+//! its source port (its entropy value) in `vp` and its CE mark in
+//! `ecn_echo`, and carries the bitmap in `addr`, a field ACKs do not
+//! otherwise use. The sender ([`UetQp::on_ack`]) marks the bitmap's PSNs
+//! received, which neither recovery nor a timeout resends; a NACK
+//! (`sack_psn`: the PSN the receiver could not take) makes every
+//! unacknowledged PSN through it lost, resent at once.
+//!
+//! Files: `config` (the parameters); this file (the engine). May use
+//! `crate::api`, `crate::rc`, `crate::packet`, `crate::psn`,
+//! `crate::memory` and `crate::engine::irn`; nothing else of the crate.
+
+pub(crate) mod config;
+
+pub use config::{UetConfig, UetMode};
+
+use crate::dcqcn::Notification;
+use crate::engine::irn::IrnQp;
+use crate::packet::{Packet, PacketKind};
+use crate::psn::{fits_wire, Psn};
+use crate::rc::ctx::CtrlFields;
+use crate::rc::{halves, Conn, Ctx, Reply};
+
+/// One UET connection: IRN's halves under UET's acknowledgements.
+#[derive(Debug)]
+pub(crate) struct UetQp {
+    cfg: UetConfig,
+    pub irn: IrnQp,
+    /// Request packets taken since the last ACK.
+    unacked: u32,
+}
+
+impl UetQp {
+    /// A QP that sends from PSN `sq` and expects its peer's from `rq`.
+    pub fn new(cfg: UetConfig, sq: Psn, rq: Psn) -> UetQp {
+        UetQp {
+            cfg,
+            irn: IrnQp::new(cfg.windows(), sq, rq),
+            unacked: 0,
+        }
+    }
+
+    /// Handles one packet; true if the QP may have something to send.
+    pub fn handle_packet(&mut self, cx: &mut Ctx, conn: &mut Conn, pkt: &Packet) -> bool {
+        match pkt.kind {
+            PacketKind::Request | PacketKind::Ack | PacketKind::Nack
+                if !fits_wire(pkt.psn | pkt.sack_psn | pkt.wqe_sn) =>
+            {
+                cx.stats.malformed_dropped += 1;
+                false
+            }
+            PacketKind::Request => self.on_request(cx, conn, pkt),
+            PacketKind::Ack | PacketKind::Nack => self.on_ack(cx, conn, pkt),
+            // READ responses and their acknowledgements, CNPs: IRN's.
+            _ => halves::on_packet(&mut self.irn, cx, conn, pkt),
+        }
+    }
+
+    /// A request packet at the receiver: placed (ROD: only in order) and
+    /// acknowledged as the module's documentation says.
+    fn on_request(&mut self, cx: &mut Ctx, conn: &mut Conn, pkt: &Packet) -> bool {
+        let epsn = self.irn.resp.expected();
+        let psn = Psn::from_wire(pkt.psn, epsn);
+        if pkt.ce {
+            if let Notification::Cnp { cnp_interval } = conn.notification {
+                cx.maybe_cnp(conn, cnp_interval, pkt);
+            }
+        }
+        if self.cfg.mode == UetMode::Rod && psn.gt(epsn) {
+            cx.stats.out_of_order_dropped += 1;
+            self.reply(cx, conn, pkt, PacketKind::Nack, epsn, psn);
+            return false;
+        }
+        let dups = cx.stats.duplicates_received;
+        let o = self.irn.resp.on_request(cx, pkt);
+        if o.malformed {
+            cx.stats.malformed_dropped += 1;
+        }
+        let cum = self.irn.resp.expected();
+        match o.reply {
+            // Malformed, or not placed (no receive WQE yet): the sender's
+            // timeout retries.
+            Reply::None => {}
+            // Beyond the tracking bitmap.
+            Reply::Nack(..) => self.reply(cx, conn, pkt, PacketKind::Nack, cum, psn),
+            Reply::Ack(..) | Reply::Sack(..) => {
+                self.unacked += 1;
+                let now = pkt.ce
+                    || pkt.last
+                    || self.unacked >= self.cfg.ack_every
+                    || cum.since(epsn) > 1
+                    || cx.stats.duplicates_received != dups;
+                if now {
+                    self.reply(cx, conn, pkt, PacketKind::Ack, cum, psn);
+                }
+            }
+        }
+        o.read_queued
+    }
+
+    /// Sends an ACK (cumulative `cum`, the SACK bitmap above it) or a NACK
+    /// (`cum`, and `psn`, the PSN not taken) answering `pkt`.
+    fn reply(
+        &mut self,
+        cx: &mut Ctx,
+        conn: &Conn,
+        pkt: &Packet,
+        kind: PacketKind,
+        cum: Psn,
+        psn: Psn,
+    ) {
+        self.unacked = 0;
+        let mut p = cx.ctrl_packet(CtrlFields {
+            kind,
+            psn: cum.wire(),
+            sack_psn: psn.wire(),
+            verb: pkt.verb,
+            ecn_echo: pkt.ce,
+            sent_at: pkt.sent_at,
+        });
+        if kind == PacketKind::Ack {
+            p.addr = self.irn.resp.sack_bits();
+        }
+        p.vp = pkt.sport;
+        cx.stats.cnps_sent += (pkt.ce && conn.notification == Notification::AckEcho) as u64;
+        cx.ctrl.push_back(p);
+    }
+
+    /// An ACK or NACK at the sender.
+    fn on_ack(&mut self, cx: &mut Ctx, conn: &mut Conn, pkt: &Packet) -> bool {
+        let (now, qp) = (cx.now, cx.qp);
+        let req = &mut self.irn.req;
+        let o = if pkt.kind == PacketKind::Ack {
+            let cum = Psn::from_wire(pkt.psn, req.win.una);
+            req.on_sack_bitmap(now, qp, cum, pkt.addr, cx.events)
+        } else {
+            req.on_order_ack(now, qp, pkt, false, cx.events)
+        };
+        if o.malformed {
+            cx.stats.malformed_dropped += 1;
+            return false;
+        }
+        if pkt.kind == PacketKind::Ack {
+            cx.stats.acks_received += 1;
+        } else {
+            cx.stats.nacks_received += 1;
+        }
+        if pkt.ecn_echo && conn.notification == Notification::AckEcho {
+            cx.stats.cnps_received += 1;
+            conn.cc.on_congestion(now, &mut cx.stats.rate_decreases);
+        }
+        let nxt = self.irn.req.win.nxt;
+        conn.cc.on_ack(now, pkt, cx.int, || {
+            (Psn::from_wire(pkt.psn, nxt).serial(), nxt.serial())
+        });
+        true
+    }
+}
