@@ -226,6 +226,9 @@ fn cases() -> Vec<Case> {
         case("uet ack_every zero", with("[transport]\nkind = \"uet\"\n[transport.uet]\nack_every = 0"), "transport.uet.ack_every", "1..=max_in_flight"),
         case("uet ack_every above the window", with("[transport]\nkind = \"uet\"\n[transport.uet]\nack_every = 20\nbdp_bytes = 10000"), "transport.uet.ack_every", "1..=max_in_flight (10)"),
         case("uet mode unknown", with("[transport]\nkind = \"uet\"\n[transport.uet]\nmode = \"rdd\""), "transport.uet.mode", "unknown variant"),
+        case("uet no entropy values", with("[transport]\nkind = \"uet\"\n[transport.uet]\nevs = 0"), "transport.uet.evs", "1..=4096"),
+        case("uet ROD sprayed", with("[transport]\nkind = \"uet\"\n[transport.uet]\nmode = \"rod\"\nev_policy = \"reps\""), "transport.uet.evs", "must be 1 with mode = \"rod\""),
+        case("uet policy unknown", with("[transport]\nkind = \"uet\"\n[transport.uet]\nev_policy = \"random\""), "transport.uet.ev_policy", "unknown variant"),
         case("message longer than the transport counts", edit("bytes = 1000", "bytes = 1_000_000_000_000_000").replace("[[flows]]", "[transport]\nmtu = 1\n[[flows]]"), "flows.bytes", "the most a QP may have in use"),
         // Flows.
         case("flow of 0 bytes", edit("bytes = 1000", "bytes = 0"), "flows[0].bytes", "at least 1"),

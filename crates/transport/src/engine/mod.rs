@@ -153,7 +153,11 @@ impl EngineState {
                 let mp = mprdma::MpQp::new(c, peer.sport, seed, sq, rq);
                 EngineState::MpRdma(Box::new(mp))
             }
-            Engine::Uet(c) => EngineState::Uet(Box::new(uet::UetQp::new(c, sq, rq))),
+            Engine::Uet(c) => {
+                // Seeded per QP, as MP-RDMA's: its random entropy values.
+                let seed = (peer.peer_host as u64) << 32 | id as u64;
+                EngineState::Uet(Box::new(uet::UetQp::new(c, peer.sport, seed, sq, rq)))
+            }
         }
     }
 
@@ -495,7 +499,13 @@ impl EngineOps for uet::UetQp {
         stats: &mut NicStats,
         dma: &mut Dma,
     ) -> Packet {
-        self.irn.next_packet(resp_turn, now, cfg, stats, dma)
+        let mut p = self.irn.next_packet(resp_turn, now, cfg, stats, dma);
+        p.sport = self.next_sport();
+        p
+    }
+    /// Each data packet leaves with its entropy value as source port.
+    fn chooses_sport(&self) -> bool {
+        true
     }
     #[inline]
     fn on_packet(&mut self, cx: &mut Ctx, conn: &mut Conn, pkt: &Packet) -> bool {

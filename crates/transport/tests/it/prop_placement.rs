@@ -531,13 +531,16 @@ fn irn() -> Engine {
     })
 }
 
-/// UET in `mode` with the window of [`irn`], an ACK every 4 packets.
+/// UET in `mode` with the window of [`irn`], an ACK every 4 packets,
+/// sprayed over 64 entropy values (ROD: one).
 fn uet(mode: UetMode) -> Engine {
     Engine::Uet(UetConfig {
         mode,
         ack_every: 4,
         rto: 30 * US,
         max_in_flight: CAP,
+        evs: if mode == UetMode::Rod { 1 } else { 64 },
+        ..UetConfig::default()
     })
 }
 

@@ -1,12 +1,13 @@
 //! `[transport.uet]`: the Ultra Ethernet Transport's values replacing the
 //! defaults (RUD, an ACK every 4 packets, RTO 100 us, the window's cap
-//! from the topology as IRN's), checked and turned into a [`UetConfig`].
+//! from the topology as IRN's, oblivious spraying over 64 entropy
+//! values), checked and turned into a [`UetConfig`].
 
 use super::super::check::{Check, ScenarioError};
 use super::irn::{bdp_packets, BdpBytes};
 use fabric::Network;
 use serde::Deserialize;
-use transport::{UetConfig, UetMode};
+use transport::{EvPolicy, UetConfig, UetMode};
 
 #[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq, Default)]
 #[serde(rename_all = "snake_case")]
@@ -14,6 +15,15 @@ pub enum UetModeCfg {
     #[default]
     Rud,
     Rod,
+}
+
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum EvPolicyCfg {
+    #[default]
+    Oblivious,
+    Reps,
+    Bitmap,
 }
 
 #[derive(Debug, Deserialize, Clone, Default)]
@@ -29,6 +39,11 @@ pub struct UetOverrides {
     /// receiver's bitmap), or "auto" (the default): the largest base RTT
     /// from host 0 times the host link rate, as IRN's `bdp_bytes`.
     pub bdp_bytes: Option<BdpBytes>,
+    /// How each data packet's entropy value (UDP source port) is chosen:
+    /// "oblivious" (the default), "reps" or "bitmap".
+    pub ev_policy: Option<EvPolicyCfg>,
+    /// Entropy values per connection (default 64; ROD: must be 1).
+    pub evs: Option<u16>,
 }
 
 impl UetOverrides {
@@ -46,6 +61,16 @@ impl UetOverrides {
                 UetModeCfg::Rud => UetMode::Rud,
                 UetModeCfg::Rod => UetMode::Rod,
             };
+        }
+        if let Some(p) = self.ev_policy {
+            cfg.ev_policy = match p {
+                EvPolicyCfg::Oblivious => EvPolicy::Oblivious,
+                EvPolicyCfg::Reps => EvPolicy::Reps,
+                EvPolicyCfg::Bitmap => EvPolicy::Bitmap,
+            };
+        }
+        if let Some(v) = self.evs {
+            cfg.evs = v;
         }
         if let Some(v) = self.ack_every {
             cfg.ack_every = v;
@@ -81,6 +106,8 @@ fn validate(cfg: &UetConfig, c: Check) -> Result<(), ScenarioError> {
             "transport.uet.ack_every"
         } else if m.contains("max_in_flight") {
             "transport.uet.bdp_bytes"
+        } else if m.contains("evs") {
+            "transport.uet.evs"
         } else {
             "transport.uet"
         };

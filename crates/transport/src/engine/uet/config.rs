@@ -1,6 +1,7 @@
 //! The Ultra Ethernet Transport's parameters ([`UetConfig`]): the PDS
 //! delivery mode ([`UetMode`]), ACK coalescing, the retransmission
-//! timeout and the packets a connection may have in flight. Plain data:
+//! timeout, the packets a connection may have in flight, and the choice
+//! of entropy values ([`EvPolicy`]). Plain data:
 //! it imports only IRN's configuration (whose selective-repeat windows
 //! UET's PDS runs on), so that the API types (`crate::api`) can hold it.
 
@@ -21,6 +22,23 @@ pub enum UetMode {
     Rod,
 }
 
+/// How a sender chooses each data packet's entropy value (its UDP source
+/// port), as the UEC simulator does (see `crate::engine::uet::entropy`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum EvPolicy {
+    /// Spray over every EV, a round at a time.
+    #[default]
+    Oblivious,
+    /// Recycle EVs whose ACKs came back unmarked (REPS).
+    Reps,
+    /// Skip EVs penalised by ECN echoes and NACKs.
+    Bitmap,
+}
+
+/// The most entropy values per connection (UDP source ports `sport +
+/// 0..evs`).
+pub const MAX_EVS: u16 = 4096;
+
 /// UET parameters of one QP.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct UetConfig {
@@ -38,6 +56,10 @@ pub struct UetConfig {
     /// the receiver's tracking bitmap (the spec's maximum outstanding
     /// PSNs).
     pub max_in_flight: u32,
+    pub ev_policy: EvPolicy,
+    /// Entropy values per connection: data packets leave with source
+    /// ports `sport + 0..evs` (default 64, htsim's `-paths`).
+    pub evs: u16,
 }
 
 impl Default for UetConfig {
@@ -47,6 +69,8 @@ impl Default for UetConfig {
             ack_every: 4,
             rto: 100 * US,
             max_in_flight: 100,
+            ev_policy: EvPolicy::Oblivious,
+            evs: 64,
         }
     }
 }
@@ -68,6 +92,20 @@ impl UetConfig {
             return Err(format!(
                 "uet ack_every must be in 1..=max_in_flight ({}), got {}",
                 self.max_in_flight, self.ack_every
+            ));
+        }
+        if self.evs == 0 || self.evs > MAX_EVS {
+            return Err(format!(
+                "uet evs must be in 1..={MAX_EVS}, got {}",
+                self.evs
+            ));
+        }
+        // ROD takes packets only in order; sprayed over paths of different
+        // delays they would arrive out of order and be dropped.
+        if self.mode == UetMode::Rod && self.evs > 1 {
+            return Err(format!(
+                "uet evs must be 1 with mode = \"rod\" (ordered delivery keeps one path), got {}",
+                self.evs
             ));
         }
         Ok(())

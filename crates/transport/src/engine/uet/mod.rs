@@ -24,13 +24,21 @@
 //! (`sack_psn`: the PSN the receiver could not take) makes every
 //! unacknowledged PSN through it lost, resent at once.
 //!
-//! Files: `config` (the parameters); this file (the engine). May use
+//! Each data packet's source port is `sport + ev`, its entropy value
+//! chosen by `entropy` (oblivious spraying, REPS or the bitmap policy),
+//! which ACKs (the echoed EV and CE mark) and NACKs feed.
+//!
+//! Files: `config` (the parameters), `entropy` (the choice of entropy
+//! values); this file (the engine). May use
 //! `crate::api`, `crate::rc`, `crate::packet`, `crate::psn`,
 //! `crate::memory` and `crate::engine::irn`; nothing else of the crate.
 
 pub(crate) mod config;
+pub(crate) mod entropy;
 
-pub use config::{UetConfig, UetMode};
+pub use config::{EvPolicy, UetConfig, UetMode};
+
+use entropy::{Entropy, Feedback};
 
 use crate::dcqcn::Notification;
 use crate::engine::irn::IrnQp;
@@ -46,16 +54,30 @@ pub(crate) struct UetQp {
     pub irn: IrnQp,
     /// Request packets taken since the last ACK.
     unacked: u32,
+    /// The QP's source port: entropy value 0.
+    base_sport: u16,
+    ev: Entropy,
 }
 
 impl UetQp {
-    /// A QP that sends from PSN `sq` and expects its peer's from `rq`.
-    pub fn new(cfg: UetConfig, sq: Psn, rq: Psn) -> UetQp {
+    /// A QP that sends from PSN `sq` and expects its peer's from `rq`,
+    /// from source ports `sport + 0..evs`, its random choices seeded by
+    /// `seed`.
+    pub fn new(cfg: UetConfig, sport: u16, seed: u64, sq: Psn, rq: Psn) -> UetQp {
+        let rng = engine::Rng::new(seed, engine::StreamKind::Host, sport as u64);
         UetQp {
             cfg,
             irn: IrnQp::new(cfg.windows(), sq, rq),
             unacked: 0,
+            base_sport: sport,
+            ev: Entropy::new(cfg.ev_policy, cfg.evs, rng),
         }
+    }
+
+    /// The source port of the next data packet.
+    #[inline]
+    pub fn next_sport(&mut self) -> u16 {
+        self.base_sport.wrapping_add(self.ev.next())
     }
 
     /// Handles one packet; true if the QP may have something to send.
@@ -158,6 +180,12 @@ impl UetQp {
             cx.stats.malformed_dropped += 1;
             return false;
         }
+        let fb = match (pkt.kind, pkt.ecn_echo) {
+            (PacketKind::Ack, false) => Feedback::Good,
+            (PacketKind::Ack, true) => Feedback::Marked,
+            _ => Feedback::Nack,
+        };
+        self.ev.feedback(pkt.vp.wrapping_sub(self.base_sport), fb);
         if pkt.kind == PacketKind::Ack {
             cx.stats.acks_received += 1;
         } else {
