@@ -229,6 +229,9 @@ fn cases() -> Vec<Case> {
         case("uet no entropy values", with("[transport]\nkind = \"uet\"\n[transport.uet]\nevs = 0"), "transport.uet.evs", "1..=4096"),
         case("uet ROD sprayed", with("[transport]\nkind = \"uet\"\n[transport.uet]\nmode = \"rod\"\nev_policy = \"reps\""), "transport.uet.evs", "must be 1 with mode = \"rod\""),
         case("uet policy unknown", with("[transport]\nkind = \"uet\"\n[transport.uet]\nev_policy = \"random\""), "transport.uet.ev_policy", "unknown variant"),
+        case("trimming with PFC", with("[switch]\ntrimming = true\n[transport]\nkind = \"uet\""), "switch.trimming", "with pfc = true nothing is dropped"),
+        case("trimming under IRN", with("[switch]\npfc = false\ntrimming = true\n[transport]\nkind = \"irn\""), "switch.trimming", "only UET connections"),
+        case("trim threshold zero", with("[switch]\ntrim_threshold_bytes = 0"), "switch.trim_threshold_bytes", "at least 1"),
         case("message longer than the transport counts", edit("bytes = 1000", "bytes = 1_000_000_000_000_000").replace("[[flows]]", "[transport]\nmtu = 1\n[[flows]]"), "flows.bytes", "the most a QP may have in use"),
         // Flows.
         case("flow of 0 bytes", edit("bytes = 1000", "bytes = 0"), "flows[0].bytes", "at least 1"),

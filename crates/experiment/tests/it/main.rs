@@ -37,5 +37,6 @@ mod srpt;
 mod svg;
 mod sweep;
 mod topology_routing;
+mod uet_fabric;
 mod windows;
 mod work_conserving;

@@ -460,7 +460,7 @@ impl EngineOps for mprdma::MpQp {
 impl EngineOps for uet::UetQp {
     #[inline(always)]
     fn req_has_data(&self) -> bool {
-        self.irn.req_has_data()
+        uet::UetQp::req_has_data(self)
     }
     #[inline(always)]
     fn resp_has_data(&self) -> bool {
@@ -499,7 +499,11 @@ impl EngineOps for uet::UetQp {
         stats: &mut NicStats,
         dma: &mut Dma,
     ) -> Packet {
-        let mut p = self.irn.next_packet(resp_turn, now, cfg, stats, dma);
+        // A trimmed request first.
+        let mut p = match self.resend(now, cfg, stats, dma) {
+            Some(p) => p,
+            None => self.irn.next_packet(resp_turn, now, cfg, stats, dma),
+        };
         p.sport = self.next_sport();
         p
     }

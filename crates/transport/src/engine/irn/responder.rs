@@ -140,6 +140,11 @@ impl Responder {
         self.rx.epsn
     }
 
+    /// Whether request `psn` has arrived.
+    pub fn received(&self, psn: Psn) -> bool {
+        self.rx.received(psn)
+    }
+
     /// The arrived PSNs after [`Responder::expected`] (see
     /// [`RecvWindow::sack_bits`]).
     pub fn sack_bits(&self) -> u64 {

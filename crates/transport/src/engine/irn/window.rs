@@ -168,6 +168,11 @@ impl SendWindow {
         Ok(progressed)
     }
 
+    /// Whether `psn` (at or above `una`) is SACKed.
+    pub fn is_sacked(&self, psn: Psn) -> bool {
+        self.sacked.get(psn)
+    }
+
     /// Eunomia's SACK (`crate::order::eunomia`): `s` arrived and is
     /// tracked, so neither recovery nor a timeout resends it; recovery is
     /// not entered.
@@ -277,6 +282,11 @@ impl RecvWindow {
         } else {
             Arrival::New
         }
+    }
+
+    /// Whether `psn` has arrived (below `epsn`, or marked in the window).
+    pub fn received(&self, psn: Psn) -> bool {
+        matches!(self.classify(psn), Arrival::Old | Arrival::Again)
     }
 
     pub fn mark(&mut self, psn: Psn) {

@@ -24,6 +24,14 @@
 //! (`sack_psn`: the PSN the receiver could not take) makes every
 //! unacknowledged PSN through it lost, resent at once.
 //!
+//! A switch that trims (`[switch] trimming`) cuts a data packet to its
+//! headers and flags it [`TRIMMED`]: the receiver answers a trimmed
+//! request at once with a NACK flagged [`TRIMMED`] too (an ACK if that
+//! PSN has arrived after all), and the sender resends that one PSN
+//! before anything else, without waiting for a timeout and without
+//! entering loss recovery. A trimmed READ response is dropped: the read
+//! responder's timeout resends it.
+//!
 //! Each data packet's source port is `sport + ev`, its entropy value
 //! chosen by `entropy` (oblivious spraying, REPS or the bitmap policy),
 //! which ACKs (the echoed EV and CE mark) and NACKs feed.
@@ -36,16 +44,25 @@
 pub(crate) mod config;
 pub(crate) mod entropy;
 
+use std::collections::VecDeque;
+
 pub use config::{EvPolicy, UetConfig, UetMode};
 
 use entropy::{Entropy, Feedback};
 
+/// `Packet::mp_flags` bit: a data packet a switch trimmed to its headers,
+/// or the NACK that answers one.
+pub const TRIMMED: u8 = 1 << 7;
+
+use crate::api::{NicConfig, NicStats};
 use crate::dcqcn::Notification;
 use crate::engine::irn::IrnQp;
+use crate::memory::Dma;
 use crate::packet::{Packet, PacketKind};
 use crate::psn::{fits_wire, Psn};
 use crate::rc::ctx::CtrlFields;
 use crate::rc::{halves, Conn, Ctx, Reply};
+use engine::Time;
 
 /// One UET connection: IRN's halves under UET's acknowledgements.
 #[derive(Debug)]
@@ -57,6 +74,9 @@ pub(crate) struct UetQp {
     /// The QP's source port: entropy value 0.
     base_sport: u16,
     ev: Entropy,
+    /// Trimmed request PSNs to send again, oldest NACK first; each
+    /// unacknowledged and unSACKed (`on_ack` prunes the others).
+    resend: VecDeque<Psn>,
 }
 
 impl UetQp {
@@ -71,13 +91,34 @@ impl UetQp {
             unacked: 0,
             base_sport: sport,
             ev: Entropy::new(cfg.ev_policy, cfg.evs, rng),
+            resend: VecDeque::new(),
         }
+    }
+
+    /// A trimmed packet waits to be resent, or the requester has data.
+    #[inline]
+    pub fn req_has_data(&self) -> bool {
+        !self.resend.is_empty() || self.irn.req.has_data()
     }
 
     /// The source port of the next data packet.
     #[inline]
     pub fn next_sport(&mut self) -> u16 {
         self.base_sport.wrapping_add(self.ev.next())
+    }
+
+    /// A trimmed request to send again, if one waits (the next data
+    /// packet then; `EngineOps::next_packet` takes IRN's otherwise).
+    #[inline]
+    pub fn resend(
+        &mut self,
+        now: Time,
+        cfg: &NicConfig,
+        stats: &mut NicStats,
+        dma: &mut Dma,
+    ) -> Option<Packet> {
+        let psn = self.resend.pop_front()?;
+        self.irn.req.resend(psn, now, cfg, stats, dma)
     }
 
     /// Handles one packet; true if the QP may have something to send.
@@ -90,6 +131,8 @@ impl UetQp {
                 false
             }
             PacketKind::Request => self.on_request(cx, conn, pkt),
+            // Recovered by the read responder's timeout.
+            PacketKind::ReadResponse if pkt.mp_flags & TRIMMED != 0 => false,
             PacketKind::Ack | PacketKind::Nack => self.on_ack(cx, conn, pkt),
             // READ responses and their acknowledgements, CNPs: IRN's.
             _ => halves::on_packet(&mut self.irn, cx, conn, pkt),
@@ -105,6 +148,15 @@ impl UetQp {
             if let Notification::Cnp { cnp_interval } = conn.notification {
                 cx.maybe_cnp(conn, cnp_interval, pkt);
             }
+        }
+        if pkt.mp_flags & TRIMMED != 0 {
+            if self.irn.resp.received(psn) {
+                cx.duplicate();
+                self.reply(cx, conn, pkt, PacketKind::Ack, epsn, psn);
+            } else {
+                self.reply(cx, conn, pkt, PacketKind::Nack, epsn, psn);
+            }
+            return false;
         }
         if self.cfg.mode == UetMode::Rod && psn.gt(epsn) {
             cx.stats.out_of_order_dropped += 1;
@@ -160,6 +212,8 @@ impl UetQp {
         });
         if kind == PacketKind::Ack {
             p.addr = self.irn.resp.sack_bits();
+        } else {
+            p.mp_flags = pkt.mp_flags & TRIMMED;
         }
         p.vp = pkt.sport;
         cx.stats.cnps_sent += (pkt.ce && conn.notification == Notification::AckEcho) as u64;
@@ -170,9 +224,12 @@ impl UetQp {
     fn on_ack(&mut self, cx: &mut Ctx, conn: &mut Conn, pkt: &Packet) -> bool {
         let (now, qp) = (cx.now, cx.qp);
         let req = &mut self.irn.req;
+        let cum = Psn::from_wire(pkt.psn, req.win.una);
+        let trimmed = pkt.kind == PacketKind::Nack && pkt.mp_flags & TRIMMED != 0;
         let o = if pkt.kind == PacketKind::Ack {
-            let cum = Psn::from_wire(pkt.psn, req.win.una);
             req.on_sack_bitmap(now, qp, cum, pkt.addr, cx.events)
+        } else if trimmed {
+            req.on_sack_bitmap(now, qp, cum, 0, cx.events)
         } else {
             req.on_order_ack(now, qp, pkt, false, cx.events)
         };
@@ -180,6 +237,14 @@ impl UetQp {
             cx.stats.malformed_dropped += 1;
             return false;
         }
+        let win = &self.irn.req.win;
+        if trimmed {
+            let psn = Psn::from_wire(pkt.sack_psn, win.una);
+            if psn.ge(win.una) && psn.lt(win.nxt) && !self.resend.contains(&psn) {
+                self.resend.push_back(psn);
+            }
+        }
+        self.resend.retain(|&p| p.ge(win.una) && !win.is_sacked(p));
         let fb = match (pkt.kind, pkt.ecn_echo) {
             (PacketKind::Ack, false) => Feedback::Good,
             (PacketKind::Ack, true) => Feedback::Marked,
