@@ -210,12 +210,25 @@ pub struct SummaryJson {
     pub deflected: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub most_deflections: Option<u8>,
+    /// Packet trimming (`switch.trimming`, else absent).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trimming: Option<TrimmingSummary>,
     /// The collective jobs, in `[[jobs]]` order (absent without jobs).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub jobs: Option<Vec<JobSummary>>,
     /// The SHA-256 of every other file the run wrote into its folder, by
     /// name (filled by [`write_outputs`]; empty in memory).
     pub files: std::collections::BTreeMap<String, String>,
+}
+
+/// What the switches trimmed.
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct TrimmingSummary {
+    /// Data packets cut to their headers (once each: a trimmed packet is
+    /// not trimmed again).
+    pub trimmed_packets: u64,
+    /// Egress ports that trimmed at least one.
+    pub ports_trimming: usize,
 }
 
 /// One egress port's RED marking over the whole run.
@@ -597,6 +610,10 @@ pub fn summary(o: &Outcome, scenario: &str, seed: u64, ran: &crate::ran::Ran) ->
         }),
         deflected: net.deflected(),
         most_deflections: net.deflected().map(|_| net.most_deflections()),
+        trimming: net.trimmed().map(|n| TrimmingSummary {
+            trimmed_packets: n,
+            ports_trimming: net.trimmed_by_port().iter().filter(|&&p| p > 0).count(),
+        }),
         jobs: (!o.jobs.is_empty()).then(|| job_results(o).iter().map(JobSummary::of).collect()),
         files: Default::default(),
     }

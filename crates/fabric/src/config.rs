@@ -7,7 +7,7 @@ use crate::switch::lb::{EcmpHash, LoadBalancer};
 use crate::switch::mmu::MmuConfig;
 use crate::switch::queues::voq::SwitchModel;
 use crate::switch::rcm::RcmParams;
-use crate::switch::{Deflection, Scheduling};
+use crate::switch::{Deflection, Scheduling, Trimming};
 use transport::NicConfig;
 
 /// RED-style ECN marking at egress: no mark below `kmin` bytes queued,
@@ -53,6 +53,8 @@ pub struct FabricConfig {
     pub scheduling: Scheduling,
     /// What a lossy switch does with a packet its full queue refuses.
     pub deflection: Deflection,
+    /// Packet trimming at lossy switches (`switch/trim.rs`), off when None.
+    pub trimming: Option<Trimming>,
     /// The switch architecture of the data class (`switch/queues/voq/`).
     pub model: SwitchModel,
     /// RCM (`switch/rcm/`; needs the VOQ model), off when None.
@@ -96,6 +98,7 @@ impl Default for FabricConfig {
             ecmp_hash: EcmpHash::Rdmalab,
             scheduling: Scheduling::Fifo,
             deflection: Deflection::None,
+            trimming: None,
             model: SwitchModel::SharedBuffer,
             rcm: None,
             nic: NicConfig::default(),

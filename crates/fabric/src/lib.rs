@@ -38,5 +38,5 @@ pub use switch::lb::{
 pub use switch::mmu::MmuConfig;
 pub use switch::queues::voq::SwitchModel;
 pub use switch::rcm::{Point, RcmParams, RcmStats};
-pub use switch::{Deflection, Scheduling, SrptDequeue};
+pub use switch::{Deflection, Scheduling, SrptDequeue, Trimming};
 pub use topo::topology::{LinkSpec, NodeKind, NodeSpec, Topology};

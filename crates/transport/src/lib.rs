@@ -25,7 +25,7 @@
 //! - `rc`: what every reliable-connection engine shares (segmentation,
 //!   the one data-packet builder, WQE types, the handler context, control
 //!   packets, the packet handling of requester/responder engines).
-//! - [`engine`]: one folder per engine (`gbn`, [`irn`], [`mprdma`]), the
+//! - [`engine`]: one folder per engine (`gbn`, [`irn`], [`mprdma`], [`uet`]), the
 //!   [`Engine`] choice and the one dispatch over the engines' runtime
 //!   state.
 //! - `sched` (ready ring and rate-limiter heap), `timers` (the NIC's one
@@ -71,6 +71,7 @@ pub use dcqcn::{Dcqcn, DcqcnParams, Notification};
 pub use dctcp::{Dctcp, DctcpParams};
 pub use engine::irn::{self, IrnConfig};
 pub use engine::mprdma::{self, MpRdmaConfig, SenderMode, SyncMode};
+pub use engine::uet::{self, EvPolicy, UetConfig, UetMode};
 pub use engine::{Engine, EngineKind, StateBytes};
 pub use hpcc::{Hpcc, HpccParams};
 pub use int::{IntHop, IntStack};

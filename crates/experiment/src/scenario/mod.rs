@@ -151,6 +151,7 @@ impl Scenario {
         self.transport
             .build(&mut fabric::FabricConfig::default(), &self.topology, c)?;
         self.transport.validate_tables(&self.topology, c)?;
+        self.check_trimming(c)?;
         // A VOQ queue must hold two frames, or nothing moves: one that
         // rounded to 0 bytes ended in "no progress".
         if matches!(self.switch.model, fabric::SwitchModel::Voq { .. }) {
@@ -170,6 +171,30 @@ impl Scenario {
         jobs::validate(&self.jobs, c)?;
         faults::validate(&self.faults, c)?;
         self.output.validate(c, self.stop_ms)
+    }
+
+    /// Trimming acts only on connections that understand a trimmed packet
+    /// (UET's): every engine in use (the section's, and those flows and
+    /// traffic entries name) must be UET.
+    fn check_trimming(&self, c: Check) -> Result<(), ScenarioError> {
+        if !self.switch.trimming {
+            return Ok(());
+        }
+        let kinds = std::iter::once(self.transport.kind)
+            .chain(self.traffic.iter().filter_map(|e| e.transport))
+            .chain(self.flows.iter().filter_map(|f| f.transport));
+        for k in kinds {
+            if !matches!(k.engine(), ::transport::Engine::Uet(_)) {
+                return Err(c.err(
+                    "switch.trimming",
+                    format!(
+                        "only UET connections answer a trimmed packet; {:?} would place its headers as data (use transport.kind = \"uet\")",
+                        k.name()
+                    ),
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// The settings given that do not act in the combination chosen (a

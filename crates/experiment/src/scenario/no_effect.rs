@@ -51,7 +51,7 @@ pub(super) fn no_effect(sc: &Scenario) -> Vec<String> {
         .chain(sc.flows.iter().filter_map(|f| f.transport))
         .map(|k| k.name())
         .collect();
-    for engine in ["irn", "mprdma"] {
+    for engine in ["irn", "mprdma", "uet"] {
         let what = format!(
             "no flow runs {engine:?} (transport.kind is {:?})",
             t.kind.name()

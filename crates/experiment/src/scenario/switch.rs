@@ -3,7 +3,8 @@
 //! and ECMP's hash (`ecmp_hash`), with their parameters (`[switch.drill]`, `[switch.letflow]`,
 //! `[switch.conga]`, `[switch.conweave]`), the egress scheduling
 //! (`scheduling = "fifo" | "srpt"`, `[switch.srpt]`) and deflection (`deflection = "none" |
-//! "dibs"`, `[switch.dibs]`), the switch model and RCM (`model`,
+//! "dibs"`, `[switch.dibs]`), packet trimming (`trimming`,
+//! `trim_threshold_bytes`), the switch model and RCM (`model`,
 //! `[switch.voq]`, `[switch.rcm]`: `rcm.rs`); its checks
 //! and its build step (the switch part of the
 //! [`FabricConfig`]). RED settings are also what an `ecn` fault sets, so
@@ -14,7 +15,7 @@ use super::rcm::{RcmCfg, VoqCfg};
 use engine::time::US;
 use fabric::{
     CongaParams, ConweaveParams, Deflection, DrillParams, EcmpHash, EcnSetting, FabricConfig,
-    LetflowParams, LoadBalancer, Scheduling, SrptDequeue, SwitchModel,
+    LetflowParams, LoadBalancer, Scheduling, SrptDequeue, SwitchModel, Trimming,
 };
 use serde::Deserialize;
 
@@ -60,6 +61,12 @@ pub struct SwitchCfg {
     pub deflection: Deflection,
     /// DIBS's parameters, used when `deflection = "dibs"`.
     pub dibs: DibsCfg,
+    /// Packet trimming (lossy switches, UET): a data packet its queue or
+    /// the buffer cannot take is cut to its headers and sent ahead of data.
+    pub trimming: bool,
+    /// A port's data-queue bytes past which arriving data packets are
+    /// trimmed (with `trimming`).
+    pub trim_threshold_bytes: u64,
     /// The switch architecture of the data class.
     #[serde(deserialize_with = "super::rcm::model")]
     pub model: SwitchModel,
@@ -224,6 +231,8 @@ impl Default for SwitchCfg {
             srpt: SrptCfg::default(),
             deflection: Deflection::default(),
             dibs: DibsCfg::default(),
+            trimming: false,
+            trim_threshold_bytes: Trimming::DEFAULT_THRESHOLD_BYTES,
             model: SwitchModel::default(),
             voq: VoqCfg::default(),
             rcm: RcmCfg::default(),
@@ -435,6 +444,24 @@ impl SwitchCfg {
             CongaParams::MIN_TABLE,
             CongaParams::MAX_TABLE,
         )?;
+        c.at_least("switch.trim_threshold_bytes", self.trim_threshold_bytes, 1)?;
+        if self.trimming {
+            let refuse = |why: &str| Err(c.err("switch.trimming", why.to_string()));
+            if self.pfc {
+                return refuse(
+                    "trims what a lossy switch would drop or queue past its threshold; \
+                     with pfc = true nothing is dropped (set switch.pfc = false)",
+                );
+            }
+            if self.deflection != Deflection::None {
+                return refuse(
+                    "and deflection both take the packets a full queue refuses: choose one",
+                );
+            }
+            if !matches!(self.model, SwitchModel::SharedBuffer) {
+                return refuse("runs on the shared-buffer switch model only (switch.model)");
+            }
+        }
         let x = super::rcm::Context {
             model: self.model,
             load_balancer: self.load_balancer,
@@ -519,6 +546,9 @@ impl SwitchCfg {
             },
             Deflection::None => Deflection::None,
         };
+        cfg.trimming = self.trimming.then_some(Trimming {
+            threshold_bytes: self.trim_threshold_bytes,
+        });
         (cfg.model, cfg.rcm) = super::rcm::build(&self.voq, &self.rcm, self.model);
     }
 }

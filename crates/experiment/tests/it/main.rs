@@ -41,5 +41,6 @@ mod svg;
 mod sweep;
 mod topology_routing;
 mod traces;
+mod uet_fabric;
 mod windows;
 mod work_conserving;

@@ -294,6 +294,17 @@ impl Network {
         self.sw.deflected(&self.core.counters)
     }
 
+    /// Packets trimmed so far, if switches trim.
+    pub fn trimmed(&self) -> Option<u64> {
+        self.sw.trimmer.on.then(|| self.sw.trimmer.trimmed())
+    }
+
+    /// Packets trimmed so far by egress port id (empty if switches do
+    /// not trim).
+    pub fn trimmed_by_port(&self) -> &[u64] {
+        &self.sw.trimmer.per_port
+    }
+
     /// The most times one packet was deflected (0 without deflection).
     pub fn most_deflections(&self) -> u8 {
         self.sw.most_deflections()

@@ -123,6 +123,20 @@ impl Hdr {
     pub fn set_ce(&mut self) {
         self.wire_flags |= Hdr::CE;
     }
+
+    /// The header of the same packet trimmed to `wire` bytes and moved to
+    /// `class` (`switch/trim.rs`).
+    pub fn trimmed(self, wire: u32, class: u8) -> Hdr {
+        let mut h = Hdr::of(class, wire, self.is_data());
+        h.wire_flags |= self.wire_flags & Hdr::CE;
+        Hdr {
+            idx: self.idx,
+            dst: self.dst,
+            flow: self.flow,
+            in_port: self.in_port,
+            ..h
+        }
+    }
 }
 
 /// A packet as the slab keeps it: all of [`Packet`] but the operands only
@@ -404,6 +418,14 @@ impl Arena {
             ..Packet::default()
         };
         p.remaining(mtu)
+    }
+
+    /// Trims packet `i` to its headers: no payload, and `flag` (UET's
+    /// `TRIMMED` bit) set in its flags, which its receiver reads.
+    pub fn trim(&mut self, i: u32, flag: u8) {
+        let s = self.slot_mut(i);
+        s.payload = 0;
+        s.mp_flags |= flag;
     }
 
     /// The packet behind a header. Inlined wherever called, as `alloc`.

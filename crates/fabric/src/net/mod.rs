@@ -55,6 +55,7 @@ use crate::switch::mmu::{headroom_for, Mmu};
 use crate::switch::queues::voq::{SwitchModel, Voq};
 use crate::switch::queues::{Discipline, Queues};
 use crate::switch::rcm::Rcm;
+use crate::switch::trim::Trimmer;
 use crate::switch::{Deflection, Deflector, Scheduling, Switch};
 use crate::topo::routing::Routes;
 use crate::topo::topology::{NodeKind, Topology};
@@ -258,8 +259,15 @@ impl Network {
             || lb.every_hop()
             || voq.is_some()
             || cfg.scheduling != Scheduling::Fifo
-            || cfg.deflection != Deflection::None;
+            || cfg.deflection != Deflection::None
+            || cfg.trimming.is_some();
         let deflector = Deflector::new(cfg.deflection, cfg.seed, switches.len() as u32);
+        let trimmer = Trimmer::new(
+            cfg.trimming,
+            ports.len(),
+            cfg.nic.header_bytes,
+            cfg.nic.ctrl_priority,
+        );
         let discipline = Discipline::new(
             cfg.scheduling,
             voq,
@@ -309,6 +317,7 @@ impl Network {
                 markers,
                 deflector,
                 rcm,
+                trimmer,
                 routes: Routes::default(),
                 hooks,
             },

@@ -64,13 +64,16 @@ impl Books<'_> {
     }
 
     /// Checks that every packet injected was delivered, dropped with a
-    /// counted reason, or is still in the network.
+    /// counted reason, or is still in the network (and every byte, but
+    /// those trimming cut off).
     pub(crate) fn check_conservation(&self) -> Result<(), String> {
         let c = &self.core.counters;
         let (fp, fb) = self.in_flight();
         let [(mp, mb), (cp, cb)] = self.sw.lb.own_packets();
         let accounted_p = c.delivered_packets + c.total_dropped_packets() + fp + cp;
-        let accounted_b = c.delivered_bytes + c.total_dropped_bytes() + fb + cb;
+        // Trimming cuts bytes off packets on their way.
+        let trimmed = self.sw.trimmer.cut_bytes;
+        let accounted_b = c.delivered_bytes + c.total_dropped_bytes() + fb + cb + trimmed;
         if accounted_p != c.injected_packets + mp || accounted_b != c.injected_bytes + mb {
             return Err(format!(
                 "conservation violated: injected {} packets / {} B (and {} / {} made by switches), delivered {} / {}, consumed by switches {} / {}, dropped {} / {}, in flight {} / {}",

@@ -6,9 +6,10 @@
 //! egress port (or depart at once through an idle one). In the hooked
 //! instance of the loop, a balancer that acts at ToRs
 //! (`Balancer::at_tors`) takes the packet first, and one that acts at
-//! every hop (`Balancer::every_hop`) is shown it once admitted, and a
-//! queueing discipline that admits its class itself (the VOQ model,
-//! `queues/voq/`) takes it. Touches the switch, its egress queues, its
+//! every hop (`Balancer::every_hop`) is shown it once admitted, a
+//! trimming switch cuts a data packet its queue cannot take to its headers
+//! (`trim.rs`), and a queueing discipline that admits its class itself
+//! (the VOQ model, `queues/voq/`) takes it. Touches the switch, its egress queues, its
 //! ports and the counters.
 
 use crate::net::arena::Hdr;
@@ -60,6 +61,11 @@ impl AtSwitch {
                 _ => self.pick_on_queues(s, hdr, in_port, now),
             },
         };
+        // A trimming switch cuts a data packet its queue or buffer cannot
+        // take to its headers.
+        if HOOKS && self.sw().trimmer.on && hdr.is_data() {
+            hdr = self.trim_if_full(s, out, hdr);
+        }
         // A discipline that admits its class itself (the VOQ model) takes
         // it.
         if HOOKS && hdr.class() == self.sw().queues.admits_class {
@@ -197,5 +203,23 @@ impl AtSwitch {
         let hops = sw.routes.hops(s, flow, dst, idx, in_port);
         sw.lb
             .pick(s, hdr, hops, Sight::new(&links.ports, &sw.queues, now))
+    }
+
+    /// `hdr`, a data packet at switch `s` for port `out`, or its trimmed
+    /// header if its queue is past the threshold or the MMU would refuse
+    /// it.
+    #[inline(never)]
+    pub(crate) fn trim_if_full(&mut self, s: u32, out: u32, hdr: Hdr) -> Hdr {
+        let sw = self.sw();
+        let queued = sw.queues.bytes(out, hdr.class());
+        let room = sw.nodes[s as usize]
+            .mmu
+            .lossy_room(hdr.wire() as u64, queued);
+        if !sw.trimmer.wants(&hdr, queued, room) {
+            return hdr;
+        }
+        let t = sw.trimmer.trim(out, hdr);
+        self.core().arena.trim(hdr.idx, transport::uet::TRIMMED);
+        t
     }
 }

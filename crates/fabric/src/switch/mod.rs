@@ -3,10 +3,12 @@
 //! send), the egress queues with their disciplines, SRPT and the VOQ
 //! switch model (`queues/`), the load balancers (`lb/`), ECN marking and
 //! HPCC's stamping flag (`mark.rs`), the shared-buffer MMU (`mmu.rs`),
-//! DIBS deflection (`deflect.rs`), RCM (`rcm/`) and the window budget of
+//! DIBS deflection (`deflect.rs`), packet trimming (`trim.rs`), RCM
+//! (`rcm/`) and the window budget of
 //! the calm test (`budget.rs`). This file holds a switch's own state and
-//! the deflection setting and deflection's state (the scheduling setting
-//! is the queues'); it touches nothing else. See docs/extending.md, "Adding a switch feature".
+//! the deflection setting and deflection's state, and the trimming
+//! setting (the scheduling setting is the queues'); it touches nothing
+//! else. See docs/extending.md, "Adding a switch feature".
 
 mod budget;
 mod deflect;
@@ -18,6 +20,7 @@ pub(crate) mod mark;
 pub mod mmu;
 pub mod queues;
 pub mod rcm;
+pub(crate) mod trim;
 
 use crate::net::arena::Hdr;
 use engine::{Rng, StreamKind, Time};
@@ -40,11 +43,13 @@ pub(crate) struct Switches {
     pub deflector: Deflector,
     /// RCM's state (`rcm/`; off without it).
     pub rcm: rcm::Rcm,
+    /// Packet trimming's state (`trim.rs`; off without it).
+    pub trimmer: trim::Trimmer,
     pub routes: crate::topo::routing::Routes,
     /// The window loop runs its instance compiled with the hooks
     /// (`ingress.rs`): the balancer acts in the hop beyond picking
     /// (`lb.at_tors() || lb.every_hop()`: ConWeave, CONGA), SRPT orders
-    /// the data class or DIBS deflects.
+    /// the data class, DIBS deflects or switches trim.
     pub hooks: bool,
 }
 
@@ -74,6 +79,20 @@ impl Deflection {
             },
         ),
     ];
+}
+
+/// Packet trimming as a scenario sets it (`trim.rs`): the threshold of a
+/// port's data queue, in bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Trimming {
+    pub threshold_bytes: u64,
+}
+
+impl Trimming {
+    /// htsim's UET runs: a data queue of one BDP (43 of its 4150-byte
+    /// packets) on the 128-host, 100 Gb/s, 1 us fat tree, whose overflow
+    /// trims.
+    pub const DEFAULT_THRESHOLD_BYTES: u64 = 178_450;
 }
 
 /// One switch: its ports and its buffer.

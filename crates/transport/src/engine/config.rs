@@ -10,6 +10,7 @@
 
 use crate::engine::irn::config::IrnConfig;
 use crate::engine::mprdma::config::{state_bytes, MpRdmaConfig};
+use crate::engine::uet::config::UetConfig;
 use crate::packet::Verb;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -23,6 +24,9 @@ pub enum Engine {
     /// out-of-order placement tracked by a 2-bit bitmap (see
     /// [`crate::mprdma`]). WRITE and SEND only.
     MpRdma(MpRdmaConfig),
+    /// The Ultra Ethernet Transport's PDS (see [`crate::engine::uet`]):
+    /// RUD or ROD delivery, coalesced ACKs with a SACK bitmap.
+    Uet(UetConfig),
 }
 
 /// NIC memory one QP needs for its engine (both halves: the
@@ -49,6 +53,7 @@ impl Engine {
             Engine::GoBackN => Ok(()),
             Engine::Irn(c) => c.validate(),
             Engine::MpRdma(c) => c.validate().map_err(|e| format!("mprdma: {e}")),
+            Engine::Uet(c) => c.validate(),
         }
     }
 
@@ -56,16 +61,17 @@ impl Engine {
     /// SEND only); `crate::check_work_request` asks.
     pub fn carries(&self, verb: Verb) -> bool {
         match self {
-            Engine::GoBackN | Engine::Irn(_) => true,
+            Engine::GoBackN | Engine::Irn(_) | Engine::Uet(_) => true,
             Engine::MpRdma(_) => matches!(verb, Verb::Write | Verb::Send),
         }
     }
 
     /// Whether it places received packets in order itself (MP-RDMA's
     /// bitmap), so that no ordering layer (`crate::order`) may sit under
-    /// it: it answers no `expected_request_psn`.
+    /// it: it answers no `expected_request_psn`. UET too: RUD places every
+    /// packet as it comes, ROD takes them only in order.
     pub fn orders_itself(&self) -> bool {
-        matches!(self, Engine::MpRdma(_))
+        matches!(self, Engine::MpRdma(_) | Engine::Uet(_))
     }
 
     /// Whether it keeps its own window control (MP-RDMA's per-ACK ECN
@@ -99,17 +105,12 @@ impl Engine {
                 bitmap_bytes: 0,
                 other_bytes: 7 * PSN + TIMER + 2,
             },
-            // Per PSN space (request, response): sender una, nxt, recovery
-            // point, retransmit pointer, lost-below mark, RTO and the SACK
-            // bitmap; receiver ePSN and arrived bitmap. The responder adds
-            // the "last" bitmap (the 2-bitmap) and the receive-WQE and read
-            // sequence counters; the requester its two WQE SN counters.
-            Engine::Irn(c) => {
-                let bits = c.bdp_packets as u64;
-                StateBytes {
-                    bitmap_bytes: (5 * bits).div_ceil(8),
-                    other_bytes: 2 * (5 * PSN + TIMER + PSN) + 4 * PSN,
-                }
+            Engine::Irn(c) => irn_state_bytes(c),
+            // IRN's state over the window, plus the ACK coalescing counter.
+            Engine::Uet(c) => {
+                let mut b = irn_state_bytes(&c.windows());
+                b.other_bytes += 1;
+                b
             }
             // Go-back-N's RC state plus what MP-RDMA adds
             // (`crate::engine::mprdma::state_fields`, hardware widths; 2 bits per
@@ -123,5 +124,19 @@ impl Engine {
                 }
             }
         }
+    }
+}
+
+/// IRN's state (as UET's, which runs on its windows). Per PSN space
+/// (request, response): sender una, nxt, recovery point, retransmit
+/// pointer, lost-below mark, RTO and the SACK bitmap; receiver ePSN and
+/// arrived bitmap. The responder adds the "last" bitmap (the 2-bitmap)
+/// and the receive-WQE and read sequence counters; the requester its two
+/// WQE SN counters.
+fn irn_state_bytes(c: &IrnConfig) -> StateBytes {
+    let bits = c.bdp_packets as u64;
+    StateBytes {
+        bitmap_bytes: (5 * bits).div_ceil(8),
+        other_bytes: 2 * (5 * PSN + TIMER + PSN) + 4 * PSN,
     }
 }

@@ -3,7 +3,7 @@
 //! - [`Engine`] (in `config`): the per-QP choice of engine and its
 //!   configuration, as the API and scenario files name it.
 //! - [`EngineState`]: the per-QP runtime state of the chosen engine, one
-//!   variant per engine folder ([`gbn`], [`irn`], [`mprdma`]).
+//!   variant per engine folder ([`gbn`], [`irn`], [`mprdma`], [`uet`]).
 //! - [`EngineOps`]: what the QP asks of an engine; [`dispatch!`] is the one
 //!   match over the variants.
 //!
@@ -23,6 +23,7 @@ pub(crate) mod gbn;
 pub mod irn;
 pub mod mprdma;
 pub mod names;
+pub mod uet;
 
 pub use config::{Engine, StateBytes};
 pub use names::EngineKind;
@@ -122,6 +123,8 @@ pub(crate) enum EngineState {
     Irn(Box<irn::IrnQp>),
     /// Both halves in one (boxed, as IRN's).
     MpRdma(Box<mprdma::MpQp>),
+    /// IRN's halves under UET's acknowledgements (boxed, as IRN's).
+    Uet(Box<uet::UetQp>),
 }
 
 /// The one match over the engines: `dispatch!(state, e => e.method(..))`.
@@ -131,6 +134,7 @@ macro_rules! dispatch {
             EngineState::GoBackN($e) => $body,
             EngineState::Irn($e) => $body,
             EngineState::MpRdma($e) => $body,
+            EngineState::Uet($e) => $body,
         }
     };
 }
@@ -149,6 +153,11 @@ impl EngineState {
                 let mp = mprdma::MpQp::new(c, peer.sport, seed, sq, rq);
                 EngineState::MpRdma(Box::new(mp))
             }
+            Engine::Uet(c) => {
+                // Seeded per QP, as MP-RDMA's: its random entropy values.
+                let seed = (peer.peer_host as u64) << 32 | id as u64;
+                EngineState::Uet(Box::new(uet::UetQp::new(c, peer.sport, seed, sq, rq)))
+            }
         }
     }
 
@@ -159,6 +168,7 @@ impl EngineState {
             EngineState::GoBackN(_) => 0,
             EngineState::Irn(_) => size_of::<irn::IrnQp>(),
             EngineState::MpRdma(_) => size_of::<mprdma::MpQp>(),
+            EngineState::Uet(_) => size_of::<uet::UetQp>(),
         }
     }
 
@@ -439,6 +449,74 @@ impl EngineOps for mprdma::MpQp {
         self.handle_packet(cx, pkt)
     }
     /// MP-RDMA places out-of-order packets with its own bitmap.
+    fn expected_request_psn(&self) -> Option<Psn> {
+        None
+    }
+    fn last_write(&self) -> Option<(Psn, Psn)> {
+        None
+    }
+}
+
+impl EngineOps for uet::UetQp {
+    #[inline(always)]
+    fn req_has_data(&self) -> bool {
+        uet::UetQp::req_has_data(self)
+    }
+    #[inline(always)]
+    fn resp_has_data(&self) -> bool {
+        self.irn.resp_has_data()
+    }
+    #[inline]
+    fn post(&mut self, now: Time, wr: WorkRequest, sync: bool, mtu: u32) {
+        self.irn.post(now, wr, sync, mtu)
+    }
+    fn post_recv(&mut self, wqe: RecvWqe) {
+        self.irn.post_recv(wqe)
+    }
+    fn psn_room(&self) -> u32 {
+        self.irn.psn_room()
+    }
+    fn outstanding(&self) -> bool {
+        self.irn.outstanding()
+    }
+    #[inline]
+    fn in_flight(&self) -> u32 {
+        self.irn.in_flight()
+    }
+    #[inline(always)]
+    fn deadline(&self) -> Option<Time> {
+        self.irn.deadline()
+    }
+    fn on_timer(&mut self, now: Time) -> u64 {
+        self.irn.on_timer(now)
+    }
+    #[inline]
+    fn next_packet(
+        &mut self,
+        resp_turn: &mut bool,
+        now: Time,
+        cfg: &NicConfig,
+        stats: &mut NicStats,
+        dma: &mut Dma,
+    ) -> Packet {
+        // A trimmed request first.
+        let mut p = match self.resend(now, cfg, stats, dma) {
+            Some(p) => p,
+            None => self.irn.next_packet(resp_turn, now, cfg, stats, dma),
+        };
+        p.sport = self.next_sport();
+        p
+    }
+    /// Each data packet leaves with its entropy value as source port.
+    fn chooses_sport(&self) -> bool {
+        true
+    }
+    #[inline]
+    fn on_packet(&mut self, cx: &mut Ctx, conn: &mut Conn, pkt: &Packet) -> bool {
+        self.handle_packet(cx, conn, pkt)
+    }
+    /// UET places every packet itself (RUD) or takes them in order (ROD):
+    /// no ordering layer sits under it.
     fn expected_request_psn(&self) -> Option<Psn> {
         None
     }

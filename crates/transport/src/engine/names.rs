@@ -12,6 +12,7 @@ use std::fmt;
 use crate::engine::config::Engine;
 use crate::engine::irn::config::IrnConfig;
 use crate::engine::mprdma::config::MpRdmaConfig;
+use crate::engine::uet::config::UetConfig;
 
 /// One row of the table.
 struct Row {
@@ -23,7 +24,7 @@ struct Row {
 
 /// Every engine, the default ([`Engine::default`]) first. A new engine is
 /// one row here.
-static ROWS: [Row; 3] = [
+static ROWS: [Row; 4] = [
     Row {
         name: "roce",
         aliases: &["gbn", "go-back-n"],
@@ -41,6 +42,12 @@ static ROWS: [Row; 3] = [
         aliases: &["mp-rdma"],
         about: "MP-RDMA: many virtual paths, one ECN window, WRITE and SEND only",
         default: || Engine::MpRdma(MpRdmaConfig::default()),
+    },
+    Row {
+        name: "uet",
+        aliases: &["ultra-ethernet"],
+        about: "Ultra Ethernet PDS: RUD or ROD, coalesced ACKs with a SACK bitmap",
+        default: || Engine::Uet(UetConfig::default()),
     },
 ];
 
@@ -220,11 +227,11 @@ mod tests {
         }
         assert_eq!(
             EngineKind::list(),
-            "\"roce\" (or \"gbn\", \"go-back-n\"), \"irn\", \"mprdma\" (or \"mp-rdma\")"
+            "\"roce\" (or \"gbn\", \"go-back-n\"), \"irn\", \"mprdma\" (or \"mp-rdma\"), \"uet\" (or \"ultra-ethernet\")"
         );
         assert_eq!(
             EngineKind::quoted_where(|e| !e.keeps_own_window()),
-            "\"roce\" or \"irn\""
+            "\"roce\" or \"irn\" or \"uet\""
         );
     }
 }

@@ -33,7 +33,7 @@ use proptest::prelude::*;
 use transport::driver::{self, Io, Wake, Wakeups};
 use transport::{
     Completion, CompletionSide, Engine, EunomiaConfig, IrnConfig, LastPacket, Memory, Nic,
-    NicConfig, OrderingKind, Packet, QpConfig, Transmit, Verb, WorkRequest,
+    NicConfig, OrderingKind, Packet, QpConfig, Transmit, UetConfig, UetMode, Verb, WorkRequest,
 };
 
 const MTU: u32 = 256;
@@ -54,6 +54,8 @@ const RESULTS: u64 = 64 * 8;
 struct Mem {
     bytes: Vec<u8>,
     violations: u64,
+    /// (address, length) of every write, in order.
+    writes: Vec<(u64, usize)>,
 }
 
 impl Mem {
@@ -61,6 +63,7 @@ impl Mem {
         Mem {
             bytes: (0..len).map(|_| rng.next_u64() as u8).collect(),
             violations: 0,
+            writes: vec![],
         }
     }
     fn range(&self, addr: u64, len: usize) -> Option<std::ops::Range<usize>> {
@@ -87,6 +90,7 @@ impl Memory for Mem {
         }
     }
     fn write(&mut self, addr: u64, data: &[u8]) -> bool {
+        self.writes.push((addr, data.len()));
         match self.range(addr, data.len()) {
             Some(r) => {
                 self.bytes[r].copy_from_slice(data);
@@ -145,6 +149,9 @@ struct Plan {
     b: Mem,
     /// Responder completions: (wr_id, verb, len, imm).
     resp: Vec<(u64, Verb, u64, u64)>,
+    /// Bytes the responder writes in its write ring when each request is
+    /// applied once.
+    b_written: u64,
 }
 
 /// Turns random ops into work requests with addresses, and applies them in
@@ -153,10 +160,12 @@ fn plan(ops: &[Op], a0: &Mem, b0: &Mem) -> Plan {
     let mut a = Mem {
         bytes: a0.bytes.clone(),
         violations: 0,
+        writes: vec![],
     };
     let mut b = Mem {
         bytes: b0.bytes.clone(),
         violations: 0,
+        writes: vec![],
     };
     let (mut ring, mut sink, mut result) = (0u64, 0u64, 0u64);
     let alloc = |ring: &mut u64, len: u64, gap: u64| {
@@ -246,12 +255,20 @@ fn plan(ops: &[Op], a0: &Mem, b0: &Mem) -> Plan {
         }
         wrs.push(wr);
     }
+    let b_written = wrs
+        .iter()
+        .map(|w| match w.verb {
+            Verb::Write | Verb::WriteImm | Verb::Send => w.len,
+            _ => 0,
+        })
+        .sum();
     Plan {
         wrs,
         recvs,
         a,
         b,
         resp,
+        b_written,
     }
 }
 
@@ -494,6 +511,14 @@ fn check(
         o.a.bytes == p.a.bytes,
         "READ/atomic results differ from reference"
     );
+    if let Engine::Uet(_) = rel {
+        // Every byte of the write ring written once: a duplicate or a
+        // retransmission that arrives after its first copy is not placed
+        // again. (Atomics write their slots beyond it, or not at all.)
+        let ring = o.b.writes.iter().filter(|w| w.0 < BASE + RING);
+        let written: usize = ring.map(|w| w.1).sum();
+        prop_assert_eq!(written as u64, p.b_written, "responder bytes written");
+    }
     Ok(o)
 }
 
@@ -503,6 +528,19 @@ fn irn() -> Engine {
         rto_high: 100 * US,
         n_packets: 3,
         bdp_packets: CAP,
+    })
+}
+
+/// UET in `mode` with the window of [`irn`], an ACK every 4 packets,
+/// sprayed over 64 entropy values (ROD: one).
+fn uet(mode: UetMode) -> Engine {
+    Engine::Uet(UetConfig {
+        mode,
+        ack_every: 4,
+        rto: 30 * US,
+        max_in_flight: CAP,
+        evs: if mode == UetMode::Rod { 1 } else { 64 },
+        ..UetConfig::default()
     })
 }
 
@@ -577,6 +615,16 @@ proptest! {
     }
 
     #[test]
+    fn uet_rud_keeps_rdma_semantics(ops in prop::collection::vec(op(), 1..40), ch in channel()) {
+        check(uet(UetMode::Rud), OrderingKind::None, &ops, ch)?;
+    }
+
+    #[test]
+    fn uet_rod_keeps_rdma_semantics(ops in prop::collection::vec(op(), 1..40), ch in channel()) {
+        check(uet(UetMode::Rod), OrderingKind::None, &ops, ch)?;
+    }
+
+    #[test]
     fn go_back_n_under_ideal_ordering_keeps_rdma_semantics(ops in prop::collection::vec(op(), 1..40), ch in channel()) {
         check(Engine::GoBackN, OrderingKind::Ideal, &ops, ch)?;
     }
@@ -617,6 +665,41 @@ fn lossy_channel_costs_go_back_n_more_than_irn() {
         i1.data_sent
     );
     assert!(i1.end > i0.end);
+}
+
+/// UET's ROD places a reordering, lossy, duplicating channel's WRITEs in
+/// PSN order: the responder's writes are those of a clean channel, one
+/// by one; RUD's, on the same channel, are not (the check can fail).
+#[test]
+fn uet_rod_places_in_order_and_rud_does_not() {
+    let ops: Vec<Op> = (0..30)
+        .map(|i| Op {
+            kind: 0,
+            len: 2999 - (i * 37) % 1500,
+            gap: i % 64,
+            val: i % 4,
+        })
+        .collect();
+    let clean = Channel {
+        seed: 5,
+        drop: 0.0,
+        dup: 0.0,
+        jitter: 0,
+    };
+    let rough = Channel {
+        drop: 0.05,
+        dup: 0.03,
+        jitter: 15 * US,
+        ..clean
+    };
+    let reference = check(uet(UetMode::Rod), OrderingKind::None, &ops, clean).unwrap();
+    let rod = check(uet(UetMode::Rod), OrderingKind::None, &ops, rough).unwrap();
+    let rud = check(uet(UetMode::Rud), OrderingKind::None, &ops, rough).unwrap();
+    assert!(
+        rod.b.writes == reference.b.writes,
+        "ROD placed out of order"
+    );
+    assert!(rud.b.writes != reference.b.writes, "RUD placed in order");
 }
 
 /// The Eunomia cases are not vacuous: on a reordering channel the bitmap

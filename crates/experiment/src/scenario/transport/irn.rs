@@ -92,6 +92,6 @@ impl IrnOverrides {
 }
 
 /// The BDP cap in packets of `mtu` payload bytes (at least one).
-fn bdp_packets(bytes: u64, mtu: u32) -> u32 {
+pub(super) fn bdp_packets(bytes: u64, mtu: u32) -> u32 {
     u32::try_from(bytes.div_ceil(mtu.max(1) as u64).max(1)).unwrap_or(u32::MAX)
 }

@@ -1,7 +1,7 @@
 //! The `[transport]` section: packet sizes, ACKs, RTO, priorities, the
 //! congestion control, the engine and the ordering layer, with its sub-tables
 //! (`dcqcn.rs`, `cc.rs` for HPCC, TIMELY and DCTCP, `irn.rs`, `mprdma.rs`,
-//! `ordering.rs`); its checks, the limit on a
+//! `uet.rs`, `ordering.rs`); its checks, the limit on a
 //! message's length, and its build step (the NIC part of the
 //! [`FabricConfig`] and each scheme's [`Engine`]).
 
@@ -10,6 +10,7 @@ pub mod dcqcn;
 pub mod irn;
 pub mod mprdma;
 pub mod ordering;
+pub mod uet;
 
 use super::check::{us, Check, ScenarioError};
 use super::topology::TopologyCfg;
@@ -21,6 +22,7 @@ use mprdma::MpRdmaOverrides;
 use ordering::{EunomiaOverrides, StaticBitmapOverrides};
 use serde::Deserialize;
 use transport::{CcConfig, Engine, EngineKind, IrnConfig, OrderingKind};
+use uet::UetOverrides;
 
 #[derive(Debug, Deserialize, Clone)]
 #[serde(deny_unknown_fields, default)]
@@ -49,13 +51,15 @@ pub struct TransportCfg {
     /// DCTCP's values (with `cc = "dctcp"`).
     pub dctcp: DctcpOverrides,
     /// Engine of every QP: a name of `transport::EngineKind`'s table
-    /// ("roce" (go-back-N), "irn", "mprdma", or an alias).
+    /// ("roce" (go-back-N), "irn", "mprdma", "uet", or an alias).
     #[serde(deserialize_with = "engine_kind")]
     pub kind: EngineKind,
     /// IRN values replacing the defaults (used with `kind = "irn"`).
     pub irn: IrnOverrides,
     /// MP-RDMA values replacing the defaults (used with `kind = "mprdma"`).
     pub mprdma: MpRdmaOverrides,
+    /// UET values replacing the defaults (used with `kind = "uet"`).
+    pub uet: UetOverrides,
     /// The ordering layer at every receiving NIC: "none", "ideal",
     /// "eunomia" or "static_bitmap" (`transport::OrderingKind::NAMES`);
     /// MP-RDMA runs under "none" only.
@@ -111,6 +115,7 @@ impl Default for TransportCfg {
             kind: EngineKind::default(),
             irn: IrnOverrides::default(),
             mprdma: MpRdmaOverrides::default(),
+            uet: UetOverrides::default(),
             ordering: OrderingKind::None.name().to_string(),
             eunomia: EunomiaOverrides::default(),
             static_bitmap: StaticBitmapOverrides::default(),
@@ -177,6 +182,7 @@ impl TransportCfg {
         self.dctcp.params(c)?;
         self.irn.config(self.mtu, c)?;
         self.mprdma.config(c)?;
+        self.uet.config(self.mtu, c)?;
         for layer in ["eunomia", "static_bitmap"] {
             let kind = OrderingKind::from_name(layer).expect("a layer with a table");
             ordering::with_parameters(kind, &self.eunomia, &self.static_bitmap, c)?;
@@ -208,6 +214,7 @@ impl TransportCfg {
             Some(irn.rto_high),
             self.irn.rto_high_us.map(us),
             self.irn.rto_low_us.map(us),
+            self.uet.rto_us.map(us),
         ]
         .into_iter()
         .flatten()
@@ -282,7 +289,7 @@ impl TransportCfg {
     }
 
     /// The engine of `kind`. `probe` builds the network once
-    /// to measure IRN's automatic BDP cap (routes decide the base RTT).
+    /// to measure IRN's and UET's automatic BDP caps (routes decide the base RTT).
     pub fn engine(
         &self,
         kind: EngineKind,
@@ -290,21 +297,27 @@ impl TransportCfg {
         probe: impl FnOnce() -> Result<Network, ScenarioError>,
     ) -> Result<Engine, ScenarioError> {
         let mut engine = self.with_parameters(kind, c)?;
-        if let Engine::Irn(cfg) = &mut engine {
-            if self.irn.auto_bdp() {
+        match &mut engine {
+            Engine::Irn(cfg) if self.irn.auto_bdp() => {
                 IrnOverrides::set_auto_bdp(cfg, &probe()?, self.mtu, c)?;
             }
+            Engine::Uet(cfg) if self.uet.auto_bdp() => {
+                UetOverrides::set_auto_bdp(cfg, &probe()?, self.mtu, c)?;
+            }
+            _ => {}
         }
         Ok(engine)
     }
 
     /// The engine of `kind` with the values of its table
-    /// (`[transport.irn]`, `[transport.mprdma]`) over its defaults; an
+    /// (`[transport.irn]`, `[transport.mprdma]`, `[transport.uet]`) over
+    /// its defaults; an
     /// engine without a table of its own runs its defaults.
     fn with_parameters(&self, kind: EngineKind, c: Check) -> Result<Engine, ScenarioError> {
         Ok(match kind.engine() {
             Engine::Irn(_) => Engine::Irn(self.irn.config(self.mtu, c)?),
             Engine::MpRdma(_) => Engine::MpRdma(self.mprdma.config(c)?),
+            Engine::Uet(_) => Engine::Uet(self.uet.config(self.mtu, c)?),
             e => e,
         })
     }

@@ -175,6 +175,43 @@ impl Requester {
         } else {
             self.cursor
         };
+        let p = self.request(i, psn, now, cfg, stats, dma);
+        self.win.on_sent(psn, now, &self.cfg);
+        if !rtx && psn + 1 == self.wqes[i].s_end() {
+            self.cursor += 1;
+        }
+        p
+    }
+
+    /// UET: request `psn` again, alone (a trimmed packet the receiver
+    /// NACKed), leaving loss recovery as it is; None if it needs no
+    /// resending (acknowledged, SACKed, or never sent).
+    pub fn resend(
+        &mut self,
+        psn: Psn,
+        now: Time,
+        cfg: &NicConfig,
+        stats: &mut NicStats,
+        dma: &mut Dma,
+    ) -> Option<Packet> {
+        if psn.lt(self.win.una) || psn.ge(self.win.nxt) || self.win.is_sacked(psn) {
+            return None;
+        }
+        stats.retransmitted_packets += 1;
+        let i = self.wqes.partition_point(|w| w.s_end().le(psn));
+        Some(self.request(i, psn, now, cfg, stats, dma))
+    }
+
+    /// The request packet `psn` of WQE `i`.
+    fn request(
+        &mut self,
+        i: usize,
+        psn: Psn,
+        now: Time,
+        cfg: &NicConfig,
+        stats: &mut NicStats,
+        dma: &mut Dma,
+    ) -> Packet {
         let w = self.wqes[i];
         let idx = psn.since(w.s_first);
         let mtu = cfg.mtu;
@@ -191,10 +228,6 @@ impl Requester {
             };
             (pl, addr, idx + 1 == w.s_n)
         };
-        self.win.on_sent(psn, now, &self.cfg);
-        if !rtx && psn + 1 == w.s_end() {
-            self.cursor += 1;
-        }
         let data = Data {
             kind: PacketKind::Request,
             verb: w.verb,
@@ -264,6 +297,30 @@ impl Requester {
         } else {
             self.win.on_drop_nack(now, cum, s, &self.cfg)
         };
+        match r {
+            Err(_) => Outcome { malformed: true },
+            Ok(_) => {
+                self.complete(now, qp, events);
+                Outcome::default()
+            }
+        }
+    }
+
+    /// UET's SACK bitmap: everything below `cum` arrived, and PSN
+    /// `cum + 1 + i` for each bit `i` set in `bits`; neither recovery nor
+    /// a timeout resends those (recovery is not entered).
+    pub fn on_sack_bitmap(
+        &mut self,
+        now: Time,
+        qp: QpId,
+        cum: Psn,
+        bits: u64,
+        events: &mut VecDeque<Event>,
+    ) -> Outcome {
+        let r = (0..64u32)
+            .filter(|&i| bits >> i & 1 != 0)
+            .try_for_each(|i| self.win.mark_sacked(cum + 1 + i))
+            .and_then(|()| self.win.on_ack(now, cum, None, &self.cfg));
         match r {
             Err(_) => Outcome { malformed: true },
             Ok(_) => {

@@ -140,6 +140,17 @@ impl Responder {
         self.rx.epsn
     }
 
+    /// Whether request `psn` has arrived.
+    pub fn received(&self, psn: Psn) -> bool {
+        self.rx.received(psn)
+    }
+
+    /// The arrived PSNs after [`Responder::expected`] (see
+    /// [`RecvWindow::sack_bits`]).
+    pub fn sack_bits(&self) -> u64 {
+        self.rx.sack_bits()
+    }
+
     /// Processes a request packet.
     pub fn on_request(&mut self, cx: &mut Ctx, pkt: &Packet) -> RxOutcome {
         let (now, qp, cfg) = (cx.now, cx.qp, cx.cfg);

@@ -168,6 +168,11 @@ impl SendWindow {
         Ok(progressed)
     }
 
+    /// Whether `psn` (at or above `una`) is SACKed.
+    pub fn is_sacked(&self, psn: Psn) -> bool {
+        self.sacked.get(psn)
+    }
+
     /// Eunomia's SACK (`crate::order::eunomia`): `s` arrived and is
     /// tracked, so neither recovery nor a timeout resends it; recovery is
     /// not entered.
@@ -279,8 +284,22 @@ impl RecvWindow {
         }
     }
 
+    /// Whether `psn` has arrived (below `epsn`, or marked in the window).
+    pub fn received(&self, psn: Psn) -> bool {
+        matches!(self.classify(psn), Arrival::Old | Arrival::Again)
+    }
+
     pub fn mark(&mut self, psn: Psn) {
         self.arrived.set(psn);
+    }
+
+    /// The 64 PSNs after `epsn` as a SACK bitmap: bit `i` set if PSN
+    /// `epsn + 1 + i` has arrived (UET's ACKs; bits past the window stay
+    /// clear, their places would alias).
+    pub fn sack_bits(&self) -> u64 {
+        (0..64u32.min(self.cap.saturating_sub(1)))
+            .filter(|&i| self.arrived.get(self.epsn + 1 + i))
+            .fold(0, |bits, i| bits | 1 << i)
     }
 
     /// If `epsn` has arrived, consumes it and returns it (call in a loop to
