@@ -15,13 +15,11 @@ use std::io::{Read, Write};
 use std::os::fd::AsRawFd;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicU16, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use visor::process::DaemonProcess;
 use visor::{Event, Flags, Visor};
-
-static NEXT: AtomicU16 = AtomicU16::new(0);
 
 /// The tests' daemons' options.
 pub(crate) const OPTIONS: [&str; 6] = [
@@ -47,13 +45,26 @@ fn pair() -> (DaemonProcess, DaemonProcess, u16) {
 
 /// [`pair`], the daemons given these options.
 pub(crate) fn pair_with(more: &[&str]) -> (DaemonProcess, DaemonProcess, u16) {
-    let port =
-        48000 + (std::process::id() % 1000) as u16 * 8 + NEXT.fetch_add(1, Ordering::Relaxed);
+    let port = free_port_on_both();
     (
         daemon("127.0.0.1", port, "a", more),
         daemon("127.0.0.2", port, "b", more),
         port,
     )
+}
+
+/// A UDP port free on both 127.0.0.1 and 127.0.0.2 just now, as the
+/// kernel hands out ephemeral ports: a port computed from the process id
+/// clashed with other processes' sockets ("cannot bind the link port").
+fn free_port_on_both() -> u16 {
+    for _ in 0..100 {
+        let first = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        let port = first.local_addr().unwrap().port();
+        if std::net::UdpSocket::bind(("127.0.0.2", port)).is_ok() {
+            return port;
+        }
+    }
+    panic!("no UDP port free on both 127.0.0.1 and 127.0.0.2 in 100 tries");
 }
 
 /// Connects `v` to `to`, trying again for up to `secs` while the refusal
