@@ -1,7 +1,9 @@
 //! A daemon run as a child process, for the benchmark and the tests:
 //! started with its control socket and link address, waited for until
 //! its socket exists (or it exits, its error returned), and killed, its
-//! socket removed, when dropped.
+//! socket removed, when dropped, or, on Linux, when the thread that
+//! started it dies without dropping it (a benchmark killed by a signal
+//! left its daemons running, one of them busy).
 //!
 //! Uses nothing else of the crate.
 
@@ -28,7 +30,9 @@ impl DaemonProcess {
         // nobody reads would block it once full).
         let log = log_of(&control);
         let err = std::fs::File::create(&log).map_err(|e| format!("{}: {e}", log.display()))?;
-        let child = Command::new(bin)
+        let mut cmd = Command::new(bin);
+        end_with_parent(&mut cmd);
+        let child = cmd
             .arg("--control")
             .arg(&control)
             .args(["--bind", bind])
@@ -71,6 +75,33 @@ impl Drop for DaemonProcess {
         let _ = std::fs::remove_file(log_of(&self.control));
     }
 }
+
+/// Asks the kernel to send the child SIGKILL when the thread that
+/// starts it dies (`PR_SET_PDEATHSIG`), and makes the child exit at once
+/// if that already happened between the fork and the request.
+#[cfg(target_os = "linux")]
+fn end_with_parent(cmd: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    let parent = std::process::id() as libc::pid_t;
+    // SAFETY: between fork and exec only async-signal-safe calls are made
+    // (prctl, getppid) and nothing is allocated.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if libc::getppid() != parent {
+                return Err(std::io::Error::other(
+                    "the parent exited before the daemon started",
+                ));
+            }
+            Ok(())
+        });
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn end_with_parent(_: &mut Command) {}
 
 /// Where a daemon started here writes its errors: beside its socket.
 fn log_of(control: &Path) -> PathBuf {

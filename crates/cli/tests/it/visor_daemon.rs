@@ -1348,3 +1348,84 @@ fn two_clients_sending_to_each_other_do_not_wait_on_each_other() {
             .expect("the two clients wait on each other");
     }
 }
+
+/// The live children of `parent` (from /proc: a zombie or a process
+/// already gone does not count).
+fn live_children(parent: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        // "pid (comm) state ppid ...": the fields after the last ')'.
+        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
+            continue;
+        };
+        let mut f = rest.split_whitespace();
+        let (state, ppid) = (f.next(), f.next().and_then(|p| p.parse::<u32>().ok()));
+        if ppid == Some(parent) && state != Some("Z") {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            s.rsplit_once(')')
+                .map(|(_, r)| r.split_whitespace().next() != Some("Z"))
+        })
+        .unwrap_or(false)
+}
+
+/// `rdmalab visor bench` killed by a signal (no destructor runs) takes
+/// its two daemons with it: they are started to die with their parent.
+#[test]
+#[cfg(target_os = "linux")]
+fn a_bench_killed_by_a_signal_leaves_no_daemon_running() {
+    let mut bench = Command::new(env!("CARGO_BIN_EXE_rdmalab"))
+        .args([
+            "visor",
+            "bench",
+            "--connections",
+            "2",
+            "--msg-bytes",
+            "4096",
+            "--seconds",
+            "60",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let t = Instant::now();
+    let daemons = loop {
+        let d = live_children(bench.id());
+        if d.len() == 2 {
+            break d;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(20),
+            "the bench started no two daemons: {d:?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    bench.kill().unwrap();
+    bench.wait().unwrap();
+    let t = Instant::now();
+    while daemons.iter().any(|&p| alive(p)) {
+        if t.elapsed() > Duration::from_secs(10) {
+            for &p in &daemons {
+                // SAFETY: a plain kill(2) of a pid read just above.
+                unsafe { libc::kill(p as libc::pid_t, libc::SIGKILL) };
+            }
+            panic!("daemons {daemons:?} outlived their bench");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
