@@ -6,13 +6,13 @@
 //!
 //! Uses `crate::{error, datagram, ethernet, ipv4, udp, iba, icrc}`.
 
-use crate::datagram::Datagram;
+use crate::datagram::{emit_headers, Datagram};
 use crate::error::Error;
-use crate::ethernet::{EthernetRepr, ETHERTYPE_IPV4};
+use crate::ethernet::EthernetRepr;
 use crate::iba::IbaHeaders;
 use crate::icrc::{icrc, ICRC_LEN};
-use crate::ipv4::{self, Ipv4Repr};
-use crate::udp::{self, UdpRepr, ROCE_PORT};
+use crate::ipv4::Ipv4Repr;
+use crate::udp::{UdpRepr, ROCE_PORT};
 
 /// Where the BTH starts in a frame.
 pub const BTH_AT: usize = crate::datagram::BODY_AT;
@@ -43,11 +43,6 @@ impl<'a> RoceFrame<'a> {
     /// Parses a frame to UDP port `port` (a datapath's socket may listen
     /// on another port than 4791; the ICRC covers the port either way).
     pub fn parse_on(frame: &'a [u8], port: u16) -> Result<RoceFrame<'a>, Error> {
-        let wrong_port = if port == ROCE_PORT {
-            "destination port is not RoCEv2's 4791"
-        } else {
-            "destination port is not the socket's"
-        };
         let Datagram {
             eth,
             ip,
@@ -57,7 +52,11 @@ impl<'a> RoceFrame<'a> {
             body,
             len,
             ..
-        } = Datagram::parse(frame, port, wrong_port)?;
+        } = Datagram::parse(
+            frame,
+            port,
+            (ROCE_PORT, "destination port is not RoCEv2's 4791"),
+        )?;
         crate::error::need(body, crate::bth::HEADER_LEN + ICRC_LEN, "bth")?;
         let covered = body.len() - ICRC_LEN;
         let (iba, after) = IbaHeaders::parse(&body[..covered])?;
@@ -106,27 +105,7 @@ pub fn emit(
     let data: usize = parts.iter().map(|p| p.len()).sum();
     let pad = (4 - data % 4) % 4;
     let body = iba.wire_len() + data + pad + ICRC_LEN;
-    let ip_payload = udp::HEADER_LEN + body;
-    if ip_payload > usize::from(u16::MAX) - ipv4::HEADER_LEN {
-        return Err(Error::Unrepresentable {
-            field: "payload",
-            reason: "the packet exceeds IPv4's 65535 bytes",
-        });
-    }
-    out.reserve(OVERHEAD + body);
-    EthernetRepr {
-        ethertype: ETHERTYPE_IPV4,
-        ..*eth
-    }
-    .emit(out);
-    let ip_start = out.len();
-    Ipv4Repr {
-        payload_len: ip_payload as u16,
-        ..*ip
-    }
-    .emit(out);
-    let udp_start = out.len();
-    udp.emit(body as u16, out);
+    let (ip_start, udp_start) = emit_headers(out, eth, ip, udp, body)?;
     let mut iba = *iba;
     iba.bth.pad = pad as u8;
     iba.emit(out)?;

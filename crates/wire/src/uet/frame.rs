@@ -9,10 +9,10 @@
 //! headers).
 
 use super::{UetHeaders, UET_PORT};
-use crate::datagram::Datagram;
+use crate::datagram::{emit_headers, Datagram};
 use crate::error::Error;
-use crate::ethernet::{EthernetRepr, ETHERTYPE_IPV4};
-use crate::ipv4::{self, Ipv4Repr};
+use crate::ethernet::EthernetRepr;
+use crate::ipv4::Ipv4Repr;
 use crate::udp::{self, UdpRepr};
 
 /// Bytes of a frame before its PDS header.
@@ -39,12 +39,11 @@ impl<'a> UetFrame<'a> {
 
     /// Parses a frame to UDP port `port` (a datapath socket's).
     pub fn parse_on(frame: &'a [u8], port: u16) -> Result<UetFrame<'a>, Error> {
-        let wrong_port = if port == UET_PORT {
-            "destination port is not UET's 4793"
-        } else {
-            "destination port is not the socket's"
-        };
-        let d = Datagram::parse(frame, port, wrong_port)?;
+        let d = Datagram::parse(
+            frame,
+            port,
+            (UET_PORT, "destination port is not UET's 4793"),
+        )?;
         let (headers, payload) = UetHeaders::parse(d.body)?;
         Ok(UetFrame {
             eth: d.eth,
@@ -71,27 +70,8 @@ pub fn emit(
     parts: &[&[u8]],
 ) -> Result<(), Error> {
     let body = headers.wire_len() + parts.iter().map(|p| p.len()).sum::<usize>();
-    let ip_payload = udp::HEADER_LEN + body;
-    if ip_payload > usize::from(u16::MAX) - ipv4::HEADER_LEN {
-        return Err(Error::Unrepresentable {
-            field: "payload",
-            reason: "the packet exceeds IPv4's 65535 bytes",
-        });
-    }
     let start = out.len();
-    out.reserve(PDS_AT + body);
-    EthernetRepr {
-        ethertype: ETHERTYPE_IPV4,
-        ..*eth
-    }
-    .emit(out);
-    Ipv4Repr {
-        payload_len: ip_payload as u16,
-        ..*ip
-    }
-    .emit(out);
-    let udp_start = out.len();
-    udp.emit(body as u16, out);
+    let (_, udp_start) = emit_headers(out, eth, ip, udp, body)?;
     if let Err(e) = headers.emit(out) {
         out.truncate(start);
         return Err(e);
