@@ -47,7 +47,9 @@ pub enum NetCmd {
         #[arg(long, value_parser = bytes)]
         bytes: u64,
         /// The engine: a name of the transport's table ("roce", "irn",
-        /// "mprdma", or an alias; an unknown name's error lists them).
+        /// "mprdma", "uet", or an alias; an unknown name's error lists
+        /// them). "uet" travels in Ultra Ethernet's PDS and SES headers,
+        /// the others as RoCEv2.
         #[arg(long, value_parser = EngineKind::from_name)]
         transport: EngineKind,
         /// QPs the bytes are split over.
@@ -62,8 +64,9 @@ pub enum NetCmd {
         /// Messages outstanding per QP.
         #[arg(long, default_value_t = 4)]
         depth: u32,
-        /// MP-RDMA's virtual paths: UDP source ports (default 8 for
-        /// mprdma, 1 otherwise).
+        /// MP-RDMA's virtual paths, UET's entropy values: UDP source
+        /// ports, one socket each (default 8 for mprdma and uet, 1
+        /// otherwise).
         #[arg(long)]
         paths: Option<u16>,
         #[command(flatten)]
@@ -72,8 +75,8 @@ pub enum NetCmd {
         /// CE marks (--ecn-backlog).
         #[arg(long, value_enum, default_value = "none")]
         cc: Cc,
-        /// Retransmission timeout (go-back-N, MP-RDMA; IRN's RTO_high,
-        /// its RTO_low in the paper's ratio, 10/32 of it).
+        /// Retransmission timeout (go-back-N, MP-RDMA, UET; IRN's
+        /// RTO_high, its RTO_low in the paper's ratio, 10/32 of it).
         #[arg(long, default_value_t = 4000)]
         rto_us: u64,
         /// Seed of the data pattern (1 when not given) and, when given,

@@ -17,15 +17,17 @@
 //! whole milliseconds; pacing needs microseconds).
 //!
 //! Receiving, every datagram is hostile: it must come from the peer's
-//! address and ports, pass the impairment layer, parse as a RoCEv2 frame
-//! with every checksum right (`codec`), and then the NIC checks QP, PSN
+//! address and ports, pass the impairment layer, parse as a frame of the
+//! NIC's framing (RoCEv2 with every checksum right, or UET: `codec`),
+//! and then the NIC checks QP, PSN
 //! and addresses (its own counters: unknown QPs, duplicates, accesses
 //! outside the region). An endpoint given memory windows
 //! ([`Endpoint::windows`], `window`) also drops a request that reads or
 //! writes outside the windows open to its sender, before the NIC; and
 //! every endpoint drops a WRITE or SEND packet that disagrees with its
 //! message's announced length (`length`), answering it with IBA's NAK
-//! "invalid request". Each drop is counted by its reason ([`Drops`]).
+//! "invalid request" (UET: not answered). Each drop is counted by its
+//! reason ([`Drops`]).
 //!
 //! Uses `codec`, `impair`, `region`, `socket`, `pcap`, `window`,
 //! `length` and the transport's public API.
@@ -42,7 +44,7 @@ use transport::driver::{self, Io, Wake, Wakeups};
 use transport::{Completion, Nic, Packet, Transmit};
 use wire::roce::BTH_AT;
 
-use crate::codec;
+use crate::codec::{self, Framing};
 use crate::impair::{Datagram, Impair, ImpairCounts, ImpairSpec};
 use crate::length::{self, Lengths};
 use crate::pcap::Pcap;
@@ -188,6 +190,7 @@ impl PortSettings {
 
 pub struct Endpoint {
     pub nic: Nic,
+    framing: Framing,
     wakeups: Wakeups,
     pub mem: Region,
     socks: Vec<Socket>,
@@ -263,6 +266,7 @@ impl Endpoint {
         };
         let batch = quinn_udp::BATCH_SIZE;
         Ok(Endpoint {
+            framing: Framing::of(nic.config()),
             nic,
             wakeups: Wakeups::default(),
             mem,
@@ -628,7 +632,7 @@ impl Endpoint {
             d.to,
             d.tos,
         )
-        .and_then(|n| codec::decode(&self.rx_frame[..n], d.to.port()));
+        .and_then(|n| self.framing.decode(&self.rx_frame[..n], d.to.port()));
         let dec = match decoded {
             Ok(dec) => dec,
             Err(e) => {
@@ -654,7 +658,9 @@ impl Endpoint {
         }
         if !self.lengths.admits(&pkt, self.nic.config().mtu) {
             self.drops.length_mismatch += 1;
-            self.nak_length(&pkt, d);
+            if self.framing == Framing::Roce {
+                self.nak_length(&pkt, d);
+            }
             return;
         }
         self.nic
@@ -757,7 +763,17 @@ impl Io for Endpoint {
         let si = if si < self.socks.len() { si } else { 0 };
         let from = SocketAddrV4::new(self.local_ip, self.socks[si].local.port());
         pkt.sport = from.port();
-        if codec::encode(&pkt, from, peer.addr, &self.payload, &mut self.frame).is_err() {
+        // A UET ACK goes to the port its packet came from, if the peer's.
+        let to = match self.framing.reply_port(&pkt) {
+            Some(port) if peer.sent(SocketAddrV4::new(*peer.addr.ip(), port)) => {
+                SocketAddrV4::new(*peer.addr.ip(), port)
+            }
+            _ => peer.addr,
+        };
+        let f = self.framing;
+        if f.encode(&pkt, from, to, &self.payload, &mut self.frame)
+            .is_err()
+        {
             self.io.unencodable += 1;
             self.want_tx = true;
             return;
@@ -766,7 +782,7 @@ impl Io for Endpoint {
             p.record(now, &self.frame);
         }
         let wire_bytes = self.frame.len() as u64;
-        self.push(si, peer.addr, pkt.ce, BTH_AT);
+        self.push(si, to, pkt.ce, BTH_AT);
         self.port_free_at =
             self.port_free_at.max(now) + engine::time::serialization(wire_bytes, self.rate_bps);
         self.want_tx = true;

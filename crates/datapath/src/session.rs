@@ -20,7 +20,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use transport::{
     check_work_request, CcConfig, DcqcnParams, Engine, EngineKind, InitialPsns, IrnConfig,
-    MpRdmaConfig, Nic, NicConfig, QpConfig, Verb, WorkRequest,
+    MpRdmaConfig, Nic, NicConfig, QpConfig, UetConfig, Verb, WorkRequest,
 };
 
 use crate::endpoint::{Endpoint, PEER_HOST};
@@ -33,6 +33,8 @@ pub const MAX_LINE: usize = 64 * 1024;
 pub const MAX_QPS: u32 = 1024;
 pub const MAX_PATHS: u16 = 256;
 pub const MAX_MESSAGES: u64 = 1 << 22;
+/// Most messages per QP with UET, whose SES message id has 16 bits.
+pub const MAX_UET_MESSAGES: u64 = 1 << 16;
 /// The largest payload per packet (`--mtu`): RoCE's path MTUs are 256 to
 /// 4096 bytes, whatever the Ethernet MTU.
 pub const MAX_MTU: u32 = 4096;
@@ -130,7 +132,7 @@ pub struct Job {
     /// Payload bytes per packet.
     pub mtu: u32,
     /// Sockets (UDP source ports) the client sends from: MP-RDMA's
-    /// virtual paths; 1 for the others.
+    /// virtual paths, UET's entropy values; 1 for the others.
     pub paths: u16,
     pub rto_us: u64,
     /// The pattern of the source region (and, with `seeded_psns`, the
@@ -152,6 +154,11 @@ impl Job {
             Engine::Irn(c) => Engine::Irn(irn_rtos(c, self.rto_us)),
             Engine::MpRdma(c) => Engine::MpRdma(MpRdmaConfig {
                 num_vps: self.paths,
+                ..c
+            }),
+            Engine::Uet(c) => Engine::Uet(UetConfig {
+                evs: self.paths,
+                rto: self.rto_us * engine::time::US,
                 ..c
             }),
             e => e,
@@ -217,6 +224,9 @@ impl Job {
                 "{messages} messages: at most {MAX_MESSAGES} (raise --msg-bytes)"
             ));
         }
+        if let Engine::Uet(_) = engine {
+            self.check_uet()?;
+        }
         let wr = WorkRequest {
             verb: self.verb.verb(),
             len: self.msg_bytes.min(self.bytes),
@@ -230,6 +240,30 @@ impl Job {
             )
         })?;
         self.nic(0).map(|_| ())
+    }
+
+    /// What UET's headers (`transport::uet_frame`) and the datapath's
+    /// UET leave out.
+    fn check_uet(&self) -> Result<(), String> {
+        if self.cc != CcName::None {
+            return Err(format!(
+                "--cc {} with --transport uet: UET has no CNP (its control, NSCC, is not on the datapath)",
+                self.cc.name()
+            ));
+        }
+        if self.msg_bytes.min(self.bytes) > u64::from(u32::MAX) {
+            return Err(format!(
+                "--msg-bytes {} with --transport uet: UET's request length has 32 bits",
+                self.msg_bytes
+            ));
+        }
+        let most = self.messages_of(0).count() as u64;
+        if most > MAX_UET_MESSAGES {
+            return Err(format!(
+                "{most} messages per QP with --transport uet: at most {MAX_UET_MESSAGES} (SES message ids have 16 bits; raise --msg-bytes or --qps)"
+            ));
+        }
+        Ok(())
     }
 
     /// QP `q`'s share of the bytes: offsets `start..end`.

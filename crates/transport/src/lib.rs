@@ -36,6 +36,9 @@
 //! - [`frame`]: a [`packet::Packet`] as RoCEv2 bytes and back (the header
 //!   formats are the `wire` crate's); uses only `packet` and `order`'s
 //!   flag bits.
+//! - [`uet_frame`]: the UET engine's packets as Ultra Ethernet (PDS and
+//!   SES) bytes and back; uses `packet`, `frame`'s decoded form and the
+//!   engine's trimmed bit.
 //! - [`nic`]: the NIC.
 //! - [`driver`]: the one drive loop of a NIC, over an environment ([`driver::Io`]):
 //!   the simulator's hosts, the test benches, the UDP datapath
@@ -61,6 +64,7 @@ pub mod reorder;
 mod sched;
 pub mod timely;
 mod timers;
+pub mod uet_frame;
 
 pub use api::{
     Completion, CompletionSide, ConfigError, Event, InitialPsns, NicConfig, NicStats, QpConfig,

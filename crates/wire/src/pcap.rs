@@ -2,9 +2,12 @@
 //! header (nanosecond timestamps, version 2.4, link type Ethernet) and
 //! one record per frame. Used by the simulator's trace (fabric's
 //! `observe/pcap.rs`, simulated time) and the datapath's `--pcap` (wall
-//! time since the run started).
+//! time since the run started); [`frames`] reads such a file back (the
+//! tests of frames tshark has no dissector for: UET's).
 //!
-//! Uses nothing else of the crate.
+//! Uses `crate::error`.
+
+use crate::error::Error;
 
 /// The snap length written: IPv4's largest datagram and its Ethernet
 /// header, so no frame is cut.
@@ -38,6 +41,44 @@ pub fn record(out: &mut Vec<u8>, ns: u64, frame: &[u8]) {
     out.extend_from_slice(frame);
 }
 
+/// The frames of a file [`file_header`] and [`record`] wrote, with their
+/// stamps (nanoseconds). Fails on another magic or link type, or a record
+/// that runs past the end.
+pub fn frames(file: &[u8]) -> Result<Vec<(u64, &[u8])>, Error> {
+    let le32 = |b: &[u8], at: usize| u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]]);
+    let short = |need, have| Error::Truncated {
+        layer: "pcap",
+        need,
+        have,
+    };
+    if file.len() < FILE_HEADER_LEN {
+        return Err(short(FILE_HEADER_LEN, file.len()));
+    }
+    if le32(file, 0) != 0xa1b2_3c4d || le32(file, 20) != 1 {
+        return Err(Error::Malformed {
+            layer: "pcap",
+            reason: "not a little-endian nanosecond pcap of Ethernet frames",
+        });
+    }
+    let mut out = Vec::new();
+    let mut at = FILE_HEADER_LEN;
+    while at < file.len() {
+        let rest = file.len() - at;
+        if rest < RECORD_HEADER_LEN {
+            return Err(short(RECORD_HEADER_LEN, rest));
+        }
+        let ns = u64::from(le32(file, at)) * 1_000_000_000 + u64::from(le32(file, at + 4));
+        let len = le32(file, at + 8) as usize;
+        at += RECORD_HEADER_LEN;
+        if file.len() - at < len {
+            return Err(short(len, file.len() - at));
+        }
+        out.push((ns, &file[at..at + len]));
+        at += len;
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -53,5 +94,11 @@ mod tests {
         assert_eq!(&out[28..32], &123u32.to_le_bytes());
         assert_eq!(&out[32..36], &3u32.to_le_bytes());
         assert_eq!(&out[40..], &[7, 8, 9]);
+        assert_eq!(
+            frames(&out).unwrap(),
+            vec![(2_000_000_123, &[7u8, 8, 9][..])]
+        );
+        assert!(frames(&out[..out.len() - 1]).is_err());
+        assert!(frames(&out[..10]).is_err());
     }
 }

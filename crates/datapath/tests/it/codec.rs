@@ -31,13 +31,15 @@ fn a_datagram_decodes_to_its_packet_and_a_flipped_bit_is_caught() {
     let to: SocketAddrV4 = "127.0.0.2:5000".parse().unwrap();
     let p = data_packet(40000);
     let mut frame = Vec::new();
-    encode(&p, from, to, b"hello", &mut frame).unwrap();
+    Framing::Roce
+        .encode(&p, from, to, b"hello", &mut frame)
+        .unwrap();
     let dgram = frame[BTH_AT..].to_vec();
     let mut buf = vec![0u8; BTH_AT + dgram.len()];
     let mut head = Vec::new();
     buf[BTH_AT..].copy_from_slice(&dgram);
     let n = rebuild(&mut head, &mut buf, dgram.len(), from, to, 0b10).unwrap();
-    let d = decode(&buf[..n], to.port()).unwrap();
+    let d = Framing::Roce.decode(&buf[..n], to.port()).unwrap();
     assert_eq!(d.payload, b"hello");
     assert_eq!(
         (d.packet.psn, d.packet.dst_qp, d.packet.addr),
@@ -50,16 +52,25 @@ fn a_datagram_decodes_to_its_packet_and_a_flipped_bit_is_caught() {
     let other: SocketAddrV4 = "127.0.0.1:40001".parse().unwrap();
     buf[BTH_AT..].copy_from_slice(&dgram);
     let n = rebuild(&mut head, &mut buf, dgram.len(), other, to, 0).unwrap();
-    assert!(decode(&buf[..n], to.port()).is_err());
+    assert!(Framing::Roce.decode(&buf[..n], to.port()).is_err());
     for bit in [0, 13, 8 * dgram.len() - 1] {
         let mut bad = dgram.clone();
         bad[bit / 8] ^= 1 << (bit % 8);
         buf[BTH_AT..].copy_from_slice(&bad);
         let n = rebuild(&mut head, &mut buf, bad.len(), from, to, 0).unwrap();
-        assert!(decode(&buf[..n], to.port()).is_err(), "bit {bit}");
+        assert!(
+            Framing::Roce.decode(&buf[..n], to.port()).is_err(),
+            "bit {bit}"
+        );
     }
     // ECN CE from the IP header reaches the packet.
     buf[BTH_AT..].copy_from_slice(&dgram);
     let n = rebuild(&mut head, &mut buf, dgram.len(), from, to, 0b11).unwrap();
-    assert!(decode(&buf[..n], to.port()).unwrap().packet.ce);
+    assert!(
+        Framing::Roce
+            .decode(&buf[..n], to.port())
+            .unwrap()
+            .packet
+            .ce
+    );
 }

@@ -123,7 +123,9 @@ fn forged_packets_are_counted_by_reason_and_stay_inside_the_region() {
     let mut rng = Rng::new(9, StreamKind::Host, 1);
     let mut frame = Vec::new();
     let dgram = |p: &Packet, payload: &[u8], frame: &mut Vec<u8>| {
-        codec::encode(p, from, local, payload, frame).unwrap();
+        codec::Framing::Roce
+            .encode(p, from, local, payload, frame)
+            .unwrap();
         frame[wire::roce::BTH_AT..].to_vec()
     };
     let payload = vec![0xab; 1024];
@@ -221,7 +223,9 @@ fn with_windows_a_peer_reaches_only_what_was_opened_to_it() {
     ep.windows = Some(w);
     let mut frame = Vec::new();
     let mut dgram = |p: &Packet, payload: &[u8]| {
-        codec::encode(p, from, local, payload, &mut frame).unwrap();
+        codec::Framing::Roce
+            .encode(p, from, local, payload, &mut frame)
+            .unwrap();
         frame[wire::roce::BTH_AT..].to_vec()
     };
     let read = |psn: u32, addr: u64, len: u32| Packet {
@@ -295,7 +299,9 @@ fn a_write_that_disagrees_with_its_reth_length_is_naked_and_counted() {
     });
     let mut frame = Vec::new();
     let mut dgram = |p: &Packet, payload: &[u8]| {
-        codec::encode(p, from, local, payload, &mut frame).unwrap();
+        codec::Framing::Roce
+            .encode(p, from, local, payload, &mut frame)
+            .unwrap();
         frame[wire::roce::BTH_AT..].to_vec()
     };
     let sport = from.port();
@@ -330,7 +336,9 @@ fn a_write_that_disagrees_with_its_reth_length_is_naked_and_counted() {
         ..write(100, 0, SERVER_BASE, 1024, sport)
     };
     let mut frame2 = Vec::new();
-    codec::encode(&long_first, from, local2, &[0xee; 1024], &mut frame2).unwrap();
+    codec::Framing::Roce
+        .encode(&long_first, from, local2, &[0xee; 1024], &mut frame2)
+        .unwrap();
     peer.send_to(&frame2[wire::roce::BTH_AT..], local2).unwrap();
     // Wait (bounded) for both NAKs: opcode Acknowledge (0x11), AETH
     // syndrome 0x61 after the 12-byte BTH.

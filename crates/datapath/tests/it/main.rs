@@ -17,4 +17,5 @@ mod impair;
 mod region;
 mod session;
 mod transfer;
+mod uet;
 mod window;

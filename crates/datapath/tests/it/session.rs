@@ -77,6 +77,22 @@ fn bad_jobs_name_the_option() {
             }),
             "--cc dcqcn cannot drive mprdma",
         ),
+        (
+            Box::new(|j| {
+                j.transport = EngineKind::from_name("uet").unwrap();
+                j.cc = CcName::Dcqcn
+            }),
+            "--cc dcqcn with --transport uet: UET has no CNP",
+        ),
+        (
+            Box::new(|j| {
+                j.transport = EngineKind::from_name("uet").unwrap();
+                j.qps = 1;
+                j.bytes = 70_000;
+                j.msg_bytes = 1;
+            }),
+            "70000 messages per QP with --transport uet: at most 65536",
+        ),
     ];
     for (f, says) in cases {
         let mut j = job();

@@ -90,10 +90,10 @@ impl Engine {
     }
 
     /// Whether it spreads a QP's packets over many paths (UDP source
-    /// ports) itself: the real datapath then gives the QP more than one
-    /// socket.
+    /// ports) itself (MP-RDMA's virtual paths, UET's entropy values): the
+    /// real datapath then gives the QP more than one socket.
     pub fn multipath(&self) -> bool {
-        matches!(self, Engine::MpRdma(_))
+        matches!(self, Engine::MpRdma(_) | Engine::Uet(_))
     }
 
     pub fn state_bytes(&self) -> StateBytes {

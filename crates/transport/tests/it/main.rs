@@ -28,3 +28,4 @@ mod psn_wrap;
 mod rc;
 mod remaining;
 mod reorder;
+mod uet_frame;

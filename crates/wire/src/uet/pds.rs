@@ -220,6 +220,12 @@ pub struct Nack {
 pub const NACK_TRIMMED: u8 = 0x01;
 /// Trimmed at the last-hop switch.
 pub const NACK_TRIMMED_LAST_HOP: u8 = 0x02;
+/// The PSN is outside the receiver's tracking window.
+pub const NACK_PSN_OOR_WINDOW: u8 = 0x0b;
+/// ROD: the packet is not the next in order.
+pub const NACK_ROD_OOO: u8 = 0x0d;
+/// A packet the receiver expected has not arrived.
+pub const NACK_PKT_NOT_RCVD: u8 = 0x12;
 
 /// A control packet: 16 bytes. `ctl_type` (4 bits): 0 no-op, 1 request
 /// for ACK, 2 clear, 3 request for clear, 4 close, 5 request for close,

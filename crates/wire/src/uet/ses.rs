@@ -148,6 +148,9 @@ pub enum Ses {
     ResponseData(ResponseData),
 }
 
+/// The return code of success.
+pub const RC_OK: u8 = 0x01;
+
 pub const STANDARD_LEN: usize = 44;
 pub const RESPONSE_LEN: usize = 12;
 pub const RESPONSE_DATA_LEN: usize = 20;
