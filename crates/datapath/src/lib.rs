@@ -12,6 +12,7 @@
 //!   datagrams, for tests.
 //! - [`socket`]: the UDP sockets (quinn-udp: GSO, GRO, recvmmsg, ECN).
 //! - [`pcap`]: `--pcap`, the frames sent and received.
+//! - [`port`]: what a command asks of its endpoint's port.
 //! - [`window`]: which parts of the region each peer may reach.
 //! - [`length`]: WRITE and SEND packets against their message's
 //!   announced length; the NAK that refuses one.
@@ -28,6 +29,7 @@ pub mod endpoint;
 pub mod impair;
 pub mod length;
 pub mod pcap;
+pub mod port;
 pub mod region;
 pub mod report;
 pub mod server;
