@@ -17,7 +17,15 @@ frame. Then:
 - the client's --pcap holds the same UDP payloads as the capture;
 - a simulator trace of the same transfer (`[output] pcap`) shows the same
   protocols, opcodes and fields (its PSNs start at 0, the datapath's at a
-  random PSN).
+  random PSN);
+- a `--transport uet` transfer to UET's port 4793 (4 entropy values): what
+  tshark shows of the client's --pcap. tshark 4.0.17 has no UET
+  dissector, so every frame must show as UDP data (a tshark that
+  dissects UET is named and accepted); the UDP checksum of every frame
+  the client sent verifies (status Good), the ones it received have none
+  (the kernel stripped it); the requests leave from 4 source ports and
+  their PDS type is a RUD request, the answers' an ACK. Our own parser
+  checks every field (crates/datapath/tests/it/uet.rs).
 
 Where capturing needs a privilege this process lacks, the loopback part
 is skipped with a message and the --pcap is checked instead. tshark comes
@@ -37,6 +45,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from check_pcap import ensure_tshark, fail  # noqa: E402
 
 ADDR = "127.77.0.1:4791"
+UET_ADDR = "127.77.0.1:4793"
 FIELDS = ["frame.protocols", "udp.srcport", "udp.dstport", "infiniband.bth.opcode",
           "infiniband.bth.destqp", "infiniband.bth.psn", "infiniband.reth.dmalen",
           "infiniband.aeth.msn"]
@@ -147,6 +156,49 @@ def udp_payloads(pcap):
     return [f[42:] for f in frames(pcap) if len(f) > 42]
 
 
+def check_uet(binary, tmp):
+    """A UET transfer's --pcap as tshark shows it; returns a note."""
+    own = os.path.join(tmp, "uet.pcap")
+    server = subprocess.Popen(binary + ["net", "serve", "--bind", UET_ADDR, "--once", "--no-gso"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if "listening" not in server.stdout.readline():
+        fail(f"net serve (uet) did not start: {server.stderr.read()}")
+    run = subprocess.run(binary + ["net", "run", "--to", UET_ADDR, "--verb", "write", "--bytes",
+                                   "20000", "--msg-bytes", "10000", "--mtu", "1000", "--paths", "4",
+                                   "--transport", "uet", "--no-gso", "--pcap", own],
+                         capture_output=True, text=True)
+    server.wait(timeout=30)
+    if run.returncode != 0:
+        fail(f"net run --transport uet failed: {run.stderr.strip()}")
+    r = subprocess.run(["tshark", "-o", "udp.check_checksum:TRUE", "-r", own, "-T", "fields",
+                        "-E", "separator=\t", "-e", "frame.protocols", "-e", "udp.srcport",
+                        "-e", "udp.dstport", "-e", "udp.checksum.status"],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        fail(f"tshark -r {own}: {r.stderr.strip()}")
+    rows = [l.split("\t") for l in r.stdout.splitlines()]
+    pds_types = [f[42] >> 3 for f in frames(own)]
+    if not rows or len(rows) != len(pds_types):
+        fail(f"uet: tshark shows {len(rows)} frames of {len(pds_types)}")
+    port = UET_ADDR.split(":")[1]
+    dissected = {row[0] for row in rows if "uet" in row[0].split(":")}
+    if not dissected and any(row[0] != "eth:ethertype:ip:udp:data" for row in rows):
+        fail(f"uet: a frame is neither UDP data nor UET: {sorted({row[0] for row in rows})}")
+    sent = [(row, t) for row, t in zip(rows, pds_types) if row[2] == port]
+    got = [(row, t) for row, t in zip(rows, pds_types) if row[1] == port]
+    # Wireshark's checksum status: 1 good, 3 not present.
+    if not sent or any(row[3] != "1" or t != 2 for row, t in sent):
+        fail(f"uet: a request whose UDP checksum is not good or whose PDS type is not RUD: {sent}")
+    if not got or any(row[3] != "3" or t not in (7, 8) for row, t in got):
+        fail(f"uet: an answer with a UDP checksum or not an ACK: {got}")
+    sports = {row[1] for row, _ in sent}
+    if len(sports) != 4:
+        fail(f"uet: requests left from {sorted(sports)}, not 4 sprayed source ports")
+    shown = "as UET (" + ", ".join(sorted(dissected)) + ")" if dissected else "as UDP data (no UET dissector)"
+    return (f"uet: tshark shows {len(rows)} frames {shown}, requests from 4 source ports with good "
+            f"UDP checksums")
+
+
 def main():
     ensure_tshark()
     binary = sys.argv[1:] or ["cargo", "run", "--release", "-q", "--"]
@@ -199,8 +251,9 @@ def main():
         sim = shape(sim_rows, "the simulator's trace")
         if sim != own:
             fail(f"the simulator's and the datapath's traces differ in protocols, opcodes or fields: {sim} vs {own}")
+        uet_note = check_uet(binary, tmp)
     print(f"check_net: ok: {lo_note}; the datapath's and the simulator's traces show the same "
-          f"protocols, opcodes {sorted(own[1])} and fields")
+          f"protocols, opcodes {sorted(own[1])} and fields; {uet_note}")
 
 
 if __name__ == "__main__":
