@@ -718,10 +718,10 @@ impl Io for Endpoint {
             }
             _ => peer.addr,
         };
-        let f = self.framing;
-        if f.encode(&pkt, from, to, &self.payload, &mut self.frame)
-            .is_err()
-        {
+        let framed = self
+            .framing
+            .encode(&pkt, from, to, &self.payload, &mut self.frame);
+        if framed.is_err() {
             self.io.unencodable += 1;
             self.want_tx = true;
             return;
