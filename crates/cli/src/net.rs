@@ -191,7 +191,7 @@ pub fn main(cmd: NetCmd) -> Result<(), String> {
                 idle_ms: idle_timeout_ms,
             })?;
             println!(
-                "rdmalab net serve: listening on {} (UDP: RoCEv2; TCP: control)",
+                "rdmalab net serve: listening on {} (UDP: RoCEv2 or UET; TCP: control)",
                 server.local_addr()
             );
             server.serve()
