@@ -26,5 +26,6 @@ mod ordering;
 mod prop_placement;
 mod psn_wrap;
 mod rc;
+mod real_nic;
 mod remaining;
 mod reorder;
