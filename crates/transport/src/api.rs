@@ -64,6 +64,14 @@ pub struct NicConfig {
     /// Engine (loss recovery and receive-side ordering) of every QP,
     /// unless overridden per QP with [`crate::Nic::create_qp_with`].
     pub engine: Engine,
+    /// ACK coalescing by time: a go-back-N or IRN QP's ACK waits this
+    /// long for later ones to replace it (`crate::held`); 0 (the default,
+    /// as HPCC ns-3): every ACK leaves at once.
+    pub ack_interval: Time,
+    /// The notification point's CNP generation delay: a CNP packet leaves
+    /// this long after the marked packet that made it arrived; 0 (the
+    /// default): at once.
+    pub cnp_delay: Time,
 }
 
 impl Default for NicConfig {
@@ -82,6 +90,8 @@ impl Default for NicConfig {
             ordering: OrderingKind::None,
             cc: CcConfig::None,
             engine: Engine::default(),
+            ack_interval: 0,
+            cnp_delay: 0,
         }
     }
 }
@@ -127,6 +137,9 @@ impl NicConfig {
         }
         if self.rto > MAX_RTO {
             return fail("rto must be at most one hour");
+        }
+        if self.ack_interval > MAX_RTO || self.cnp_delay > MAX_RTO {
+            return fail("ack_interval and cnp_delay must be at most one hour");
         }
         if self.data_priority > 7 || self.ctrl_priority > 7 {
             return fail("data_priority and ctrl_priority must be in 0..8");

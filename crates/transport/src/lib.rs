@@ -51,6 +51,7 @@ pub mod dctcp;
 pub mod driver;
 pub mod engine;
 pub mod frame;
+mod held;
 pub mod hpcc;
 pub mod int;
 pub mod memory;

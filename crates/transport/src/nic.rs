@@ -3,7 +3,9 @@
 //! the configuration names one: `crate::order`), the control-packet FIFO and the data
 //! scheduler (control first; then round-robin over QPs that have data and
 //! whose rate limiter allows them to send), and the timer table behind
-//! `poll_timeout` / `handle_timeout`. Its types are in `crate::api`.
+//! `poll_timeout` / `handle_timeout`, on which the control packets it
+//! holds (`crate::held`: CNPs delayed, ACKs coalesced by time) are
+//! released too. Its types are in `crate::api`.
 //! HPCC's telemetry echo is the receive side's too: the hop records an
 //! environment gives with each arriving packet ([`Nic::int_received`])
 //! wait, for a data packet, until the ACK or NACK that answers it leaves
@@ -25,6 +27,7 @@ use crate::api::{
 };
 use crate::cc::{Cc, CcConfig};
 use crate::engine::Engine;
+use crate::held::Held;
 use crate::int::{IntEcho, IntStack};
 use crate::memory::{Dma, Memory};
 use crate::order::{Layer, OrderMemory, OrderingKind};
@@ -54,6 +57,9 @@ pub struct Nic {
     events: VecDeque<Event>,
     line: LineRate,
     cfg: NicConfig,
+    /// No ordering layer and nothing held: a packet goes straight to its
+    /// QP (the one test the receive path makes for both).
+    plain: bool,
     stats: NicStats,
     /// The one timer channel (see [`Nic::poll_timeout`]).
     timers: Timers,
@@ -69,6 +75,9 @@ pub struct Nic {
     /// The telemetry of data packets received and not yet answered
     /// (empty unless the environment gives it).
     echo: IntEcho,
+    /// Control packets held before they leave (none unless
+    /// `cfg.ack_interval` or `cfg.cnp_delay` is set).
+    held: Held,
 }
 
 impl Nic {
@@ -77,7 +86,10 @@ impl Nic {
     pub fn new(cfg: NicConfig) -> Result<Nic, ConfigError> {
         cfg.validate()?;
         let order = Layer::new(cfg.ordering);
+        let held = Held::new(cfg.ack_interval, cfg.cnp_delay);
         Ok(Nic {
+            plain: cfg.ordering == OrderingKind::None && !held.active,
+            held,
             line: LineRate::new(cfg.line_rate_bps),
             cfg,
             qps: Vec::new(),
@@ -222,6 +234,7 @@ impl Nic {
         self.sched.remove(qp);
         self.timers.remove(qp);
         self.ctrl.retain(|p| p.src_qp != qp);
+        self.held.forget(qp);
         self.echo.forget(qp);
         Ok(())
     }
@@ -353,11 +366,13 @@ impl Nic {
             rx: &mut self.reorder[qi],
             int: &self.rx_int,
         };
-        // One predictable branch without an ordering layer.
-        let wake = if self.cfg.ordering == OrderingKind::None {
+        // One predictable branch without an ordering layer or anything
+        // held.
+        let wake = if self.plain {
             qp.on_packet(&mut cx, pkt)
         } else {
-            self.order.on_packet(qi, qp, &mut cx, pkt)
+            let parts = (&mut self.order, &mut self.held, &mut self.timers);
+            layered_packet(parts, qi, qp, &mut cx, pkt)
         };
         qp.sync_timer(&mut self.timers);
         if wake {
@@ -375,7 +390,9 @@ impl Nic {
 
     /// Runs the earliest timer due at `now`, if any: a QP's retransmission
     /// timeout or, for MP-RDMA, its burst timer, synchronise gate or hole
-    /// resend (a QP whose deadline moved later re-arms for it). Harmless
+    /// resend (a QP whose deadline moved later re-arms for it), after
+    /// releasing the held control packets due (whose entries name the QP
+    /// that made them, whose own timers then find nothing due). Harmless
     /// when early or repeated.
     ///
     /// One timer per call: when several are due at once, [`Nic::poll_timeout`]
@@ -390,6 +407,7 @@ impl Nic {
         let Some(qp) = self.timers.pop_due(now) else {
             return;
         };
+        self.held.release(now, &mut self.ctrl);
         let qi = qp as usize;
         let Some(q) = self.qps.get_mut(qi) else {
             return;
@@ -614,6 +632,7 @@ impl Nic {
     /// packet or event is queued.
     pub fn is_quiescent(&self) -> bool {
         self.ctrl.is_empty()
+            && self.held.is_empty()
             && self.events.is_empty()
             && self.qps.iter().all(|q| !q.has_data() && !q.outstanding())
     }
@@ -632,6 +651,31 @@ impl Nic {
             self.sched.push_waiting(q.id, e, &mut q.sched);
         }
     }
+}
+
+/// [`Nic::on_packet`]'s input to QP `qi` through what sits between the
+/// NIC and the QP: the ordering layer, if any, then the control packets
+/// it made, some of which the NIC may hold (`crate::held`). Out of line,
+/// so that the plain path, which inlines the QP's, stays as it was.
+#[inline(never)]
+fn layered_packet(
+    (order, held, timers): (&mut Layer, &mut Held, &mut Timers),
+    qi: usize,
+    qp: &mut Qp,
+    cx: &mut Ctx,
+    pkt: &Packet,
+) -> bool {
+    let made_from = cx.ctrl.len();
+    let wake = if cx.cfg.ordering == OrderingKind::None {
+        qp.on_packet(cx, pkt)
+    } else {
+        order.on_packet(qi, qp, cx, pkt)
+    };
+    if held.active {
+        let how = (qp.engine_cfg.acks_each_packet(), pkt.last && pkt.is_data());
+        held.take(cx.ctrl, made_from, cx.now, how, timers);
+    }
+    wake
 }
 
 /// The QP `qp`, or why there is none.

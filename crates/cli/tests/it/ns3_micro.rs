@@ -1,6 +1,6 @@
 //! The DCQCN micro-scenarios beside ns-3 (docs/ns3_validation.md,
 //! "Micro-scenarios"): `scripts/ns3_micro.py compare RDMALAB NAME --check`
-//! runs ours on one scenario (8 seeds) and compares with ns-3's outputs
+//! runs ours on one scenario (8 seeds; nic2 40) and compares with ns-3's outputs
 //! committed in docs/ns3/micro/ (ns-3 itself is not run); it must print
 //! that scenario's section of docs/ns3/micro/compare.txt line for line, so
 //! a change that moves our side of any number fails here. One test a

@@ -74,6 +74,13 @@ impl Engine {
         matches!(self, Engine::MpRdma(_) | Engine::Uet(_))
     }
 
+    /// Whether its responder answers request packets one by one through
+    /// the shared halves (`crate::rc::halves`: go-back-N and IRN), whose
+    /// cumulative ACKs the NIC may coalesce by time (`crate::held`).
+    pub fn acks_each_packet(&self) -> bool {
+        matches!(self, Engine::GoBackN | Engine::Irn(_))
+    }
+
     /// Whether it keeps its own window control (MP-RDMA's per-ACK ECN
     /// window): a congestion control that reads ACKs
     /// ([`crate::CcConfig::reads_acks`]) cannot run under it, as its

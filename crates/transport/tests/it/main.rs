@@ -26,6 +26,7 @@ mod ordering;
 mod prop_placement;
 mod psn_wrap;
 mod rc;
+mod real_nic;
 mod remaining;
 mod reorder;
 mod uet_frame;

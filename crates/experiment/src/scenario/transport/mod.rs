@@ -34,6 +34,12 @@ pub struct TransportCfg {
     /// `ack_bytes`, and its ACK queue (see `ns3_nic`).
     pub ns3_nic: bool,
     pub ack_every: u32,
+    /// ACK coalescing by time (go-back-N and IRN): an ACK waits this long
+    /// for later ones to replace it; 0 (HPCC ns-3): none waits.
+    pub ack_interval_us: f64,
+    /// The notification point's CNP generation delay; 0 (HPCC ns-3, whose
+    /// notification is the ACK's flag): none.
+    pub cnp_delay_us: f64,
     pub rto_us: f64,
     pub data_priority: u8,
     pub ctrl_priority: u8,
@@ -103,6 +109,8 @@ impl Default for TransportCfg {
             ack_bytes: 60,
             ns3_nic: false,
             ack_every: 1,
+            ack_interval_us: 0.0,
+            cnp_delay_us: 0.0,
             rto_us: 4000.0,
             data_priority: 3,
             ctrl_priority: 0,
@@ -149,6 +157,24 @@ impl TransportCfg {
             ));
         }
         c.at_least("transport.ack_every", self.ack_every, 1)?;
+        for (key, v) in [
+            ("transport.ack_interval_us", self.ack_interval_us),
+            ("transport.cnp_delay_us", self.cnp_delay_us),
+        ] {
+            if c.us(key, v)? > transport::api::MAX_RTO {
+                return Err(c.err(key, "at most one hour (3.6e9 us)"));
+            }
+        }
+        if self.ack_interval_us > 0.0 && !self.kind.engine().acks_each_packet() {
+            return Err(c.err(
+                "transport.ack_interval_us",
+                format!(
+                    "coalesces the ACKs of the kinds {}; {} acknowledges by its own rule",
+                    EngineKind::names_where(Engine::acks_each_packet).join(", "),
+                    self.kind.name()
+                ),
+            ));
+        }
         c.us_positive("transport.rto_us", self.rto_us)?;
         self.ordering(c)?;
         if us(self.rto_us) > transport::api::MAX_RTO {
@@ -234,6 +260,8 @@ impl TransportCfg {
         cfg.nic.header_bytes = self.header_bytes;
         cfg.nic.ctrl_bytes = self.ack_bytes;
         cfg.nic.ack_every = self.ack_every;
+        cfg.nic.ack_interval = us(self.ack_interval_us);
+        cfg.nic.cnp_delay = us(self.cnp_delay_us);
         cfg.nic.rto = us(self.rto_us);
         cfg.nic.data_priority = self.data_priority;
         cfg.nic.ctrl_priority = self.ctrl_priority;
@@ -244,6 +272,12 @@ impl TransportCfg {
                 let mut p = self.dcqcn_preset.params(topo.host_bps());
                 self.dcqcn.apply(&mut p, c)?;
                 p.validate().map_err(|m| c.err("transport.dcqcn", m))?;
+                if self.cnp_delay_us > 0.0 && p.notification == transport::Notification::AckEcho {
+                    return Err(c.err(
+                        "transport.cnp_delay_us",
+                        "delays CNP packets, and DCQCN here sends none (ns-3's notification: a flag on the ACK): set transport.dcqcn.cnp_interval_us or dcqcn_preset = \"mellanox\"",
+                    ));
+                }
                 CcConfig::Dcqcn(p)
             }
             CcKind::Hpcc => CcConfig::Hpcc(self.hpcc.params(c)?),
