@@ -12,6 +12,7 @@
 
 use crate::cc::CcConfig;
 use crate::engine::config::Engine;
+use crate::engine::uet::nscc::NsccParams;
 use crate::order::config::OrderingKind;
 use crate::packet::{Packet, Verb};
 use crate::reorder::OodHistogram;
@@ -64,6 +65,9 @@ pub struct NicConfig {
     /// Engine (loss recovery and receive-side ordering) of every QP,
     /// unless overridden per QP with [`crate::Nic::create_qp_with`].
     pub engine: Engine,
+    /// NSCC's parameters, for the UET QPs that run it
+    /// (`crate::UetConfig::cc`).
+    pub nscc: NsccParams,
 }
 
 impl Default for NicConfig {
@@ -82,6 +86,7 @@ impl Default for NicConfig {
             ordering: OrderingKind::None,
             cc: CcConfig::None,
             engine: Engine::default(),
+            nscc: NsccParams::default(),
         }
     }
 }
@@ -128,6 +133,7 @@ impl NicConfig {
         if self.rto > MAX_RTO {
             return fail("rto must be at most one hour");
         }
+        self.nscc.validate().map_err(ConfigError::new)?;
         if self.data_priority > 7 || self.ctrl_priority > 7 {
             return fail("data_priority and ctrl_priority must be in 0..8");
         }
