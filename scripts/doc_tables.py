@@ -17,6 +17,9 @@ Tables (the doc that holds each is in TABLES):
   visor-fig5-sensitivity docs/visor.md, Fig 5 at 1000 connections, other caches
   eunomia-steady         docs/eunomia.md, section 5.1 at 80% load in steady state
                          (9 runs of 20 ms; about 10 minutes of CPU: not in .ci/run)
+  uet-htsim              docs/uet.md, UET with and without NSCC beside uet-htsim's
+                         reference runs (their connection matrices, from
+                         ../shared/reference/uec-htsim; $RDMALAB_SHARED as below)
   ns3-NAME               docs/ns3_validation.md and docs/cc.md, `bench` beside an
                          ns-3 FCT file (`rdmalab compare`): NAME is p128, p128-own
                          (our ECMP hash), a2a128, a2a128-own, ws128, ws128-own (DCQCN),
@@ -478,6 +481,86 @@ NS3 = {
 }
 
 
+UEC = "reference/uec-htsim"  # under the shared folder (SHARED_DIR)
+# (label, htsim's run folder, our ev_policy, trimming)
+UET_RUNS = [
+    ("permutation 2 MB, REPS, trimming", "01-perm128-uet-nscc-reps-trim", "reps", True),
+    ("permutation 2 MB, oblivious, trimming", "02-perm128-uet-nscc-oblivious-trim", "oblivious", True),
+    ("permutation 2 MB, REPS, no trimming", "03-perm128-uet-nscc-reps-notrim", "reps", False),
+    ("incast 32-to-1, 1 MB, REPS, trimming", "10-incast32-uet-nscc-reps-trim", "reps", True),
+]
+
+
+def uet_scenario(cm, ev_policy, trimming, cc):
+    """A scenario running htsim's connection matrix `cm` on its network:
+    the k = 8 fat tree of 100 Gb/s, 1 us links, lossy, its packet sizes
+    (4086-byte payloads, 64-byte headers and ACKs), its ECN marking
+    (linear from 9 to 35 of its 43-packet queue, always above) and
+    trimming threshold (one BDP queue: 43 packets of 4150 B)."""
+    lines = [
+        'name = "uet_htsim"', "seed = 1",
+        "[topology]", 'kind = "fat_tree"', "k = 8", "host_gbps = 100", "fabric_gbps = 100",
+        "delay_ns = 1000",
+        "[switch]", "pfc = false", f"trimming = {str(trimming).lower()}",
+        "ecn_table = [{ gbps = 0, kmin_kb = 37.35, kmax_kb = 145.25, pmax = 1.0 }]",
+        "[transport]", 'kind = "uet"', "mtu = 4086", "header_bytes = 64", "ack_bytes = 64",
+        "[transport.uet]", f'ev_policy = "{ev_policy}"', f'cc = "{cc}"',
+    ]
+    if cc == "nscc":
+        # htsim's target: 0.75 RTT with trimming, 1 RTT without.
+        lines += ["[transport.uet.nscc]"] + ([] if trimming else ["target_qdelay_us = 14.0227"])
+    with open(cm) as f:
+        for line in f:
+            w = line.split()
+            if len(w) >= 7 and "->" in w[0] and w[3] == "start":
+                src, dst = w[0].split("->")
+                lines += ["[[flows]]", f"src = {src}", f"dst = {dst}",
+                          f"bytes = {w[6]}", f"start_us = {w[4]}"]
+    return "\n".join(lines) + "\n"
+
+
+def fct_stats(fcts_us):
+    """Mean, nearest-rank p99 and max."""
+    v = sorted(fcts_us)
+    p99 = v[max(0, -(-99 * len(v) // 100) - 1)]
+    return sum(v) / len(v), p99, v[-1]
+
+
+def uet_htsim(binary, tmp):
+    """Each reference run of uet-htsim (NSCC) beside ours on its
+    connection matrix, with NSCC and without a control: flows finished,
+    FCT (until the sender saw its last byte acknowledged) mean, p99 and
+    max, packets resent (ours: of them trimmed) and timeouts."""
+    rows = [
+        "| run | simulator | finished | mean FCT (us) | p99 (us) | max (us) | retransmitted | timeouts |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for label, folder, ev, trimming in UET_RUNS:
+        ref = os.path.join(SHARED_DIR, UEC, folder)
+        h = json.load(open(os.path.join(ref, "summary.json")))
+        rtx = h["packet_summary"].split("Rtx: ")[1].split()[0]
+        rows.append(
+            f"| {label} | htsim (NSCC) | {h['flows_finished']}/{h['flows_total']} "
+            f"| {h['fct_mean_us']:.1f} | {h['fct_p99_us']:.1f} | {h['fct_max_us']:.1f} | {rtx} | - |"
+        )
+        cm = [f for f in os.listdir(ref) if f.endswith(".cm")][0]
+        for cc, name in (("nscc", "rdmalab (NSCC)"), ("none", "rdmalab (no control)")):
+            path = os.path.join(tmp, f"{folder}-{cc}.toml")
+            with open(path, "w") as f:
+                f.write(uet_scenario(os.path.join(ref, cm), ev, trimming, cc))
+            out = run(binary, os.path.join(tmp, f"{folder}-{cc}"), path)
+            s = summary(out)
+            fl = flows(out)
+            done = [int(r["fct_ns"]) / 1e3 for r in fl if r["fct_ns"]]
+            mean, p99, mx = fct_stats(done)
+            trimmed = (s.get("trimming") or {}).get("trimmed_packets", 0)
+            rows.append(
+                f"| | {name} | {len(done)}/{len(fl)} | {mean:.1f} | {p99:.1f} | {mx:.1f} "
+                f"| {s['retransmitted_packets']:,} ({trimmed:,} trimmed) | {s['timeouts']} |"
+            )
+    return rows
+
+
 TABLES = {
     "lb-one-flow": ("docs/load_balancing.md", lb_one_flow),
     "faults-reorder": ("docs/faults.md", faults_reorder),
@@ -487,6 +570,7 @@ TABLES = {
     "visor-fig5": ("docs/visor.md", visor_fig5),
     "visor-fig5-sensitivity": ("docs/visor.md", visor_fig5_sensitivity),
     "eunomia-steady": ("docs/eunomia.md", eunomia_steady),
+    "uet-htsim": ("docs/uet.md", uet_htsim),
     **{
         name: ("docs/cc.md" if name.split("-")[1] in ("hpcc", "dctcp", "timely") else "docs/ns3_validation.md", ns3_compare(*args))
         for name, args in NS3.items()

@@ -99,6 +99,13 @@ fn compose(sc: &Scenario, file: &str, src: Source, seed: u64) -> Result<Built, S
         .chain(sc.traffic.iter().filter_map(|t| t.transport))
         .chain(sc.flows.iter().filter_map(|f| f.transport))
         .collect();
+    // NSCC's base RTT, measured if a UET flow runs it and none is given.
+    let uet = kinds.iter().any(|k| matches!(k.engine(), Engine::Uet(_)));
+    if uet && t.uet.nscc_on() && t.uet.auto_base_rtt() {
+        let net = Network::new(imported.topo.clone(), cfg.clone())
+            .map_err(|e| c.err(e.key, e.message))?;
+        t.uet.measure_nscc(&mut cfg.nic.nscc, &net);
+    }
     let mut schemes: Vec<(EngineKind, Engine)> = Vec::new();
     for k in kinds {
         if schemes.iter().any(|(s, _)| *s == k) {

@@ -12,6 +12,7 @@
 
 use crate::cc::CcConfig;
 use crate::engine::config::Engine;
+use crate::engine::uet::nscc::NsccParams;
 use crate::order::config::OrderingKind;
 use crate::packet::{Packet, Verb};
 use crate::reorder::OodHistogram;
@@ -72,6 +73,9 @@ pub struct NicConfig {
     /// this long after the marked packet that made it arrived; 0 (the
     /// default): at once.
     pub cnp_delay: Time,
+    /// NSCC's parameters, for the UET QPs that run it
+    /// (`crate::UetConfig::cc`).
+    pub nscc: NsccParams,
 }
 
 impl Default for NicConfig {
@@ -92,6 +96,7 @@ impl Default for NicConfig {
             engine: Engine::default(),
             ack_interval: 0,
             cnp_delay: 0,
+            nscc: NsccParams::default(),
         }
     }
 }
@@ -141,6 +146,7 @@ impl NicConfig {
         if self.ack_interval > MAX_RTO || self.cnp_delay > MAX_RTO {
             return fail("ack_interval and cnp_delay must be at most one hour");
         }
+        self.nscc.validate().map_err(ConfigError::new)?;
         if self.data_priority > 7 || self.ctrl_priority > 7 {
             return fail("data_priority and ctrl_priority must be in 0..8");
         }

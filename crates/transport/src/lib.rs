@@ -76,7 +76,7 @@ pub use dcqcn::{Dcqcn, DcqcnParams, Notification};
 pub use dctcp::{Dctcp, DctcpParams};
 pub use engine::irn::{self, IrnConfig};
 pub use engine::mprdma::{self, MpRdmaConfig, SenderMode, SyncMode};
-pub use engine::uet::{self, EvPolicy, UetConfig, UetMode};
+pub use engine::uet::{self, EvPolicy, UetCc, UetConfig, UetMode};
 pub use engine::{Engine, EngineKind, StateBytes};
 pub use hpcc::{Hpcc, HpccParams};
 pub use int::{IntHop, IntStack};

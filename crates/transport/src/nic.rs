@@ -150,8 +150,15 @@ impl Nic {
         self.check_qp(&cc, &engine)?;
         let id = QpId::try_from(self.qps.len()).map_err(|_| QpError::Exhausted)?;
         let state = Cc::new(&cc, self.cfg.line_rate_bps, self.cfg.mtu);
-        self.qps
-            .push(Qp::new(id, cfg, psns, engine, state, cc.notification()));
+        self.qps.push(Qp::new(
+            id,
+            cfg,
+            psns,
+            engine,
+            &self.cfg,
+            state,
+            cc.notification(),
+        ));
         self.reorder.push(QpReorder::default());
         self.order.push_qp();
         Ok(id)
@@ -202,7 +209,7 @@ impl Nic {
             .filter(|q| q.destroyed)
             .ok_or(QpError::Unknown(qp))?;
         let state = Cc::new(&cc, self.cfg.line_rate_bps, self.cfg.mtu);
-        *slot = Qp::new(qp, cfg, psns, engine, state, cc.notification());
+        *slot = Qp::new(qp, cfg, psns, engine, &self.cfg, state, cc.notification());
         self.reorder[qp as usize] = QpReorder::default();
         Ok(())
     }

@@ -107,11 +107,15 @@ pub(crate) struct Qp {
 }
 
 impl Qp {
+    /// QP `id` of the NIC configured by `nic` (an engine with a window
+    /// control of its own, UET's NSCC, takes its parameters, line rate
+    /// and MTU there).
     pub fn new(
         id: QpId,
         cfg: QpConfig,
         psns: InitialPsns,
         engine: Engine,
+        nic: &NicConfig,
         cc: Cc,
         notification: Notification,
     ) -> Qp {
@@ -119,7 +123,7 @@ impl Qp {
             id,
             cfg,
             engine_cfg: engine,
-            engine: EngineState::new(engine, id, &cfg, psns),
+            engine: EngineState::new(engine, id, &cfg, psns, nic),
             cc,
             notification,
             last_cnp: None,
@@ -136,7 +140,9 @@ impl Qp {
     /// congestion control or anything boxed, marked destroyed.
     pub fn tombstone(id: QpId, cfg: QpConfig) -> Qp {
         let psns = InitialPsns::default();
-        let mut q = Qp::new(id, cfg, psns, Engine::GoBackN, Cc::None, Notification::Off);
+        let (gbn, off) = (Engine::GoBackN, Notification::Off);
+        let nic = NicConfig::default();
+        let mut q = Qp::new(id, cfg, psns, gbn, &nic, Cc::None, off);
         q.destroyed = true;
         q
     }
@@ -350,6 +356,7 @@ mod tests {
             cfg,
             InitialPsns::default(),
             Engine::GoBackN,
+            &NicConfig::default(),
             Cc::None,
             Notification::AckEcho,
         );
@@ -384,6 +391,7 @@ mod tests {
                 cfg,
                 InitialPsns::default(),
                 engine,
+                &NicConfig::default(),
                 cc,
                 Notification::AckEcho,
             )

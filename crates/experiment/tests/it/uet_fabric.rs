@@ -2,6 +2,8 @@
 //! (`[switch] trimming`): in a lossy incast a trimmed packet is NACKed by
 //! its receiver and resent by its sender without a timeout, and nothing
 //! is dropped; without trimming the same incast drops and times out.
+//! NSCC, the sender's window, makes the incast trim far fewer packets
+//! than senders without it.
 //! (Bad keys: `bad_input.rs`; the engine itself: the transport crate's
 //! tests.)
 
@@ -9,6 +11,12 @@ use crate::common;
 use common::*;
 
 fn incast(switch: &str) -> String {
+    incast_with(switch, "", 100_000)
+}
+
+/// The incast of `bytes` per sender, `uet` adding lines to
+/// `[transport.uet]`.
+fn incast_with(switch: &str, uet: &str, bytes: u64) -> String {
     format!(
         r#"
 seed = 1
@@ -28,11 +36,12 @@ kind = "uet"
 [transport.uet]
 rto_us = 5000
 ev_policy = "reps"
+{uet}
 [[traffic]]
 pattern = "incast"
 receiver = 0
 senders = [8, 9, 10, 11, 12, 13, 14, 15]
-bytes = 100_000
+bytes = {bytes}
 "#
     )
 }
@@ -68,4 +77,18 @@ fn trimmed_packets_are_resent_without_a_timeout() {
         "without trimming the incast drops"
     );
     assert!(s.timeouts > 0, "and recovers by timeouts");
+}
+
+#[test]
+fn nscc_trims_far_fewer_packets_than_no_control() {
+    let trim = "trimming = true\ntrim_threshold_bytes = 20_000";
+    let trimmed = |uet: &str| {
+        let r = run_toml(&incast_with(trim, uet, 1_000_000));
+        assert!(r.flows().iter().all(|f| f.fct().is_some()));
+        let s = summary(&r);
+        s.trimming.as_ref().map_or(0, |t| t.trimmed_packets)
+    };
+    let (nscc, none) = (trimmed(""), trimmed("cc = \"none\""));
+    eprintln!("trimmed: nscc {nscc}, none {none}");
+    assert!(none > 0 && nscc * 4 < none, "nscc {nscc}, none {none}");
 }

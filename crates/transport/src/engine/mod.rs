@@ -141,8 +141,14 @@ macro_rules! dispatch {
 
 impl EngineState {
     /// The state of a new QP `id` running `engine` toward `peer`, its PSNs
-    /// starting at `psns`.
-    pub fn new(engine: Engine, id: QpId, peer: &QpConfig, psns: InitialPsns) -> EngineState {
+    /// starting at `psns`, on the NIC configured by `nic`.
+    pub fn new(
+        engine: Engine,
+        id: QpId,
+        peer: &QpConfig,
+        psns: InitialPsns,
+        nic: &NicConfig,
+    ) -> EngineState {
         let (sq, rq) = (Psn::initial(psns.sq_psn), Psn::initial(psns.rq_psn));
         match engine {
             Engine::GoBackN => EngineState::GoBackN(gbn::GoBackN::new(sq, rq)),
@@ -156,7 +162,8 @@ impl EngineState {
             Engine::Uet(c) => {
                 // Seeded per QP, as MP-RDMA's: its random entropy values.
                 let seed = (peer.peer_host as u64) << 32 | id as u64;
-                EngineState::Uet(Box::new(uet::UetQp::new(c, peer.sport, seed, sq, rq)))
+                let qp = uet::UetQp::new(c, peer.sport, seed, sq, rq, nic);
+                EngineState::Uet(Box::new(qp))
             }
         }
     }
@@ -488,7 +495,7 @@ impl EngineOps for uet::UetQp {
         self.irn.deadline()
     }
     fn on_timer(&mut self, now: Time) -> u64 {
-        self.irn.on_timer(now)
+        uet::UetQp::on_timer(self, now)
     }
     #[inline]
     fn next_packet(
@@ -500,11 +507,11 @@ impl EngineOps for uet::UetQp {
         dma: &mut Dma,
     ) -> Packet {
         // A trimmed request first.
-        let mut p = match self.resend(now, cfg, stats, dma) {
-            Some(p) => p,
-            None => self.irn.next_packet(resp_turn, now, cfg, stats, dma),
+        let (mut p, resent) = match self.resend(now, cfg, stats, dma) {
+            Some(p) => (p, true),
+            None => (self.irn.next_packet(resp_turn, now, cfg, stats, dma), false),
         };
-        p.sport = self.next_sport();
+        self.stamp(&mut p, resent);
         p
     }
     /// Each data packet leaves with its entropy value as source port.

@@ -21,7 +21,7 @@ use irn::IrnOverrides;
 use mprdma::MpRdmaOverrides;
 use ordering::{EunomiaOverrides, StaticBitmapOverrides};
 use serde::Deserialize;
-use transport::{CcConfig, Engine, EngineKind, IrnConfig, OrderingKind};
+use transport::{CcConfig, Engine, EngineKind, IrnConfig, OrderingKind, UetCc};
 use uet::UetOverrides;
 
 #[derive(Debug, Deserialize, Clone)]
@@ -266,6 +266,7 @@ impl TransportCfg {
         cfg.nic.data_priority = self.data_priority;
         cfg.nic.ctrl_priority = self.ctrl_priority;
         cfg.nic.ordering = self.ordering(c)?;
+        cfg.nic.nscc = self.uet.nscc_params(c)?;
         cfg.nic.cc = match self.cc {
             CcKind::None => CcConfig::None,
             CcKind::Dcqcn => {
@@ -351,7 +352,22 @@ impl TransportCfg {
         Ok(match kind.engine() {
             Engine::Irn(_) => Engine::Irn(self.irn.config(self.mtu, c)?),
             Engine::MpRdma(_) => Engine::MpRdma(self.mprdma.config(c)?),
-            Engine::Uet(_) => Engine::Uet(self.uet.config(self.mtu, c)?),
+            Engine::Uet(_) => {
+                let cfg = self.uet.config(self.mtu, c)?;
+                // NSCC is UET's window; a NIC-wide control on top would
+                // make two controls answer the same marks.
+                if cfg.cc == UetCc::Nscc && self.cc != CcKind::None {
+                    return Err(c.err(
+                        "transport.uet.cc",
+                        format!(
+                            "NSCC (the default) runs beside transport.cc = \"{}\": \
+                             set transport.uet.cc = \"none\" or transport.cc = \"none\"",
+                            format!("{:?}", self.cc).to_lowercase()
+                        ),
+                    ));
+                }
+                Engine::Uet(cfg)
+            }
             e => e,
         })
     }

@@ -61,6 +61,28 @@ impl RingBitmap {
         }
     }
 
+    /// The bits set, over the whole ring.
+    pub fn count_ones(&self) -> u32 {
+        self.words.iter().map(|w| w.count_ones()).sum()
+    }
+
+    /// The bits set in `from..to`, a word at a time.
+    pub fn count_range(&self, from: Psn, to: Psn) -> u32 {
+        let n = to.diff(from).max(0) as u32;
+        let (mut k, mut ones) = (0, 0);
+        while k < n {
+            let p = from + k;
+            let (w, _) = self.at(p);
+            let i = p.wire() & self.mask;
+            let take = (64 - i % 64).min(n - k);
+            let bits = self.words[w] >> (i % 64);
+            let mask = if take == 64 { !0 } else { (1u64 << take) - 1 };
+            ones += (bits & mask).count_ones();
+            k += take;
+        }
+        ones
+    }
+
     /// The first PSN in `from..to` whose bit is clear, if any.
     pub fn first_clear(&self, from: Psn, to: Psn) -> Option<Psn> {
         // Offsets from `from`: `n` PSNs (none if `to` is not after `from`).
@@ -107,6 +129,10 @@ mod tests {
             b.set(p(k));
         }
         assert_eq!(b.first_clear(p(250), p(300)), Some(p(260)));
+        assert_eq!(b.count_range(p(199), p(261)), 11);
+        assert_eq!(b.count_range(p(252), p(256)), 4);
+        assert_eq!(b.count_range(p(260), p(250)), 0, "an empty range");
+        assert_eq!(b.count_ones(), 11);
     }
 
     #[test]

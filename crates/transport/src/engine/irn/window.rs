@@ -173,6 +173,23 @@ impl SendWindow {
         self.sacked.get(psn)
     }
 
+    /// SACKed PSNs (all above `una`: a bit is cleared as `una` passes it).
+    /// Counts the ring's words; for UET's window control, not on IRN's
+    /// path.
+    pub fn sacked_count(&self) -> u32 {
+        self.sacked.count_ones()
+    }
+
+    /// PSNs recovery holds lost and has not resent yet (unSACKed, in
+    /// `rtx_next..lost_below`); for UET's window control.
+    pub fn lost_pending(&self) -> u32 {
+        if !self.rtx_pending() {
+            return 0;
+        }
+        let span = self.lost_below.since(self.rtx_next);
+        span - self.sacked.count_range(self.rtx_next, self.lost_below)
+    }
+
     /// Eunomia's SACK (`crate::order::eunomia`): `s` arrived and is
     /// tracked, so neither recovery nor a timeout resends it; recovery is
     /// not entered.

@@ -1,9 +1,12 @@
 //! The Ultra Ethernet Transport's parameters ([`UetConfig`]): the PDS
 //! delivery mode ([`UetMode`]), ACK coalescing, the retransmission
-//! timeout, the packets a connection may have in flight, and the choice
-//! of entropy values ([`EvPolicy`]). Plain data:
-//! it imports only IRN's configuration (whose selective-repeat windows
-//! UET's PDS runs on), so that the API types (`crate::api`) can hold it.
+//! timeout, the packets a connection may have in flight, the choice
+//! of entropy values ([`EvPolicy`]) and the sender's window control
+//! ([`UetCc`]; NSCC's parameters are the NIC's, `NicConfig::nscc`: every
+//! QP holds its engine's configuration, and 12 more bytes here would
+//! grow the QPs of every engine by a cache line). Plain data: it imports
+//! only IRN's configuration (whose selective-repeat windows UET's PDS
+//! runs on), so that the API types (`crate::api`) can hold it.
 
 use crate::engine::irn::config::{IrnConfig, MAX_BDP_PACKETS};
 use engine::time::US;
@@ -35,6 +38,18 @@ pub enum EvPolicy {
     Bitmap,
 }
 
+/// The sender's window control of a UET connection.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum UetCc {
+    /// NSCC (`crate::engine::uet::nscc`), with the NIC's parameters: the
+    /// default, as in the UEC simulator, whose default sender control it
+    /// is.
+    #[default]
+    Nscc,
+    /// None: the PSN window (`max_in_flight`) only.
+    None,
+}
+
 /// The most entropy values per connection (UDP source ports `sport +
 /// 0..evs`).
 pub const MAX_EVS: u16 = 4096;
@@ -60,6 +75,7 @@ pub struct UetConfig {
     /// Entropy values per connection: data packets leave with source
     /// ports `sport + 0..evs` (default 64, htsim's `-paths`).
     pub evs: u16,
+    pub cc: UetCc,
 }
 
 impl Default for UetConfig {
@@ -71,6 +87,7 @@ impl Default for UetConfig {
             max_in_flight: 100,
             ev_policy: EvPolicy::Oblivious,
             evs: 64,
+            cc: UetCc::Nscc,
         }
     }
 }

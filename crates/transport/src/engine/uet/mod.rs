@@ -36,23 +36,40 @@
 //! chosen by `entropy` (oblivious spraying, REPS or the bitmap policy),
 //! which ACKs (the echoed EV and CE mark) and NACKs feed.
 //!
+//! NSCC (`nscc`, unless `UetConfig::cc` is none) is the sender's
+//! window: a request packet goes only while it has room for one more
+//! beside those in flight (sent, not acknowledged, not SACKed and not
+//! trimmed: a trimmed packet waiting to be resent is not in the network);
+//! each ACK tells it the packets it newly acknowledges, the round trip of
+//! the packet that triggered it (its `sent_at`, echoed) and its ECN echo,
+//! a trimmed packet's NACK and a timeout tell it of a loss.
+//!
 //! Files: `config` (the parameters), `entropy` (the choice of entropy
-//! values); this file (the engine). May use
+//! values), `nscc` (the window control); this file (the engine). May use
 //! `crate::api`, `crate::rc`, `crate::packet`, `crate::psn`,
 //! `crate::memory` and `crate::engine::irn`; nothing else of the crate.
 
 pub(crate) mod config;
 pub(crate) mod entropy;
+pub mod nscc;
 
 use std::collections::VecDeque;
 
-pub use config::{EvPolicy, UetConfig, UetMode};
+pub use config::{EvPolicy, UetCc, UetConfig, UetMode};
 
 use entropy::{Entropy, Feedback};
+use nscc::Nscc;
 
 /// `Packet::mp_flags` bit: a data packet a switch trimmed to its headers,
 /// or the NACK that answers one.
 pub const TRIMMED: u8 = 1 << 7;
+
+/// `Packet::mp_flags` bit of a request: acknowledge it at once (UET's
+/// ACK request, AR). NSCC's sender sets it on the packet that fills its
+/// window and on a resent trimmed packet: with fewer than `ack_every`
+/// packets in flight the receiver's count would otherwise never be
+/// reached, and the window would wait for the timeout.
+pub const ACK_REQUEST: u8 = 1 << 6;
 
 use crate::api::{NicConfig, NicStats};
 use crate::dcqcn::Notification;
@@ -74,16 +91,18 @@ pub(crate) struct UetQp {
     /// The QP's source port: entropy value 0.
     base_sport: u16,
     ev: Entropy,
-    /// Trimmed request PSNs to send again, oldest NACK first; each
+    /// Trimmed request PSNs to send again, lowest first; each
     /// unacknowledged and unSACKed (`on_ack` prunes the others).
     resend: VecDeque<Psn>,
+    /// The sender's window control (None: `cc = "none"`).
+    pub nscc: Option<Nscc>,
 }
 
 impl UetQp {
     /// A QP that sends from PSN `sq` and expects its peer's from `rq`,
     /// from source ports `sport + 0..evs`, its random choices seeded by
-    /// `seed`.
-    pub fn new(cfg: UetConfig, sport: u16, seed: u64, sq: Psn, rq: Psn) -> UetQp {
+    /// `seed`, on `nic` (NSCC's parameters, and its line rate and MTU).
+    pub fn new(cfg: UetConfig, sport: u16, seed: u64, sq: Psn, rq: Psn, nic: &NicConfig) -> UetQp {
         let rng = engine::Rng::new(seed, engine::StreamKind::Host, sport as u64);
         UetQp {
             cfg,
@@ -92,19 +111,65 @@ impl UetQp {
             base_sport: sport,
             ev: Entropy::new(cfg.ev_policy, cfg.evs, rng),
             resend: VecDeque::new(),
+            nscc: (cfg.cc == UetCc::Nscc)
+                .then(|| Nscc::new(&nic.nscc, nic.line_rate_bps, nic.mtu, cfg.max_in_flight)),
         }
     }
 
-    /// A trimmed packet waits to be resent, or the requester has data.
+    /// A trimmed packet waits to be resent, or the requester has data,
+    /// and NSCC's window has room for it.
     #[inline]
     pub fn req_has_data(&self) -> bool {
-        !self.resend.is_empty() || self.irn.req.has_data()
+        (!self.resend.is_empty() || self.irn.req.has_data())
+            && self
+                .nscc
+                .as_ref()
+                .is_none_or(|n| n.window_open(self.in_network()))
     }
 
-    /// The source port of the next data packet.
+    /// Request packets in the network: sent and neither acknowledged nor
+    /// SACKed, nor known lost and waiting to be resent (trimmed, in
+    /// `resend`; or held lost by recovery after a timeout or NACK). With
+    /// nothing in the network the window is open: it is never less than
+    /// a packet.
+    fn in_network(&self) -> u32 {
+        let w = &self.irn.req.win;
+        let gone = w.sacked_count() + w.lost_pending() + self.resend.len() as u32;
+        w.nxt.since(w.una).saturating_sub(gone)
+    }
+
+    /// Packets acknowledged so far, cumulatively or by SACK (a running
+    /// count whose differences NSCC reads).
+    fn delivered(&self) -> u32 {
+        let w = &self.irn.req.win;
+        w.una.serial().wrapping_add(w.sacked_count())
+    }
+
+    /// The timer fired at `now`: the timeouts that expired (request and
+    /// READ-response directions); a request timeout is NSCC's loss of
+    /// everything unSACKed.
+    pub fn on_timer(&mut self, now: Time) -> u64 {
+        let lost = self.in_network();
+        let req = self.irn.req.on_timer(now);
+        if req {
+            if let Some(n) = &mut self.nscc {
+                n.on_timeout(lost);
+            }
+        }
+        req as u64 + self.irn.resp.on_timer(now) as u64
+    }
+
+    /// Stamps a data packet about to leave: its entropy value (source
+    /// port) and, under NSCC, the ACK request of a request packet that is
+    /// resent (`resent`) or fills the window.
     #[inline]
-    pub fn next_sport(&mut self) -> u16 {
-        self.base_sport.wrapping_add(self.ev.next())
+    pub fn stamp(&mut self, p: &mut Packet, resent: bool) {
+        p.sport = self.base_sport.wrapping_add(self.ev.next());
+        if let Some(n) = &self.nscc {
+            if p.kind == PacketKind::Request && (resent || !n.window_open(self.in_network())) {
+                p.mp_flags |= ACK_REQUEST;
+            }
+        }
     }
 
     /// A trimmed request to send again, if one waits (the next data
@@ -118,7 +183,16 @@ impl UetQp {
         dma: &mut Dma,
     ) -> Option<Packet> {
         let psn = self.resend.pop_front()?;
-        self.irn.req.resend(psn, now, cfg, stats, dma)
+        let p = self.irn.req.resend(psn, now, cfg, stats, dma)?;
+        // The timeout counts from now: the sender is resending what it
+        // knows lost, and the timeout is for packets lost without a word,
+        // as htsim's covers only packets not NACKed (from the oldest
+        // one's sending). Counted from the last progress instead, an
+        // incast whose first windows were trimmed whole, resent a packet
+        // at a time under NSCC's window, timed out and resent every
+        // packet again (149 timeouts, 10x the trims of htsim's run).
+        self.irn.req.win.deadline = Some(now + self.cfg.rto);
+        Some(p)
     }
 
     /// Handles one packet; true if the QP may have something to send.
@@ -179,6 +253,7 @@ impl UetQp {
                 self.unacked += 1;
                 let now = pkt.ce
                     || pkt.last
+                    || pkt.mp_flags & ACK_REQUEST != 0
                     || self.unacked >= self.cfg.ack_every
                     || cum.since(epsn) > 1
                     || cx.stats.duplicates_received != dups;
@@ -223,6 +298,7 @@ impl UetQp {
     /// An ACK or NACK at the sender.
     fn on_ack(&mut self, cx: &mut Ctx, conn: &mut Conn, pkt: &Packet) -> bool {
         let (now, qp) = (cx.now, cx.qp);
+        let delivered = self.delivered();
         let req = &mut self.irn.req;
         let cum = Psn::from_wire(pkt.psn, req.win.una);
         let trimmed = pkt.kind == PacketKind::Nack && pkt.mp_flags & TRIMMED != 0;
@@ -240,11 +316,17 @@ impl UetQp {
         let win = &self.irn.req.win;
         if trimmed {
             let psn = Psn::from_wire(pkt.sack_psn, win.una);
-            if psn.ge(win.una) && psn.lt(win.nxt) && !self.resend.contains(&psn) {
-                self.resend.push_back(psn);
+            // In PSN order, lowest first (htsim's retransmission queue):
+            // the cumulative ack moves as soon as it can.
+            let at = self.resend.partition_point(|q| q.lt(psn));
+            if psn.ge(win.una) && psn.lt(win.nxt) && self.resend.get(at) != Some(&psn) {
+                self.resend.insert(at, psn);
             }
         }
         self.resend.retain(|&p| p.ge(win.una) && !win.is_sacked(p));
+        if self.nscc.is_some() {
+            self.nscc_feedback(now, pkt, delivered, trimmed);
+        }
         let fb = match (pkt.kind, pkt.ecn_echo) {
             (PacketKind::Ack, false) => Feedback::Good,
             (PacketKind::Ack, true) => Feedback::Marked,
@@ -265,5 +347,24 @@ impl UetQp {
             (Psn::from_wire(pkt.psn, nxt).serial(), nxt.serial())
         });
         true
+    }
+
+    /// Tells NSCC of an ACK or NACK (`delivered` before it): an ACK its
+    /// newly acknowledged packets, the round trip of the packet that
+    /// triggered it and its echo; a trimmed packet's NACK a loss. Other
+    /// NACKs (ROD's out-of-order packets, the bitmap's end) feed nothing:
+    /// one loss makes many of them.
+    fn nscc_feedback(&mut self, now: Time, pkt: &Packet, delivered: u32, trimmed: bool) {
+        let acked = self.delivered().wrapping_sub(delivered);
+        let in_network = self.in_network();
+        let Some(n) = &mut self.nscc else {
+            return;
+        };
+        if pkt.kind == PacketKind::Ack {
+            let rtt = now.checked_sub(pkt.sent_at);
+            n.on_ack(now, acked, in_network, rtt, pkt.ecn_echo);
+        } else if trimmed {
+            n.on_trim_nack(now, 1, in_network);
+        }
     }
 }
