@@ -64,7 +64,7 @@ mod timers;
 
 pub use api::{
     Completion, CompletionSide, ConfigError, Event, InitialPsns, NicConfig, NicStats, QpConfig,
-    QpError, QpId, SendOptions, Transmit, WorkRequest, WrError,
+    QpError, QpId, RtoLow, SendOptions, Transmit, WorkRequest, WrError,
 };
 pub use cc::{Cc, CcConfig, CcState};
 pub use dcqcn::{Dcqcn, DcqcnParams, Notification};

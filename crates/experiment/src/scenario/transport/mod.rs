@@ -21,7 +21,7 @@ use irn::IrnOverrides;
 use mprdma::MpRdmaOverrides;
 use ordering::{EunomiaOverrides, StaticBitmapOverrides};
 use serde::Deserialize;
-use transport::{CcConfig, Engine, EngineKind, IrnConfig, OrderingKind};
+use transport::{CcConfig, Engine, EngineKind, IrnConfig, OrderingKind, RtoLow};
 use uet::UetOverrides;
 
 #[derive(Debug, Deserialize, Clone)]
@@ -238,6 +238,14 @@ impl TransportCfg {
         cfg.nic.data_priority = self.data_priority;
         cfg.nic.ctrl_priority = self.ctrl_priority;
         cfg.nic.ordering = self.ordering(c)?;
+        if self.eunomia.irn_timeouts(c)? && matches!(cfg.nic.ordering, OrderingKind::Eunomia(_)) {
+            let irn = self.irn.config(self.mtu, c)?;
+            cfg.nic.rto = irn.rto_high;
+            cfg.nic.rto_low = Some(RtoLow {
+                rto: irn.rto_low,
+                below_packets: irn.n_packets,
+            });
+        }
         cfg.nic.cc = match self.cc {
             CcKind::None => CcConfig::None,
             CcKind::Dcqcn => {
