@@ -20,6 +20,8 @@ Tables (the doc that holds each is in TABLES):
   uet-htsim              docs/uet.md, UET with and without NSCC beside uet-htsim's
                          reference runs (their connection matrices, from
                          ../shared/reference/uec-htsim; $RDMALAB_SHARED as below)
+  irn-vs-roce            docs/irn.md, IRN without PFC against RoCE with PFC, 1 and 9 MiB
+                         buffers (24 runs of 8 ms: not in .ci/run)
   ns3-NAME               docs/ns3_validation.md and docs/cc.md, `bench` beside an
                          ns-3 FCT file (`rdmalab compare`): NAME is p128, p128-own
                          (our ECMP hash), a2a128, a2a128-own, ws128, ws128-own (DCQCN),
@@ -435,6 +437,81 @@ def eunomia_steady(binary, tmp):
             )
         )
     return rows
+IRN_SCHEMES = [
+    ("RoCE + PFC", ["--set", 'transport.kind="roce"', "--set", "switch.pfc=true"]),
+    ("IRN, no PFC", ["--set", 'transport.kind="irn"', "--set", "switch.pfc=false"]),
+]
+IRN_SEEDS = "1..3"
+IRN_SET = [
+    "--set", "traffic.0.duration_us=8000",
+    "--set", "output.warmup_us=2000",
+    "--set", "output.fct_window_us=1000",
+    "--vary", "switch.buffer_mb=1,9",
+    "--vary", 'transport.cc="none","dcqcn"',
+]
+
+
+def irn_vs_roce(binary, tmp):
+    """scenarios/irn_vs_roce.toml (fat tree k=8, web search, 70% load):
+    RoCE (go-back-N) with PFC against IRN without PFC, with 1 and 9 MiB
+    switch buffers, without congestion control and with DCQCN; 8 ms of
+    arrivals, statistics over the flows that start after 2 ms, seeds 1
+    to 3. Each row: flows counted and left unfinished, delivered
+    throughput, mean and p99 FCT, IRN's change against RoCE seed by seed,
+    what PFC and the buffers did, and the mean FCT per 1 ms window of
+    flow start (mean over seeds) to show whether it settled."""
+    runs = {}
+    for name, args in IRN_SCHEMES:
+        out = os.path.join(tmp, "roce" if "RoCE" in name else "irn")
+        for d in sweep(binary, out, "scenarios/irn_vs_roce.toml", "--seeds", IRN_SEEDS,
+                       "--jobs", "1", *IRN_SET, *args):
+            s = summary(d)
+            o = dict(s["overrides"])
+            key = (o["switch.buffer_mb"], o["transport.cc"].strip('"'), name)
+            runs.setdefault(key, {})[s["seed"]] = s
+    rows = [
+        "| buffer (MiB) | cc | scheme | flows counted (3 seeds) | unfinished | delivered, 2 ms to the end (Gb/s) | FCT mean (us) | FCT p99 (us) | IRN vs RoCE, mean / p99 | pause frames | drops | retransmitted | mean FCT per 1 ms of start (us) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for buf in ("1", "9"):
+        for cc in ("none", "dcqcn"):
+            for name, _ in IRN_SCHEMES:
+                by_seed = runs[(buf, cc, name)]
+                seeds = sorted(by_seed)
+                r = [by_seed[s] for s in seeds]
+                m = [x["measured"] for x in r]
+                windows = zip(*[[w["fct_mean_ns"] for w in x["fct_over_time"]] for x in r])
+                shown = " ".join(
+                    "-" if None in w else f"{sum(w) / len(w) / 1e3:.0f}" for w in windows
+                )
+                if name == IRN_SCHEMES[0][0]:
+                    vs = "-"
+                else:
+                    base = runs[(buf, cc, IRN_SCHEMES[0][0])]
+                    gain = lambda q: spread(
+                        [by_seed[s]["fct_ns"][q] / base[s]["fct_ns"][q] - 1 for s in seeds], pct
+                    )
+                    vs = f"{gain('mean')} / {gain('p99')}"
+                rows.append(
+                    "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |".format(
+                        buf,
+                        "DCQCN" if cc == "dcqcn" else "none",
+                        name,
+                        sum(x["flows"] for x in m),
+                        sum(x["flows_unfinished"] for x in m),
+                        spread([x["delivered_gbps"] for x in m], lambda v: f"{v:.0f}"),
+                        spread([x["fct_ns"]["mean"] / 1e3 for x in r], lambda v: f"{v:.1f}"),
+                        spread([x["fct_ns"]["p99"] / 1e3 for x in r], lambda v: f"{v:.0f}"),
+                        vs,
+                        spread([x["pause_frames"] for x in r], lambda v: f"{v:.0f}"),
+                        spread([x["dropped_packets"] for x in r], lambda v: f"{v:.0f}"),
+                        spread([x["retransmitted_packets"] for x in r], lambda v: f"{v:.0f}"),
+                        shown,
+                    )
+                )
+    return rows
+
+
 SHARED = "../shared/reference/ns3-hpcc"  # as the docs name it: the project's shared folder
 # where that folder is (beside the repository unless RDMALAB_SHARED says)
 SHARED_DIR = os.environ.get("RDMALAB_SHARED", os.path.join(REPO, "..", "shared"))
@@ -571,6 +648,7 @@ TABLES = {
     "visor-fig5-sensitivity": ("docs/visor.md", visor_fig5_sensitivity),
     "eunomia-steady": ("docs/eunomia.md", eunomia_steady),
     "uet-htsim": ("docs/uet.md", uet_htsim),
+    "irn-vs-roce": ("docs/irn.md", irn_vs_roce),
     **{
         name: ("docs/cc.md" if name.split("-")[1] in ("hpcc", "dctcp", "timely") else "docs/ns3_validation.md", ns3_compare(*args))
         for name, args in NS3.items()

@@ -125,6 +125,11 @@ fn compose(sc: &Scenario, file: &str, src: Source, seed: u64) -> Result<Built, S
         schemes.push((k, engine));
     }
     cfg.nic.engine = schemes[0].1;
+    cfg.engine_header_bytes = schemes
+        .iter()
+        .map(|(_, e)| e.extra_header_bytes())
+        .max()
+        .unwrap_or(0);
     let Imported { topo, ns3_hosts } = imported;
     let mut net = Network::new(topo, cfg).map_err(|e| c.err(e.key, e.message))?;
     sc.routing.build(&mut net, c)?;

@@ -64,6 +64,11 @@ pub struct FabricConfig {
     /// counts 48 whatever its packets carry); None: the data packet's own
     /// less a congestion control's header ([`FabricConfig::ideal_headers`]).
     pub ideal_header_bytes: Option<u32>,
+    /// The most header bytes an engine of the run adds to `nic.header_bytes`
+    /// (`transport::Engine::extra_header_bytes`: IRN's) when QPs run
+    /// engines other than `nic.engine`; the scenario sets it from every
+    /// engine its flows use. 0 by default.
+    pub engine_header_bytes: u32,
     /// The NICs' QP-context cache (`host/qp_cache.rs`); off by default.
     pub qp_cache: QpCacheConfig,
     pub qp_sharing: QpSharing,
@@ -103,6 +108,7 @@ impl Default for FabricConfig {
             rcm: None,
             nic: NicConfig::default(),
             ideal_header_bytes: None,
+            engine_header_bytes: 0,
             qp_cache: QpCacheConfig::default(),
             qp_sharing: QpSharing::PerFlow,
             pfc_frame_bytes: 64,
@@ -112,6 +118,16 @@ impl Default for FabricConfig {
 }
 
 impl FabricConfig {
+    /// The largest data frame a NIC sends: a full payload, the NIC's
+    /// headers and the most its engines add (PFC headroom and the
+    /// window budget size from it).
+    pub fn max_frame(&self) -> u64 {
+        let extra = self
+            .engine_header_bytes
+            .max(self.nic.engine.extra_header_bytes());
+        self.nic.mtu as u64 + self.nic.header_bytes as u64 + extra as u64
+    }
+
     /// Header bytes per packet in the ideal FCT (`FlowResult::ideal`).
     pub fn ideal_headers(&self) -> u32 {
         self.ideal_header_bytes.unwrap_or(
@@ -132,5 +148,23 @@ impl FabricConfig {
             }
         }
         Some(best)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use transport::{Engine, IrnConfig};
+
+    #[test]
+    fn the_largest_frame_counts_the_header_bytes_irn_adds() {
+        let mut cfg = FabricConfig::default();
+        assert_eq!(cfg.max_frame(), 1000 + 48);
+        // A run whose default engine is go-back-N but some flows run IRN.
+        cfg.engine_header_bytes = Engine::Irn(IrnConfig::default()).extra_header_bytes();
+        assert_eq!(cfg.max_frame(), 1000 + 48 + 20);
+        cfg.engine_header_bytes = 0;
+        cfg.nic.engine = Engine::Irn(IrnConfig::default());
+        assert_eq!(cfg.max_frame(), 1000 + 48 + 20);
     }
 }

@@ -57,6 +57,11 @@ pub struct NicConfig {
     pub line_rate_bps: u64,
     /// Retransmission timeout.
     pub rto: Time,
+    /// IRN's shorter timeout for go-back-N (Eunomia §3.2.3 leaves real
+    /// losses to "the existing timeout mechanism at the sender NICs such
+    /// as in IRN"): while fewer than its packets are in flight, its
+    /// timeout replaces `rto` ([`NicConfig::rto_for`]). None by default.
+    pub rto_low: Option<RtoLow>,
     /// Congestion control of every QP (unless overridden per QP with
     /// [`crate::Nic::create_qp_with`]); also selects how this NIC, as a
     /// notification point, reports CE marks (see
@@ -88,6 +93,7 @@ impl Default for NicConfig {
             ctrl_bytes: 60,
             ack_every: 1,
             rto: 4 * engine::time::MS,
+            rto_low: None,
             data_priority: 3,
             ctrl_priority: 0,
             ctrl_ignores_pause: false,
@@ -101,7 +107,26 @@ impl Default for NicConfig {
     }
 }
 
+/// IRN's RTO_low and N ([`NicConfig::rto_low`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RtoLow {
+    pub rto: Time,
+    /// The timeout applies while fewer than this many packets are in flight.
+    pub below_packets: u32,
+}
+
 impl NicConfig {
+    /// The go-back-N timeout to arm with `in_flight` packets sent and not
+    /// acknowledged: IRN's RTO_low below its N ([`NicConfig::rto_low`]),
+    /// else `rto`.
+    #[inline(always)]
+    pub fn rto_for(&self, in_flight: u32) -> Time {
+        match self.rto_low {
+            Some(l) if in_flight < l.below_packets => l.rto,
+            _ => self.rto,
+        }
+    }
+
     /// Whether a QP running `engine` may sit under this NIC's ordering
     /// layer: an engine that orders its own packets
     /// ([`Engine::orders_itself`], MP-RDMA) runs without one.
@@ -143,10 +168,21 @@ impl NicConfig {
         if self.rto > MAX_RTO {
             return fail("rto must be at most one hour");
         }
+<<<<<<< HEAD
         if self.ack_interval > MAX_RTO || self.cnp_delay > MAX_RTO {
             return fail("ack_interval and cnp_delay must be at most one hour");
         }
         self.nscc.validate().map_err(ConfigError::new)?;
+=======
+        if let Some(l) = self.rto_low {
+            if l.rto == 0 || l.rto > self.rto {
+                return fail("rto_low's timeout must be positive and at most rto");
+            }
+            if l.below_packets == 0 {
+                return fail("rto_low's packet count must be at least 1");
+            }
+        }
+>>>>>>> s6/irn
         if self.data_priority > 7 || self.ctrl_priority > 7 {
             return fail("data_priority and ctrl_priority must be in 0..8");
         }

@@ -69,7 +69,7 @@ pub mod uet_frame;
 
 pub use api::{
     Completion, CompletionSide, ConfigError, Event, InitialPsns, NicConfig, NicStats, QpConfig,
-    QpError, QpId, SendOptions, Transmit, WorkRequest, WrError,
+    QpError, QpId, RtoLow, SendOptions, Transmit, WorkRequest, WrError,
 };
 pub use cc::{Cc, CcConfig, CcState};
 pub use dcqcn::{Dcqcn, DcqcnParams, Notification};

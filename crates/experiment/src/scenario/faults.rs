@@ -31,8 +31,8 @@ pub struct FaultCfg {
     pub kmax_kb: Option<f64>,
     pub pmax: Option<f64>,
     /// For action = "random_failures": the fraction (0, 1] of the
-    /// switch-to-switch links failed at each interval (rounded to the
-    /// nearest count), the interval, and when the failures stop (`at_us`
+    /// switch-to-switch links failed at each interval (rounded up to a
+    /// count), the interval, and when the failures stop (`at_us`
     /// is when they start). For action = "reorder": the share 0..1 of the
     /// packets delayed.
     pub fraction: Option<f64>,
@@ -205,13 +205,11 @@ pub fn build(faults: &[FaultCfg], net: &mut Network, c: Check) -> Result<(), Sce
         if fc.action == FaultActionCfg::RandomFailures {
             let (fraction, spec) = fc.schedule(&key, c)?;
             let links = net.switch_links().len();
-            let count = (fraction * links as f64).round() as u32;
-            if count == 0 {
-                return Err(c.err(
-                    format!("{key}.fraction"),
-                    format!("{fraction} of the {links} switch-to-switch links fails no link"),
-                ));
-            }
+            // The fewest links that make at least `fraction` of them, so
+            // that fractions apart fail different counts where the links
+            // allow (Eunomia's 1% and 2% of 64: 1 and 2 links, where
+            // rounding failed 1 for both).
+            let count = (fraction * links as f64).ceil() as u32;
             net.add_random_failures(RandomFailures { count, ..spec })
                 .map_err(|m| c.err(&key, m))?;
             continue;

@@ -101,3 +101,40 @@ fn eunomia_changes_nothing_on_an_ecmp_fabric_but_the_sender_hold() {
         fcts(&sender)
     );
 }
+
+/// `[transport.eunomia] timeouts = "irn"` (§3.2.3) gives go-back-N IRN's
+/// two timeouts from `[transport.irn]`; "transport" (the default) keeps
+/// `rto_us`; an unknown choice names the key.
+#[test]
+fn eunomia_timeouts_irn_arms_irn_s_two_timeouts() {
+    use engine::time::US;
+    let nic = |extra: &str| {
+        let text = ECMP.replace("KIND", "roce").replace(
+            "ORDERING",
+            // The template's closing quote ends up in a comment.
+            &format!("eunomia\"\nrto_us = 4000\n[transport.eunomia]\n{extra}\n[transport.irn]\nrto_low_us = 90\nrto_high_us = 300\nn_packets = 4\n#"),
+        );
+        let sc = experiment::Scenario::parse(&text, "t.toml").map_err(|e| e.to_string())?;
+        let built = experiment::build(&sc, std::path::Path::new("t.toml"), None)
+            .map_err(|e| e.to_string())?;
+        Ok::<_, String>(built.net.nic(0).config().clone())
+    };
+    let irn = nic("timeouts = \"irn\"").expect("builds");
+    assert_eq!(irn.rto, 300 * US);
+    assert_eq!(
+        irn.rto_low,
+        Some(transport::RtoLow {
+            rto: 90 * US,
+            below_packets: 4
+        })
+    );
+    for own in ["", "timeouts = \"transport\""] {
+        let c = nic(own).expect("builds");
+        assert_eq!((c.rto, c.rto_low), (4000 * US, None), "{own:?}");
+    }
+    let err = nic("timeouts = \"ibm\"").unwrap_err();
+    assert!(
+        err.contains("transport.eunomia.timeouts") && err.contains("accepted: transport, irn"),
+        "{err}"
+    );
+}

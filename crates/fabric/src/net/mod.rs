@@ -135,12 +135,13 @@ impl Network {
         let nic = &cfg.nic;
         nic.validate()
             .map_err(|e| at("transport")(format!("NIC configuration: {e}")))?;
-        let frame = nic.mtu as u64 + nic.header_bytes as u64;
+        let frame = cfg.max_frame();
         if frame.max(nic.ctrl_bytes as u64) > Hdr::MAX_WIRE as u64 {
             return Err(at("transport.mtu")(format!(
-                "frames of {frame} bytes (MTU {} + {} header bytes): the fabric carries at most {}",
+                "frames of {frame} bytes (MTU {} + {} header bytes + {} of the engine's): the fabric carries at most {}",
                 nic.mtu,
                 nic.header_bytes,
+                frame - nic.mtu as u64 - nic.header_bytes as u64,
                 Hdr::MAX_WIRE
             )));
         }
@@ -209,7 +210,7 @@ impl Network {
                 )));
             }
         }
-        let max_frame = (cfg.nic.mtu + cfg.nic.header_bytes) as u64;
+        let max_frame = cfg.max_frame();
         cfg.qp_cache.validate().map_err(at("nic"))?;
         let qp_caching = cfg.qp_cache.entries != 0;
         let mut hosts = Vec::new();
@@ -383,7 +384,7 @@ impl Network {
             }
             return Ok((None, Rcm::default()));
         };
-        let max_frame = (cfg.nic.mtu + cfg.nic.header_bytes) as u64;
+        let max_frame = cfg.max_frame();
         let n = ports.len();
         let mut voq = Voq {
             class: cfg.nic.data_priority as usize % CLASSES,
@@ -448,7 +449,7 @@ impl Network {
     /// What each switch's links can bring into it in one window, after
     /// the window, a rate or a reordering changed (`switch/budget.rs`).
     pub(crate) fn window_bytes_changed(&mut self) {
-        let max_frame = (self.cfg.nic.mtu + self.cfg.nic.header_bytes) as u64;
+        let max_frame = self.cfg.max_frame();
         let reorder = &self.links.reorder;
         for sw in &mut self.sw.nodes {
             let reordered = |p: u32| reorder.contains_key(&p);

@@ -5,10 +5,11 @@
 //! state each keeps per QP. (The per-QP runtime state of an engine is
 //! `crate::engine::EngineState`.)
 //!
-//! Plain configuration: it uses only the engines' `config` files, so that
-//! the API types (`crate::api`) can hold it.
+//! Plain configuration: it uses only the engines' `config` files (and
+//! IRN's plain `headers`), so that the API types (`crate::api`) can hold it.
 
 use crate::engine::irn::config::IrnConfig;
+use crate::engine::irn::headers::MAX_EXTRA_HEADER_BYTES;
 use crate::engine::mprdma::config::{state_bytes, MpRdmaConfig};
 use crate::engine::uet::config::UetConfig;
 use crate::packet::Verb;
@@ -101,6 +102,16 @@ impl Engine {
     /// real datapath then gives the QP more than one socket.
     pub fn multipath(&self) -> bool {
         matches!(self, Engine::MpRdma(_) | Engine::Uet(_))
+    }
+
+    /// The most header bytes its data packets carry beyond the NIC's
+    /// `header_bytes` (IRN's §5 fields: `crate::engine::irn::headers`),
+    /// so that the fabric's largest frame counts them.
+    pub fn extra_header_bytes(&self) -> u32 {
+        match self {
+            Engine::Irn(_) => MAX_EXTRA_HEADER_BYTES,
+            Engine::GoBackN | Engine::MpRdma(_) | Engine::Uet(_) => 0,
+        }
     }
 
     pub fn state_bytes(&self) -> StateBytes {

@@ -30,7 +30,7 @@ pub use names::EngineKind;
 
 use crate::api::{InitialPsns, NicConfig, NicStats, QpConfig, QpId, WorkRequest};
 use crate::memory::Dma;
-use crate::packet::Packet;
+use crate::packet::{Packet, PacketKind};
 use crate::psn::Psn;
 use crate::rc::{halves, Conn, Ctx, RecvWqe};
 use engine::Time;
@@ -382,7 +382,12 @@ impl EngineOps for irn::IrnQp {
         stats: &mut NicStats,
         dma: &mut Dma,
     ) -> Packet {
-        alternate!(self.req, self.resp, resp_turn, now, cfg, stats, dma)
+        let mut p = alternate!(self.req, self.resp, resp_turn, now, cfg, stats, dma);
+        // IRN's own header fields (§5); UET, on the same halves, has its own format.
+        if p.kind == PacketKind::Request {
+            p.wire += irn::headers::request_bytes(p.verb, p.first, p.last);
+        }
+        p
     }
     #[inline]
     fn on_packet(&mut self, cx: &mut Ctx, conn: &mut Conn, pkt: &Packet) -> bool {

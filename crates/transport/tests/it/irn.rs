@@ -214,3 +214,57 @@ fn one_percent_loss_irn_goodput_well_above_go_back_n() {
     // again (only RTO_high recovers them); go-back-N resends a BDP per loss.
     assert!(irn > 3.0 * gbn, "IRN {irn:.2} vs go-back-N {gbn:.2} Gb/s");
 }
+
+/// The wire size of every request packet A sends for a WRITE, a WRITE with
+/// immediate and a SEND of 2500 bytes (3 packets each), a READ and a
+/// fetch-and-add, less their payload: the NIC's 48 header bytes, plus
+/// under IRN what its §5 adds (the RETH on every WRITE packet, the
+/// recv_WQE_SN and offset on SEND packets, the recv_WQE_SN on the last
+/// WRITE with immediate packet, the read_WQE_SN on READ/atomic requests).
+fn request_headers(rel: Engine) -> Vec<(Verb, u32)> {
+    let mut w = world(rel);
+    for _ in 0..2 {
+        w.post_recv(B, 0, 0, 2500);
+    }
+    let verbs = [
+        Verb::Write,
+        Verb::WriteImm,
+        Verb::Send,
+        Verb::Read,
+        Verb::FetchAdd,
+    ];
+    for (i, v) in verbs.into_iter().enumerate() {
+        let len = if v.is_atomic() { 8 } else { 2500 };
+        w.post_send(A, 0, wr(i as u64, v, len));
+    }
+    w.run();
+    assert_eq!(w.req_done(A, 0).len(), 5, "every message completes");
+    w.sent
+        .iter()
+        .filter(|(_, n, p)| *n == A && p.kind == PacketKind::Request)
+        .map(|(_, _, p)| (p.verb, p.wire - p.payload))
+        .collect()
+}
+
+#[test]
+fn irn_requests_carry_the_header_fields_of_its_section_5() {
+    use Verb::*;
+    let gbn = request_headers(Engine::GoBackN);
+    assert!(gbn.iter().all(|&(_, h)| h == 48), "{gbn:?}");
+    assert_eq!(
+        request_headers(irn()),
+        vec![
+            (Write, 48),
+            (Write, 48 + 16),
+            (Write, 48 + 16),
+            (WriteImm, 48),
+            (WriteImm, 48 + 16),
+            (WriteImm, 48 + 16 + 4),
+            (Send, 48 + 8),
+            (Send, 48 + 8),
+            (Send, 48 + 8),
+            (Read, 48 + 4),
+            (FetchAdd, 48 + 4),
+        ]
+    );
+}

@@ -14,9 +14,10 @@ use crate::common;
 
 use common::chaos::{Chaos, ChaosWorld, Mem, BASE};
 use engine::time::{MS, US};
+use engine::Time;
 use transport::{
     Engine, EunomiaConfig, IrnConfig, LastPacket, MpRdmaConfig, Nic, NicConfig, OrderingKind,
-    StaticBitmapConfig, Verb, WorkRequest,
+    PacketKind, RtoLow, StaticBitmapConfig, Verb, WorkRequest,
 };
 
 const LEN: usize = 200_000;
@@ -367,4 +368,79 @@ fn eunomia_completes_only_when_everything_before_arrived() {
         assert_eq!(held, (1, 1000), "the WRITE's one packet");
         assert_eq!(a.stats().eunomia_sender_held, 0);
     }
+}
+
+/// Go-back-N under Eunomia's layer, one 50-packet SEND whose packet `lost`
+/// is lost once: the layer SACKs every later packet (they fit in its
+/// cap), so nothing NACKs the hole and only the sender's timer recovers
+/// it. Returns when the requester completed and how many timeouts fired.
+fn eunomia_hole(rto: Time, rto_low: Option<RtoLow>, lost: u32) -> (Time, u64) {
+    let cfg = NicConfig {
+        ordering: OrderingKind::Eunomia(EunomiaConfig::default()),
+        rto,
+        rto_low,
+        ..NicConfig::default()
+    };
+    let mut w = common::World::with_config(cfg, US);
+    w.connect(1);
+    let mut dropped = false;
+    w.rule = Box::new(move |_, from, p| {
+        if !dropped && from == common::A && p.kind == PacketKind::Request && p.psn == lost {
+            dropped = true;
+            common::Action::Drop
+        } else {
+            common::Action::Deliver
+        }
+    });
+    w.post_recv(common::B, 0, 0, 50_000);
+    w.post_send(
+        common::A,
+        0,
+        WorkRequest {
+            wr_id: 1,
+            verb: Verb::Send,
+            len: 50_000,
+            ..WorkRequest::default()
+        },
+    );
+    w.run();
+    let done = w
+        .completions
+        .iter()
+        .find(|(n, c)| *n == common::A && c.wr_id == 1)
+        .expect("the SEND completes")
+        .1
+        .at;
+    (done, w.nics[common::A].stats().timeouts)
+}
+
+#[test]
+fn eunomia_recovers_a_loss_with_irn_timeouts_instead_of_go_back_n_s() {
+    // §3.2.3: "the existing timeout mechanism at the sender NICs such as in IRN".
+    let gbn = NicConfig::default().rto;
+    assert_eq!(gbn, 4 * MS);
+    let (late, timeouts) = eunomia_hole(gbn, None, 20);
+    assert_eq!(timeouts, 1);
+    assert!(late > 4 * MS, "waits for go-back-N's timeout: {late}");
+    // IRN's: RTO_high in the NIC's `rto` (`[transport.eunomia] timeouts =
+    // "irn"` sets both). The hole's last progress left about 30 packets
+    // in flight, so RTO_high (320 us) recovers it.
+    let irn = RtoLow {
+        rto: 100 * US,
+        below_packets: 3,
+    };
+    let (soon, timeouts) = eunomia_hole(320 * US, Some(irn), 20);
+    assert_eq!(timeouts, 1);
+    assert!(soon > 320 * US && soon < 500 * US, "{soon}");
+    // The last packet lost: its last progress left one packet in flight,
+    // so RTO_low (100 us) recovers it.
+    let (tail, timeouts) = eunomia_hole(320 * US, Some(irn), 49);
+    assert_eq!(timeouts, 1);
+    assert!(tail > 100 * US && tail < 250 * US, "{tail}");
+    let cfg = NicConfig {
+        rto: 320 * US,
+        rto_low: Some(irn),
+        ..NicConfig::default()
+    };
+    assert_eq!((cfg.rto_for(2), cfg.rto_for(3)), (100 * US, 320 * US));
 }

@@ -19,6 +19,32 @@ pub struct EunomiaOverrides {
     pub memory_bytes: Option<u32>,
     /// Where a WRITE's last packet waits (`transport::LastPacket::NAMES`).
     pub last_packet: Option<String>,
+    /// The sender's timeouts under go-back-N ([`TIMEOUTS`]): "transport"
+    /// (`transport.rto_us`, the default) or "irn" (§3.2.3: IRN's RTO_low
+    /// while fewer than N packets are in flight, else RTO_high, from
+    /// `[transport.irn]`).
+    pub timeouts: Option<String>,
+}
+
+/// `[transport.eunomia] timeouts`' choices.
+pub const TIMEOUTS: [&str; 2] = ["transport", "irn"];
+
+impl EunomiaOverrides {
+    /// Whether go-back-N's sender runs IRN's two timeouts
+    /// (`timeouts = "irn"`); an unknown choice names the key.
+    pub fn irn_timeouts(&self, c: Check) -> Result<bool, ScenarioError> {
+        match self.timeouts.as_deref() {
+            None | Some("transport") => Ok(false),
+            Some("irn") => Ok(true),
+            Some(other) => Err(c.err(
+                "transport.eunomia.timeouts",
+                format!(
+                    "unknown choice \"{other}\"; accepted: {}",
+                    TIMEOUTS.join(", ")
+                ),
+            )),
+        }
+    }
 }
 
 #[derive(Debug, Deserialize, Clone, Default)]

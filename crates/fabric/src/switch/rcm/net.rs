@@ -83,13 +83,9 @@ impl AtSwitch {
             return;
         }
         *last = Some(now);
-        let min = self.max_frame();
+        // The largest data frame is RCC's least window.
+        let min = self.cfg().max_frame();
         self.sw().rcm.cut(o, fb, min);
-    }
-
-    /// The largest data frame (RCC's least window).
-    fn max_frame(&self) -> u64 {
-        (self.cfg().nic.mtu + self.cfg().nic.header_bytes) as u64
     }
 
     /// After a sample of input `in_port`'s queue: while it is congested,

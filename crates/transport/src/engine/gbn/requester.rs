@@ -243,7 +243,7 @@ impl Requester {
         }
         self.snd_max = self.snd_max.max(next);
         if self.rto_deadline.is_none() {
-            self.rto_deadline = Some(now + cfg.rto);
+            self.rto_deadline = Some(now + cfg.rto_for(self.snd_max.since(self.snd_una)));
         }
         let data = Data {
             kind: PacketKind::Request,
@@ -457,7 +457,7 @@ impl Requester {
         if !self.outstanding() {
             self.rto_deadline = None;
         } else if progressed || self.rto_deadline.is_none() {
-            self.rto_deadline = Some(now + cfg.rto);
+            self.rto_deadline = Some(now + cfg.rto_for(self.snd_max.since(self.snd_una)));
         }
         Outcome { malformed: false }
     }

@@ -17,7 +17,7 @@
 //! PSNs of both spaces and the WQE sequence numbers are the QP's 32-bit
 //! serial numbers, 24 bits on the wire, and wrap around (`crate::psn`).
 //!
-//! Files: `config`, `bitmap` (circular bitmap), `window` (selective-repeat
+//! Files: `config`, `headers` (the bytes its packets add to RoCE's), `bitmap` (circular bitmap), `window` (selective-repeat
 //! sender and receiver windows), `requester`, `responder`; this file joins
 //! the halves into the engine the QP's dispatch calls (`IrnQp`). May use
 //! `crate::api`, `crate::rc`, `crate::packet`, `crate::psn` and
@@ -25,11 +25,13 @@
 
 pub(crate) mod bitmap;
 pub(crate) mod config;
+pub(crate) mod headers;
 pub(crate) mod requester;
 pub(crate) mod responder;
 pub(crate) mod window;
 
 pub use config::{IrnConfig, MAX_BDP_PACKETS};
+pub use headers::MAX_EXTRA_HEADER_BYTES;
 
 use crate::packet::Packet;
 use crate::psn::Psn;
