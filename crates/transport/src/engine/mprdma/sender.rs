@@ -41,8 +41,9 @@ use engine::{Rng, Time};
 
 /// An ACK clocks out at most this many packets on its VP.
 const BURST_PER_ACK: usize = 2;
-/// Early retransmission resends a packet once this many later PSNs were
-/// selectively acknowledged (TCP's duplicate-ACK threshold).
+/// Early retransmission resends a packet once at least this many later
+/// PSNs were selectively acknowledged (TCP's duplicate-ACK threshold), more
+/// if the connection has shown more reordering (`Sender::reorder`).
 const EARLY_RETX_GAP: u32 = 3;
 /// Idle time, in RTTs, after which the window restarts from IW.
 const IDLE_RTTS: u64 = 3;
@@ -120,6 +121,9 @@ pub(crate) struct Sender {
     /// without moving snd_nxt).
     retx_out: u32,
     pub snd_ooh: Psn,
+    /// The largest reordering seen: how far the selective acks had got
+    /// ahead of a hole at `snd_una` that its first transmission filled.
+    reorder: u32,
     pub in_recovery: bool,
     recovery: Psn,
     snd_retx: Psn,
@@ -168,6 +172,7 @@ impl Sender {
             inflate: 0,
             retx_out: 0,
             snd_ooh: first,
+            reorder: 0,
             in_recovery: false,
             recovery: first,
             snd_retx: first,
@@ -348,11 +353,23 @@ impl Sender {
         // (resending them all cost a fifth of the goodput at 0.5% loss).
         // The next hole becomes snd_una once this one is filled. The
         // guarded sender does so when no new data may go, the paper's only
-        // when there is none.
-        if unsent && (e + EARLY_RETX_GAP).le(self.snd_ooh) && (guarded || !new_data) {
+        // when there is none; both once the hole is further behind than
+        // the reordering the connection has shown (`early_gap`).
+        if unsent && (e + self.early_gap()).le(self.snd_ooh) && (guarded || !new_data) {
             return Choice::Early(e);
         }
         Choice::None
+    }
+
+    /// How far behind the highest selective ack the hole must be to be
+    /// resent early: beyond the largest reordering seen on a hole that was
+    /// filled by its first transmission, at least `EARLY_RETX_GAP` and at
+    /// most Delta (beyond which the OOO control treats a path as slow). A
+    /// fixed 3 resent 1,250-1,403 packets of a loss-free 1 KB permutation
+    /// whose reordering reaches 30 (TCP adapts its threshold the same way:
+    /// Linux's `tcp_reordering`).
+    fn early_gap(&self) -> u32 {
+        (self.reorder + 1).clamp(EARLY_RETX_GAP, self.cfg.delta.max(EARLY_RETX_GAP))
     }
 
     /// Something could be sent now or once a synchronise gate opens or the
@@ -607,6 +624,12 @@ impl Sender {
         // the span back (exact again when nothing is outstanding).
         if !h.dup {
             self.inflate += 1;
+        }
+        // The hole at snd_una filled by its first transmission: it was
+        // reordered, not lost, by as far as the selective acks got ahead.
+        let una = self.snd_una;
+        if !h.retx && !h.dup && sack == una && aack.gt(una) && self.snd_ooh.gt(una) {
+            self.reorder = self.reorder.max(self.snd_ooh.since(una));
         }
         self.cumulative(now, qp, aack, cfg, events);
         if h.retx {
