@@ -116,6 +116,7 @@ pub fn state_fields(cfg: &MpRdmaConfig) -> Vec<(&'static str, u32)> {
         ("inflate", 32),
         ("retransmissions in flight", 24),
         ("snd_ooh", 24),
+        ("largest reordering seen", 24),
         ("snd_retx", 24),
         ("recovery point", 24),
         ("recovery flag", 1),
