@@ -2,8 +2,8 @@
 //! with equal-cost next hops, a flow whose port (the load balancer's
 //! pick) is congested locally, or has received `sar_notifications`
 //! notifications in the current episode, moves to the next hop with the
-//! least regional congestion degree, if that is lower, unless the flow is
-//! harmful at its port (in the CAM, or named by a notification): harmful
+//! least regional congestion degree, if that is lower, unless the flow
+//! hits at its port (in the CAM, or named by a notification): harmful
 //! flows are never detoured. A moved flow stays pinned to its new port at
 //! that switch, so it is reordered at most once there. A method of RCM's
 //! state, given the packet's next hops; touches RCM's state only.
@@ -30,7 +30,7 @@ impl Rcm {
         let w = self.p.w;
         let pc = &self.ports[out as usize];
         let pressed = pc.out.congested || (pc.remote(now) && pc.notes >= self.p.sar_notifications);
-        if !pressed || pc.is_harmful(now, id) {
+        if !pressed || pc.hits(now, id) {
             return out;
         }
         let here = pc.regional(now, w);

@@ -131,7 +131,7 @@ impl AtSwitch {
     }
 
     /// One VOQ head moves into output `o`'s queue: its input's buffer is
-    /// released (a RESUME upstream if due) and RCC counts it.
+    /// released (a RESUME upstream if due) and RCM sees it (CFR, RCC).
     fn voq_move(&mut self, now: Time, o: u32, hdr: Hdr) {
         let wire = hdr.wire() as u64;
         let oi = o as usize;
@@ -139,7 +139,7 @@ impl AtSwitch {
         voq.oq[oi].push_back(hdr);
         voq.oq_bytes[oi] += wire;
         if self.sw().rcm.on {
-            self.rcc_moved(now, o, &hdr);
+            self.rcm_moved(now, o, &hdr);
         }
         self.voq_release(now, o, hdr);
     }
