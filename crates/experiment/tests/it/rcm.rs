@@ -332,3 +332,26 @@ fn rcm_throttles_the_burst_at_every_cam_period() {
         "burst Gb/s by period: {seen:?}"
     );
 }
+
+/// RCC's window at the root of Fig 6 (tB's port toward d): cut when the
+/// burst arrives, it grows back while control lasts, and control ends
+/// once the burst is gone although the incast keeps tB's queue standing
+/// above Qeq (the local flag holds to the end). Before, Wc was only ever
+/// cut, to one frame, and held there until the incast ended.
+#[test]
+fn rcc_window_grows_back_and_control_ends_when_the_burst_drains() {
+    let text = scenario("rcm_burst.toml") + "rcm_ports = [[\"tB\", \"d\"]]\n";
+    let o = run_toml(&text);
+    let wc = series_values(&o, "rcm_wc_bytes:tB->d", 0.150, 0.215);
+    let lowest = wc.iter().cloned().fold(f64::MAX, f64::min);
+    assert!(lowest < 8_000.0, "the burst cut Wc: {wc:?}");
+    let grew = wc.windows(2).any(|w| w[0] < w[1] && w[1] < 16_000.0);
+    assert!(grew, "Wc grew back while controlling: {wc:?}");
+    let after = series_values(&o, "rcm_wc_bytes:tB->d", 0.230, 0.900);
+    let fb = series_values(&o, "rcm_fb:tB->d", 0.230, 0.900);
+    assert!(fb.iter().all(|&f| f > 0.0), "the queue stands: {fb:?}");
+    assert!(
+        after.iter().all(|&w| w == 16_000.0),
+        "control ended: {after:?}"
+    );
+}

@@ -35,6 +35,10 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 /// The largest quantised congestion degree (6 bits, as QCN's).
 pub const FB_MAX: u32 = 63;
 
+/// No input yet (a switch has at most 256 ports, so local indices are
+/// below 255).
+pub const NO_INPUT: u8 = u8::MAX;
+
 /// RCM's parameters (`[switch.rcm]`; docs/rcm.md says which come from the
 /// paper and which are ours).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -140,13 +144,21 @@ pub struct PortCong {
     pub cam: Vec<u64>,
     pub cam_next: usize,
     pub cam_harmful: Vec<u64>,
-    /// RCC: the congestion window Wc (W when not controlling), the
-    /// current window's start and bytes, and its harmful bytes.
+    /// RCC: the congestion window Wc (W when not controlling), whether
+    /// the current window passed a harmful packet over (another flow's
+    /// moved while it waited); an input (local index) the window's
+    /// harmful packets came by and one the others came by (`NO_INPUT`
+    /// until one moves), and whether this window and the last moved
+    /// harmful and other packets from different inputs.
     pub controlling: bool,
     pub wc: u64,
+    pub win_held: bool,
+    pub win_c_in: u8,
+    pub win_nc_in: u8,
+    pub win_mixed: bool,
+    pub last_mixed: bool,
     /// The last window cut (at most one per window span).
     pub last_cut: Option<Time>,
-    pub win_start: Time,
     pub win_sent: u64,
     pub win_c_sent: u64,
     /// The input's last notification upstream, and whether it told of
@@ -194,6 +206,32 @@ impl PortCong {
 
     pub fn hits(&self, now: Time, id: u64) -> bool {
         self.named(now).contains(&id)
+    }
+
+    /// RCC counts a packet moved into this output's queue from input
+    /// `input`, harmful or not (whether it controls or not: the cut
+    /// that starts control needs the window's mix).
+    pub fn moved(&mut self, wire: u64, harmful: bool, input: u8) {
+        self.win_sent += wire;
+        let (mine, other) = if harmful {
+            self.win_c_sent += wire;
+            (&mut self.win_c_in, self.win_nc_in)
+        } else {
+            (&mut self.win_nc_in, self.win_c_in)
+        };
+        *mine = input;
+        self.win_mixed |= other != NO_INPUT && other != input;
+    }
+
+    /// RCC starts a new window.
+    pub fn next_window(&mut self) {
+        self.last_mixed = self.win_mixed;
+        self.win_mixed = false;
+        self.win_held = false;
+        self.win_sent = 0;
+        self.win_c_sent = 0;
+        self.win_c_in = NO_INPUT;
+        self.win_nc_in = NO_INPUT;
     }
 
     /// Root (local only), edge (remote only) or inner (both) point.
@@ -288,6 +326,8 @@ impl Rcm {
     pub fn new(p: RcmParams, ports: usize) -> Rcm {
         let fresh = PortCong {
             wc: p.window,
+            win_c_in: NO_INPUT,
+            win_nc_in: NO_INPUT,
             ..PortCong::default()
         };
         Rcm {
@@ -350,15 +390,62 @@ impl Rcm {
 
     /// RCC: a congestion signal of degree `fb` at output `o`: the window
     /// starts (or continues) and Wc <- Wc (1 - Fb Gd), at least one frame.
+    /// Only while the harmful flows share the port with others that come
+    /// by other inputs (this window or the last), the only case where the
+    /// crossbar can favour the others: a
+    /// queue that stands at the port (its upstream keeps it full at line
+    /// rate) signals congestion at every sample, and cutting on each took
+    /// Wc to one frame within 10-20 us even where nothing was left to
+    /// favour.
     pub fn cut(&mut self, o: u32, fb: u32, min: u64) {
-        if !self.p.rcc || fb == 0 {
-            return;
-        }
         let gd = self.p.gd;
         let pc = &mut self.ports[o as usize];
+        if !self.p.rcc || fb == 0 || !(pc.win_mixed || pc.last_mixed) {
+            return;
+        }
         pc.controlling = true;
         pc.wc = ((pc.wc as f64 * (1.0 - fb as f64 * gd)) as u64).max(min);
         self.stats.window_cuts += 1;
+    }
+
+    /// RCC: output `o` moved a whole window W in which no harmful packet
+    /// was passed over, or with its congestion gone (neither flag): Wc
+    /// grows halfway back to W, QCN's fast recovery (RCM's cut, formula 4,
+    /// is QCN's rate decrease; the paper's section 3.4 gives no increase,
+    /// and has control last until "packets belong to all the congestion
+    /// flow has been sent" and quit "once the congestion state
+    /// disappears"). Control ends once Wc is within a frame of W. A
+    /// standing queue holds the local flag, so the flags alone never ended
+    /// control.
+    pub fn grow(&mut self, o: u32, frame: u64) {
+        let window = self.p.window;
+        let pc = &mut self.ports[o as usize];
+        pc.wc += (window - pc.wc).div_ceil(2);
+        if pc.wc + frame > window {
+            self.end(o);
+        }
+    }
+
+    /// RCC at output `o` ends: Wc is W again.
+    pub fn end(&mut self, o: u32) {
+        let window = self.p.window;
+        let pc = &mut self.ports[o as usize];
+        pc.controlling = false;
+        pc.wc = window;
+        pc.next_window();
+        pc.last_mixed = false;
+    }
+
+    /// Output `o` has nothing queued (its OQ and every VOQ toward it are
+    /// empty): the congested region drained there, so its local flag is
+    /// stale and control ends.
+    pub fn drained(&mut self, o: u32) {
+        let d = &mut self.ports[o as usize].out;
+        d.congested = false;
+        d.fb = 0;
+        if self.ports[o as usize].controlling {
+            self.end(o);
+        }
     }
 }
 
@@ -450,15 +537,57 @@ mod tests {
     #[test]
     fn window_cuts_by_degree() {
         let mut r = rcm();
-        r.cut(0, FB_MAX, 1_000);
-        assert_eq!(r.ports[0].wc, 8_000);
+        r.cut(0, 21, 1_000);
+        assert!(!r.ports[0].controlling, "no other flow to favour");
+        r.ports[0].moved(1_000, true, 0);
+        r.ports[0].moved(1_000, false, 1);
+        r.cut(0, 21, 1_000);
+        assert_eq!(r.ports[0].wc, 13_333);
         assert!(r.ports[0].controlling);
         r.cut(0, 0, 1_000);
-        assert_eq!(r.ports[0].wc, 8_000, "no congestion, no cut");
+        assert_eq!(r.ports[0].wc, 13_333, "no congestion, no cut");
+        // No cut while harmful and other flows do not come by different
+        // inputs.
+        r.ports[0].next_window();
+        r.ports[0].next_window();
+        r.ports[0].moved(1_000, true, 0);
+        r.ports[0].moved(1_000, false, 0);
+        r.cut(0, FB_MAX, 1_000);
+        assert_eq!(r.ports[0].wc, 13_333);
+        r.ports[0].moved(1_000, false, 1);
+        r.cut(0, FB_MAX, 1_000);
+        assert_eq!(r.ports[0].wc, 6_666);
         for _ in 0..10 {
             r.cut(0, FB_MAX, 1_000);
         }
-        assert_eq!(r.ports[0].wc, 1_000);
+        assert_eq!(r.ports[0].wc, 1_000, "never below the floor");
+    }
+
+    /// Once the congestion is gone, each window moved grows Wc halfway
+    /// back to W; control ends within a frame of W, or at once when the
+    /// output's queues drain.
+    #[test]
+    fn window_grows_back_and_control_ends() {
+        let mut r = rcm();
+        r.ports[0].win_mixed = true;
+        r.cut(0, FB_MAX, 1_000);
+        r.cut(0, FB_MAX, 1_000);
+        assert_eq!(r.ports[0].wc, 4_000);
+        r.grow(0, 1_000);
+        assert_eq!(r.ports[0].wc, 10_000);
+        r.grow(0, 1_000);
+        assert_eq!(r.ports[0].wc, 13_000);
+        r.grow(0, 1_000);
+        assert_eq!(r.ports[0].wc, 14_500);
+        assert!(r.ports[0].controlling);
+        r.grow(0, 1_000);
+        assert_eq!(r.ports[0].wc, 16_000);
+        assert!(!r.ports[0].controlling);
+        r.cut(0, 7, 1_000);
+        r.ports[0].out.congested = true;
+        r.drained(0);
+        assert!(!r.ports[0].controlling && !r.ports[0].out.congested);
+        assert_eq!(r.ports[0].wc, 16_000);
     }
 
     /// An edge point throttles the flows the notification named, not its

@@ -212,27 +212,15 @@ impl AtSwitch {
     }
 
     /// RCC at output `o`'s crossbar: whether the VOQ head `hdr` may move
-    /// into the output queue ahead of the others. Starts a new window once
-    /// the last one has moved W bytes, and ends control when the output is
-    /// congested neither locally nor remotely. A harmful flow's packet
+    /// into the output queue ahead of the others. A harmful flow's packet
     /// waits once the harmful flows have moved Wc in the window; the
     /// crossbar still moves it when no other flow's packet is waiting
     /// (RCC raises the other flows' priority; it never idles the port).
     #[inline]
     pub(crate) fn rcc_admits(&mut self, now: Time, o: u32, hdr: &Hdr) -> bool {
-        let window = self.sw().rcm.p.window;
-        let pc = &mut self.sw().rcm.ports[o as usize];
+        let pc = &self.sw().rcm.ports[o as usize];
         if !pc.controlling {
             return true;
-        }
-        if !(pc.out.congested || pc.remote(now)) {
-            pc.controlling = false;
-            pc.wc = window;
-            return true;
-        }
-        if pc.win_sent >= window {
-            pc.win_sent = 0;
-            pc.win_c_sent = 0;
         }
         pc.win_c_sent + hdr.wire() as u64 <= pc.wc || !pc.is_harmful(now, flow_id(hdr))
     }
@@ -240,6 +228,7 @@ impl AtSwitch {
     /// RCC held the harmful packet `hdr` at output `o` while another
     /// flow's moved: counted once per packet.
     pub(crate) fn rcc_held(&mut self, now: Time, o: u32, hdr: &Hdr) {
+        self.sw().rcm.ports[o as usize].win_held = true;
         let slot = hdr.idx as usize;
         if self.sw().rcm.held.len() <= slot {
             self.sw().rcm.held.resize(slot + 1, false);
@@ -255,7 +244,9 @@ impl AtSwitch {
     }
 
     /// A packet moved into output `o`'s queue: CFR may sample it, RCC
-    /// counts it.
+    /// counts it. A window ends once it has moved W bytes; if it passed
+    /// no harmful packet over, or the output is congested neither locally
+    /// nor remotely, Wc grows back toward W (control ends at W).
     #[inline]
     pub(crate) fn rcm_moved(&mut self, now: Time, o: u32, hdr: &Hdr) {
         let wire = hdr.wire() as u64;
@@ -267,11 +258,17 @@ impl AtSwitch {
             self.sw().rcm.stats.throttled_packets += 1;
             self.sw().rcm.stats.throttled_bytes += wire;
         }
+        let window = self.sw().rcm.p.window;
         let pc = &mut self.sw().rcm.ports[o as usize];
-        if pc.controlling {
-            pc.win_sent += wire;
-            if pc.is_harmful(now, flow_id(hdr)) {
-                pc.win_c_sent += wire;
+        let harmful = pc.is_harmful(now, flow_id(hdr));
+        pc.moved(wire, harmful, hdr.in_port);
+        if pc.win_sent >= window {
+            let calm = !pc.win_held || !(pc.out.congested || pc.remote(now));
+            let grow = pc.controlling && calm;
+            pc.next_window();
+            if grow {
+                let frame = self.max_frame();
+                self.sw().rcm.grow(o, frame);
             }
         }
     }

@@ -121,6 +121,11 @@ impl AtSwitch {
         let class = sw.queues.held_class;
         let port = &mut links.ports[oi];
         if sw.queues.voq().oq[oi].is_empty() {
+            // Nothing waits toward `o` (the loop above moves a VOQ head
+            // whenever the output queue has room).
+            if sw.rcm.on {
+                sw.rcm.drained(o);
+            }
             port.backlogged &= !(1 << class);
         } else {
             port.backlogged |= 1 << class;
