@@ -287,6 +287,8 @@ pub struct RcmStats {
     /// and their packets that took the detour.
     pub detoured_flows: u64,
     pub detoured_packets: u64,
+    /// Detours SAR let go (the flow's own port no longer pressed).
+    pub released_detours: u64,
 }
 
 /// RCM's state for the whole fabric (empty when off).

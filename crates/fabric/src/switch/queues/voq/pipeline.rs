@@ -27,7 +27,9 @@ impl AtSwitch {
         let out = if self.sw().rcm.on && self.sw().rcm.p.sar {
             let sw = self.sw();
             let hops = sw.routes.hops(s, hdr.flow, hdr.dst, hdr.idx, in_port);
-            sw.rcm.sar(now, s, hops, hdr, out)
+            let (queues, class) = (&sw.queues, sw.queues.voq().class);
+            sw.rcm
+                .sar(now, s, hops, hdr, out, |p| queues.bytes(p, class))
         } else {
             out
         };
