@@ -15,6 +15,9 @@ Tables (the doc that holds each is in TABLES):
   collectives-alpha-beta docs/collectives.md, each algorithm against its formula
   visor-fig5             docs/visor.md, RDMAvisor Fig 5 in the simulator
   visor-fig5-sensitivity docs/visor.md, Fig 5 at 1000 connections, other caches
+  rcm-fig6               docs/rcm.md, Fig 6: incast with a burst, seeds 1-3, and
+                         the burst at every CFR sampling period
+  rcm-fig7               docs/rcm.md, Fig 7: incast with a victim, seeds 1-3
   eunomia-steady         docs/eunomia.md, section 5.1 at 80% load in steady state
                          (9 runs of 20 ms; about 10 minutes of CPU: not in .ci/run)
   uet-htsim              docs/uet.md, UET with and without NSCC beside uet-htsim's
@@ -388,6 +391,105 @@ def pct(x):
     return f"{100 * x:+.0f}%"
 
 
+RCM_SEEDS = [1, 2, 3]
+
+
+def series_mean(out, name, lo_us, hi_us):
+    """The mean of series.csv's `name` over samples in [lo_us, hi_us)."""
+    with open(os.path.join(out, "series.csv")) as f:
+        v = [float(r["value"]) for r in csv.DictReader(f)
+             if r["series"] == name and lo_us * 1000 <= int(r["time_ns"]) < hi_us * 1000]
+    return sum(v) / len(v)
+
+
+def rcm_fig6(binary, tmp):
+    """scenarios/rcm_burst.toml with RCM off and on, seeds 1 to 3: the
+    burst's and the incast flows' throughput at tB's port toward d (5 us
+    samples) while the burst lasts and after it, and the burst's FCT; then
+    the burst in 175-195 us for each CFR sampling period (seed 1)."""
+    one = lambda v: f"{v:.1f}"
+    rows = [
+        "| run (seeds 1-3) | burst, 160-170 us (Gb/s) | burst, 175-195 us | each incast flow, 175-195 us | each incast flow, 215-400 us | burst FCT (us) |",
+        "|---|---|---|---|---|---|",
+        "| paper, DCQCN | 50 | 50 | about 12.5 | | |",
+        "| paper, RCM | 50 | 25 | \"recovers quickly\" to its maximum | | |",
+    ]
+    for rcm in ["false", "true"]:
+        res = []
+        for seed in RCM_SEEDS:
+            out = run(binary, os.path.join(tmp, f"burst-{rcm}-{seed}"), "scenarios/rcm_burst.toml",
+                      "--set", f"switch.rcm.enabled={rcm}", "--set", f"seed={seed}")
+            incast = lambda lo, hi: [series_mean(out, f"throughput_gbps:flow{i}", lo, hi) for i in range(4)]
+            burst = [f for f in flows(out) if f["src"] == "4"][0]
+            res.append((series_mean(out, "throughput_gbps:flow4", 160, 170),
+                        series_mean(out, "throughput_gbps:flow4", 175, 195),
+                        incast(175, 195), incast(215, 400), int(burst["fct_ns"]) / 1000))
+        rows.append("| VOQ, RCM {} | {} | {} | {} | {} | {} |".format(
+            "on" if rcm == "true" else "off",
+            spread([r[0] for r in res], one), spread([r[1] for r in res], one),
+            f"{min(min(r[2]) for r in res):.1f}-{max(max(r[2]) for r in res):.1f}",
+            f"{min(min(r[3]) for r in res):.1f}-{max(max(r[3]) for r in res):.1f}",
+            spread([r[4] for r in res], one)))
+    periods = []
+    for period in range(1, 9):
+        out = run(binary, os.path.join(tmp, f"burst-period-{period}"), "scenarios/rcm_burst.toml",
+                  "--set", f"switch.rcm.cam_period={period}")
+        periods.append(f"{series_mean(out, 'throughput_gbps:flow4', 175, 195):.1f}")
+    rows.append("| VOQ, RCM on, seed 1, `cam_period` 1 to 8 | | " + " ".join(periods) + " | | | |")
+    return rows
+
+
+SECOND_UPLINK = [
+    ('{ name = "tC", kind = "switch" },', '{ name = "tC", kind = "switch" }, { name = "X2", kind = "switch" },'),
+    ('{ a = "tC", b = "dv", gbps = 100, delay_ns = 1000 },',
+     '{ a = "tC", b = "dv", gbps = 100, delay_ns = 1000 },\n'
+     '  { a = "tA", b = "X2", gbps = 100, delay_ns = 1000 },\n'
+     '  { a = "X2", b = "tB", gbps = 100, delay_ns = 1000 },\n'
+     '  { a = "X2", b = "tC", gbps = 100, delay_ns = 1000 },'),
+]
+
+
+def rcm_fig7(binary, tmp):
+    """scenarios/rcm_victim.toml, seeds 1 to 3: each flow's goodput
+    (flows.csv) on today's shared-buffer switch, on VOQ switches with RCM
+    off and on, and with RCM and a second uplink tA - X2 - {tB, tC} for
+    SAR; what SAR did."""
+    with open(os.path.join(REPO, "scenarios/rcm_victim.toml")) as f:
+        text = f.read()
+    second = text
+    for a, b in SECOND_UPLINK:
+        second = second.replace(a, b)
+    path2 = os.path.join(tmp, "rcm_victim_x2.toml")
+    with open(path2, "w") as f:
+        f.write(second)
+    one = lambda v: f"{v:.1f}"
+    rows = [
+        "| run (seeds 1-3) | s1 (Gb/s) | s2 | s3 | s4 | victim | flows detoured | detours let go |",
+        "|---|---|---|---|---|---|---|---|",
+        "| paper, DCQCN | | | | | \"only about 25\" | | |",
+        "| paper, RCM | | | | | \"nearly 50\" | | |",
+    ]
+    runs = [
+        ("shared buffer (today's switch)", "scenarios/rcm_victim.toml",
+         ["--set", 'switch.model="shared_buffer"', "--set", "switch.rcm.enabled=false"]),
+        ("VOQ, RCM off", "scenarios/rcm_victim.toml", ["--set", "switch.rcm.enabled=false"]),
+        ("VOQ, RCM on", "scenarios/rcm_victim.toml", []),
+        ("VOQ, RCM on, a second uplink tA - X2 (SAR)", path2, []),
+    ]
+    for k, (label, scenario, args) in enumerate(runs):
+        res = []
+        for seed in RCM_SEEDS:
+            out = run(binary, os.path.join(tmp, f"victim-{k}-{seed}"), scenario, *args,
+                      "--set", f"seed={seed}")
+            g = [float(f["goodput_gbps"]) for f in flows(out)]
+            r = summary(out).get("rcm") or {}
+            res.append((g, r.get("detoured_flows"), r.get("released_detours")))
+        cells = [spread([r[0][i] for r in res], one) for i in range(5)]
+        sar = lambda j: "" if res[0][j] is None else spread([r[j] for r in res], lambda v: f"{v:.0f}")
+        rows.append(f"| {label} | " + " | ".join(cells) + f" | {sar(1)} | {sar(2)} |")
+    return rows
+
+
 def eunomia_steady(binary, tmp):
     """scenarios/eunomia_lb.toml (8x8 leaf-spine, 128 hosts, AliStorage,
     lossless go-back-N with DCQCN) at 80% network load, SEND flows, 20 ms
@@ -649,6 +751,8 @@ TABLES = {
     "eunomia-steady": ("docs/eunomia.md", eunomia_steady),
     "uet-htsim": ("docs/uet.md", uet_htsim),
     "irn-vs-roce": ("docs/irn.md", irn_vs_roce),
+    "rcm-fig6": ("docs/rcm.md", rcm_fig6),
+    "rcm-fig7": ("docs/rcm.md", rcm_fig7),
     **{
         name: ("docs/cc.md" if name.split("-")[1] in ("hpcc", "dctcp", "timely") else "docs/ns3_validation.md", ns3_compare(*args))
         for name, args in NS3.items()

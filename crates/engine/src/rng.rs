@@ -34,6 +34,9 @@ pub enum StreamKind {
     /// The real datapath's impairment layer (loss, reordering,
     /// duplication of received datagrams), per endpoint.
     Impair = 10,
+    /// RCM's congestion flow recognition: which packets through one
+    /// switch output are sampled into its CAM.
+    Cfr = 11,
 }
 
 fn splitmix64(mut z: u64) -> u64 {

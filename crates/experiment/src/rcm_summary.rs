@@ -21,6 +21,8 @@ pub struct RcmSummary {
     /// that took a detour.
     pub detoured_flows: u64,
     pub detoured_packets: u64,
+    /// Detours SAR let go once the flow's own port was no longer pressed.
+    pub released_detours: u64,
 }
 
 pub fn summary(net: &fabric::Network) -> Option<RcmSummary> {
@@ -34,13 +36,14 @@ pub fn summary(net: &fabric::Network) -> Option<RcmSummary> {
         throttled_bytes: s.throttled_bytes,
         detoured_flows: s.detoured_flows,
         detoured_packets: s.detoured_packets,
+        released_detours: s.released_detours,
     })
 }
 
 /// The readable summary's line.
 pub fn render(s: &RcmSummary) -> String {
     format!(
-        "{} notifications ({} of congestion, {} B), {} window cuts, {} packets throttled ({} B), {} flows detoured ({} packets)",
+        "{} notifications ({} of congestion, {} B), {} window cuts, {} packets throttled ({} B), {} flows detoured ({} packets, {} detours let go)",
         s.notifications,
         s.congested_notifications,
         s.notification_bytes,
@@ -48,6 +51,7 @@ pub fn render(s: &RcmSummary) -> String {
         s.throttled_packets,
         s.throttled_bytes,
         s.detoured_flows,
-        s.detoured_packets
+        s.detoured_packets,
+        s.released_detours
     )
 }

@@ -65,3 +65,15 @@ fn visor_fig5_table_matches_a_fresh_run() {
 fn ns3_p128_table_matches_a_fresh_run() {
     check("ns3-p128");
 }
+
+/// docs/rcm.md's Fig 6 table (14 small runs, under 2 s).
+#[test]
+fn rcm_fig6_table_matches_a_fresh_run() {
+    check("rcm-fig6");
+}
+
+/// docs/rcm.md's Fig 7 table (12 small runs, under 2 s).
+#[test]
+fn rcm_fig7_table_matches_a_fresh_run() {
+    check("rcm-fig7");
+}

@@ -4,7 +4,8 @@
 //! cuts the output's congestion window, and sends notifications upstream
 //! (`notify`) as control frames; `rcm_receive` applies one that arrived
 //! (the remote flag, Fbr, the harmful flows, a window cut); `rcc_admits`
-//! and `rcc_moved` are RCC's gate at an output's crossbar. Touches RCM's
+//! is RCC's gate at an output's crossbar, and `rcm_moved` sees each packet
+//! pass into an output queue (CFR's sample, RCC's count). Touches RCM's
 //! state, the ports' control-frame queues and the VOQ model's queues
 //! (read only).
 
@@ -25,8 +26,8 @@ const MAX_IDS: usize = u8::MAX as usize - 8;
 
 impl AtSwitch {
     /// A packet of the VOQ class joined the VOQ of input `in_port` (local
-    /// `in_local`) toward output `o` at switch `s`: CFR counts it at the
-    /// output, CRD samples the output's and the input's queues.
+    /// `in_local`) toward output `o` at switch `s`: CRD samples the
+    /// output's and the input's queues.
     #[inline(never)]
     pub(crate) fn rcm_arrival(
         &mut self,
@@ -38,7 +39,6 @@ impl AtSwitch {
         hdr: Hdr,
     ) {
         let wire = hdr.wire() as i64;
-        self.sw().rcm.cam_sample(o, flow_id(&hdr));
         // The output's queue: its OQ (not the VOQs toward it, where RCC
         // itself holds the harmful flows).
         let q_out = self.sw().queues.voq().oq_bytes[o as usize];
@@ -125,7 +125,7 @@ impl AtSwitch {
                     remote = true;
                     fbr = fbr.max(oc.fbr);
                 }
-                for &id in oc.harmful(now) {
+                for &id in oc.named(now) {
                     if note.ids.len() < depth.min(MAX_IDS)
                         && !note.ids.contains(&id)
                         && voq.iter().any(|h| flow_id(h) == id)
@@ -183,12 +183,22 @@ impl AtSwitch {
         } else {
             if !pc.remote(now) {
                 pc.notes = 0;
+                pc.remote_ids.clear();
             }
             pc.notes += 1;
             pc.fbr = note.fb;
             pc.remote_until = now + timeout;
-            self.sw().rcm.ever_harmful.extend(note.ids.iter().copied());
-            self.sw().rcm.ports[rx as usize].remote_ids = note.ids;
+            // The episode's named flows together: one notification names
+            // the flows then above their even share of the root's CAM,
+            // and a flow at about its share drops in and out of it.
+            for id in note.ids {
+                if !pc.remote_ids.contains(&id) {
+                    pc.remote_ids.push(id);
+                }
+            }
+            let rcm = &mut self.sw().rcm;
+            rcm.ever_harmful
+                .extend(rcm.ports[rx as usize].remote_ids.iter().copied());
             self.rcc_cut(now, rx, note.fb);
         }
         // The crossbar may move what the window held.
@@ -198,27 +208,15 @@ impl AtSwitch {
     }
 
     /// RCC at output `o`'s crossbar: whether the VOQ head `hdr` may move
-    /// into the output queue ahead of the others. Starts a new window once
-    /// the last one has moved W bytes, and ends control when the output is
-    /// congested neither locally nor remotely. A harmful flow's packet
+    /// into the output queue ahead of the others. A harmful flow's packet
     /// waits once the harmful flows have moved Wc in the window; the
     /// crossbar still moves it when no other flow's packet is waiting
     /// (RCC raises the other flows' priority; it never idles the port).
     #[inline]
     pub(crate) fn rcc_admits(&mut self, now: Time, o: u32, hdr: &Hdr) -> bool {
-        let window = self.sw().rcm.p.window;
-        let pc = &mut self.sw().rcm.ports[o as usize];
+        let pc = &self.sw().rcm.ports[o as usize];
         if !pc.controlling {
             return true;
-        }
-        if !(pc.out.congested || pc.remote(now)) {
-            pc.controlling = false;
-            pc.wc = window;
-            return true;
-        }
-        if pc.win_sent >= window {
-            pc.win_sent = 0;
-            pc.win_c_sent = 0;
         }
         pc.win_c_sent + hdr.wire() as u64 <= pc.wc || !pc.is_harmful(now, flow_id(hdr))
     }
@@ -226,6 +224,7 @@ impl AtSwitch {
     /// RCC held the harmful packet `hdr` at output `o` while another
     /// flow's moved: counted once per packet.
     pub(crate) fn rcc_held(&mut self, now: Time, o: u32, hdr: &Hdr) {
+        self.sw().rcm.ports[o as usize].win_held = true;
         let slot = hdr.idx as usize;
         if self.sw().rcm.held.len() <= slot {
             self.sw().rcm.held.resize(slot + 1, false);
@@ -240,21 +239,32 @@ impl AtSwitch {
         }
     }
 
-    /// RCC's count of a packet moved into output `o`'s queue.
+    /// A packet moved into output `o`'s queue: CFR may sample it, RCC
+    /// counts it. A window ends once it has moved W bytes; if it passed
+    /// no harmful packet over, or the output is congested neither locally
+    /// nor remotely, Wc grows back toward W (control ends at W).
     #[inline]
-    pub(crate) fn rcc_moved(&mut self, now: Time, o: u32, hdr: &Hdr) {
+    pub(crate) fn rcm_moved(&mut self, now: Time, o: u32, hdr: &Hdr) {
         let wire = hdr.wire() as u64;
+        let frame = self.max_frame();
+        self.sw().rcm.cam_sample(o, flow_id(hdr), wire, frame);
         let slot = hdr.idx as usize;
         if self.sw().rcm.held.get(slot).copied().unwrap_or(false) {
             self.sw().rcm.held[slot] = false;
             self.sw().rcm.stats.throttled_packets += 1;
             self.sw().rcm.stats.throttled_bytes += wire;
         }
+        let window = self.sw().rcm.p.window;
         let pc = &mut self.sw().rcm.ports[o as usize];
-        if pc.controlling {
-            pc.win_sent += wire;
-            if pc.is_harmful(now, flow_id(hdr)) {
-                pc.win_c_sent += wire;
+        let harmful = pc.is_harmful(now, flow_id(hdr));
+        pc.moved(wire, harmful, hdr.in_port);
+        if pc.win_sent >= window {
+            let calm = !pc.win_held || !(pc.out.congested || pc.remote(now));
+            let grow = pc.controlling && calm;
+            pc.next_window();
+            if grow {
+                let frame = self.max_frame();
+                self.sw().rcm.grow(o, frame);
             }
         }
     }

@@ -27,7 +27,9 @@ impl AtSwitch {
         let out = if self.sw().rcm.on && self.sw().rcm.p.sar {
             let sw = self.sw();
             let hops = sw.routes.hops(s, hdr.flow, hdr.dst, hdr.idx, in_port);
-            sw.rcm.sar(now, s, hops, hdr, out)
+            let (queues, class) = (&sw.queues, sw.queues.voq().class);
+            sw.rcm
+                .sar(now, s, hops, hdr, out, |p| queues.bytes(p, class))
         } else {
             out
         };
@@ -121,6 +123,11 @@ impl AtSwitch {
         let class = sw.queues.held_class;
         let port = &mut links.ports[oi];
         if sw.queues.voq().oq[oi].is_empty() {
+            // Nothing waits toward `o` (the loop above moves a VOQ head
+            // whenever the output queue has room).
+            if sw.rcm.on {
+                sw.rcm.drained(o);
+            }
             port.backlogged &= !(1 << class);
         } else {
             port.backlogged |= 1 << class;
@@ -131,7 +138,7 @@ impl AtSwitch {
     }
 
     /// One VOQ head moves into output `o`'s queue: its input's buffer is
-    /// released (a RESUME upstream if due) and RCC counts it.
+    /// released (a RESUME upstream if due) and RCM sees it (CFR, RCC).
     fn voq_move(&mut self, now: Time, o: u32, hdr: Hdr) {
         let wire = hdr.wire() as u64;
         let oi = o as usize;
@@ -139,7 +146,7 @@ impl AtSwitch {
         voq.oq[oi].push_back(hdr);
         voq.oq_bytes[oi] += wire;
         if self.sw().rcm.on {
-            self.rcc_moved(now, o, &hdr);
+            self.rcm_moved(now, o, &hdr);
         }
         self.voq_release(now, o, hdr);
     }
