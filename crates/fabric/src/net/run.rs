@@ -27,6 +27,9 @@ impl Network {
     /// Runs until every flow and application is done, simulated time
     /// passes `until`, or `budget` events have been processed.
     pub fn run_until(&mut self, until: Time, budget: u64) -> RunState {
+        if !self.peers.is_empty() {
+            return self.run_sharded(until, budget);
+        }
         let mut n = 0;
         loop {
             if self.hosts.all_done() && self.hosts.has_work() {
@@ -45,14 +48,7 @@ impl Network {
                 let (_, g) = self.core.globals.pop().expect("peeked");
                 self.core.now = self.core.now.max(tg);
                 n += 1;
-                self.core.counters.events += 1;
-                match g {
-                    Global::AppStart(a) => self.at_host().app_start(tg, a),
-                    Global::AppTimer(a, token) => self.at_host().app_fabric_timer(tg, a, token),
-                    Global::Fault(i) => self.apply_fault(tg, i),
-                    Global::Failures(i) => self.apply_failures(tg, i),
-                    Global::Sample => self.sample(tg),
-                }
+                self.run_global(tg, g, true);
                 continue;
             }
             let Some(t0) = next else {
@@ -65,10 +61,7 @@ impl Network {
             if t0 > until {
                 return RunState::TimeLimit;
             }
-            let end = t0
-                .saturating_add(self.core.lookahead)
-                .min(global.unwrap_or(Time::MAX))
-                .min(until.saturating_add(1));
+            let end = self.window_end_from(t0, global, until);
             // The loop compiled with the hooks or without: those of a
             // balancer that acts beyond picking a hop, of SRPT and of DIBS
             // cost a run without them nothing.
@@ -80,15 +73,42 @@ impl Network {
         }
     }
 
+    /// Runs a global event; `count`: as an event in the counters (a
+    /// sharded run counts it in one shard).
+    pub(crate) fn run_global(&mut self, tg: Time, g: Global, count: bool) {
+        self.core.counters.events += count as u64;
+        match g {
+            Global::AppStart(a) => self.at_host().app_start(tg, a),
+            Global::AppTimer(a, token) => self.at_host().app_fabric_timer(tg, a, token),
+            Global::Fault(i) => self.apply_fault(tg, i),
+            Global::Failures(i) => self.apply_failures(tg, i),
+            Global::Sample => self.sample(tg),
+        }
+    }
+
+    /// The end of the window that starts at `t0`: a lookahead later, but
+    /// not past the next global event or `until`.
+    pub(crate) fn window_end_from(&self, t0: Time, global: Option<Time>, until: Time) -> Time {
+        t0.saturating_add(self.core.lookahead)
+            .min(global.unwrap_or(Time::MAX))
+            .min(until.saturating_add(1))
+    }
+
     /// Runs every event due before `end` (see `window.rs`), node by node;
-    /// returns how many. `HOOKS`: see `Network::forward`.
+    /// returns how many. `HOOKS`: see `Network::forward`. A shard's
+    /// calendar holds only its own nodes' events (`shard.rs`).
     pub(crate) fn run_window<const HOOKS: bool>(&mut self, end: Time) -> u64 {
         let mut w = std::mem::replace(&mut self.core.window, ByNode::new(0));
         let deferred_before = self.core.deferred_ends;
         w.clear();
         let (port_node, host_node) = (&self.core.port_node, &self.core.host_node);
+        let shard = &self.core.shard;
         self.core.q.drain_before(end, |t, ev| {
-            w.push(node_of(port_node, host_node, ev), t, ev)
+            let node = node_of(port_node, host_node, ev);
+            debug_assert!(shard
+                .as_ref()
+                .is_none_or(|s| s.owner[node as usize] == s.id));
+            w.push(node, t, ev)
         });
         w.sort();
         self.core.window_end = end;
@@ -118,6 +138,9 @@ impl Network {
                 self.links.prefetch_packets(&self.core.arena, evs, end);
             }
             self.core.window_node = node;
+            if self.core.shard.is_some() {
+                self.core.arena.begin_segment();
+            }
             self.core.calm = match self.core.roles[node as usize] {
                 NodeRole::Switch(s) if self.core.defer_ends => {
                     let sw = &mut self.sw.nodes[s as usize];
@@ -150,6 +173,9 @@ impl Network {
                     unreachable!("only a switch is calm")
                 };
                 self.at_switch().finish_deferred(s);
+            }
+            if self.core.shard.is_some() {
+                self.core.note_segment(node);
             }
         }
         self.core.window_end = 0;
