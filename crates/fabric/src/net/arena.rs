@@ -721,6 +721,46 @@ mod tests {
         assert_eq!(a.live(), 2);
     }
 
+    /// A sharded run: a packet crossing shards keeps its slot and its
+    /// operands, its slot goes home when it ends, and the shards' packets
+    /// merge into one arena at their slots.
+    #[test]
+    fn packets_cross_shards_in_their_slots() {
+        let (mut a, mut b) = (Arena::default(), Arena::default());
+        a.shard(0, 2);
+        b.shard(1, 2);
+        let atomic = Packet {
+            src: 3,
+            dst: 9,
+            wire: 1048,
+            verb: Verb::CmpSwap,
+            imm: 5,
+            compare: 6,
+            ..Packet::default()
+        };
+        let plain = Packet {
+            psn: 8,
+            ..Packet::default()
+        };
+        let (ha, hb) = (a.alloc(atomic), b.alloc(plain));
+        assert_eq!((ha.idx, hb.idx), (0, 1), "each shard its own slots");
+        let parcel = a.export(ha.idx);
+        b.import(ha.idx, parcel);
+        assert_eq!(b.get(&ha), atomic);
+        assert_eq!((a.live(), b.live()), (0, 2));
+        // It ends at b: its slot goes back to a, which hands it out again.
+        b.free(ha.idx);
+        assert_eq!(b.take_freed(), vec![0]);
+        a.reclaim(0);
+        assert_eq!(a.alloc(plain).idx, 0);
+        // b's packet joins a's in one arena.
+        let held = [(None, a.held()), (Some(&b), b.held())];
+        let mut one = std::mem::take(&mut a);
+        one.unshard(&held);
+        assert_eq!((one.get(&hb), one.live()), (plain, 2));
+        assert_eq!(one.alloc(plain).idx, 2, "slots 0 and 1 are taken");
+    }
+
     /// The flow identity is the (source host, source port) pair exactly:
     /// the old `src ^ sport << 16` made host 65536 with port 1 the same
     /// flow as host 0 with port 0.
