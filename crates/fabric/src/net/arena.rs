@@ -384,18 +384,12 @@ impl Arena {
     #[inline(always)]
     pub fn alloc(&mut self, pkt: Packet) -> Hdr {
         let (slot, operands) = split(pkt);
-        if let Some(s) = &mut self.sharing {
-            s.live += 1;
-            s.high = s.high.max(s.live);
+        if self.sharing.is_some() {
+            self.count_sharded();
         }
         let i = match self.free.pop() {
             Some(i) => i,
-            None => {
-                let i = self.next;
-                self.next += self.stride;
-                self.reserve(i);
-                i
-            }
+            None => self.fresh(),
         };
         *self.slot_mut(i) = slot;
         if operands != (0, 0) {
@@ -422,8 +416,27 @@ impl Arena {
         self.int[i] = int;
     }
 
+    /// A slot never used: the next this arena hands out (out of line:
+    /// the slab grows only to its peak).
+    #[cold]
+    #[inline(never)]
+    fn fresh(&mut self) -> u32 {
+        let i = self.next;
+        self.next += self.stride;
+        self.reserve(i);
+        i
+    }
+
+    /// A packet made in a sharded run: counted for the peak.
+    #[cold]
+    #[inline(never)]
+    fn count_sharded(&mut self) {
+        let s = self.sharing.as_mut().expect("sharded");
+        s.live += 1;
+        s.high = s.high.max(s.live);
+    }
+
     /// Makes room for slot `i` (growing the slab by whole chunks).
-    #[inline]
     fn reserve(&mut self, i: u32) {
         while i as usize >= self.chunks.len() * CHUNK {
             let chunk = vec![Slot::default(); CHUNK].into_boxed_slice();
@@ -447,6 +460,7 @@ impl Arena {
     /// A packet ends in a sharded run: another shard's slot goes back to
     /// it at the next barrier.
     #[cold]
+    #[inline(never)]
     fn free_sharded(&mut self, i: u32) {
         let own = i % self.stride == self.next % self.stride;
         let s = self.sharing.as_mut().expect("sharded");
@@ -460,6 +474,8 @@ impl Arena {
     }
 
     /// Starts counting a segment of the run (sharded).
+    #[cold]
+    #[inline(never)]
     pub(crate) fn begin_segment(&mut self) {
         let s = self.sharing.as_mut().expect("sharded");
         s.start = s.live;

@@ -55,6 +55,7 @@ impl Core {
     /// Notes what node `node`'s share of the window did to the packets
     /// alive (sharded: `net/parallel.rs` pieces the peak together).
     #[cold]
+    #[inline(never)]
     pub(crate) fn note_segment(&mut self, node: u32) {
         let (delta, rise) = self.arena.end_segment();
         let s = self.shard.as_mut().expect("sharded");

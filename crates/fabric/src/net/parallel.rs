@@ -12,7 +12,6 @@
 //! writes this step's while others may still read the last one's, so one
 //! barrier a step suffices.
 
-use crate::net::event::Global;
 use crate::net::shard::Mail;
 use crate::net::{Network, RunState};
 use engine::Time;
@@ -121,6 +120,24 @@ impl Lockstep {
     }
 }
 
+/// A shard's side of the loop (`Network::run_steps`): the shared state,
+/// its place, the step it is at and its outgoing mail.
+pub(crate) struct Step<'a> {
+    sync: &'a Lockstep,
+    pub me: usize,
+    step: usize,
+    out: Vec<Mail>,
+}
+
+/// What every shard decides the next step from.
+pub(crate) struct Summed {
+    pub all_done: bool,
+    pub next: Option<Time>,
+    pub last_finish: Time,
+    /// Events the last step ran, over every shard.
+    pub events: u64,
+}
+
 impl Network {
     /// `run_until` on the shards' threads (this network is shard 0); the
     /// shards are merged back into this one when the run ends (any state
@@ -128,12 +145,22 @@ impl Network {
     pub(crate) fn run_sharded(&mut self, until: Time, budget: u64) -> RunState {
         let mut peers = std::mem::take(&mut self.peers);
         let sync = Lockstep::new(peers.len() + 1);
+        let run = |net: &mut Network, me: usize| {
+            let mut step = Step {
+                sync: &sync,
+                me,
+                step: 0,
+                out: (0..sync.n).map(|_| Mail::default()).collect(),
+            };
+            net.end_step(&mut step, 0);
+            net.run_steps(until, budget, Some(&mut step))
+        };
         let state = std::thread::scope(|s| {
             for (k, p) in peers.iter_mut().enumerate() {
-                let sync = &sync;
-                s.spawn(move || p.lockstep(sync, k + 1, until, budget));
+                let run = &run;
+                s.spawn(move || run(p, k + 1));
             }
-            self.lockstep(&sync, 0, until, budget)
+            run(self, 0)
         });
         if state == RunState::Budget {
             let mut totals = self.core.counters.clone();
@@ -147,6 +174,52 @@ impl Network {
             self.gather();
         }
         state
+    }
+
+    /// A step begins: the mail of the last one taken in, the reports
+    /// summed, the peak of packets alive noted.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn begin_step(&mut self, step: &mut Step) -> Summed {
+        let (sync, me) = (step.sync, step.me);
+        let last = step.step & 1;
+        step.step += 1;
+        for from in (0..sync.n).filter(|&f| f != me) {
+            let mut m = sync.mail[from * sync.n + me][last]
+                .lock()
+                .expect("a shard panicked");
+            self.take_mail(&mut m);
+        }
+        let (r, peak) = sync.total(last);
+        self.core.shard.as_mut().expect("sharded").step += 1;
+        self.core.now = r.now;
+        self.core.arena.note_peak(peak.max(0) as usize);
+        Summed {
+            all_done: r.done == self.hosts.flows.records.len(),
+            next: r.next,
+            last_finish: r.last_finish,
+            events: r.events,
+        }
+    }
+
+    /// A step ends: this shard's mail and report posted, then the barrier.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn end_step(&mut self, step: &mut Step, events: u64) {
+        let (sync, me, par) = (step.sync, step.me, step.step & 1);
+        let sent = self.post_mail(&mut step.out);
+        for (to, m) in step.out.iter_mut().enumerate() {
+            if to != me {
+                std::mem::swap(
+                    &mut *sync.mail[me * sync.n + to][par]
+                        .lock()
+                        .expect("a shard panicked"),
+                    m,
+                );
+            }
+        }
+        *sync.reports[me][par].lock().expect("a shard panicked") = self.report(events, sent);
+        sync.barrier.wait();
     }
 
     /// This shard's report after a step, with the earliest frame it sent.
@@ -164,86 +237,6 @@ impl Network {
             now: self.core.now,
             live: self.core.arena.made_less_ended(),
             segments: std::mem::take(&mut self.core.shard.as_mut().expect("sharded").segments),
-        }
-    }
-
-    /// Posts this step's mail and report, and waits for the other shards.
-    fn end_step(&mut self, sync: &Lockstep, me: usize, par: usize, events: u64, out: &mut [Mail]) {
-        let sent = self.post_mail(out);
-        for (to, m) in out.iter_mut().enumerate() {
-            if to != me {
-                std::mem::swap(
-                    &mut *sync.mail[me * sync.n + to][par]
-                        .lock()
-                        .expect("a shard panicked"),
-                    m,
-                );
-            }
-        }
-        *sync.reports[me][par].lock().expect("a shard panicked") = self.report(events, sent);
-        sync.barrier.wait();
-    }
-
-    /// The loop of `run_until` (`run.rs`), run by shard `me` in step with
-    /// the others.
-    fn lockstep(&mut self, sync: &Lockstep, me: usize, until: Time, budget: u64) -> RunState {
-        let mut out: Vec<Mail> = (0..sync.n).map(|_| Mail::default()).collect();
-        let mut step = 0usize;
-        self.end_step(sync, me, 0, 0, &mut out);
-        let mut n = 0;
-        let flows = self.hosts.flows.records.len();
-        let has_work = self.hosts.has_work();
-        loop {
-            let last = step & 1;
-            step += 1;
-            let par = step & 1;
-            for from in (0..sync.n).filter(|&f| f != me) {
-                let mut m = sync.mail[from * sync.n + me][last]
-                    .lock()
-                    .expect("a shard panicked");
-                self.take_mail(&mut m);
-            }
-            let (r, peak) = sync.total(last);
-            self.core.shard.as_mut().expect("sharded").step += 1;
-            n += r.events;
-            self.core.now = r.now;
-            self.core.arena.note_peak(peak.max(0) as usize);
-            let all_done = r.done == flows;
-            if all_done && has_work {
-                self.core.now = r.last_finish;
-                return RunState::Done;
-            }
-            if n >= budget {
-                return RunState::Budget;
-            }
-            let global = self.core.globals.peek_time();
-            let events = if let Some(tg) = global.filter(|&tg| r.next.is_none_or(|t| tg <= t)) {
-                if tg > until {
-                    return RunState::TimeLimit;
-                }
-                let (_, g): (Time, Global) = self.core.globals.pop().expect("peeked");
-                self.core.now = self.core.now.max(tg);
-                self.global_in_shard(tg, g);
-                (me == 0) as u64
-            } else {
-                let Some(t0) = r.next else {
-                    return if all_done {
-                        RunState::Done
-                    } else {
-                        RunState::Stuck
-                    };
-                };
-                if t0 > until {
-                    return RunState::TimeLimit;
-                }
-                let end = self.window_end_from(t0, global, until);
-                if self.sw.hooks {
-                    self.run_window::<true>(end)
-                } else {
-                    self.run_window::<false>(end)
-                }
-            };
-            self.end_step(sync, me, par, events, &mut out);
         }
     }
 }

@@ -17,6 +17,7 @@ use crate::net::arena::Hdr;
 use crate::net::at::AtHost;
 use crate::net::at::AtSwitch;
 use crate::net::event::{node_of, Ev, Global};
+use crate::net::parallel::Step;
 use crate::net::window::{precedes, ByNode};
 use crate::net::{Network, NodeRole, RunState};
 use crate::observe::counters::DropReason;
@@ -30,51 +31,87 @@ impl Network {
         if !self.peers.is_empty() {
             return self.run_sharded(until, budget);
         }
+        self.run_steps(until, budget, None)
+    }
+
+    /// The loop: each step a global event or a window. On one thread
+    /// (`sync` None) what decides the next step is this network's; in a
+    /// shard, every shard's summed at the step's start (`parallel.rs`),
+    /// and the step ends at the barrier. One loop for both, so that the
+    /// window's code is inlined once, as it was before shards existed.
+    pub(crate) fn run_steps(
+        &mut self,
+        until: Time,
+        budget: u64,
+        mut sync: Option<&mut Step<'_>>,
+    ) -> RunState {
         let mut n = 0;
+        let has_work = self.hosts.has_work();
         loop {
-            if self.hosts.all_done() && self.hosts.has_work() {
-                self.core.now = self.hosts.last_finish();
+            let (all_done, next, last_finish) = match sync.as_deref_mut() {
+                None => (
+                    self.hosts.all_done(),
+                    self.core.q.peek_time(),
+                    self.hosts.last_finish(),
+                ),
+                Some(step) => {
+                    let r = self.begin_step(step);
+                    n += r.events;
+                    (r.all_done, r.next, r.last_finish)
+                }
+            };
+            if all_done && has_work {
+                self.core.now = last_finish;
                 return RunState::Done;
             }
             if n >= budget {
                 return RunState::Budget;
             }
-            let next = self.core.q.peek_time();
             let global = self.core.globals.peek_time();
-            if let Some(tg) = global.filter(|&tg| next.is_none_or(|t| tg <= t)) {
+            let events = if let Some(tg) = global.filter(|&tg| next.is_none_or(|t| tg <= t)) {
                 if tg > until {
                     return RunState::TimeLimit;
                 }
                 let (_, g) = self.core.globals.pop().expect("peeked");
                 self.core.now = self.core.now.max(tg);
-                n += 1;
-                self.run_global(tg, g, true);
-                continue;
-            }
-            let Some(t0) = next else {
-                return if self.hosts.all_done() {
-                    RunState::Done
-                } else {
-                    RunState::Stuck
-                };
-            };
-            if t0 > until {
-                return RunState::TimeLimit;
-            }
-            let end = self.window_end_from(t0, global, until);
-            // The loop compiled with the hooks or without: those of a
-            // balancer that acts beyond picking a hop, of SRPT and of DIBS
-            // cost a run without them nothing.
-            n += if self.sw.hooks {
-                self.run_window::<true>(end)
+                match sync.as_deref_mut() {
+                    None => {
+                        self.run_global(tg, g, true);
+                        1
+                    }
+                    Some(step) => self.global_in_shard(tg, g, step.me == 0),
+                }
             } else {
-                self.run_window::<false>(end)
+                let Some(t0) = next else {
+                    return if all_done {
+                        RunState::Done
+                    } else {
+                        RunState::Stuck
+                    };
+                };
+                if t0 > until {
+                    return RunState::TimeLimit;
+                }
+                let end = self.window_end_from(t0, global, until);
+                // The loop compiled with the hooks or without: those of a
+                // balancer that acts beyond picking a hop, of SRPT and of
+                // DIBS cost a run without them nothing.
+                if self.sw.hooks {
+                    self.run_window::<true>(end)
+                } else {
+                    self.run_window::<false>(end)
+                }
             };
+            match sync.as_deref_mut() {
+                None => n += events,
+                Some(step) => self.end_step(step, events),
+            }
         }
     }
 
     /// Runs a global event; `count`: as an event in the counters (a
     /// sharded run counts it in one shard).
+    #[inline(never)]
     pub(crate) fn run_global(&mut self, tg: Time, g: Global, count: bool) {
         self.core.counters.events += count as u64;
         match g {
@@ -96,7 +133,9 @@ impl Network {
 
     /// Runs every event due before `end` (see `window.rs`), node by node;
     /// returns how many. `HOOKS`: see `Network::forward`. A shard's
-    /// calendar holds only its own nodes' events (`shard.rs`).
+    /// calendar holds only its own nodes' events (`shard.rs`); it notes
+    /// each node's share of the packets alive.
+    #[inline(never)]
     pub(crate) fn run_window<const HOOKS: bool>(&mut self, end: Time) -> u64 {
         let mut w = std::mem::replace(&mut self.core.window, ByNode::new(0));
         let deferred_before = self.core.deferred_ends;

@@ -337,8 +337,11 @@ impl Network {
 
     /// Runs a global event in a shard: as on one thread, but the events it
     /// asks for at other shards' nodes are dropped (their own copies ask
-    /// for them) and only shard 0 counts it.
-    pub(crate) fn global_in_shard(&mut self, tg: Time, g: Global) {
+    /// for them) and only one shard (`count`) counts it; returns the
+    /// events counted.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn global_in_shard(&mut self, tg: Time, g: Global, count: bool) -> u64 {
         let shard = self.core.shard.as_mut().expect("sharded");
         let spare = shard
             .spare
@@ -346,7 +349,6 @@ impl Network {
             .unwrap_or_else(|| Calendar::new(self.core.q.shift()));
         let mut real = std::mem::replace(&mut self.core.q, spare);
         self.core.q.align_with(&real);
-        let count = shard.id == 0;
         self.core.arena.begin_segment();
         self.run_global(tg, g, count);
         self.core.note_segment(0);
@@ -359,6 +361,7 @@ impl Network {
         });
         let spare = std::mem::replace(&mut self.core.q, real);
         self.core.shard.as_mut().expect("sharded").spare = Some(spare);
+        count as u64
     }
 
     /// At a barrier: takes what this shard's cut ports sent since the last
