@@ -72,6 +72,10 @@ enum Cmd {
         /// Also write report.html (plots; one offline file) into --out.
         #[arg(long, requires = "out")]
         report: bool,
+        /// Split the run over N threads (overrides `[run] threads`): the
+        /// outputs are byte-identical for any N (docs/scale_out.md).
+        #[arg(long, value_name = "N", conflicts_with = "plan")]
+        threads: Option<u32>,
     },
     /// Run a scenario over several seeds and parameter values, one
     /// simulation per core; each run's outputs equal a sequential run's.
@@ -150,6 +154,9 @@ enum Cmd {
         /// ns-3 simulator's, so flows take ns-3's paths; for `compare`).
         #[arg(long, value_parser = ["rdmalab", "ns3"])]
         ecmp_hash: Option<String>,
+        /// Split the run over N threads (one --scenario and --mode).
+        #[arg(long, value_name = "N")]
+        threads: Option<u32>,
     },
     /// The real datapath: the transport over UDP sockets between
     /// processes (docs/datapath.md).
@@ -176,6 +183,7 @@ fn main() -> ExitCode {
             plan,
             index,
             report,
+            threads,
         } => match (plan, index, out) {
             (Some(plan), Some(index), Some(out)) => sweep::run_planned(&plan, index, &out, report),
             (_, _, out) => run(
@@ -185,6 +193,7 @@ fn main() -> ExitCode {
                 quiet,
                 &set,
                 report,
+                threads,
             ),
         },
         Cmd::Sweep {
@@ -221,6 +230,7 @@ fn main() -> ExitCode {
             seed,
             out,
             ecmp_hash,
+            threads,
         } => bench(
             scenario.as_deref(),
             mode.as_deref(),
@@ -228,6 +238,7 @@ fn main() -> ExitCode {
             seed,
             out.as_deref(),
             ecmp_hash.as_deref(),
+            threads,
         ),
         Cmd::Net { cmd } => net::main(cmd),
         Cmd::Visor { cmd } => visor::main(cmd),
@@ -249,6 +260,7 @@ fn run(
     quiet: bool,
     overrides: &[(String, String)],
     html: bool,
+    threads: Option<u32>,
 ) -> Result<(), String> {
     let path_given = path.is_some();
     let (text, path) = match path {
@@ -268,7 +280,12 @@ fn run(
     if sc.name.is_none() && path_given {
         sc.name = path.file_stem().map(|s| s.to_string_lossy().into_owned());
     }
-    let built = experiment::build(&sc, &path, seed).map_err(|e| e.to_string())?;
+    let files = experiment::scenario::check::Files::Disk;
+    let built = experiment::build::build_from(&sc, &path, seed, files, threads)
+        .map_err(|e| e.to_string())?;
+    if !quiet {
+        print_shards(built.net.shard_summary());
+    }
     prepare_out(out)?;
     let ran = experiment::ran::Ran::new(&sc, &resolved, overrides);
     warn(&ran.warnings);
@@ -357,6 +374,14 @@ fn compare(flows: &Path, fct: &Path, top: usize) -> Result<(), String> {
     Ok(())
 }
 
+/// The partition of a run split over threads, on stderr (nothing on one
+/// thread).
+fn print_shards(shards: Vec<(u32, u32, u32)>) {
+    for (k, (hosts, switches, cut)) in shards.into_iter().enumerate() {
+        eprintln!("shard {k}: {hosts} hosts, {switches} switches, {cut} links to other shards");
+    }
+}
+
 fn bench(
     scenario: Option<&str>,
     mode: Option<&str>,
@@ -364,6 +389,7 @@ fn bench(
     seed: u64,
     out: Option<&Path>,
     ecmp_hash: Option<&str>,
+    threads: Option<u32>,
 ) -> Result<(), String> {
     use experiment::bench::{self, Mode};
     let hash = match ecmp_hash {
@@ -384,10 +410,10 @@ fn bench(
     };
     if specs.len() == 1 && modes.len() == 1 {
         prepare_out(out)?;
-        return bench_one(specs[0], modes[0], flows, seed, out, hash);
+        return bench_one(specs[0], modes[0], flows, seed, out, hash, threads);
     }
-    if out.is_some() {
-        return Err("--out needs one --scenario and one --mode".into());
+    if out.is_some() || threads.is_some() {
+        return Err("--out and --threads need one --scenario and one --mode".into());
     }
     let exe = std::env::current_exe().map_err(|e| format!("cannot find this program: {e}"))?;
     for spec in &specs {
@@ -436,18 +462,21 @@ fn bench_one(
     seed: u64,
     out: Option<&Path>,
     hash: experiment::bench::EcmpHash,
+    threads: Option<u32>,
 ) -> Result<(), String> {
     let t0 = std::time::Instant::now();
-    let built = experiment::bench::build_with(spec, mode, seed, flows, hash)?;
+    let built = experiment::bench::build_with(spec, mode, seed, flows, hash, threads)?;
+    print_shards(built.net.shard_summary());
     let setup_s = t0.elapsed().as_secs_f64();
     let outcome = experiment::run(built, |_| {});
     let wall_s = t0.elapsed().as_secs_f64();
     let name = format!("bench-{}-{}", spec.name, mode.name());
+    let threads = threads.unwrap_or(1);
     let ran = experiment::bench::ran(spec, mode, flows, hash)?;
     warn(&ran.warnings);
     let s = report::summary(&outcome, &name, seed, &ran);
     say!(
-        "bench {} {} packet_hops={} events={} loop_s={:.3} wall_s={:.3} hops_per_s={:.0} peak_rss_mb={:.1} setup_s={:.3} flows_done={}/{} bytes_per_packet={} bytes_per_flow={}",
+        "bench {} {} threads={threads} packet_hops={} events={} loop_s={:.3} wall_s={:.3} hops_per_s={:.0} peak_rss_mb={:.1} setup_s={:.3} flows_done={}/{} bytes_per_packet={} bytes_per_flow={}",
         spec.name,
         mode.name(),
         s.packet_hops,

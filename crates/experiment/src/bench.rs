@@ -215,7 +215,7 @@ pub fn build(
     seed: u64,
     flow_limit: Option<usize>,
 ) -> Result<Built, String> {
-    build_with(spec, mode, seed, flow_limit, EcmpHash::default())
+    build_with(spec, mode, seed, flow_limit, EcmpHash::default(), None)
 }
 
 /// [`build`] with ECMP's hash set ([`scenario_with`]).
@@ -225,12 +225,13 @@ pub fn build_with(
     seed: u64,
     flow_limit: Option<usize>,
     ecmp_hash: EcmpHash,
+    threads: Option<u32>,
 ) -> Result<Built, String> {
     let sc = scenario_with(spec, mode, flow_limit, ecmp_hash)?;
     let path = format!("bench/{}.toml", spec.name);
-    let mut built =
-        crate::build::build_from(&sc, Path::new(&path), Some(seed), Files::Embedded(FILES))
-            .map_err(|e| e.to_string())?;
+    let files = Files::Embedded(FILES);
+    let mut built = crate::build::build_from(&sc, Path::new(&path), Some(seed), files, threads)
+        .map_err(|e| e.to_string())?;
     built.classes = vec![format!("bench:{}", spec.name)];
     Ok(built)
 }

@@ -48,22 +48,48 @@ pub fn fabric_config(sc: &Scenario, file: &str) -> Result<FabricConfig, Scenario
 /// Builds the whole scenario. `path` is the scenario file (for messages and
 /// for resolving relative paths); `seed` overrides the file's seed.
 pub fn build(sc: &Scenario, path: &Path, seed: Option<u64>) -> Result<Built, ScenarioError> {
-    build_from(sc, path, seed, Files::Disk)
+    build_from(sc, path, seed, Files::Disk, None)
 }
 
-/// [`build`], reading the files the scenario names from `files`.
+/// [`build`], reading the files the scenario names from `files`, on
+/// `threads` threads (`--threads`; None: the scenario's `[run] threads`,
+/// else 1).
 pub fn build_from(
     sc: &Scenario,
     path: &Path,
     seed: Option<u64>,
     files: Files,
+    threads: Option<u32>,
 ) -> Result<Built, ScenarioError> {
     let file = path.display().to_string();
     let src = Source {
         base: path.parent().unwrap_or(Path::new(".")),
         files,
     };
-    compose(sc, &file, src, seed.unwrap_or(sc.seed)).map_err(|e| sc.locate(e))
+    let seed = seed.unwrap_or(sc.seed);
+    let c = Check::new(&file);
+    crate::scenario::run_cfg::check_threads(threads, c)?;
+    let threads = threads.or(sc.run.threads).unwrap_or(1);
+    let mut built = compose(sc, &file, src, seed).map_err(|e| sc.locate(e))?;
+    if threads > 1 {
+        // Each shard's copy, built alike (in parallel: a copy of a large
+        // fabric takes a while), then split.
+        let copies: Vec<Result<Built, ScenarioError>> = std::thread::scope(|s| {
+            let handles: Vec<_> = (1..threads)
+                .map(|_| s.spawn(|| compose(sc, &file, src, seed)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("building a copy panicked"))
+                .collect()
+        });
+        let mut nets = vec![built.net];
+        for copy in copies {
+            nets.push(copy.map_err(|e| sc.locate(e))?.net);
+        }
+        built.net = Network::into_shards(nets).map_err(|e| sc.locate(c.err(e.key, e.message)))?;
+    }
+    Ok(built)
 }
 
 fn compose(sc: &Scenario, file: &str, src: Source, seed: u64) -> Result<Built, ScenarioError> {

@@ -14,6 +14,7 @@ pub mod output;
 pub mod port_select;
 pub mod rcm;
 pub mod routing;
+pub mod run_cfg;
 pub mod switch;
 pub mod topology;
 pub mod traffic;
@@ -73,6 +74,9 @@ pub struct Scenario {
     pub faults: Vec<FaultCfg>,
     #[serde(default)]
     pub output: OutputCfg,
+    /// How the run runs (threads): changes no output.
+    #[serde(default)]
+    pub run: run_cfg::RunCfg,
     /// The file's text, to give build errors their line.
     #[serde(skip)]
     pub text: Option<Arc<str>>,
@@ -142,6 +146,7 @@ impl Scenario {
             c.ms_positive("stop_ms", ms)?;
         }
         self.topology.validate(c)?;
+        self.run.validate(c)?;
         self.switch.validate(c)?;
         self.routing.validate(c, self.switch.load_balancer.name())?;
         self.transport.validate(c)?;

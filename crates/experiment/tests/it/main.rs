@@ -39,6 +39,7 @@ mod setup_scale;
 mod srpt;
 mod svg;
 mod sweep;
+mod threads;
 mod topology_routing;
 mod traces;
 mod uet_fabric;

@@ -107,8 +107,11 @@ impl Network {
             self.window_bytes_changed();
         }
         if matches!(f.action, FaultAction::Up) {
+            // In a sharded run, each shard kicks its own ports.
             for p in f.ports() {
-                self.kick(now, p);
+                if self.owns(self.core.port_node[p as usize]) {
+                    self.kick(now, p);
+                }
             }
         }
     }
@@ -164,9 +167,16 @@ impl Network {
         if self.cfg.reroute_on_failure {
             self.rebuild_routes();
         }
+        // In a sharded run, each shard kicks its own ports (another
+        // shard's queues here are empty: dropping them above did
+        // nothing, and a wire's frames are noted by the shard that holds
+        // them, its far end's).
         for &l in &back {
-            self.kick(now, 2 * l);
-            self.kick(now, 2 * l + 1);
+            for p in [2 * l, 2 * l + 1] {
+                if self.owns(self.core.port_node[p as usize]) {
+                    self.kick(now, p);
+                }
+            }
         }
     }
 

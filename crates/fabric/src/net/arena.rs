@@ -280,15 +280,27 @@ fn join(s: Slot, hdr: &Hdr, (imm, compare): (u64, u64)) -> Packet {
 const CHUNK_SHIFT: u32 = 14;
 const CHUNK: usize = 1 << CHUNK_SHIFT;
 
-#[derive(Default)]
 pub struct Arena {
     /// The slab, in chunks that never move: growing it copies nothing, so
     /// the peak memory is what the packets use (a doubling `Vec` of
     /// cache-aligned slots would be copied, old and new alive at once).
     chunks: Vec<Box<[Slot; CHUNK]>>,
-    /// Slots handed out so far (the peak number of packets alive at once).
+    /// One past the highest slot stored (on one thread, the peak number
+    /// of packets alive at once).
     len: u32,
+    /// The next never-used slot this arena hands out, and the step to the
+    /// one after (1 but in a sharded run, where shard k of n hands out
+    /// `k, k + n, k + 2n, ...`, so that a packet keeps its slot in every
+    /// shard it visits: `net/shard.rs`).
+    next: u32,
+    stride: u32,
     free: Vec<u32>,
+    /// A sharded run's bookkeeping of packets that crossed shards (None on
+    /// one thread).
+    sharing: Option<Box<Sharing>>,
+    /// The most packets alive at once, once the arena has been sharded
+    /// (`net/parallel.rs` works it out; on one thread it is `len`).
+    sharded_peak: Option<usize>,
     /// The nonzero (`imm`, `compare`) of live packets, by slot. Looked up by
     /// key only, never iterated, so it cannot affect the order of anything.
     operands: HashMap<u32, (u64, u64)>,
@@ -297,6 +309,48 @@ pub struct Arena {
     /// and then never read.
     int: Vec<IntStack>,
     int_multi: u32,
+}
+
+impl Default for Arena {
+    fn default() -> Arena {
+        Arena {
+            chunks: Vec::new(),
+            len: 0,
+            next: 0,
+            stride: 1,
+            free: Vec::new(),
+            sharing: None,
+            sharded_peak: None,
+            operands: HashMap::new(),
+            int: Vec::new(),
+            int_multi: 0,
+        }
+    }
+}
+
+/// The packets of a sharded run's arena that crossed shards: those of
+/// its slots another shard holds now, the other shards' slots it holds,
+/// and the other shards' slots it freed (handed back at the next barrier);
+/// and the packets made less those ended here, with their highest count
+/// since [`Arena::begin_segment`] (one node's share of a window: the peak
+/// one thread's slab would reach, pieced together in `net/parallel.rs`).
+#[derive(Default)]
+struct Sharing {
+    away: std::collections::HashSet<u32>,
+    held: std::collections::HashSet<u32>,
+    freed: Vec<u32>,
+    live: i64,
+    start: i64,
+    high: i64,
+}
+
+/// A packet leaving its shard's arena for another's: its slot, its rare
+/// operands and its telemetry.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Parcel {
+    slot: Slot,
+    operands: (u64, u64),
+    int: Option<IntStack>,
 }
 
 impl Arena {
@@ -330,17 +384,12 @@ impl Arena {
     #[inline(always)]
     pub fn alloc(&mut self, pkt: Packet) -> Hdr {
         let (slot, operands) = split(pkt);
+        if self.sharing.is_some() {
+            self.count_sharded();
+        }
         let i = match self.free.pop() {
             Some(i) => i,
-            None => {
-                if self.len as usize == self.chunks.len() * CHUNK {
-                    let chunk = vec![Slot::default(); CHUNK].into_boxed_slice();
-                    self.chunks
-                        .push(chunk.try_into().expect("a chunk has CHUNK slots"));
-                }
-                self.len += 1;
-                self.len - 1
-            }
+            None => self.fresh(),
         };
         *self.slot_mut(i) = slot;
         if operands != (0, 0) {
@@ -367,12 +416,201 @@ impl Arena {
         self.int[i] = int;
     }
 
+    /// A slot never used: the next this arena hands out (out of line:
+    /// the slab grows only to its peak).
+    #[cold]
+    #[inline(never)]
+    fn fresh(&mut self) -> u32 {
+        let i = self.next;
+        self.next += self.stride;
+        self.reserve(i);
+        i
+    }
+
+    /// A packet made in a sharded run: counted for the peak.
+    #[cold]
+    #[inline(never)]
+    fn count_sharded(&mut self) {
+        let s = self.sharing.as_mut().expect("sharded");
+        s.live += 1;
+        s.high = s.high.max(s.live);
+    }
+
+    /// Makes room for slot `i` (growing the slab by whole chunks).
+    fn reserve(&mut self, i: u32) {
+        while i as usize >= self.chunks.len() * CHUNK {
+            let chunk = vec![Slot::default(); CHUNK].into_boxed_slice();
+            self.chunks
+                .push(chunk.try_into().expect("a chunk has CHUNK slots"));
+        }
+        self.len = self.len.max(i + 1);
+    }
+
     #[inline]
     pub fn free(&mut self, i: u32) {
         if !self.operands.is_empty() {
             self.operands.remove(&i);
         }
+        if self.sharing.is_some() {
+            return self.free_sharded(i);
+        }
         self.free.push(i);
+    }
+
+    /// A packet ends in a sharded run: another shard's slot goes back to
+    /// it at the next barrier.
+    #[cold]
+    #[inline(never)]
+    fn free_sharded(&mut self, i: u32) {
+        let own = i % self.stride == self.next % self.stride;
+        let s = self.sharing.as_mut().expect("sharded");
+        s.live -= 1;
+        if own {
+            self.free.push(i);
+        } else {
+            s.held.remove(&i);
+            s.freed.push(i);
+        }
+    }
+
+    /// Starts counting a segment of the run (sharded).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn begin_segment(&mut self) {
+        let s = self.sharing.as_mut().expect("sharded");
+        s.start = s.live;
+        s.high = s.live;
+    }
+
+    /// The segment's change in packets alive, and its highest rise.
+    pub(crate) fn end_segment(&self) -> (i64, i64) {
+        let s = self.sharing.as_ref().expect("sharded");
+        (s.live - s.start, s.high - s.start)
+    }
+
+    /// Packets made here less those ended here (sharded).
+    pub(crate) fn made_less_ended(&self) -> i64 {
+        self.sharing.as_ref().expect("sharded").live
+    }
+
+    /// Makes this the arena of shard `k` of `n` (before any packet).
+    pub(crate) fn shard(&mut self, k: u32, n: u32) {
+        debug_assert_eq!(self.len, 0);
+        self.next = k;
+        self.stride = n;
+        self.sharing = Some(Box::default());
+    }
+
+    /// Takes packet `i` out for another shard, which will hold it in the
+    /// same slot.
+    pub(crate) fn export(&mut self, i: u32) -> Parcel {
+        let parcel = self.parcel(i);
+        self.operands.remove(&i);
+        let own = i % self.stride == self.next % self.stride;
+        let s = self.sharing.as_mut().expect("sharded");
+        if own {
+            s.away.insert(i);
+        } else {
+            s.held.remove(&i);
+        }
+        parcel
+    }
+
+    /// Packet `i` as a parcel, left in place.
+    fn parcel(&self, i: u32) -> Parcel {
+        Parcel {
+            slot: *self.slot(i),
+            operands: self.operands.get(&i).copied().unwrap_or_default(),
+            int: (self.int_multi != 0).then(|| self.int_of(i)),
+        }
+    }
+
+    /// Stores a parcel in slot `i`.
+    fn import_slot(&mut self, i: u32, p: Parcel) {
+        self.reserve(i);
+        *self.slot_mut(i) = p.slot;
+        if p.operands != (0, 0) {
+            self.operands.insert(i, p.operands);
+        }
+        if let Some(int) = p.int {
+            self.set_int(i, int);
+        }
+    }
+
+    /// Takes in packet `i` from another shard.
+    pub(crate) fn import(&mut self, i: u32, p: Parcel) {
+        self.import_slot(i, p);
+        let own = i % self.stride == self.next % self.stride;
+        let s = self.sharing.as_mut().expect("sharded");
+        if own {
+            s.away.remove(&i);
+        } else {
+            s.held.insert(i);
+        }
+    }
+
+    /// The other shards' slots freed here since the last call.
+    pub(crate) fn take_freed(&mut self) -> Vec<u32> {
+        std::mem::take(&mut self.sharing.as_mut().expect("sharded").freed)
+    }
+
+    /// Slot `i`, of this shard, freed by the shard that held it.
+    pub(crate) fn reclaim(&mut self, i: u32) {
+        self.sharing.as_mut().expect("sharded").away.remove(&i);
+        self.free.push(i);
+    }
+
+    /// The slots whose packets this shard holds, ascending.
+    pub(crate) fn held(&self) -> Vec<u32> {
+        let s = self.sharing.as_ref().expect("sharded");
+        let free: std::collections::HashSet<u32> = self.free.iter().copied().collect();
+        let k = self.next % self.stride;
+        let mut held: Vec<u32> = (k..self.next)
+            .step_by(self.stride as usize)
+            .filter(|i| !free.contains(i) && !s.away.contains(i))
+            .chain(s.held.iter().copied())
+            .collect();
+        held.sort_unstable();
+        held
+    }
+
+    /// Ends sharding: this arena takes every packet the shards hold
+    /// (`held[k]` of `others[k]`, its own among them) and hands out every
+    /// other slot from then on.
+    pub(crate) fn unshard(&mut self, held: &[(Option<&Arena>, Vec<u32>)]) {
+        let mut live = Vec::new();
+        for (from, slots) in held {
+            for &i in slots {
+                if let Some(a) = from {
+                    self.operands.remove(&i);
+                    self.sharing.as_mut().expect("sharded").away.remove(&i);
+                    self.import_slot(i, a.parcel(i));
+                }
+                live.push(i);
+            }
+        }
+        live.sort_unstable();
+        let len = self.len.max(live.last().map_or(0, |&i| i + 1));
+        let mut free = Vec::new();
+        let mut it = live.iter().peekable();
+        for i in 0..len {
+            if it.peek() == Some(&&i) {
+                it.next();
+            } else {
+                free.push(i);
+            }
+        }
+        free.reverse();
+        self.free = free;
+        self.len = len;
+        self.next = len;
+        self.stride = 1;
+        self.sharing = None;
+    }
+
+    /// Notes the most packets alive at once so far (sharded).
+    pub(crate) fn note_peak(&mut self, peak: usize) {
+        self.sharded_peak = Some(self.sharded_peak.unwrap_or(0).max(peak));
     }
 
     #[inline]
@@ -440,14 +678,22 @@ impl Arena {
         join(*self.slot(i), hdr, operands)
     }
 
-    /// Packets currently allocated.
+    /// Packets currently allocated (by this shard, in a sharded run:
+    /// its own slots less those freed or away, and others' it holds).
     pub fn live(&self) -> usize {
-        self.len as usize - self.free.len()
+        match &self.sharing {
+            None => self.len as usize - self.free.len(),
+            Some(s) => {
+                let own = (self.next / self.stride) as usize;
+                own - self.free.len() - s.away.len() + s.held.len()
+            }
+        }
     }
 
-    /// Peak number of packets alive at once (the slab never shrinks).
-    pub fn capacity(&self) -> usize {
-        self.len as usize
+    /// The most packets alive at once (on one thread, the slab's slots:
+    /// it grows only when every slot holds a packet).
+    pub fn peak(&self) -> usize {
+        self.sharded_peak.unwrap_or(self.len as usize)
     }
 }
 
@@ -489,6 +735,46 @@ mod tests {
         let k = a.alloc(plain);
         assert_eq!((k.idx, a.get(&k)), (i.idx, plain));
         assert_eq!(a.live(), 2);
+    }
+
+    /// A sharded run: a packet crossing shards keeps its slot and its
+    /// operands, its slot goes home when it ends, and the shards' packets
+    /// merge into one arena at their slots.
+    #[test]
+    fn packets_cross_shards_in_their_slots() {
+        let (mut a, mut b) = (Arena::default(), Arena::default());
+        a.shard(0, 2);
+        b.shard(1, 2);
+        let atomic = Packet {
+            src: 3,
+            dst: 9,
+            wire: 1048,
+            verb: Verb::CmpSwap,
+            imm: 5,
+            compare: 6,
+            ..Packet::default()
+        };
+        let plain = Packet {
+            psn: 8,
+            ..Packet::default()
+        };
+        let (ha, hb) = (a.alloc(atomic), b.alloc(plain));
+        assert_eq!((ha.idx, hb.idx), (0, 1), "each shard its own slots");
+        let parcel = a.export(ha.idx);
+        b.import(ha.idx, parcel);
+        assert_eq!(b.get(&ha), atomic);
+        assert_eq!((a.live(), b.live()), (0, 2));
+        // It ends at b: its slot goes back to a, which hands it out again.
+        b.free(ha.idx);
+        assert_eq!(b.take_freed(), vec![0]);
+        a.reclaim(0);
+        assert_eq!(a.alloc(plain).idx, 0);
+        // b's packet joins a's in one arena.
+        let held = [(None, a.held()), (Some(&b), b.held())];
+        let mut one = std::mem::take(&mut a);
+        one.unshard(&held);
+        assert_eq!((one.get(&hb), one.live()), (plain, 2));
+        assert_eq!(one.alloc(plain).idx, 2, "slots 0 and 1 are taken");
     }
 
     /// The flow identity is the (source host, source port) pair exactly:

@@ -57,14 +57,44 @@ impl<E: Copy> Calendar<E> {
         (lookahead / 8).max(1).ilog2()
     }
 
+    /// The bucket width (log2, in picoseconds).
+    pub fn shift(&self) -> u32 {
+        self.shift
+    }
+
+    /// Empties this calendar (it must be) and starts it where `other` is,
+    /// so that it takes whatever `other` could.
+    pub fn align_with(&mut self, other: &Calendar<E>) {
+        debug_assert!(self.len == 0 && self.far.peek_time().is_none());
+        self.shift = other.shift;
+        self.base = other.base;
+        self.occupied = 0;
+    }
+
+    /// Takes every event out (the buckets' from `base` on, then the
+    /// heap's), leaving `base` where it is.
+    pub fn take_all(&mut self, mut f: impl FnMut(Time, E)) {
+        for k in 0..BUCKETS {
+            let b = ((self.base + k) % BUCKETS) as usize;
+            for &(t, ev) in &self.buckets[b] {
+                f(t, ev);
+            }
+            self.buckets[b].clear();
+        }
+        self.len = 0;
+        self.occupied = 0;
+        while let Some((t, ev)) = self.far.pop() {
+            f(t, ev);
+        }
+        // A fresh heap: the old one would clamp what comes next to the
+        // last time it handed out.
+        self.far = EventQueue::new();
+    }
+
     /// Re-buckets every event for a new bucket width.
     pub fn reshape(&mut self, shift: u32) {
         let mut all = Vec::new();
-        self.drain_before(Time::MAX, |t, ev| all.push((t, ev)));
-        while let Some(e) = self.far.pop() {
-            all.push(e);
-        }
-        self.far = EventQueue::new();
+        self.take_all(|t, ev| all.push((t, ev)));
         let base = all.iter().map(|&(t, _)| t).min().unwrap_or(0);
         self.shift = shift;
         self.base = base >> shift;

@@ -47,9 +47,29 @@ pub(crate) struct Core {
     pub host_port: Vec<u32>,
     pub arena: Arena,
     pub counters: Counters,
+    /// This copy's place in a sharded run (`shard.rs`); None on one thread.
+    pub shard: Option<Box<crate::net::shard::Shard>>,
 }
 
 impl Core {
+    /// Notes what node `node`'s share of the window did to the packets
+    /// alive (sharded: `net/parallel.rs` pieces the peak together).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn note_segment(&mut self, node: u32) {
+        let (delta, rise) = self.arena.end_segment();
+        let s = self.shard.as_mut().expect("sharded");
+        s.segments.push((node, delta, rise));
+    }
+
+    /// Whether this copy runs node `v` (always, on one thread).
+    #[inline]
+    pub(crate) fn owns(&self, v: u32) -> bool {
+        self.shard
+            .as_ref()
+            .is_none_or(|s| s.owner[v as usize] == s.id)
+    }
+
     /// Schedules an event of the running node (any node between windows):
     /// into the node's own queue if it is due in the window, else into the
     /// calendar.

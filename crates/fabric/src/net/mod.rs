@@ -26,8 +26,10 @@ pub(crate) mod at;
 pub(crate) mod calendar;
 pub(crate) mod core;
 pub(crate) mod event;
+mod parallel;
 mod prefetch;
 mod run;
+pub(crate) mod shard;
 pub(crate) mod window;
 
 use crate::config::FabricConfig;
@@ -101,6 +103,9 @@ pub struct Network {
     pub(crate) hosts: Hosts,
     /// Sampling and capture (`observe/`).
     pub(crate) observe: Observe,
+    /// The other shards' copies, when this network runs on several
+    /// threads (`shard.rs`); empty on one.
+    pub(crate) peers: Vec<Network>,
 }
 
 /// Why [`Network::new`] refused a configuration: the scenario key at
@@ -302,6 +307,7 @@ impl Network {
                 host_port: Vec::new(),
                 arena: Arena::with_int(int_multi),
                 counters: Counters::default(),
+                shard: None,
             },
             links: Links {
                 ports,
@@ -335,6 +341,7 @@ impl Network {
                 capturing: false,
                 pfc_log: None,
             },
+            peers: Vec::new(),
         };
         net.core.port_node = net.links.ports.iter().map(|p| p.node).collect();
         net.core.host_node = net.hosts.nodes.iter().map(|h| h.node).collect();
@@ -489,19 +496,25 @@ impl Network {
     /// every flow and application is done, when the last one finished.
     /// The fabric's counters (drops, marks, frames, events, hops).
     pub fn counters(&self) -> &Counters {
-        &self.core.counters
+        match &self.core.shard {
+            Some(s) => &s.totals,
+            None => &self.core.counters,
+        }
     }
 
     pub fn now(&self) -> Time {
         self.core.now
     }
 
+    /// The flows' records (in a sharded run between chunks, those whose
+    /// requester shard 0 runs are up to date: the rest when the run ends).
     pub fn flows(&self) -> &[FlowResult] {
         &self.hosts.flows.records
     }
 
+    /// Flows finished (in a sharded run, over every shard).
     pub fn flows_done(&self) -> usize {
-        self.hosts.flows.done
+        self.hosts.flows.done + self.peers.iter().map(|p| p.hosts.flows.done).sum::<usize>()
     }
 
     pub fn ports(&self) -> &[Port] {

@@ -17,6 +17,7 @@ use crate::net::arena::Hdr;
 use crate::net::at::AtHost;
 use crate::net::at::AtSwitch;
 use crate::net::event::{node_of, Ev, Global};
+use crate::net::parallel::Step;
 use crate::net::window::{precedes, ByNode};
 use crate::net::{Network, NodeRole, RunState};
 use crate::observe::counters::DropReason;
@@ -27,68 +28,126 @@ impl Network {
     /// Runs until every flow and application is done, simulated time
     /// passes `until`, or `budget` events have been processed.
     pub fn run_until(&mut self, until: Time, budget: u64) -> RunState {
+        if !self.peers.is_empty() {
+            return self.run_sharded(until, budget);
+        }
+        self.run_steps(until, budget, None)
+    }
+
+    /// The loop: each step a global event or a window. On one thread
+    /// (`sync` None) what decides the next step is this network's; in a
+    /// shard, every shard's summed at the step's start (`parallel.rs`),
+    /// and the step ends at the barrier. One loop for both, so that the
+    /// window's code is inlined once, as it was before shards existed.
+    pub(crate) fn run_steps(
+        &mut self,
+        until: Time,
+        budget: u64,
+        mut sync: Option<&mut Step<'_>>,
+    ) -> RunState {
         let mut n = 0;
+        let has_work = self.hosts.has_work();
         loop {
-            if self.hosts.all_done() && self.hosts.has_work() {
-                self.core.now = self.hosts.last_finish();
+            let (all_done, next, last_finish) = match sync.as_deref_mut() {
+                None => (
+                    self.hosts.all_done(),
+                    self.core.q.peek_time(),
+                    self.hosts.last_finish(),
+                ),
+                Some(step) => {
+                    let r = self.begin_step(step);
+                    n += r.events;
+                    (r.all_done, r.next, r.last_finish)
+                }
+            };
+            if all_done && has_work {
+                self.core.now = last_finish;
                 return RunState::Done;
             }
             if n >= budget {
                 return RunState::Budget;
             }
-            let next = self.core.q.peek_time();
             let global = self.core.globals.peek_time();
-            if let Some(tg) = global.filter(|&tg| next.is_none_or(|t| tg <= t)) {
+            let events = if let Some(tg) = global.filter(|&tg| next.is_none_or(|t| tg <= t)) {
                 if tg > until {
                     return RunState::TimeLimit;
                 }
                 let (_, g) = self.core.globals.pop().expect("peeked");
                 self.core.now = self.core.now.max(tg);
-                n += 1;
-                self.core.counters.events += 1;
-                match g {
-                    Global::AppStart(a) => self.at_host().app_start(tg, a),
-                    Global::AppTimer(a, token) => self.at_host().app_fabric_timer(tg, a, token),
-                    Global::Fault(i) => self.apply_fault(tg, i),
-                    Global::Failures(i) => self.apply_failures(tg, i),
-                    Global::Sample => self.sample(tg),
+                match sync.as_deref_mut() {
+                    None => {
+                        self.run_global(tg, g, true);
+                        1
+                    }
+                    Some(step) => self.global_in_shard(tg, g, step.me == 0),
                 }
-                continue;
-            }
-            let Some(t0) = next else {
-                return if self.hosts.all_done() {
-                    RunState::Done
-                } else {
-                    RunState::Stuck
-                };
-            };
-            if t0 > until {
-                return RunState::TimeLimit;
-            }
-            let end = t0
-                .saturating_add(self.core.lookahead)
-                .min(global.unwrap_or(Time::MAX))
-                .min(until.saturating_add(1));
-            // The loop compiled with the hooks or without: those of a
-            // balancer that acts beyond picking a hop, of SRPT and of DIBS
-            // cost a run without them nothing.
-            n += if self.sw.hooks {
-                self.run_window::<true>(end)
             } else {
-                self.run_window::<false>(end)
+                let Some(t0) = next else {
+                    return if all_done {
+                        RunState::Done
+                    } else {
+                        RunState::Stuck
+                    };
+                };
+                if t0 > until {
+                    return RunState::TimeLimit;
+                }
+                let end = self.window_end_from(t0, global, until);
+                // The loop compiled with the hooks or without: those of a
+                // balancer that acts beyond picking a hop, of SRPT and of
+                // DIBS cost a run without them nothing.
+                if self.sw.hooks {
+                    self.run_window::<true>(end)
+                } else {
+                    self.run_window::<false>(end)
+                }
             };
+            match sync.as_deref_mut() {
+                None => n += events,
+                Some(step) => self.end_step(step, events),
+            }
         }
     }
 
+    /// Runs a global event; `count`: as an event in the counters (a
+    /// sharded run counts it in one shard).
+    #[inline(never)]
+    pub(crate) fn run_global(&mut self, tg: Time, g: Global, count: bool) {
+        self.core.counters.events += count as u64;
+        match g {
+            Global::AppStart(a) => self.at_host().app_start(tg, a),
+            Global::AppTimer(a, token) => self.at_host().app_fabric_timer(tg, a, token),
+            Global::Fault(i) => self.apply_fault(tg, i),
+            Global::Failures(i) => self.apply_failures(tg, i),
+            Global::Sample => self.sample(tg),
+        }
+    }
+
+    /// The end of the window that starts at `t0`: a lookahead later, but
+    /// not past the next global event or `until`.
+    pub(crate) fn window_end_from(&self, t0: Time, global: Option<Time>, until: Time) -> Time {
+        t0.saturating_add(self.core.lookahead)
+            .min(global.unwrap_or(Time::MAX))
+            .min(until.saturating_add(1))
+    }
+
     /// Runs every event due before `end` (see `window.rs`), node by node;
-    /// returns how many. `HOOKS`: see `Network::forward`.
+    /// returns how many. `HOOKS`: see `Network::forward`. A shard's
+    /// calendar holds only its own nodes' events (`shard.rs`); it notes
+    /// each node's share of the packets alive.
+    #[inline(never)]
     pub(crate) fn run_window<const HOOKS: bool>(&mut self, end: Time) -> u64 {
         let mut w = std::mem::replace(&mut self.core.window, ByNode::new(0));
         let deferred_before = self.core.deferred_ends;
         w.clear();
         let (port_node, host_node) = (&self.core.port_node, &self.core.host_node);
+        let shard = &self.core.shard;
         self.core.q.drain_before(end, |t, ev| {
-            w.push(node_of(port_node, host_node, ev), t, ev)
+            let node = node_of(port_node, host_node, ev);
+            debug_assert!(shard
+                .as_ref()
+                .is_none_or(|s| s.owner[node as usize] == s.id));
+            w.push(node, t, ev)
         });
         w.sort();
         self.core.window_end = end;
@@ -118,6 +177,9 @@ impl Network {
                 self.links.prefetch_packets(&self.core.arena, evs, end);
             }
             self.core.window_node = node;
+            if self.core.shard.is_some() {
+                self.core.arena.begin_segment();
+            }
             self.core.calm = match self.core.roles[node as usize] {
                 NodeRole::Switch(s) if self.core.defer_ends => {
                     let sw = &mut self.sw.nodes[s as usize];
@@ -150,6 +212,9 @@ impl Network {
                     unreachable!("only a switch is calm")
                 };
                 self.at_switch().finish_deferred(s);
+            }
+            if self.core.shard.is_some() {
+                self.core.note_segment(node);
             }
         }
         self.core.window_end = 0;

@@ -121,9 +121,20 @@ impl AtHost {
             c.zeros.resize(n, 0);
         }
         c.frame.clear();
-        match transport::frame::encode_sim(pkt, &c.zeros[..n], &mut c.frame) {
-            Ok(()) => self.observe().capturing = c.record(now),
-            Err(_) => c.unencodable += 1,
+        let encoded = transport::frame::encode_sim(pkt, &c.zeros[..n], &mut c.frame);
+        let key = self.capture_key(h);
+        let Some(c) = self.observe().capture.as_deref_mut() else {
+            return;
+        };
+        match encoded {
+            Ok(()) => self.observe().capturing = c.record(now, key),
+            Err(_) => {
+                c.unencodable += 1;
+                if self.core().shard.is_some() {
+                    let c = self.observe().capture.as_deref_mut().expect("capturing");
+                    c.unencodable_at.push(key);
+                }
+            }
         }
     }
 
@@ -145,6 +156,16 @@ impl AtHost {
         quanta[usize::from(class & 7)] = if pause { PAUSE_QUANTA } else { 0 };
         c.frame.clear();
         PauseFrame::new([0x02, 0x00, 0x0b, a, b, d], 1 << (class & 7), quanta).emit(&mut c.frame);
-        self.observe().capturing = c.record(now);
+        let key = self.capture_key(h);
+        let c = self.observe().capture.as_deref_mut().expect("capturing");
+        self.observe().capturing = c.record(now, key);
+    }
+
+    /// The key of a capture at host `h` now (`pcap::Key`).
+    fn capture_key(&mut self, h: u32) -> crate::observe::pcap::Key {
+        let node = self.core().host_node[h as usize];
+        let step = self.core().shard.as_ref().map_or(0, |s| s.step);
+        let c = self.observe().capture.as_deref_mut().expect("capturing");
+        c.next_key(step, node)
     }
 }

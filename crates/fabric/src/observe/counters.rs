@@ -68,6 +68,41 @@ pub struct Counters {
 }
 
 impl Counters {
+    /// Adds another part's counts (a sharded run's shards).
+    pub fn add(&mut self, o: &Counters) {
+        // Destructured whole: a new counter must be added here.
+        let Counters {
+            injected_packets,
+            injected_bytes,
+            delivered_packets,
+            delivered_bytes,
+            delivered_payload_bytes,
+            dropped_packets,
+            dropped_bytes,
+            pause_frames,
+            resume_frames,
+            ecn_marked,
+            packet_hops,
+            deflected,
+            events,
+        } = *o;
+        self.injected_packets += injected_packets;
+        self.injected_bytes += injected_bytes;
+        self.delivered_packets += delivered_packets;
+        self.delivered_bytes += delivered_bytes;
+        self.delivered_payload_bytes += delivered_payload_bytes;
+        for r in 0..dropped_packets.len() {
+            self.dropped_packets[r] += dropped_packets[r];
+            self.dropped_bytes[r] += dropped_bytes[r];
+        }
+        self.pause_frames += pause_frames;
+        self.resume_frames += resume_frames;
+        self.ecn_marked += ecn_marked;
+        self.packet_hops += packet_hops;
+        self.deflected += deflected;
+        self.events += events;
+    }
+
     pub fn drop(&mut self, reason: DropReason, bytes: u32) {
         self.dropped_packets[reason as usize] += 1;
         self.dropped_bytes[reason as usize] += bytes as u64;

@@ -28,7 +28,7 @@ pub(crate) fn footprint(core: &Core, hosts: &Hosts) -> Footprint {
         packet_bytes: Arena::SLOT_BYTES
             + size_of::<(Time, Frame)>().max(size_of::<Hdr>())
             + size_of::<u32>(),
-        peak_packets: core.arena.capacity(),
+        peak_packets: core.arena.peak(),
         // Its record, received-bytes counter, the QP-to-flow entries at
         // both ends, and the requester and responder QPs (as large as
         // this run's QPs are on average, boxes included).

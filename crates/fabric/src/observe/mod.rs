@@ -96,4 +96,6 @@ pub(crate) struct Sampling {
     /// When sampling stopped at [`MAX_SAMPLED_VALUES`] (None: it did
     /// not).
     pub stopped: Option<Time>,
+    /// Samples recorded so far.
+    pub recorded: u64,
 }

@@ -43,7 +43,14 @@ struct Record {
     at: Time,
     start: usize,
     len: u32,
+    /// Where it was captured in the run's order: see [`Key`].
+    key: Key,
 }
+
+/// A capture's place in the order of a run (its step, its node, its
+/// order at this copy): a sharded run's shards' captures, sorted by it,
+/// come in the order one thread captures them (`net/shard.rs`).
+pub(crate) type Key = (u64, u32, u64);
 
 /// The capture's state.
 pub(crate) struct Capture {
@@ -54,8 +61,12 @@ pub(crate) struct Capture {
     pub max: u64,
     records: Vec<Record>,
     data: Vec<u8>,
-    /// Frames that could not be encoded (a field out of its wire range).
+    /// Frames that could not be encoded (a field out of its wire range),
+    /// and, in a sharded run, where each was met.
     pub unencodable: u64,
+    pub unencodable_at: Vec<Key>,
+    /// Captures so far here (the last part of a [`Key`]).
+    seq: u64,
     /// The frame being built, and zero payload bytes to build it from.
     pub frame: Vec<u8>,
     pub zeros: Vec<u8>,
@@ -70,20 +81,73 @@ impl Capture {
             records: Vec::new(),
             data: Vec::new(),
             unencodable: 0,
+            unencodable_at: Vec::new(),
+            seq: 0,
             frame: Vec::new(),
             zeros: Vec::new(),
         }
     }
 
+    /// The key of the next capture at `node` in step `step`.
+    pub fn next_key(&mut self, step: u64, node: u32) -> Key {
+        self.seq += 1;
+        (step, node, self.seq)
+    }
+
     /// Keeps `self.frame`; false once the maximum is reached (capturing
     /// stops).
-    pub fn record(&mut self, at: Time) -> bool {
+    pub fn record(&mut self, at: Time, key: Key) -> bool {
         self.records.push(Record {
             at,
             start: self.data.len(),
             len: self.frame.len() as u32,
+            key,
         });
         self.data.extend_from_slice(&self.frame);
+        (self.records.len() as u64) < self.max
+    }
+
+    /// Takes the shards' captures (this one's among them, first) in the
+    /// order one thread makes them, up to the maximum, as one thread
+    /// stops: after the record that reaches it, nothing more is counted.
+    /// Returns whether capturing would go on.
+    pub fn merge(&mut self, others: &[&Capture]) -> bool {
+        enum Item {
+            Record(usize, usize),
+            Unencodable,
+        }
+        let all: Vec<&Capture> = std::iter::once(&*self)
+            .chain(others.iter().copied())
+            .collect();
+        let mut items: Vec<(Key, Item)> = Vec::new();
+        for (k, c) in all.iter().enumerate() {
+            items.extend(
+                c.records
+                    .iter()
+                    .enumerate()
+                    .map(|(i, r)| (r.key, Item::Record(k, i))),
+            );
+            items.extend(c.unencodable_at.iter().map(|&key| (key, Item::Unencodable)));
+        }
+        items.sort_by_key(|(key, _)| *key);
+        let (mut records, mut data, mut unencodable) = (Vec::new(), Vec::new(), 0);
+        for (_, item) in items {
+            if records.len() as u64 >= self.max {
+                break;
+            }
+            match item {
+                Item::Record(k, i) => {
+                    let r = &all[k].records[i];
+                    records.push(Record {
+                        start: data.len(),
+                        ..*r
+                    });
+                    data.extend_from_slice(&all[k].data[r.start..r.start + r.len as usize]);
+                }
+                Item::Unencodable => unencodable += 1,
+            }
+        }
+        (self.records, self.data, self.unencodable) = (records, data, unencodable);
         (self.records.len() as u64) < self.max
     }
 
@@ -113,11 +177,11 @@ mod tests {
     fn the_file_is_ordered_by_time() {
         let mut c = Capture::new(Vec::new(), Vec::new(), 3);
         c.frame = vec![7; 300];
-        assert!(c.record(5_000));
+        assert!(c.record(5_000, (0, 0, 1)));
         c.frame = vec![9; 10];
-        assert!(c.record(1_500));
+        assert!(c.record(1_500, (0, 0, 2)));
         c.frame = vec![8; 10];
-        assert!(!c.record(1_500), "the third record is the last");
+        assert!(!c.record(1_500, (0, 0, 3)), "the third record is the last");
         let f = c.file();
         assert_eq!(&f[..4], &[0x4d, 0x3c, 0xb2, 0xa1]);
         // Records at 1 ns (two, in capture order), then 5 ns.

@@ -125,6 +125,7 @@ impl Observe {
             series,
             spec,
             stopped: None,
+            recorded: 0,
         });
         core.globals.push(first, Global::Sample);
         Ok(())
@@ -207,6 +208,7 @@ impl Observe {
             // counter to prime.
             return self.next_sample(now, core);
         }
+        s.recorded += 1;
         if s.spec.ordering_memory {
             let [bitmap_mean, bitmap_max, total_mean, total_max] = ordering_memory(&hosts.nodes);
             for (i, v) in [bitmap_mean, bitmap_max, total_mean, total_max]
@@ -257,8 +259,9 @@ impl Observe {
         };
         // A run with no known end would sample without bound: it stops
         // at the most the series may hold (a sample adds at most one
-        // value per series).
-        let values: u64 = s.series.iter().map(|t| t.points.len() as u64).sum();
+        // value per series; counted so, not by the values held, so that
+        // every shard of a sharded run stops at the same sample).
+        let values = s.recorded * s.series.len() as u64;
         if values + s.series.len() as u64 > MAX_SAMPLED_VALUES {
             s.stopped = Some(now);
             return;
@@ -266,6 +269,82 @@ impl Observe {
         let next = now + s.spec.interval;
         if s.spec.until.is_none_or(|u| next <= u) {
             core.globals.push(next, Global::Sample);
+        }
+    }
+}
+
+/// Where a sampled series' values come from in a sharded run
+/// (`net/shard.rs`).
+pub(crate) enum Source {
+    /// The shard that runs what the series reads.
+    Shard(usize),
+    /// Every shard's added up: a flow's throughput, counted only where its
+    /// data lands (0 elsewhere).
+    Sum,
+}
+
+impl Sampling {
+    /// Each series' source, given the shard of a node and of a host, in
+    /// the order the series are recorded (`Observe::sample`).
+    pub(crate) fn sources(
+        &self,
+        (port_node, host_node): (&[u32], &[u32]),
+        hosts: &Hosts,
+        shard_of: impl Fn(u32) -> usize,
+    ) -> Vec<Source> {
+        let s = &self.spec;
+        let port = |p: u32| Source::Shard(shard_of(port_node[p as usize]));
+        let mut out = Vec::with_capacity(self.series.len());
+        for &p in &s.ports {
+            out.extend([port(p), port(p)]);
+        }
+        for &f in &s.flows {
+            let requester = hosts.flows.records[f as usize].requester();
+            out.extend([
+                Source::Sum,
+                Source::Shard(shard_of(host_node[requester as usize])),
+            ]);
+        }
+        out.extend(s.ecn_ports.iter().map(|&p| port(p)));
+        // The ordering memory and RCM's series never run sharded
+        // (`Network::cannot_shard`).
+        out.extend(s.switches.iter().map(|&n| Source::Shard(shard_of(n))));
+        out
+    }
+
+    /// Takes each series, and the counts behind the next sample, from its
+    /// source among this shard (0) and `others` (1, 2, ...).
+    pub(crate) fn merge(&mut self, sources: &[Source], others: &mut [&mut Sampling]) {
+        let (ports, flows) = (self.spec.ports.len(), self.spec.flows.len());
+        for i in 0..ports {
+            if let Source::Shard(k @ 1..) = sources[2 * i] {
+                std::mem::swap(&mut self.last_tx[i], &mut others[k - 1].last_tx[i]);
+            }
+        }
+        for o in others.iter() {
+            for (a, b) in self.last_rx.iter_mut().zip(&o.last_rx) {
+                *a += b;
+            }
+        }
+        for i in 0..self.spec.ecn_ports.len() {
+            if let Source::Shard(k @ 1..) = sources[2 * (ports + flows) + i] {
+                std::mem::swap(&mut self.last_ecn[i], &mut others[k - 1].last_ecn[i]);
+            }
+        }
+        for (k, src) in sources.iter().enumerate() {
+            match *src {
+                Source::Shard(0) => {}
+                Source::Shard(i) => {
+                    std::mem::swap(&mut self.series[k], &mut others[i - 1].series[k]);
+                }
+                Source::Sum => {
+                    for o in others.iter() {
+                        for (p, q) in self.series[k].points.iter_mut().zip(&o.series[k].points) {
+                            p.1 += q.1;
+                        }
+                    }
+                }
+            }
         }
     }
 }

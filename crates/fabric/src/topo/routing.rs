@@ -226,6 +226,12 @@ impl Routes {
         &self.members[start..start + self.members[g as usize] as usize]
     }
 
+    /// Whether routes follow pinned paths (FKSP, k shortest paths), whose
+    /// per-packet labels live beside the arena.
+    pub fn pinned_by_path(&self) -> bool {
+        self.pinned.is_some()
+    }
+
     /// The egress ports `switch` may send a packet of flow identity `flow`
     /// (`sport << 16 | src`) toward host `dst` to: under FKSP its pinned
     /// path's port (with the choice left to the load balancer, at the

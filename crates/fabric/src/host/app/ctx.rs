@@ -239,8 +239,13 @@ impl AtHost {
             posted
         };
         if drive {
+            // In a sharded run, a global event's posts at another shard's
+            // host are that shard's to drive (`net/shard.rs`).
             for h in posted {
-                self.after_nic_input(now, h);
+                let node = self.core().host_node[h as usize];
+                if self.core().owns(node) {
+                    self.after_nic_input(now, h);
+                }
             }
         }
     }

@@ -59,7 +59,7 @@ pub enum Scope {
 
 /// A host application. Every method has the context it may act through;
 /// what it posts is sent once the call returns.
-pub trait App: Any {
+pub trait App: Any + Send {
     /// Called once, at the start time given to `Network::add_app`, in
     /// [`Scope::Fabric`]: open the QPs, post the first work, arm timers.
     fn on_start(&mut self, now: Time, ctx: &mut HostCtx);

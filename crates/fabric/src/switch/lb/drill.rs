@@ -43,6 +43,13 @@ pub(crate) struct Drill {
 }
 
 impl Drill {
+    /// Swaps switch `s`'s state with `other`'s.
+    pub fn swap_switch(&mut self, other: &mut Drill, s: usize) {
+        std::mem::swap(&mut self.rngs[s], &mut other.rngs[s]);
+        let m = self.m;
+        self.memory[s * m..(s + 1) * m].swap_with_slice(&mut other.memory[s * m..(s + 1) * m]);
+    }
+
     /// Parameters out of range are clamped into it (the scenario refuses
     /// them before).
     pub fn new(p: DrillParams, seed: u64, switches: u32) -> Drill {

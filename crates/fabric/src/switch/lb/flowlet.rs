@@ -50,6 +50,11 @@ pub(crate) struct Flowlets {
 }
 
 impl Flowlets {
+    /// Swaps switch `s`'s table with `other`'s.
+    pub fn swap_switch(&mut self, other: &mut Flowlets, s: usize) {
+        std::mem::swap(&mut self.tables[s], &mut other.tables[s]);
+    }
+
     /// A table size out of range is clamped into it (the scenario refuses
     /// it before).
     pub fn new(gap: Time, table: u32, switches: u32) -> Flowlets {

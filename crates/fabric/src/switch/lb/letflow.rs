@@ -36,6 +36,12 @@ pub(crate) struct Letflow {
 }
 
 impl Letflow {
+    /// Swaps switch `s`'s state with `other`'s.
+    pub fn swap_switch(&mut self, other: &mut Letflow, s: usize) {
+        std::mem::swap(&mut self.rngs[s], &mut other.rngs[s]);
+        self.flowlets.swap_switch(&mut other.flowlets, s);
+    }
+
     pub fn new(p: LetflowParams, seed: u64, switches: u32) -> Letflow {
         Letflow {
             flowlets: Flowlets::new(p.gap, p.table, switches),

@@ -174,6 +174,21 @@ impl Balancer {
         }
     }
 
+    /// Swaps switch `s`'s state with `other`'s (a sharded run's merge,
+    /// `net/shard.rs`; `other` is the same balancer).
+    pub fn swap_switch(&mut self, other: &mut Balancer, s: usize) {
+        match (self, other) {
+            (Balancer::Spray(a), Balancer::Spray(b)) => a.swap_switch(b, s),
+            (Balancer::Drill(a), Balancer::Drill(b)) => a.swap_switch(b, s),
+            (Balancer::PowerOfTwo(a), Balancer::PowerOfTwo(b)) => a.swap_switch(b, s),
+            (Balancer::Letflow(a), Balancer::Letflow(b)) => a.swap_switch(b, s),
+            // ECMP's state is its seeds and tables, the same in every
+            // copy; CONGA and ConWeave never run sharded
+            // (`Network::cannot_shard`).
+            _ => {}
+        }
+    }
+
     /// Whether the scheme acts at ToRs beyond picking a hop: then the
     /// ingress pipeline hands it every packet first (`Network::lb_at_tor`).
     pub fn at_tors(&self) -> bool {

@@ -14,6 +14,11 @@ pub(crate) struct PowerOfTwo {
 }
 
 impl PowerOfTwo {
+    /// Swaps switch `s`'s state with `other`'s.
+    pub fn swap_switch(&mut self, other: &mut PowerOfTwo, s: usize) {
+        std::mem::swap(&mut self.rngs[s], &mut other.rngs[s]);
+    }
+
     pub fn new(seed: u64, switches: u32) -> PowerOfTwo {
         PowerOfTwo {
             rngs: (0..switches as u64)

@@ -17,6 +17,11 @@ impl Spray {
         }
     }
 
+    /// Swaps switch `s`'s state with `other`'s.
+    pub fn swap_switch(&mut self, other: &mut Spray, s: usize) {
+        std::mem::swap(&mut self.turn[s], &mut other.turn[s]);
+    }
+
     #[inline(always)]
     pub fn pick(&mut self, s: u32, hops: &[u32]) -> u32 {
         let t = &mut self.turn[s as usize];

@@ -151,6 +151,12 @@ pub(crate) struct Queues {
 }
 
 impl Queues {
+    /// Swaps port `p`'s queues with `other`'s (a sharded run's merge,
+    /// under FIFO: the one discipline it runs).
+    pub fn swap_port(&mut self, other: &mut Queues, p: usize) {
+        std::mem::swap(&mut self.ports[p], &mut other.ports[p]);
+    }
+
     /// Empty queues for `ports` ports under `discipline`.
     pub fn new(ports: usize, discipline: Discipline) -> Queues {
         let (held_class, admits_class) = match &discipline {
