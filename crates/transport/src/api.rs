@@ -168,12 +168,10 @@ impl NicConfig {
         if self.rto > MAX_RTO {
             return fail("rto must be at most one hour");
         }
-<<<<<<< HEAD
         if self.ack_interval > MAX_RTO || self.cnp_delay > MAX_RTO {
             return fail("ack_interval and cnp_delay must be at most one hour");
         }
         self.nscc.validate().map_err(ConfigError::new)?;
-=======
         if let Some(l) = self.rto_low {
             if l.rto == 0 || l.rto > self.rto {
                 return fail("rto_low's timeout must be positive and at most rto");
@@ -182,7 +180,6 @@ impl NicConfig {
                 return fail("rto_low's packet count must be at least 1");
             }
         }
->>>>>>> s6/irn
         if self.data_priority > 7 || self.ctrl_priority > 7 {
             return fail("data_priority and ctrl_priority must be in 0..8");
         }

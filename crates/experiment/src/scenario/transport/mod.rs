@@ -21,11 +21,7 @@ use irn::IrnOverrides;
 use mprdma::MpRdmaOverrides;
 use ordering::{EunomiaOverrides, StaticBitmapOverrides};
 use serde::Deserialize;
-<<<<<<< HEAD
-use transport::{CcConfig, Engine, EngineKind, IrnConfig, OrderingKind, UetCc};
-=======
-use transport::{CcConfig, Engine, EngineKind, IrnConfig, OrderingKind, RtoLow};
->>>>>>> s6/irn
+use transport::{CcConfig, Engine, EngineKind, IrnConfig, OrderingKind, RtoLow, UetCc};
 use uet::UetOverrides;
 
 #[derive(Debug, Deserialize, Clone)]
@@ -270,9 +266,7 @@ impl TransportCfg {
         cfg.nic.data_priority = self.data_priority;
         cfg.nic.ctrl_priority = self.ctrl_priority;
         cfg.nic.ordering = self.ordering(c)?;
-<<<<<<< HEAD
         cfg.nic.nscc = self.uet.nscc_params(c)?;
-=======
         if self.eunomia.irn_timeouts(c)? && matches!(cfg.nic.ordering, OrderingKind::Eunomia(_)) {
             let irn = self.irn.config(self.mtu, c)?;
             cfg.nic.rto = irn.rto_high;
@@ -281,7 +275,6 @@ impl TransportCfg {
                 below_packets: irn.n_packets,
             });
         }
->>>>>>> s6/irn
         cfg.nic.cc = match self.cc {
             CcKind::None => CcConfig::None,
             CcKind::Dcqcn => {

@@ -246,7 +246,7 @@ impl AtSwitch {
     #[inline]
     pub(crate) fn rcm_moved(&mut self, now: Time, o: u32, hdr: &Hdr) {
         let wire = hdr.wire() as u64;
-        let frame = self.max_frame();
+        let frame = self.cfg().max_frame();
         self.sw().rcm.cam_sample(o, flow_id(hdr), wire, frame);
         let slot = hdr.idx as usize;
         if self.sw().rcm.held.get(slot).copied().unwrap_or(false) {
@@ -263,7 +263,7 @@ impl AtSwitch {
             let grow = pc.controlling && calm;
             pc.next_window();
             if grow {
-                let frame = self.max_frame();
+                let frame = self.cfg().max_frame();
                 self.sw().rcm.grow(o, frame);
             }
         }
