@@ -9,17 +9,16 @@ use experiment::{report, run, Scenario};
 use std::collections::BTreeMap;
 use std::path::Path;
 
+/// Builds `sc` on `threads` threads (None: the scenario's).
+fn build(sc: &Scenario, threads: Option<u32>) -> Result<experiment::Built, String> {
+    experiment::build::build_from(sc, Path::new("test.toml"), None, Files::Disk, threads)
+        .map_err(|e| e.to_string())
+}
+
 /// Every output file of `text` run on `threads` threads, by name.
 fn outputs(text: &str, threads: u32) -> BTreeMap<String, Vec<u8>> {
     let sc = Scenario::parse(text, "test.toml").expect("scenario parses");
-    let built = experiment::build::build_from(
-        &sc,
-        Path::new("test.toml"),
-        None,
-        Files::Disk,
-        Some(threads),
-    )
-    .expect("scenario builds");
+    let built = build(&sc, Some(threads)).expect("scenario builds");
     let shards = if threads == 1 { 0 } else { threads as usize };
     assert_eq!(built.net.shard_summary().len(), shards);
     let o = run(built, |_| {});
@@ -158,9 +157,9 @@ bytes = 30_000
 
 fn build_error(text: &str, threads: Option<u32>) -> String {
     let sc = Scenario::parse(text, "test.toml").expect("scenario parses");
-    match experiment::build::build_from(&sc, Path::new("test.toml"), None, Files::Disk, threads) {
+    match build(&sc, threads) {
         Ok(_) => panic!("built"),
-        Err(e) => e.to_string(),
+        Err(e) => e,
     }
 }
 
@@ -211,10 +210,7 @@ fn thread_counts_and_features_that_cannot_be_split_are_refused_by_key() {
 fn the_file_s_threads_apply_and_the_flag_overrides_them() {
     let text = format!("{SMALL}\n[run]\nthreads = 2\n");
     let sc = Scenario::parse(&text, "test.toml").expect("parses");
-    let b = |t| {
-        experiment::build::build_from(&sc, Path::new("test.toml"), None, Files::Disk, t)
-            .expect("builds")
-    };
+    let b = |t| build(&sc, t).expect("builds");
     assert_eq!(b(None).net.shard_summary().len(), 2);
     assert_eq!(b(Some(3)).net.shard_summary().len(), 3);
     assert!(b(Some(1)).net.shard_summary().is_empty());
@@ -230,14 +226,7 @@ fn shards_keep_pods_together_and_balance_hosts() {
     );
     let sc = Scenario::parse(&text, "test.toml").expect("parses");
     for (threads, cut) in [(2, 4), (4, 4)] {
-        let b = experiment::build::build_from(
-            &sc,
-            Path::new("test.toml"),
-            None,
-            Files::Disk,
-            Some(threads),
-        )
-        .expect("builds");
+        let b = build(&sc, Some(threads)).expect("builds");
         let shards = b.net.shard_summary();
         assert_eq!(shards.len(), threads as usize);
         for (k, &(hosts, switches, links)) in shards.iter().enumerate() {
