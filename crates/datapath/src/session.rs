@@ -20,7 +20,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use transport::{
     check_work_request, CcConfig, DcqcnParams, Engine, EngineKind, InitialPsns, IrnConfig,
-    MpRdmaConfig, Nic, NicConfig, QpConfig, UetConfig, Verb, WorkRequest,
+    MpRdmaConfig, Nic, NicConfig, QpConfig, UetCc, UetConfig, Verb, WorkRequest,
 };
 
 use crate::endpoint::{Endpoint, PEER_HOST};
@@ -156,9 +156,12 @@ impl Job {
                 num_vps: self.paths,
                 ..c
             }),
+            // NSCC off: the frames carry no NSCC state yet (ACK_CC's is
+            // zeros, docs/uet.md), and a window fed nothing stalls.
             Engine::Uet(c) => Engine::Uet(UetConfig {
                 evs: self.paths,
                 rto: self.rto_us * engine::time::US,
+                cc: UetCc::None,
                 ..c
             }),
             e => e,
