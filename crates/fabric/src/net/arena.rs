@@ -336,12 +336,44 @@ impl Default for Arena {
 /// one thread's slab would reach, pieced together in `net/parallel.rs`).
 #[derive(Default)]
 struct Sharing {
-    away: std::collections::HashSet<u32>,
-    held: std::collections::HashSet<u32>,
+    /// By slot: [`AWAY`], [`HELD`] or 0 (a flag a slot, where a hashed
+    /// set cost a tenth of a sharded run's instructions).
+    marks: Vec<u8>,
+    /// Slots marked [`AWAY`], and [`HELD`].
+    away: usize,
+    held: usize,
     freed: Vec<u32>,
     live: i64,
     start: i64,
     high: i64,
+}
+
+/// This shard's slot, whose packet another shard holds.
+const AWAY: u8 = 1;
+/// Another shard's slot, whose packet this shard holds.
+const HELD: u8 = 2;
+
+impl Sharing {
+    /// Marks slot `i` (AWAY, HELD or 0), keeping the counts.
+    fn mark(&mut self, i: u32, m: u8) {
+        let i = i as usize;
+        if self.marks.len() <= i {
+            self.marks.resize(i + 1, 0);
+        }
+        for (flag, n) in [(AWAY, &mut self.away), (HELD, &mut self.held)] {
+            if self.marks[i] == flag {
+                *n -= 1;
+            }
+            if m == flag {
+                *n += 1;
+            }
+        }
+        self.marks[i] = m;
+    }
+
+    fn marked(&self, i: u32, m: u8) -> bool {
+        self.marks.get(i as usize) == Some(&m)
+    }
 }
 
 /// A packet leaving its shard's arena for another's: its slot, its rare
@@ -468,7 +500,7 @@ impl Arena {
         if own {
             self.free.push(i);
         } else {
-            s.held.remove(&i);
+            s.mark(i, 0);
             s.freed.push(i);
         }
     }
@@ -508,11 +540,7 @@ impl Arena {
         self.operands.remove(&i);
         let own = i % self.stride == self.next % self.stride;
         let s = self.sharing.as_mut().expect("sharded");
-        if own {
-            s.away.insert(i);
-        } else {
-            s.held.remove(&i);
-        }
+        s.mark(i, if own { AWAY } else { 0 });
         parcel
     }
 
@@ -542,11 +570,7 @@ impl Arena {
         self.import_slot(i, p);
         let own = i % self.stride == self.next % self.stride;
         let s = self.sharing.as_mut().expect("sharded");
-        if own {
-            s.away.remove(&i);
-        } else {
-            s.held.insert(i);
-        }
+        s.mark(i, if own { 0 } else { HELD });
     }
 
     /// The other shards' slots freed here since the last call.
@@ -556,7 +580,7 @@ impl Arena {
 
     /// Slot `i`, of this shard, freed by the shard that held it.
     pub(crate) fn reclaim(&mut self, i: u32) {
-        self.sharing.as_mut().expect("sharded").away.remove(&i);
+        self.sharing.as_mut().expect("sharded").mark(i, 0);
         self.free.push(i);
     }
 
@@ -567,8 +591,8 @@ impl Arena {
         let k = self.next % self.stride;
         let mut held: Vec<u32> = (k..self.next)
             .step_by(self.stride as usize)
-            .filter(|i| !free.contains(i) && !s.away.contains(i))
-            .chain(s.held.iter().copied())
+            .filter(|&i| !free.contains(&i) && !s.marked(i, AWAY))
+            .chain((0..s.marks.len() as u32).filter(|&i| s.marked(i, HELD)))
             .collect();
         held.sort_unstable();
         held
@@ -583,7 +607,7 @@ impl Arena {
             for &i in slots {
                 if let Some(a) = from {
                     self.operands.remove(&i);
-                    self.sharing.as_mut().expect("sharded").away.remove(&i);
+                    self.sharing.as_mut().expect("sharded").mark(i, 0);
                     self.import_slot(i, a.parcel(i));
                 }
                 live.push(i);
@@ -685,7 +709,7 @@ impl Arena {
             None => self.len as usize - self.free.len(),
             Some(s) => {
                 let own = (self.next / self.stride) as usize;
-                own - self.free.len() - s.away.len() + s.held.len()
+                own - self.free.len() - s.away + s.held
             }
         }
     }
