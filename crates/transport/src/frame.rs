@@ -140,6 +140,20 @@ pub fn encode_to(
     if ext != Extension::default() || !data.is_empty() {
         ext.emit(&mut ext_bytes);
     }
+    let (eth, ip, udp) = datagram_reprs(p, src, dst, dst_port);
+    roce::emit(out, &eth, &ip, &udp, &iba, &[&ext_bytes, data])
+}
+
+/// The Ethernet, IPv4 and UDP headers of `p`'s datagram from `src` to
+/// `dst`, UDP port `dst_port` (its priority as the DSCP, its CE mark as
+/// the ECN field, its source port as the UDP one): RoCEv2's and UET's
+/// frames alike (`uet_frame.rs`).
+pub(crate) fn datagram_reprs(
+    p: &Packet,
+    src: &Endpoint,
+    dst: &Endpoint,
+    dst_port: u16,
+) -> (EthernetRepr, Ipv4Repr, UdpRepr) {
     let eth = EthernetRepr {
         dst: dst.mac,
         src: src.mac,
@@ -158,7 +172,7 @@ pub fn encode_to(
         src_port: p.sport,
         dst_port,
     };
-    roce::emit(out, &eth, &ip, &udp, &iba, &[&ext_bytes, data])
+    (eth, ip, udp)
 }
 
 /// [`encode`] between the simulator's hosts `p.src` and `p.dst`.

@@ -58,9 +58,7 @@
 //! `TRIMMED` bit, and `wire`.
 
 use wire::bth::MASK24;
-use wire::ethernet::{EthernetRepr, ETHERTYPE_IPV4};
-use wire::ipv4::{Ipv4Repr, DEFAULT_TTL, ECN_CE, ECN_ECT0};
-use wire::udp::UdpRepr;
+use wire::ipv4::ECN_CE;
 use wire::uet::frame::{self as uframe, UetFrame};
 use wire::uet::pds::{
     Ack, AckExt, AckRequest, CcState, Nack, Pds, Request, RequestTarget, NACK_PKT_NOT_RCVD,
@@ -73,7 +71,7 @@ use wire::uet::UetHeaders;
 use wire::{Endpoint, Error};
 
 use crate::engine::uet::TRIMMED;
-use crate::frame::Decoded;
+use crate::frame::{datagram_reprs, Decoded};
 use crate::packet::{Packet, PacketKind, Verb};
 
 /// What both ends of a UET connection know of its frames.
@@ -102,24 +100,7 @@ pub fn encode(
     out: &mut Vec<u8>,
 ) -> Result<(), Error> {
     let headers = headers_of(p, w, payload)?;
-    let eth = EthernetRepr {
-        dst: dst.mac,
-        src: src.mac,
-        ethertype: ETHERTYPE_IPV4,
-    };
-    let ip = Ipv4Repr {
-        src: src.ip,
-        dst: dst.ip,
-        dscp: p.priority << 3,
-        ecn: if p.ce { ECN_CE } else { ECN_ECT0 },
-        ident: 0,
-        ttl: DEFAULT_TTL,
-        payload_len: 0,
-    };
-    let udp = UdpRepr {
-        src_port: p.sport,
-        dst_port,
-    };
+    let (eth, ip, udp) = datagram_reprs(p, src, dst, dst_port);
     uframe::emit(out, &eth, &ip, &udp, &headers, &[payload])
 }
 
