@@ -7,17 +7,15 @@
 
 use crate::common;
 
-use std::net::{SocketAddrV4, UdpSocket};
+use std::net::UdpSocket;
 use std::time::Duration;
 
 use datapath::codec;
-use datapath::endpoint::{Endpoint, Peer, PortOptions};
-use datapath::region::Region;
+use datapath::endpoint::Peer;
 use datapath::session::SERVER_BASE;
-use datapath::socket::Socket;
-use datapath::{EngineKind, Job, VerbName};
+use datapath::VerbName;
 use engine::{Rng, StreamKind};
-use transport::{Packet, PacketKind, Verb};
+use transport::{Packet, Verb};
 
 #[test]
 fn a_transfer_survives_a_spray_of_garbage() {
@@ -57,59 +55,9 @@ fn a_transfer_survives_a_spray_of_garbage() {
     assert!(sent > 0 && unknown > 0, "sprayed {sent}, counted {unknown}");
 }
 
-fn write(psn: u32, dst_qp: u32, addr: u64, len: u32, sport: u16) -> Packet {
-    Packet {
-        kind: PacketKind::Request,
-        verb: Verb::Write,
-        src_qp: 0,
-        dst_qp,
-        psn,
-        sport,
-        payload: len,
-        first: true,
-        last: true,
-        msg_len: u64::from(len),
-        addr,
-        ..Packet::default()
-    }
-}
-
-/// A responder endpoint on loopback: one go-back-N QP expecting PSN 100
-/// first, over `len` bytes of memory at `SERVER_BASE`; and its address.
-fn responder(len: usize) -> (Endpoint, SocketAddrV4) {
-    let job = Job {
-        transport: EngineKind::from_name("roce").unwrap(),
-        verb: VerbName::Write,
-        cc: datapath::CcName::None,
-        bytes: 4096,
-        msg_bytes: 4096,
-        qps: 1,
-        mtu: 1024,
-        paths: 1,
-        rto_us: 1000,
-        seed: 1,
-        seeded_psns: true,
-    };
-    let sock = Socket::bind("127.0.0.1:0".parse().unwrap()).unwrap();
-    let local = sock.local;
-    let mut nic = job.nic(10_000_000_000).unwrap();
-    job.create_qps(&mut nic, local.port(), &[0], &[100])
-        .unwrap();
-    let port = PortOptions {
-        rate_bps: 10_000_000_000,
-        gso: true,
-        impair: None,
-        pcap: None,
-        ecn_backlog: 0,
-    };
-    let mem = Region::zeroed(SERVER_BASE, len);
-    let ep = Endpoint::new(nic, mem, vec![sock], *local.ip(), port).unwrap();
-    (ep, local)
-}
-
 #[test]
 fn forged_packets_are_counted_by_reason_and_stay_inside_the_region() {
-    let (mut ep, local) = responder(4096);
+    let (mut ep, local) = common::responder("roce", 4096);
     let attacker = UdpSocket::bind("127.0.0.1:0").unwrap();
     let std::net::SocketAddr::V4(from) = attacker.local_addr().unwrap() else {
         panic!("bound to IPv4");
@@ -130,7 +78,7 @@ fn forged_packets_are_counted_by_reason_and_stay_inside_the_region() {
     };
     let payload = vec![0xab; 1024];
     let good = dgram(
-        &write(100, 0, SERVER_BASE, 1024, from.port()),
+        &common::write(100, 0, SERVER_BASE, 1024, from.port()),
         &payload,
         &mut frame,
     );
@@ -149,24 +97,24 @@ fn forged_packets_are_counted_by_reason_and_stay_inside_the_region() {
     }
     // Valid checksums, forged contents.
     sends.push(dgram(
-        &write(100, 5, SERVER_BASE, 1024, from.port()),
+        &common::write(100, 5, SERVER_BASE, 1024, from.port()),
         &payload,
         &mut frame,
     ));
     sends.push(dgram(
-        &write(100, 0, SERVER_BASE + 4000, 1024, from.port()),
+        &common::write(100, 0, SERVER_BASE + 4000, 1024, from.port()),
         &payload,
         &mut frame,
     ));
     sends.push(dgram(
-        &write(100, 0, u64::MAX - 10, 1024, from.port()),
+        &common::write(100, 0, u64::MAX - 10, 1024, from.port()),
         &payload,
         &mut frame,
     ));
     sends.push(good.clone());
     sends.push(good.clone());
     sends.push(dgram(
-        &write(100 + 5000, 0, SERVER_BASE, 1024, from.port()),
+        &common::write(100 + 5000, 0, SERVER_BASE, 1024, from.port()),
         &payload,
         &mut frame,
     ));
@@ -207,7 +155,7 @@ fn forged_packets_are_counted_by_reason_and_stay_inside_the_region() {
 #[test]
 fn with_windows_a_peer_reaches_only_what_was_opened_to_it() {
     use datapath::window::{Access, Windows};
-    let (mut ep, local) = responder(8192);
+    let (mut ep, local) = common::responder("roce", 8192);
     let peer = UdpSocket::bind("127.0.0.1:0").unwrap();
     peer.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
     let std::net::SocketAddr::V4(from) = peer.local_addr().unwrap() else {
@@ -232,18 +180,24 @@ fn with_windows_a_peer_reaches_only_what_was_opened_to_it() {
         verb: Verb::Read,
         payload: 0,
         msg_len: u64::from(len),
-        ..write(psn, 0, addr, 0, from.port())
+        ..common::write(psn, 0, addr, 0, from.port())
     };
     let payload = vec![0xab; 1024];
     let sport = from.port();
     let sends = [
         // Outside every window, into a read-only one, a READ of a
         // write-only one: all with the PSN the NIC expects next.
-        dgram(&write(100, 0, SERVER_BASE + 1024, 1024, sport), &payload),
-        dgram(&write(100, 0, SERVER_BASE + 4096, 1024, sport), &payload),
+        dgram(
+            &common::write(100, 0, SERVER_BASE + 1024, 1024, sport),
+            &payload,
+        ),
+        dgram(
+            &common::write(100, 0, SERVER_BASE + 4096, 1024, sport),
+            &payload,
+        ),
         dgram(&read(100, SERVER_BASE, 1024), &[]),
         // Inside: the WRITE lands, then the READ is answered.
-        dgram(&write(100, 0, SERVER_BASE, 1024, sport), &payload),
+        dgram(&common::write(100, 0, SERVER_BASE, 1024, sport), &payload),
         dgram(&read(101, SERVER_BASE + 4096, 1024), &[]),
     ];
     for s in &sends {
@@ -286,7 +240,7 @@ fn with_windows_a_peer_reaches_only_what_was_opened_to_it() {
 /// bytes land, and the message announced as 3072 never completes.
 #[test]
 fn a_write_that_disagrees_with_its_reth_length_is_naked_and_counted() {
-    let (mut ep, local) = responder(4096);
+    let (mut ep, local) = common::responder("roce", 4096);
     let peer = UdpSocket::bind("127.0.0.1:0").unwrap();
     peer.set_read_timeout(Some(Duration::from_millis(50)))
         .unwrap();
@@ -308,13 +262,13 @@ fn a_write_that_disagrees_with_its_reth_length_is_naked_and_counted() {
     let first = Packet {
         last: false,
         msg_len: 3072,
-        ..write(100, 0, SERVER_BASE, 1024, sport)
+        ..common::write(100, 0, SERVER_BASE, 1024, sport)
     };
     let short_last = Packet {
         first: false,
         ipsn: 1,
         msg_len: 3072,
-        ..write(101, 0, SERVER_BASE + 1024, 16, sport)
+        ..common::write(101, 0, SERVER_BASE + 1024, 16, sport)
     };
     let sends = [
         dgram(&first, &[0xab; 1024]),
@@ -325,7 +279,7 @@ fn a_write_that_disagrees_with_its_reth_length_is_naked_and_counted() {
         ep.turn(Duration::ZERO).unwrap();
     }
     // A second responder: a first packet longer than its message.
-    let (mut ep2, local2) = responder(4096);
+    let (mut ep2, local2) = common::responder("roce", 4096);
     ep2.add_peer(Peer {
         addr: from,
         ports: 1,
@@ -333,7 +287,7 @@ fn a_write_that_disagrees_with_its_reth_length_is_naked_and_counted() {
     let long_first = Packet {
         last: false,
         msg_len: 100,
-        ..write(100, 0, SERVER_BASE, 1024, sport)
+        ..common::write(100, 0, SERVER_BASE, 1024, sport)
     };
     let mut frame2 = Vec::new();
     codec::Framing::Roce
@@ -383,7 +337,7 @@ fn a_write_that_disagrees_with_its_reth_length_is_naked_and_counted() {
 /// anyone else `unknown_peer`.
 #[test]
 fn empty_datagrams_are_counted_as_received_and_dropped() {
-    let (mut ep, local) = responder(4096);
+    let (mut ep, local) = common::responder("roce", 4096);
     let peer = UdpSocket::bind("127.0.0.1:0").unwrap();
     let std::net::SocketAddr::V4(from) = peer.local_addr().unwrap() else {
         panic!("bound to IPv4");

@@ -10,20 +10,18 @@
 use crate::common;
 
 use std::collections::BTreeSet;
-use std::net::{SocketAddrV4, UdpSocket};
+use std::net::UdpSocket;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use datapath::codec::Framing;
-use datapath::endpoint::{Endpoint, Peer, PortOptions};
+use datapath::endpoint::{Endpoint, Peer};
 use datapath::impair::ImpairSpec;
-use datapath::region::Region;
 use datapath::session::SERVER_BASE;
-use datapath::socket::Socket;
-use datapath::{EngineKind, Job, ServeOptions, VerbName};
+use datapath::{ServeOptions, VerbName};
 use engine::{Rng, StreamKind};
 use transport::uet_frame::{decode, UetWire};
-use transport::{Packet, PacketKind, Verb};
+use transport::{Packet, PacketKind};
 use wire::uet::frame::UetFrame;
 use wire::uet::pds::{Control, Nack, Pds};
 
@@ -161,58 +159,9 @@ fn rud_recovers_from_loss_and_reordering() {
         .any(|(p, ..)| p.kind == PacketKind::Ack && p.addr != 0));
 }
 
-fn write(psn: u32, dst_qp: u32, addr: u64, len: u32, sport: u16) -> Packet {
-    Packet {
-        kind: PacketKind::Request,
-        verb: Verb::Write,
-        dst_qp,
-        psn,
-        sport,
-        payload: len,
-        first: true,
-        last: true,
-        msg_len: u64::from(len),
-        addr,
-        ..Packet::default()
-    }
-}
-
-/// A UET responder on loopback (RUD, MTU 1024, one QP expecting PSN 100
-/// first) over `len` bytes at `SERVER_BASE`, and its address.
-fn responder(len: usize) -> (Endpoint, SocketAddrV4) {
-    let job = Job {
-        transport: EngineKind::from_name("uet").unwrap(),
-        verb: VerbName::Write,
-        cc: datapath::CcName::None,
-        bytes: 4096,
-        msg_bytes: 4096,
-        qps: 1,
-        mtu: 1024,
-        paths: 1,
-        rto_us: 1000,
-        seed: 1,
-        seeded_psns: true,
-    };
-    let sock = Socket::bind("127.0.0.1:0".parse().unwrap()).unwrap();
-    let local = sock.local;
-    let mut nic = job.nic(10_000_000_000).unwrap();
-    job.create_qps(&mut nic, local.port(), &[0], &[100])
-        .unwrap();
-    let port = PortOptions {
-        rate_bps: 10_000_000_000,
-        gso: true,
-        impair: None,
-        pcap: None,
-        ecn_backlog: 0,
-    };
-    let mem = Region::zeroed(SERVER_BASE, len);
-    let ep = Endpoint::new(nic, mem, vec![sock], *local.ip(), port).unwrap();
-    (ep, local)
-}
-
 #[test]
 fn forged_uet_datagrams_are_counted_by_reason() {
-    let (mut ep, local) = responder(4096);
+    let (mut ep, local) = common::responder("uet", 4096);
     let attacker = UdpSocket::bind("127.0.0.1:0").unwrap();
     let std::net::SocketAddr::V4(from) = attacker.local_addr().unwrap() else {
         panic!("bound to IPv4");
@@ -234,7 +183,11 @@ fn forged_uet_datagrams_are_counted_by_reason() {
     };
     let sport = from.port();
     let payload = vec![0xab; 1024];
-    let good = dgram(&write(100, 0, SERVER_BASE, 1024, sport), w, &payload);
+    let good = dgram(
+        &common::write(100, 0, SERVER_BASE, 1024, sport),
+        w,
+        &payload,
+    );
     let headers = |pds: Pds| {
         let mut b = Vec::new();
         pds.emit(0, &mut b).unwrap();
@@ -249,7 +202,7 @@ fn forged_uet_datagrams_are_counted_by_reason() {
         ipsn: 1,
         addr: SERVER_BASE + 1024,
         msg_len: 2048,
-        ..write(101, 0, 0, 1024, sport)
+        ..common::write(101, 0, 0, 1024, sport)
     };
     let mut short_said = dgram(&middle, w, &payload);
     // The SES payload length says 768 of the 1024 bytes.
@@ -258,7 +211,7 @@ fn forged_uet_datagrams_are_counted_by_reason() {
     let truncated = [vec![], good[..10].to_vec(), good[..50].to_vec()];
     let malformed = [
         dgram(
-            &write(100, 0, SERVER_BASE, 1024, sport),
+            &common::write(100, 0, SERVER_BASE, 1024, sport),
             UetWire { ordered: true, ..w },
             &payload,
         ),
@@ -292,21 +245,25 @@ fn forged_uet_datagrams_are_counted_by_reason() {
     sends.extend(malformed.iter().cloned());
     // Right headers, forged contents: an unknown QP, addresses outside
     // the region, the one good WRITE and its replay, a PSN far ahead.
-    sends.push(dgram(&write(100, 5, SERVER_BASE, 1024, sport), w, &payload));
     sends.push(dgram(
-        &write(100, 0, SERVER_BASE + 4000, 1024, sport),
+        &common::write(100, 5, SERVER_BASE, 1024, sport),
         w,
         &payload,
     ));
     sends.push(dgram(
-        &write(100, 0, u64::MAX - 10, 1024, sport),
+        &common::write(100, 0, SERVER_BASE + 4000, 1024, sport),
+        w,
+        &payload,
+    ));
+    sends.push(dgram(
+        &common::write(100, 0, u64::MAX - 10, 1024, sport),
         w,
         &payload,
     ));
     sends.push(good.clone());
     sends.push(good.clone());
     sends.push(dgram(
-        &write(100 + 5000, 0, SERVER_BASE, 1024, sport),
+        &common::write(100 + 5000, 0, SERVER_BASE, 1024, sport),
         w,
         &payload,
     ));

@@ -66,3 +66,59 @@ pub fn options(to: SocketAddr, transport: &str, verb: VerbName, bytes: u64) -> R
         peer_timeout_ms: 2000,
     }
 }
+
+/// A one-message WRITE request of `len` bytes at `addr`, PSN `psn`, to QP
+/// `dst_qp`, from UDP port `sport`: what forged datagrams carry.
+pub fn write(psn: u32, dst_qp: u32, addr: u64, len: u32, sport: u16) -> transport::Packet {
+    transport::Packet {
+        kind: transport::PacketKind::Request,
+        verb: transport::Verb::Write,
+        src_qp: 0,
+        dst_qp,
+        psn,
+        sport,
+        payload: len,
+        first: true,
+        last: true,
+        msg_len: u64::from(len),
+        addr,
+        ..transport::Packet::default()
+    }
+}
+
+/// A responder endpoint of `transport` on loopback (MTU 1024, one QP
+/// expecting PSN 100 first) over `len` bytes of memory at `SERVER_BASE`,
+/// and its address.
+pub fn responder(
+    transport: &str,
+    len: usize,
+) -> (datapath::endpoint::Endpoint, std::net::SocketAddrV4) {
+    let job = datapath::Job {
+        transport: datapath::EngineKind::from_name(transport).unwrap(),
+        verb: VerbName::Write,
+        cc: datapath::CcName::None,
+        bytes: 4096,
+        msg_bytes: 4096,
+        qps: 1,
+        mtu: 1024,
+        paths: 1,
+        rto_us: 1000,
+        seed: 1,
+        seeded_psns: true,
+    };
+    let sock = datapath::socket::Socket::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let local = sock.local;
+    let mut nic = job.nic(10_000_000_000).unwrap();
+    job.create_qps(&mut nic, local.port(), &[0], &[100])
+        .unwrap();
+    let port = datapath::endpoint::PortOptions {
+        rate_bps: 10_000_000_000,
+        gso: true,
+        impair: None,
+        pcap: None,
+        ecn_backlog: 0,
+    };
+    let mem = datapath::region::Region::zeroed(datapath::session::SERVER_BASE, len);
+    let ep = datapath::endpoint::Endpoint::new(nic, mem, vec![sock], *local.ip(), port).unwrap();
+    (ep, local)
+}
