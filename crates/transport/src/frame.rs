@@ -228,8 +228,6 @@ pub fn decode_on(frame: &[u8], port: u16) -> Result<Decoded<'_>, Error> {
             reason: "its kind, verb or first/last bits contradict the opcode",
         });
     }
-    p.src = Endpoint::sim_host(f.ip.src);
-    p.dst = Endpoint::sim_host(f.ip.dst);
     if f.iba.bth.dest_qp < QPN_BASE || p.src_qp < QPN_BASE {
         return Err(Error::Malformed {
             layer: "bth",
@@ -238,23 +236,44 @@ pub fn decode_on(frame: &[u8], port: u16) -> Result<Decoded<'_>, Error> {
     }
     p.dst_qp = f.iba.bth.dest_qp - QPN_BASE;
     p.src_qp -= QPN_BASE;
-    p.sport = f.udp.src_port;
-    p.priority = f.ip.dscp >> 3;
-    p.ce = f.ip.ecn == ECN_CE;
-    p.payload = payload.len() as u32;
-    p.wire = f.len as u32;
-    Ok(Decoded {
-        packet: p,
-        src: Endpoint {
-            mac: f.eth.src,
-            ip: f.ip.src,
-        },
-        dst: Endpoint {
-            mac: f.eth.dst,
-            ip: f.ip.dst,
-        },
+    Ok(Decoded::of_datagram(
+        p,
+        (&f.eth, &f.ip, &f.udp),
+        f.len,
         payload,
-    })
+    ))
+}
+
+impl<'a> Decoded<'a> {
+    /// `p` as its datagram carried it: its hosts, source port, priority,
+    /// CE mark and sizes from the Ethernet, IPv4 and UDP headers
+    /// (`datagram_reprs` in reverse; RoCEv2's and UET's frames alike).
+    pub(crate) fn of_datagram(
+        mut p: Packet,
+        (eth, ip, udp): (&EthernetRepr, &Ipv4Repr, &UdpRepr),
+        len: usize,
+        payload: &'a [u8],
+    ) -> Decoded<'a> {
+        p.src = Endpoint::sim_host(ip.src);
+        p.dst = Endpoint::sim_host(ip.dst);
+        p.sport = udp.src_port;
+        p.priority = ip.dscp >> 3;
+        p.ce = ip.ecn == ECN_CE;
+        p.payload = payload.len() as u32;
+        p.wire = len as u32;
+        Decoded {
+            packet: p,
+            src: Endpoint {
+                mac: eth.src,
+                ip: ip.src,
+            },
+            dst: Endpoint {
+                mac: eth.dst,
+                ip: ip.dst,
+            },
+            payload,
+        }
+    }
 }
 
 fn check(p: &Packet, payload: &[u8]) -> Result<(), Error> {

@@ -58,7 +58,6 @@
 //! `TRIMMED` bit, and `wire`.
 
 use wire::bth::MASK24;
-use wire::ipv4::ECN_CE;
 use wire::uet::frame::{self as uframe, UetFrame};
 use wire::uet::pds::{
     Ack, AckExt, AckRequest, CcState, Nack, Pds, Request, RequestTarget, NACK_PKT_NOT_RCVD,
@@ -108,26 +107,13 @@ pub fn encode(
 /// Fails with the reason, never panics, on anything else.
 pub fn decode(frame: &[u8], w: UetWire, port: u16) -> Result<Decoded<'_>, Error> {
     let f = UetFrame::parse_on(frame, port)?;
-    let mut p = packet_of(&f.headers, w, f.payload.len(), f.udp.dst_port)?;
-    p.src = Endpoint::sim_host(f.ip.src);
-    p.dst = Endpoint::sim_host(f.ip.dst);
-    p.sport = f.udp.src_port;
-    p.priority = f.ip.dscp >> 3;
-    p.ce = f.ip.ecn == ECN_CE;
-    p.payload = f.payload.len() as u32;
-    p.wire = f.len as u32;
-    Ok(Decoded {
-        packet: p,
-        src: Endpoint {
-            mac: f.eth.src,
-            ip: f.ip.src,
-        },
-        dst: Endpoint {
-            mac: f.eth.dst,
-            ip: f.ip.dst,
-        },
-        payload: f.payload,
-    })
+    let p = packet_of(&f.headers, w, f.payload.len(), f.udp.dst_port)?;
+    Ok(Decoded::of_datagram(
+        p,
+        (&f.eth, &f.ip, &f.udp),
+        f.len,
+        f.payload,
+    ))
 }
 
 fn unrepresentable<T>(field: &'static str, reason: &'static str) -> Result<T, Error> {

@@ -109,7 +109,7 @@ impl Network {
         if matches!(f.action, FaultAction::Up) {
             // In a sharded run, each shard kicks its own ports.
             for p in f.ports() {
-                if self.owns(self.core.port_node[p as usize]) {
+                if self.core.owns(self.core.port_node[p as usize]) {
                     self.kick(now, p);
                 }
             }
@@ -173,7 +173,7 @@ impl Network {
         // them, its far end's).
         for &l in &back {
             for p in [2 * l, 2 * l + 1] {
-                if self.owns(self.core.port_node[p as usize]) {
+                if self.core.owns(self.core.port_node[p as usize]) {
                     self.kick(now, p);
                 }
             }

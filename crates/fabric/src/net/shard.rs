@@ -329,12 +329,6 @@ impl Network {
         out
     }
 
-    /// Whether this copy runs node `v` (always, on one thread).
-    #[inline]
-    pub(crate) fn owns(&self, v: u32) -> bool {
-        self.core.owns(v)
-    }
-
     /// Runs a global event in a shard: as on one thread, but the events it
     /// asks for at other shards' nodes are dropped (their own copies ask
     /// for them) and only one shard (`count`) counts it; returns the
